@@ -1,0 +1,194 @@
+//! Headless `flychess brain …` commands: turning command-line choices into a `BrainSpec`,
+//! building or loading it with an indicatif progress bar, printing its summary (text or JSON),
+//! generating the stand-in's tables and downloading the release.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{anyhow, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use flychess_sim::connectome::download::{fetch, Fetch, Outcome};
+use flychess_sim::connectome::release::{self, DOWNLOADS};
+use flychess_sim::connectome::rules::Region;
+use flychess_sim::connectome::{brain_file, synthetic, Control};
+use flychess_sim::store::{self, BrainSpec, Tables};
+
+use crate::{BrainCommand, WhichBrain};
+
+pub fn spec(which: &WhichBrain) -> Result<BrainSpec> {
+    let tables = match &which.tables {
+        Some(dir) => Tables::Release { dir: dir.clone() },
+        None => Tables::Synthetic { seed: which.seed },
+    };
+    let control = match (which.shuffle_wiring, which.lesion.is_empty()) {
+        (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),
+        (Some(seed), true) => Control::ShuffledWiring { seed },
+        (None, false) => {
+            let mut regions = Vec::new();
+            for name in &which.lesion {
+                let r = Region::parse(name).ok_or_else(|| {
+                    let all: Vec<&str> = Region::ALL.iter().map(|r| r.name()).collect();
+                    anyhow!("unknown region {name:?}; the regions are: {}", all.join(", "))
+                })?;
+                if !regions.contains(&r) {
+                    regions.push(r);
+                }
+            }
+            regions.sort();
+            Control::Lesion { regions }
+        }
+        (None, true) => Control::None,
+    };
+    Ok(BrainSpec { tables, control })
+}
+
+/// A progress bar that shows the current stage; the same closure feeds `sim`'s progress.
+fn stage_bar() -> ProgressBar {
+    let bar = ProgressBar::new(1000);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg:28} [{bar:40}] {percent:>3}% {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
+    match cmd {
+        BrainCommand::Info { which, json } => info(&spec(&which)?, data, json),
+        BrainCommand::Build { which } => {
+            let spec = spec(&which)?;
+            let bar = stage_bar();
+            let started = Instant::now();
+            let key = spec.inputs_key(data)?;
+            let c = store::build_spec(&spec, data, key, &|stage, f| {
+                bar.set_message(stage.to_string());
+                bar.set_position((f * 1000.0) as u64);
+            })?;
+            let path = spec.brain_path(data);
+            let checksum = brain_file::save(&c, &path)?;
+            bar.finish_and_clear();
+            println!(
+                "built {} in {:.1} s: {} neurons, {} connections\n  file {}\n  sha256 {checksum}",
+                c.provenance.label(),
+                started.elapsed().as_secs_f64(),
+                c.neurons.len(),
+                c.inputs.len(),
+                path.display()
+            );
+            Ok(())
+        }
+        BrainCommand::Download { dir, base_url, attempts } => {
+            let dir = dir.unwrap_or_else(|| data.join("connectome").join(format!("malecns-{}", release::RELEASE)));
+            download(&dir, &base_url, attempts)
+        }
+        BrainCommand::Generate { out, seed } => {
+            let bar = stage_bar();
+            let started = Instant::now();
+            let g = synthetic::generate(&out, seed, &|stage, f| {
+                bar.set_message(stage.to_string());
+                bar.set_position((f * 1000.0) as u64);
+            })?;
+            bar.finish_and_clear();
+            println!(
+                "wrote the synthetic stand-in (seed {seed}) in {:.1} s: {} annotation rows, {} weight rows\n  {}\n  {}\n  {}",
+                started.elapsed().as_secs_f64(),
+                g.annotation_rows,
+                g.weight_rows,
+                g.paths.annotations.display(),
+                g.paths.transmitters.display(),
+                g.paths.weights.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
+    let path = spec.brain_path(data);
+    let existed = path.exists();
+    let bar = stage_bar();
+    let started = Instant::now();
+    let loaded = store::ensure(spec, data, &|stage, f| {
+        bar.set_message(stage.to_string());
+        bar.set_position((f * 1000.0) as u64);
+    })?;
+    bar.finish_and_clear();
+    let ensure_seconds = started.elapsed().as_secs_f64();
+    // Always time a load from the file, the cost every later start pays.
+    let reloaded = brain_file::load(&path).with_context(|| format!("reading back {}", path.display()))?;
+    let info = loaded.connectome.info();
+    let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    if json {
+        let mut v = serde_json::to_value(&info)?;
+        let extra = serde_json::json!({
+            "file": path.display().to_string(),
+            "file_bytes": file_bytes,
+            "checksum": reloaded.checksum,
+            "built_now": !existed || loaded.load_seconds == 0.0,
+            "generate_and_build_seconds": if loaded.load_seconds == 0.0 { Some(ensure_seconds) } else { None },
+            "load_seconds": reloaded.load_seconds,
+        });
+        if let (Some(obj), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
+            obj.extend(extra.clone());
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{}", info.source);
+        println!("  file            {} ({:.1} MB)", path.display(), file_bytes as f64 / 1e6);
+        println!("  sha256          {}", reloaded.checksum);
+        println!("  neurons         {} ({} with a soma position)", info.neurons, info.with_soma);
+        println!("  connections     {} ({} synapses)", info.connections, info.synapses);
+        println!("  photoreceptors  {} ({} placed on the eye)", info.photoreceptors, info.photoreceptors_placed);
+        println!("  piece-type cells per square  {}..{}", info.min_typed_cells_per_square, info.max_typed_cells_per_square);
+        println!("  descending {}  Kenyon {}  MBON {} ({} approach, {} avoid)  PAM {}  PPL1 {}", info.descending, info.kenyon, info.mbon, info.mbon_approach, info.mbon_avoid, info.pam, info.ppl1);
+        match info.eye_to_descending_shortest_path {
+            Some(h) => println!("  eye → descending shortest path  {h} synapses"),
+            None => println!("  eye → descending shortest path  none (the eye does not reach the descending neurons)"),
+        }
+        println!("  regions:");
+        for (name, count) in &info.regions {
+            println!("    {name:20} {count}");
+        }
+        if loaded.load_seconds == 0.0 {
+            println!("  generated and built in {ensure_seconds:.1} s (build from tables {:.1} s)", info.build_seconds);
+        }
+        println!("  loads in {:.2} s", reloaded.load_seconds);
+    }
+    Ok(())
+}
+
+fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
+    let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
+    println!("Downloading MaleCNS {} (Berg et al. 2026, CC BY 4.0) into {}", release::RELEASE, dir.display());
+    for spec in DOWNLOADS {
+        let f = Fetch {
+            url: format!("{base}{}", spec.file),
+            dest: dir.join(spec.file),
+            bytes: spec.bytes,
+            sha256: spec.sha256.map(str::to_owned),
+        };
+        let bar = ProgressBar::new(spec.bytes.unwrap_or(0));
+        bar.set_style(
+            ProgressStyle::with_template("{msg:50} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(spec.file.to_string());
+        let outcome = fetch(&f, attempts, &|done, total| {
+            if let Some(t) = total {
+                bar.set_length(t);
+            }
+            bar.set_position(done);
+        });
+        bar.finish_and_clear();
+        match outcome? {
+            Outcome::AlreadyThere => println!("  {} already there, verified", spec.file),
+            Outcome::Fetched { resumes: 0 } => println!("  {} fetched and verified", spec.file),
+            Outcome::Fetched { resumes } => println!("  {} fetched and verified (resumed {resumes} times)", spec.file),
+        }
+    }
+    println!("Build it with: flychess brain build --tables {}", dir.display());
+    Ok(())
+}

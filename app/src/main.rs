@@ -1,0 +1,102 @@
+//! The `flychess` binary: with no subcommand it opens the desktop app (eframe); subcommands do
+//! the headless work (building and inspecting brains, downloading the release). This file owns
+//! the command line and hands each command to its module.
+
+mod cli;
+mod gui;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "flychess", version, about = "A whole fruit-fly connectome learns and plays chess")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Data folder (brains, tables, flies). Default: $FLYCHESS_DATA, else the platform's data dir.
+    #[arg(long, global = true)]
+    data: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build, inspect and download brains.
+    #[command(subcommand)]
+    Brain(BrainCommand),
+}
+
+#[derive(Subcommand)]
+pub enum BrainCommand {
+    /// Summary of a brain (building it first when needed).
+    Info {
+        #[command(flatten)]
+        which: WhichBrain,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a brain from its tables, even when an up-to-date file exists.
+    Build {
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Download the MaleCNS v1.0 tables (resumable; size and sha256 checked).
+    Download {
+        /// Where to put them. Default: DATA/connectome/malecns-v1.0.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Base address of the tables (a mirror, or a local server in tests).
+        #[arg(long, default_value = flychess_sim::connectome::release::BASE_URL)]
+        base_url: String,
+        /// Resume this many times after a dropped connection.
+        #[arg(long, default_value_t = 8)]
+        attempts: u32,
+    },
+    /// Write the synthetic stand-in's three tables (the release's schema) into a folder.
+    Generate {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+        seed: u64,
+    },
+}
+
+/// Which brain a command means.
+#[derive(Args, Clone, Debug)]
+pub struct WhichBrain {
+    /// Build from the MaleCNS release tables in this folder (default: the synthetic stand-in).
+    #[arg(long)]
+    tables: Option<PathBuf>,
+    /// Seed of the synthetic stand-in.
+    #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+    seed: u64,
+    /// Control: hand out the receiving ends of all connections again (optional seed).
+    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "SEED")]
+    shuffle_wiring: Option<u64>,
+    /// Control: drop every connection sent from this region (repeatable), e.g. "optic lobe".
+    #[arg(long, value_name = "REGION")]
+    lesion: Vec<String>,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,wgpu=warn,naga=warn,eframe=warn,egui_wgpu=warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let data = cli.data.unwrap_or_else(flychess_sim::store::data_dir);
+    let result = match cli.command {
+        None => gui::run(data),
+        Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The fly's eye as a chessboard: where each photoreceptor sits (square) and what it reports
+//! (one piece type, any own piece, any opponent piece). This module owns the "fair eye" cut of the
+//! seed (SPEC §3.2, seed "The maths" 2): hex columns (h1, h2) are turned to u = h1 − h2,
+//! v = h1 + h2, where the eye is a round oval; the columns are cut into 8 bands of equal weight
+//! along v and every band into 8 squares of equal weight along u, weighing a column by its cells
+//! (10 per R1–R6 cell, 1 per R7/R8: the seed's 1 and 0.1, kept in integers so the cut is exact on
+//! every machine). Both eyes are laid on top of each other. Turning the board into the eye's input
+//! vector also lives here, because it is the other half of the same map.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::connectome::rules::PhotoreceptorKind;
+
+/// What a placed photoreceptor reports on its square.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EyeRole {
+    /// R1–R6: piece type 0..=5 (pawn, knight, bishop, rook, queen, king), either colour.
+    PieceType(u8),
+    /// R7: any piece of the side to move.
+    Own,
+    /// R8: any piece of the opponent.
+    Opponent,
+}
+
+impl EyeRole {
+    pub fn to_u8(self) -> u8 {
+        match self {
+            EyeRole::PieceType(k) => k,
+            EyeRole::Own => 6,
+            EyeRole::Opponent => 7,
+        }
+    }
+    pub fn from_u8(v: u8) -> Option<EyeRole> {
+        match v {
+            0..=5 => Some(EyeRole::PieceType(v)),
+            6 => Some(EyeRole::Own),
+            7 => Some(EyeRole::Opponent),
+            _ => None,
+        }
+    }
+    /// The planes (0–5 own pawn..king, 6–11 opponent's) this cell reports.
+    pub fn planes(self) -> [bool; 12] {
+        let mut p = [false; 12];
+        match self {
+            EyeRole::PieceType(k) => {
+                p[k as usize] = true;
+                p[k as usize + 6] = true;
+            }
+            EyeRole::Own => p[..6].fill(true),
+            EyeRole::Opponent => p[6..].fill(true),
+        }
+        p
+    }
+}
+
+/// One photoreceptor placed on the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EyeCell {
+    /// Index of the neuron in the connectome.
+    pub neuron: u32,
+    /// Square 0..64 = 8·rank + file, in the frame of the side to move.
+    pub square: u8,
+    pub role: EyeRole,
+}
+
+/// A photoreceptor before placement: its neuron, its kind and the hex column of its strongest
+/// hex-annotated partner (None when it has none: it stays off the board).
+#[derive(Clone, Copy, Debug)]
+pub struct Photoreceptor {
+    pub neuron: u32,
+    pub kind: PhotoreceptorKind,
+    pub column: Option<(i32, i32)>,
+}
+
+/// The placed eye.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Eye {
+    /// Placed cells, sorted by neuron index.
+    pub cells: Vec<EyeCell>,
+    /// All photoreceptors, placed or not.
+    pub photoreceptors: u32,
+}
+
+impl Eye {
+    /// The fair-eye cut. Deterministic: columns are ordered by (v, u) and (u, v) with integer keys,
+    /// and the R1–R6 cells of a square take the piece types in turn in neuron order.
+    pub fn place(photoreceptors: &[Photoreceptor]) -> Eye {
+        let weight = |k: PhotoreceptorKind| if k == PhotoreceptorKind::R1R6 { 10u64 } else { 1 };
+        // Column (u, v) -> weight.
+        let mut columns: BTreeMap<(i32, i32), u64> = BTreeMap::new();
+        for p in photoreceptors {
+            if let Some((h1, h2)) = p.column {
+                *columns.entry((h1 - h2, h1 + h2)).or_default() += weight(p.kind);
+            }
+        }
+        // Bands along v (then u).
+        let mut by_v: Vec<((i32, i32), u64)> = columns.iter().map(|(&c, &w)| (c, w)).collect();
+        by_v.sort_by_key(|&((u, v), _)| (v, u));
+        let total: u64 = by_v.iter().map(|c| c.1).sum();
+        let mut band_of: BTreeMap<(i32, i32), usize> = BTreeMap::new();
+        let mut before = 0u64;
+        for &(c, w) in &by_v {
+            band_of.insert(c, ((8 * before / total.max(1)) as usize).min(7));
+            before += w;
+        }
+        // Squares along u (then v) inside each band.
+        let mut square_of: BTreeMap<(i32, i32), u8> = BTreeMap::new();
+        for band in 0..8 {
+            let mut members: Vec<((i32, i32), u64)> =
+                by_v.iter().copied().filter(|(c, _)| band_of[c] == band).collect();
+            members.sort_by_key(|&((u, v), _)| (u, v));
+            let band_total: u64 = members.iter().map(|c| c.1).sum();
+            let mut before = 0u64;
+            for (c, w) in members {
+                let file = ((8 * before / band_total.max(1)) as usize).min(7);
+                square_of.insert(c, (8 * band + file) as u8);
+                before += w;
+            }
+        }
+        let mut sorted: Vec<&Photoreceptor> = photoreceptors.iter().collect();
+        sorted.sort_by_key(|p| p.neuron);
+        let mut typed_on_square = [0u32; 64];
+        let mut cells = Vec::new();
+        for p in sorted {
+            let Some((h1, h2)) = p.column else { continue };
+            let square = square_of[&(h1 - h2, h1 + h2)];
+            let role = match p.kind {
+                PhotoreceptorKind::R1R6 => {
+                    let k = typed_on_square[square as usize] % 6;
+                    typed_on_square[square as usize] += 1;
+                    EyeRole::PieceType(k as u8)
+                }
+                PhotoreceptorKind::R7 => EyeRole::Own,
+                PhotoreceptorKind::R8 => EyeRole::Opponent,
+            };
+            cells.push(EyeCell { neuron: p.neuron, square, role });
+        }
+        Eye { cells, photoreceptors: photoreceptors.len() as u32 }
+    }
+
+    /// Cells on each square.
+    pub fn cells_per_square(&self) -> [u32; 64] {
+        let mut n = [0u32; 64];
+        for c in &self.cells {
+            n[c.square as usize] += 1;
+        }
+        n
+    }
+
+    /// R1–R6 (piece-type) cells on each square.
+    pub fn typed_cells_per_square(&self) -> [u32; 64] {
+        let mut n = [0u32; 64];
+        for c in self.cells.iter().filter(|c| matches!(c.role, EyeRole::PieceType(_))) {
+            n[c.square as usize] += 1;
+        }
+        n
+    }
+
+    /// The fewest piece-type cells on any square (the seed asks for ≥ 8 everywhere).
+    pub fn min_typed_cells_per_square(&self) -> u32 {
+        self.typed_cells_per_square().into_iter().min().unwrap_or(0)
+    }
+
+    /// The eye's input for one board given as 12 planes of 64 squares (from the side to move):
+    /// x_j = Σ_{p ∈ F_j} b_{p, q_j}, written into `x` (one value per neuron) at the placed cells.
+    pub fn input(&self, planes: &[[bool; 64]; 12], x: &mut [f32]) {
+        for c in &self.cells {
+            let reports = c.role.planes();
+            let lit = (0..12).filter(|&p| reports[p] && planes[p][c.square as usize]).count();
+            x[c.neuron as usize] = lit as f32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PhotoreceptorKind::*;
+
+    fn pr(neuron: u32, kind: PhotoreceptorKind, column: Option<(i32, i32)>) -> Photoreceptor {
+        Photoreceptor { neuron, kind, column }
+    }
+
+    #[test]
+    fn fair_eye_cuts_a_round_eye_into_64_equal_squares() {
+        // A round eye in (u, v): 6 R1–R6 cells and an R7 and an R8 per column.
+        let mut cells = Vec::new();
+        let mut n = 0;
+        for h1 in -20..=20 {
+            for h2 in -20..=20 {
+                let (u, v) = (h1 - h2, h1 + h2);
+                if u * u + v * v > 24 * 24 {
+                    continue;
+                }
+                for kind in [R1R6, R1R6, R1R6, R1R6, R1R6, R1R6, R7, R8] {
+                    cells.push(pr(n, kind, Some((h1, h2))));
+                    n += 1;
+                }
+            }
+        }
+        let eye = Eye::place(&cells);
+        assert_eq!(eye.cells.len(), cells.len());
+        let typed = eye.typed_cells_per_square();
+        let (lo, hi) = (typed.iter().min().unwrap(), typed.iter().max().unwrap());
+        assert!(*lo >= 8, "every square tells piece types apart: {typed:?}");
+        // Equal weight: no square has more than twice the cells of another on a round eye.
+        assert!(*hi <= 2 * *lo, "{lo}..{hi}");
+        // Columns stay whole: every cell of a column lands on one square.
+        let mut square_of_column = BTreeMap::new();
+        for (c, p) in eye.cells.iter().zip(&cells) {
+            let prev = square_of_column.insert(p.column, c.square);
+            assert!(prev.is_none() || prev == Some(c.square));
+        }
+        // Ranks grow along v, files along u.
+        let at = |h1: i32, h2: i32| eye.cells.iter().zip(&cells).find(|(_, p)| p.column == Some((h1, h2))).unwrap().0.square;
+        assert!(at(-10, -10) / 8 < at(10, 10) / 8, "rank follows v = h1 + h2");
+        assert!(at(-10, 10) % 8 < at(10, -10) % 8, "file follows u = h1 − h2");
+    }
+
+    #[test]
+    fn piece_types_go_round_within_a_square_and_r7_r8_report_colours() {
+        let cells: Vec<_> = (0..8).map(|i| pr(i, R1R6, Some((0, 0)))).chain([pr(8, R7, Some((0, 0))), pr(9, R8, Some((0, 0)))]).collect();
+        let eye = Eye::place(&cells);
+        let roles: Vec<EyeRole> = eye.cells.iter().map(|c| c.role).collect();
+        use EyeRole::*;
+        assert_eq!(
+            roles,
+            vec![PieceType(0), PieceType(1), PieceType(2), PieceType(3), PieceType(4), PieceType(5), PieceType(0), PieceType(1), Own, Opponent]
+        );
+    }
+
+    #[test]
+    fn unplaced_photoreceptors_stay_off_the_board() {
+        let eye = Eye::place(&[pr(0, R1R6, Some((1, 2))), pr(1, R8, None)]);
+        assert_eq!(eye.photoreceptors, 2);
+        assert_eq!(eye.cells.len(), 1);
+        assert_eq!(eye.cells[0].neuron, 0);
+    }
+
+    #[test]
+    fn input_lights_cells_that_report_a_piece_on_their_square() {
+        let eye = Eye {
+            cells: vec![
+                EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) },
+                EyeCell { neuron: 1, square: 12, role: EyeRole::Own },
+                EyeCell { neuron: 2, square: 12, role: EyeRole::Opponent },
+                EyeCell { neuron: 3, square: 12, role: EyeRole::PieceType(1) },
+            ],
+            photoreceptors: 4,
+        };
+        let mut planes = [[false; 64]; 12];
+        planes[6][12] = true; // an opponent pawn on e2
+        let mut x = vec![0.0; 5];
+        eye.input(&planes, &mut x);
+        assert_eq!(x, vec![1.0, 0.0, 1.0, 0.0, 0.0]);
+    }
+}

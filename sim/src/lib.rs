@@ -1,0 +1,12 @@
+//! Fly Chess simulator: everything that is not UI. This crate owns the connectome (reading the
+//! MaleCNS release or generating its synthetic stand-in, the rules that make a brain of it, the
+//! brain file), the eye (board → photoreceptors), and where brains are kept on disk (`store`).
+//! The rate model, readouts, training, Stockfish client and rating ladder join it as they are
+//! built (see ARCHITECTURE.md for the whole data flow).
+
+pub mod connectome;
+pub mod error;
+pub mod eye;
+pub mod store;
+
+pub use error::{Error, Result};

@@ -1,0 +1,151 @@
+//! Where brains live on disk and when they are rebuilt. A brain is named by a `BrainSpec` (which
+//! tables: the stand-in from a seed or the release in a folder; which control). Its file sits in
+//! the user's data folder (`$FLYCHESS_DATA`, else the platform's data dir) under
+//! `brains/NAME.brain`, and carries the fingerprint of its inputs; `ensure` loads it when the
+//! fingerprint still matches and otherwise (re)generates the stand-in tables and rebuilds it,
+//! reporting progress. This is the one entry point the CLI and the app use.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::connectome::brain_file::{self, hex, Loaded};
+use crate::connectome::build::{self, BuildOptions, Progress, RULES_VERSION};
+use crate::connectome::release::{TablePaths, RELEASE};
+use crate::connectome::synthetic::{self, GENERATOR_VERSION};
+use crate::connectome::{Control, Source};
+use crate::error::{Error, Result};
+
+/// The user's data folder: `$FLYCHESS_DATA` when set, else e.g. `~/.local/share/flychess`.
+pub fn data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FLYCHESS_DATA").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    directories::ProjectDirs::from("org", "flychess", "flychess")
+        .map(|p| p.data_dir().to_path_buf())
+        .unwrap_or_else(|| PathBuf::from(".flychess"))
+}
+
+/// Which tables a brain is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tables {
+    /// The synthetic stand-in, generated into the data folder on first use.
+    Synthetic { seed: u64 },
+    /// The MaleCNS release tables in this folder (as `brain download` leaves them).
+    Release { dir: PathBuf },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrainSpec {
+    pub tables: Tables,
+    pub control: Control,
+}
+
+impl Default for BrainSpec {
+    /// The embedded default: the stand-in from seed 1, no control.
+    fn default() -> Self {
+        BrainSpec { tables: Tables::Synthetic { seed: synthetic::DEFAULT_SEED }, control: Control::None }
+    }
+}
+
+impl BrainSpec {
+    /// File-name stem: "synthetic-s1", "malecns-v1.0", plus "-shuffled-s7" or "-lesion-optic-lobe".
+    pub fn name(&self) -> String {
+        let base = match &self.tables {
+            Tables::Synthetic { seed } => format!("synthetic-s{seed}"),
+            Tables::Release { .. } => format!("malecns-{RELEASE}"),
+        };
+        let control = match &self.control {
+            Control::None => String::new(),
+            Control::ShuffledWiring { seed } => format!("-shuffled-s{seed}"),
+            Control::Lesion { regions } => {
+                let names: Vec<String> = regions.iter().map(|r| r.name().to_lowercase().replace(' ', "-")).collect();
+                format!("-lesion-{}", names.join("+"))
+            }
+        };
+        base + &control
+    }
+
+    pub fn brain_path(&self, data: &Path) -> PathBuf {
+        data.join("brains").join(format!("{}.brain", self.name()))
+    }
+
+    /// Where the tables are (for the stand-in: where they are generated).
+    pub fn table_paths(&self, data: &Path) -> TablePaths {
+        match &self.tables {
+            Tables::Synthetic { seed } => {
+                TablePaths::in_dir(&data.join("connectome").join(format!("synthetic-g{GENERATOR_VERSION}-s{seed}")))
+            }
+            Tables::Release { dir } => TablePaths::in_dir(dir),
+        }
+    }
+
+    fn source(&self, paths: &TablePaths) -> Source {
+        match &self.tables {
+            Tables::Synthetic { seed } => Source::Synthetic { seed: *seed, generator_version: GENERATOR_VERSION },
+            Tables::Release { .. } => Source::MaleCns {
+                release: RELEASE.to_string(),
+                weights_file: paths.weights.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            },
+        }
+    }
+
+    /// The fingerprint of everything the brain depends on: the rules, the control, and either the
+    /// generator and seed or each table's path, size and modification time.
+    pub fn inputs_key(&self, data: &Path) -> Result<String> {
+        let mut h = Sha256::new();
+        h.update(format!("rules {RULES_VERSION}\ncontrol {:?}\n", self.control));
+        match &self.tables {
+            Tables::Synthetic { seed } => h.update(format!("synthetic generator {GENERATOR_VERSION} seed {seed}\n")),
+            Tables::Release { .. } => {
+                for p in self.table_paths(data).all() {
+                    let m = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+                    let modified = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    h.update(format!("{} {} {:?}\n", p.display(), m.len(), modified));
+                }
+            }
+        }
+        Ok(hex(&h.finalize()))
+    }
+}
+
+/// Loads the brain of `spec`, building it first when its file is missing, damaged or stale.
+pub fn ensure(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<Loaded> {
+    let path = spec.brain_path(data);
+    let key = spec.inputs_key(data)?;
+    if path.exists() {
+        match brain_file::read_header(&path) {
+            Ok(h) if h.provenance.inputs_key == key => match brain_file::load(&path) {
+                Ok(loaded) => return Ok(loaded),
+                Err(e) => tracing::warn!("{e}; rebuilding"),
+            },
+            Ok(_) => tracing::info!("{} is out of date; rebuilding", path.display()),
+            Err(e) => tracing::warn!("{e}; rebuilding"),
+        }
+    }
+    let c = build_spec(spec, data, key, progress)?;
+    let checksum = brain_file::save(&c, &path)?;
+    Ok(Loaded { connectome: c, checksum, load_seconds: 0.0 })
+}
+
+/// Builds (never loads) the brain of `spec`, generating the stand-in tables when missing.
+pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress) -> Result<crate::connectome::Connectome> {
+    let paths = spec.table_paths(data);
+    if let Tables::Synthetic { seed } = spec.tables {
+        if paths.all().iter().any(|p| !p.exists()) {
+            let dir = paths.annotations.parent().expect("tables are in a folder");
+            synthetic::generate(dir, seed, progress)?;
+        }
+    } else {
+        for p in paths.all() {
+            if !p.exists() {
+                return Err(Error::Invalid(format!(
+                    "{} is missing: run `flychess brain download` first, or point --tables at the folder that holds the release tables",
+                    p.display()
+                )));
+            }
+        }
+    }
+    let options = BuildOptions { control: spec.control.clone(), ..BuildOptions::default() };
+    build::build(&paths, spec.source(&paths), key, &options, progress)
+}
