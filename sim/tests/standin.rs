@@ -76,6 +76,16 @@ fn the_stand_in_tables_read_back_in_the_release_schema() {
     assert!(weight_rows > targets::CONNECTIONS && below_cut > 100_000, "{weight_rows} rows, {below_cut} below the cut");
 }
 
+/// The default brain's id. Trained flies are tied to it, so it must be the same on every machine:
+/// a change here means the generator or the rules changed, and GENERATOR_VERSION or RULES_VERSION
+/// must be bumped with it (which renames the tables folder and rebuilds every brain file).
+const DEFAULT_BRAIN_SHA256: &str = "4f64b27872f23ba38967916a051119fb81a66834ebe58b730cb015ce5beca824";
+
+#[test]
+fn the_default_brain_has_the_same_id_everywhere() {
+    assert_eq!(built().checksum, DEFAULT_BRAIN_SHA256);
+}
+
 #[test]
 fn the_brain_loads_back_with_the_same_checksum() {
     let b = built();

@@ -517,8 +517,11 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
 
     // ---- rows that the rules must drop ----
     let mut extra = 0;
-    let glia_and_untraced: Vec<(Option<&'static str>, &'static str)> =
-        [(Some("glia"), "Traced"); 2_500].into_iter().chain([(None, "Orphan"); 40_000]).chain([(None, "Traced"); 3_274]).collect();
+    use std::iter::repeat_n;
+    let glia_and_untraced: Vec<(Option<&'static str>, &'static str)> = repeat_n((Some("glia"), "Traced"), 2_500)
+        .chain(repeat_n((None, "Orphan"), 40_000))
+        .chain(repeat_n((None, "Traced"), 3_274))
+        .collect();
     for (superclass, status) in glia_and_untraced {
         let id = new_id_after(&bodies, extra);
         extra += 1;
