@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     /// A table (feather file) that is missing a column, has a wrong type, is damaged, ...
     #[error("{path}: {problem}")]
     Table { path: PathBuf, problem: String },
@@ -25,7 +25,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn io(path: &Path, source: std::io::Error) -> Error {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io { path: path.to_path_buf(), cause: source }
     }
     pub fn table(path: &Path, problem: impl Into<String>) -> Error {
         Error::Table { path: path.to_path_buf(), problem: problem.into() }

@@ -98,7 +98,9 @@ impl BrainSpec {
         match &self.tables {
             Tables::Synthetic { seed } => h.update(format!("synthetic generator {GENERATOR_VERSION} seed {seed}\n")),
             Tables::Release { .. } => {
-                for p in self.table_paths(data).all() {
+                let paths = self.table_paths(data);
+                require_tables(&paths)?;
+                for p in paths.all() {
                     let m = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
                     let modified = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
                     h.update(format!("{} {} {:?}\n", p.display(), m.len(), modified));
@@ -107,6 +109,18 @@ impl BrainSpec {
         }
         Ok(hex(&h.finalize()))
     }
+}
+
+fn require_tables(paths: &TablePaths) -> Result<()> {
+    for p in paths.all() {
+        if !p.exists() {
+            return Err(Error::Invalid(format!(
+                "{} is missing: run `flychess brain download` first, or point --tables at the folder that holds the release tables",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Loads the brain of `spec`, building it first when its file is missing, damaged or stale.
@@ -137,14 +151,7 @@ pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress
             synthetic::generate(dir, seed, progress)?;
         }
     } else {
-        for p in paths.all() {
-            if !p.exists() {
-                return Err(Error::Invalid(format!(
-                    "{} is missing: run `flychess brain download` first, or point --tables at the folder that holds the release tables",
-                    p.display()
-                )));
-            }
-        }
+        require_tables(&paths)?;
     }
     let options = BuildOptions { control: spec.control.clone(), ..BuildOptions::default() };
     build::build(&paths, spec.source(&paths), key, &options, progress)

@@ -204,7 +204,7 @@ fn a_missing_column_is_named() {
     use std::sync::Arc;
     let cols: Vec<(&str, ArrayRef)> =
         vec![("body_pre", Arc::new(Int64Array::from(vec![1i64]))), ("body_post", Arc::new(Int64Array::from(vec![10i64])))];
-    flychess_sim::connectome::feather::write(&p.weights, &[flychess_sim::connectome::feather::batch(cols).unwrap()]).unwrap();
+    flychess_sim::connectome::feather::write(&p.weights, &[flychess_sim::connectome::feather::batch(cols).unwrap()], &[]).unwrap();
     let e = store_error(dir.path());
     assert!(e.contains(&file_name(&p.weights)) && e.contains("missing column") && e.contains("weight"), "{e}");
 }
@@ -220,7 +220,7 @@ fn a_wrong_type_is_named() {
         ("body_post", Arc::new(Int64Array::from(vec![10i64]))),
         ("weight", Arc::new(Int64Array::from(vec![10i64]))),
     ];
-    flychess_sim::connectome::feather::write(&p.weights, &[flychess_sim::connectome::feather::batch(cols).unwrap()]).unwrap();
+    flychess_sim::connectome::feather::write(&p.weights, &[flychess_sim::connectome::feather::batch(cols).unwrap()], &[]).unwrap();
     let e = store_error(dir.path());
     assert!(e.contains(&file_name(&p.weights)) && e.contains("body_pre should hold integers"), "{e}");
 }

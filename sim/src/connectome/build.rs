@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use super::feather::Table;
 use super::release::{columns, TablePaths, VOXEL_UM};
 use super::rules::{self, PhotoreceptorKind, Region, Side, Transmitter};
+use super::synthetic;
 use super::{Connectome, Control, Csr, Groups, Neurons, Provenance, Source};
 use crate::error::{Error, Result};
 use crate::eye::{Eye, Photoreceptor};
@@ -55,7 +56,12 @@ struct NeuronRow {
 pub fn build(paths: &TablePaths, source: Source, inputs_key: String, options: &BuildOptions, progress: Progress) -> Result<Connectome> {
     let started = Instant::now();
     progress("reading annotations", 0.0);
-    let mut rows = read_annotations(&paths.annotations)?;
+    let (mut rows, marked) = read_annotations(&paths.annotations)?;
+    // Tables the stand-in generated are labelled as such, wherever they are read from.
+    let source = match marked {
+        Some(seed_and_version) => Source::Synthetic { seed: seed_and_version.0, generator_version: seed_and_version.1 },
+        None => source,
+    };
     rows.sort_by_key(|r| r.body);
     let index: HashMap<i64, u32> = rows.iter().enumerate().map(|(i, r)| (r.body, i as u32)).collect();
 
@@ -97,8 +103,14 @@ pub fn build(paths: &TablePaths, source: Source, inputs_key: String, options: &B
     })
 }
 
-fn read_annotations(path: &Path) -> Result<Vec<NeuronRow>> {
+/// The neuron rows, and the stand-in's (seed, generator version) when the table carries its mark.
+fn read_annotations(path: &Path) -> Result<(Vec<NeuronRow>, Option<(u64, u32)>)> {
     let mut table = Table::open(path, columns::ANNOTATIONS_REQUIRED, columns::ANNOTATIONS_OPTIONAL)?;
+    let mark = |k: &str| table.metadata.get(k).and_then(|v| v.parse::<u64>().ok());
+    let marked = match (mark(synthetic::SEED_KEY), mark(synthetic::GENERATOR_KEY)) {
+        (Some(seed), Some(v)) => Some((seed, v as u32)),
+        _ => None,
+    };
     let has = |t: &Table, c: &str| t.has(c);
     let (has_class, has_soma, has_tosoma) = (has(&table, "class"), has(&table, "somaLocation"), has(&table, "tosomaLocation"));
     let (has_hex, has_soma_side, has_root_side) =
@@ -159,7 +171,7 @@ fn read_annotations(path: &Path) -> Result<Vec<NeuronRow>> {
     if out.is_empty() {
         return Err(Error::table(path, format!("none of its {row_base} rows is a traced neuron with a superclass")));
     }
-    Ok(out)
+    Ok((out, marked))
 }
 
 fn read_transmitters(path: &Path, index: &HashMap<i64, u32>) -> Result<Vec<Transmitter>> {

@@ -25,6 +25,8 @@ pub struct Table {
     reader: FileReader<BufReader<File>>,
     /// Names of the projected columns, in the order of `columns` in `open`.
     names: Vec<String>,
+    /// The file's schema metadata (the stand-in marks itself here).
+    pub metadata: std::collections::HashMap<String, String>,
 }
 
 /// The first bytes of an Arrow IPC file (Feather v2).
@@ -70,11 +72,12 @@ impl Table {
                 format!("missing column(s) {} (the file has: {})", missing.join(", "), have.join(", ")),
             ));
         }
+        let metadata = schema.metadata().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         drop(probe);
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let reader = FileReader::try_new_buffered(file, Some(projection))
             .map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))?;
-        Ok(Table { path: path.to_path_buf(), reader, names })
+        Ok(Table { path: path.to_path_buf(), reader, names, metadata })
     }
 
     /// Record batches in the file (for progress).
@@ -253,17 +256,21 @@ fn strings(col: &ArrayRef) -> Option<Vec<Option<String>>> {
 
 /// Writes record batches as a Feather v2 file (LZ4-compressed, as pyarrow writes them) through a
 /// temporary file that is renamed into place.
-pub fn write(path: &Path, batches: &[RecordBatch]) -> Result<()> {
+pub fn write(path: &Path, batches: &[RecordBatch], metadata: &[(&str, String)]) -> Result<()> {
     let tmp = path.with_extension("feather.partial");
     let result = (|| -> std::result::Result<(), String> {
         let file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
         let options = IpcWriteOptions::default()
             .try_with_compression(Some(CompressionType::LZ4_FRAME))
             .map_err(|e| e.to_string())?;
-        let schema = batches.first().ok_or("no batches")?.schema();
+        let first = batches.first().ok_or("no batches")?.schema();
+        let schema = std::sync::Arc::new(
+            first.as_ref().clone().with_metadata(metadata.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<std::collections::HashMap<_, _>>()),
+        );
         let mut writer = FileWriter::try_new_with_options(std::io::BufWriter::new(file), &schema, options).map_err(|e| e.to_string())?;
         for b in batches {
-            writer.write(b).map_err(|e| e.to_string())?;
+            let b = b.clone().with_schema(schema.clone()).map_err(|e| e.to_string())?;
+            writer.write(&b).map_err(|e| e.to_string())?;
         }
         writer.finish().map_err(|e| e.to_string())?;
         let file = writer.into_inner().map_err(|e| e.to_string())?.into_inner().map_err(|e| e.to_string())?;

@@ -552,11 +552,20 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
     for i in (1..order.len()).rev() {
         order.swap(i, rng.below(i + 1));
     }
-    write_annotations(&paths.annotations, &bodies, &order)?;
-    write_transmitters(&paths.transmitters, &bodies, &order, &mut rng)?;
+    write_annotations(&paths.annotations, &bodies, &order, seed)?;
+    write_transmitters(&paths.transmitters, &bodies, &order, &mut rng, seed)?;
     let weight_rows = w.rows.len();
-    write_weights(&paths.weights, &w.rows, progress)?;
+    write_weights(&paths.weights, &w.rows, progress, seed)?;
     Ok(Generated { paths, annotation_rows: bodies.len(), weight_rows })
+}
+
+/// Schema metadata that marks a table as the stand-in, so a build always labels it as such, even
+/// when a user passes the generated folder as if it were the release.
+pub const SEED_KEY: &str = "flychess.synthetic_seed";
+pub const GENERATOR_KEY: &str = "flychess.generator_version";
+
+fn tag(seed: u64) -> [(&'static str, String); 2] {
+    [(SEED_KEY, seed.to_string()), (GENERATOR_KEY, GENERATOR_VERSION.to_string())]
 }
 
 /// Ids for non-neuron rows continue after the neurons' ids.
@@ -652,7 +661,7 @@ fn voxels(p: [f64; 3]) -> [i64; 3] {
     [0, 1, 2].map(|i| libm::round((p[i] + offset[i]) / VOXEL_UM) as i64)
 }
 
-fn write_annotations(path: &Path, bodies: &[Body], order: &[usize]) -> Result<()> {
+fn write_annotations(path: &Path, bodies: &[Body], order: &[usize], seed: u64) -> Result<()> {
     let mut id = Int64Builder::new();
     let mut ty = StringDictionaryBuilder::<Int32Type>::new();
     let mut instance = StringBuilder::new();
@@ -710,10 +719,10 @@ fn write_annotations(path: &Path, bodies: &[Body], order: &[usize]) -> Result<()
         ("assignedOlHex1", Arc::new(hex1.finish())),
         ("assignedOlHex2", Arc::new(hex2.finish())),
     ];
-    feather::write(path, &[feather::batch(columns)?])
+    feather::write(path, &[feather::batch(columns)?], &tag(seed))
 }
 
-fn write_transmitters(path: &Path, bodies: &[Body], order: &[usize], rng: &mut Rng64) -> Result<()> {
+fn write_transmitters(path: &Path, bodies: &[Body], order: &[usize], rng: &mut Rng64, seed: u64) -> Result<()> {
     let mut body = Int64Builder::new();
     let mut consensus = StringBuilder::new();
     let mut celltype = StringBuilder::new();
@@ -737,10 +746,10 @@ fn write_transmitters(path: &Path, bodies: &[Body], order: &[usize], rng: &mut R
         ("predicted_nt", Arc::new(own.finish())),
         ("predicted_nt_confidence", Arc::new(confidence.finish())),
     ];
-    feather::write(path, &[feather::batch(columns)?])
+    feather::write(path, &[feather::batch(columns)?], &tag(seed))
 }
 
-fn write_weights(path: &Path, rows: &[(i64, i64, i32)], progress: super::build::Progress) -> Result<()> {
+fn write_weights(path: &Path, rows: &[(i64, i64, i32)], progress: super::build::Progress, seed: u64) -> Result<()> {
     const BATCH: usize = 1 << 20;
     let mut batches = Vec::new();
     for (k, chunk) in rows.chunks(BATCH).enumerate() {
@@ -750,5 +759,5 @@ fn write_weights(path: &Path, rows: &[(i64, i64, i32)], progress: super::build::
         batches.push(feather::batch(vec![("body_pre", Arc::new(pre) as ArrayRef), ("body_post", Arc::new(post)), ("weight", Arc::new(weight))])?);
         progress("writing tables", (k + 1) as f64 * BATCH as f64 / rows.len().max(1) as f64);
     }
-    feather::write(path, &batches)
+    feather::write(path, &batches, &tag(seed))
 }

@@ -84,7 +84,7 @@ pub fn write_annotations(path: &Path, rows: &[Ann]) {
         ("assignedOlHex1", Arc::new(h1.finish())),
         ("assignedOlHex2", Arc::new(h2.finish())),
     ];
-    feather::write(path, &[feather::batch(cols).unwrap()]).unwrap();
+    feather::write(path, &[feather::batch(cols).unwrap()], &[]).unwrap();
 }
 
 pub type Nt = (i64, Option<&'static str>, Option<&'static str>, Option<&'static str>);
@@ -104,7 +104,7 @@ pub fn write_transmitters(path: &Path, rows: &[Nt]) {
         ("celltype_predicted_nt", Arc::new(b.finish())),
         ("predicted_nt", Arc::new(c.finish())),
     ];
-    feather::write(path, &[feather::batch(cols).unwrap()]).unwrap();
+    feather::write(path, &[feather::batch(cols).unwrap()], &[]).unwrap();
 }
 
 pub fn write_weights(path: &Path, rows: &[(i64, i64, i64)]) {
@@ -113,7 +113,7 @@ pub fn write_weights(path: &Path, rows: &[(i64, i64, i64)]) {
     let w: Int64Array = rows.iter().map(|r| r.2).collect::<Vec<_>>().into();
     let cols: Vec<(&str, ArrayRef)> =
         vec![("body_pre", Arc::new(pre)), ("body_post", Arc::new(post)), ("weight", Arc::new(w))];
-    feather::write(path, &[feather::batch(cols).unwrap()]).unwrap();
+    feather::write(path, &[feather::batch(cols).unwrap()], &[]).unwrap();
 }
 
 /// A tiny brain with one of every case the rules handle (see the comments).

@@ -1,0 +1,70 @@
+//! The `flychess brain …` commands as a user runs them: the real binary, real files on disk.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flychess(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flychess")).arg("--data").arg(data).args(args).output().expect("the binary runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn generated_tables_build_through_the_release_path_and_stay_labelled_as_the_stand_in() {
+    let t = tempfile::tempdir().unwrap();
+    let tables = t.path().join("tables");
+    let out = flychess(t.path(), &["brain", "generate", "--out", tables.to_str().unwrap(), "--seed", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let info = json(&flychess(t.path(), &["brain", "info", "--json", "--tables", tables.to_str().unwrap()]));
+    assert_eq!(info["source"], "synthetic stand-in (seed 3)");
+    assert_eq!(info["neurons"], 163_803);
+    assert_eq!(info["descending"], 1_314);
+    assert_eq!(info["eye_to_descending_shortest_path"], 2);
+    assert!(info["load_seconds"].as_f64().unwrap() > 0.0);
+    assert!(info["generate_and_build_seconds"].as_f64().is_some(), "built on this call");
+    // Second call: loaded from the file, not rebuilt.
+    let again = json(&flychess(t.path(), &["brain", "info", "--json", "--tables", tables.to_str().unwrap()]));
+    assert!(again["generate_and_build_seconds"].is_null());
+    assert_eq!(again["checksum"], info["checksum"]);
+
+    let shuffled = json(&flychess(t.path(), &["brain", "info", "--json", "--shuffle-wiring", "9", "--tables", tables.to_str().unwrap()]));
+    assert_eq!(shuffled["source"], "synthetic stand-in (seed 3), shuffled wiring (seed 9)");
+    assert_ne!(shuffled["checksum"], info["checksum"]);
+    let lesioned =
+        json(&flychess(t.path(), &["brain", "info", "--json", "--lesion", "optic-lobe", "--tables", tables.to_str().unwrap()]));
+    assert_eq!(lesioned["source"], "synthetic stand-in (seed 3), lesion: optic lobe");
+    assert!(lesioned["connections"].as_u64() < info["connections"].as_u64());
+}
+
+#[test]
+fn an_unknown_region_is_a_clear_error() {
+    let t = tempfile::tempdir().unwrap();
+    let out = flychess(t.path(), &["brain", "info", "--lesion", "legs"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown region \"legs\"") && err.contains("optic lobe"), "{err}");
+}
+
+#[test]
+fn missing_release_tables_say_how_to_get_them() {
+    let t = tempfile::tempdir().unwrap();
+    let out = flychess(t.path(), &["brain", "info", "--tables", t.path().join("nothing").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("brain download"), "{err}");
+}
+
+#[test]
+fn a_download_with_no_server_fails_cleanly() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("release");
+    let out = flychess(t.path(), &["brain", "download", "--base-url", "http://127.0.0.1:9/", "--attempts", "1", "--dir", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("body-annotations-male-cns-v1.0-minconf-0.5.feather") && err.contains("run the command again"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(left.iter().all(|n| n.to_string_lossy().ends_with(".part")), "nothing but partial files: {left:?}");
+}
