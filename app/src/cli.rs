@@ -12,6 +12,10 @@ use flychess_sim::connectome::download::{fetch, Fetch, Outcome};
 use flychess_sim::connectome::release::{self, DOWNLOADS};
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::{brain_file, synthetic, Control};
+use flychess_sim::brain::{cpu, signal as region_signal, Brain, STEPS};
+use flychess_sim::calibrate::CalibrationOptions;
+use flychess_sim::chess::{planes, sample_positions, Planes};
+use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::store::{self, BrainSpec, Tables};
 
 use crate::{BrainCommand, WhichBrain};
@@ -79,6 +83,7 @@ pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
             );
             Ok(())
         }
+        BrainCommand::Signal { which, json, calm_unreached } => signal(&spec(&which)?, data, json, calm_unreached),
         BrainCommand::Download { dir, base_url, attempts } => {
             let dir = dir.unwrap_or_else(|| data.join("connectome").join(format!("malecns-{}", release::RELEASE)));
             download(&dir, &base_url, attempts)
@@ -190,5 +195,126 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
         }
     }
     println!("Build it with: flychess brain build --tables {}", dir.display());
+    Ok(())
+}
+
+/// Loads (or builds) a brain and its homeostasis with a progress bar.
+fn ready(spec: &BrainSpec, data: &Path, options: CalibrationOptions) -> Result<(Loaded, Brain)> {
+    let bar = stage_bar();
+    let r = store::ready_brain(spec, data, options, &|stage, f| {
+        bar.set_message(stage.to_string());
+        bar.set_position((f * 1000.0) as u64);
+    });
+    bar.finish_and_clear();
+    Ok(r?)
+}
+
+/// Peak resident memory of this process in MB (Linux; None elsewhere).
+fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> Result<()> {
+    let spec = spec(which)?;
+    let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
+    let boards: Vec<Planes> = sample_positions().iter().map(planes).collect();
+    let mut rows = Vec::new();
+    for &batch in batches {
+        if batch == 0 || batch > boards.len() {
+            return Err(anyhow!("batch {batch} is outside 1..={}", boards.len()));
+        }
+        // At least 8 positions and 2 runs per batch size, or more until 2 s have passed.
+        let started = Instant::now();
+        let (mut positions, mut runs) = (0usize, 0usize);
+        while runs < 2 || positions < 8 || started.elapsed().as_secs_f64() < 2.0 {
+            let first = (runs * batch) % (boards.len() - batch + 1);
+            let chunk = &boards[first..first + batch];
+            if batch == 1 {
+                // A move in play keeps all 12 steps for the viewer.
+                std::hint::black_box(cpu::think(&brain, chunk));
+            } else {
+                cpu::run(&brain, chunk, |_, r| {
+                    std::hint::black_box(r);
+                });
+            }
+            positions += batch;
+            runs += 1;
+            if started.elapsed().as_secs_f64() > 20.0 {
+                break;
+            }
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        rows.push(serde_json::json!({
+            "engine": "cpu",
+            "batch": batch,
+            "positions": positions,
+            "seconds": seconds,
+            "positions_per_second": positions as f64 / seconds,
+            "ms_per_position": 1000.0 * seconds / positions as f64,
+        }));
+    }
+    let one_position_ms = rows.iter().find(|r| r["batch"] == 1).map(|r| r["ms_per_position"].clone());
+    let report = serde_json::json!({
+        "brain": loaded.connectome.provenance.label(),
+        "neurons": brain.neurons,
+        "connections": brain.connections(),
+        "threads": rayon::current_num_threads(),
+        "gpu": "no GPU engine in this build yet",
+        "runs": rows,
+        "one_position_ms": one_position_ms,
+        "peak_memory_mb": peak_memory_mb(),
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{} — {} neurons, {} connections, {} threads", report["brain"].as_str().unwrap_or(""), brain.neurons, brain.connections(), report["threads"]);
+        for r in &rows {
+            println!(
+                "  cpu  batch {:>3}: {:>7.1} positions/s  ({:.1} ms per position)",
+                r["batch"], r["positions_per_second"].as_f64().unwrap_or(0.0), r["ms_per_position"].as_f64().unwrap_or(0.0)
+            );
+        }
+        if let Some(mb) = peak_memory_mb() {
+            println!("  peak memory {mb:.0} MB");
+        }
+    }
+    Ok(())
+}
+
+fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Result<()> {
+    let (loaded, brain) = ready(spec, data, CalibrationOptions { calm_unreached })?;
+    let boards: Vec<Planes> = sample_positions().iter().skip(256).take(48).map(planes).collect();
+    let by_region = region_signal::by_region(&brain, &loaded.connectome.neurons.region, &boards);
+    if json {
+        let regions: serde_json::Map<String, serde_json::Value> =
+            Region::ALL.iter().map(|r| (r.name().to_string(), serde_json::json!(by_region[*r as usize].to_vec()))).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "brain": loaded.connectome.provenance.label(),
+                "positions": boards.len(),
+                "steps": (1..=STEPS).collect::<Vec<_>>(),
+                "measure": "mean over a region's neurons of the standard deviation of rates across the positions",
+                "regions": regions,
+            }))?
+        );
+    } else {
+        println!("{}: how much the board moves each region (std of rates across {} positions)", loaded.connectome.provenance.label(), boards.len());
+        print!("  {:20}", "step");
+        for t in 1..=STEPS {
+            print!("{t:>7}");
+        }
+        println!();
+        for r in Region::ALL {
+            print!("  {:20}", r.name());
+            for v in by_region[r as usize] {
+                print!("{v:>7.3}");
+            }
+            println!();
+        }
+    }
     Ok(())
 }

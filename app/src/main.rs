@@ -24,6 +24,17 @@ enum Command {
     /// Build, inspect and download brains.
     #[command(subcommand)]
     Brain(BrainCommand),
+    /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
+    Bench {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Batch sizes to measure.
+        #[arg(long, value_delimiter = ',', default_values_t = [1usize, 8, 32, 128])]
+        batches: Vec<usize>,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
 }
 
 #[derive(Subcommand)]
@@ -52,6 +63,16 @@ pub enum BrainCommand {
         /// Resume this many times after a dropped connection.
         #[arg(long, default_value_t = 8)]
         attempts: u32,
+    },
+    /// How much the board changes each region's rates, step by step, on 48 real positions.
+    Signal {
+        #[command(flatten)]
+        which: WhichBrain,
+        #[arg(long)]
+        json: bool,
+        /// Measure homeostasis with "calm unreached" (σ = 1 where the input never moves).
+        #[arg(long)]
+        calm_unreached: bool,
     },
     /// Write the synthetic stand-in's three tables (the release's schema) into a folder.
     Generate {
@@ -91,6 +112,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => gui::run(data),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
+        Some(Command::Bench { json, batches, which }) => cli::bench(&which, &data, &batches, json),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

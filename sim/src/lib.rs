@@ -4,6 +4,9 @@
 //! The rate model, readouts, training, Stockfish client and rating ladder join it as they are
 //! built (see ARCHITECTURE.md for the whole data flow).
 
+pub mod brain;
+pub mod calibrate;
+pub mod chess;
 pub mod connectome;
 pub mod error;
 pub mod eye;

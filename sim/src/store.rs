@@ -156,3 +156,15 @@ pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress
     let options = BuildOptions { control: spec.control.clone(), ..BuildOptions::default() };
     build::build(&paths, spec.source(&paths), key, &options, progress)
 }
+
+/// A brain ready to think: its file loaded (built when needed) and its homeostasis measured (or
+/// read back). `progress` sees the build stages, then "calibrating homeostasis" step by step.
+pub fn ready_brain(spec: &BrainSpec, data: &Path, options: crate::calibrate::CalibrationOptions, progress: Progress) -> Result<(Loaded, crate::brain::Brain)> {
+    let loaded = ensure(spec, data, progress)?;
+    let mut brain = crate::brain::Brain::new(&loaded.connectome);
+    let steps = crate::brain::STEPS as f64;
+    brain.homeostasis = crate::calibrate::ensure(&brain, &spec.brain_path(data), &loaded.checksum, options, &|t| {
+        progress("calibrating homeostasis", t as f64 / steps)
+    })?;
+    Ok((loaded, brain))
+}

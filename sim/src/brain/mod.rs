@@ -1,0 +1,146 @@
+//! The brain as a dynamical system: the 12-step recurrent rate model of SPEC §4 (seed "The maths"
+//! 3). Every neuron has a rate in [0, 1], all start at 0, and each step
+//!
+//! ```text
+//! u = W r + x            (x: the eye's input, the same at every step)
+//! z = α (u − μₜ) / σₜ + β
+//! r ← (1 − λ) r + λ max(0, tanh z)
+//! ```
+//!
+//! with W = sign(sender) × softplus(θ) from the brain file, λ = 0.5, α = 0.5, β = 0.3 and the
+//! homeostasis μₜ, σₜ measured by `calibrate`. This module owns the prepared model (`Brain`), the
+//! layout of rates (`Rates`) and the CPU engine (`cpu`).
+//!
+//! Layout of rates everywhere (CPU, and the GPU buffer the renderer binds): step-major, then
+//! neuron, then position — `data[(step · neurons + neuron) · batch + position]` — so the senders'
+//! rates of all positions in a batch sit in one cache line when a row is gathered.
+
+pub mod cpu;
+pub mod signal;
+
+use crate::chess::Planes;
+use crate::connectome::Connectome;
+use crate::eye::EyeCell;
+
+/// Steps per think.
+pub const STEPS: usize = 12;
+/// Marks a neuron that is not a placed photoreceptor in `Brain::eye_slot`.
+pub const NO_EYE: u32 = u32::MAX;
+
+/// Per-neuron constants of the update (the same for every neuron until neurons learn).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    pub alpha: f32,
+    pub beta: f32,
+    pub leak: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { alpha: 0.5, beta: 0.3, leak: 0.5 }
+    }
+}
+
+/// Homeostasis: each neuron's usual input μ and its spread σ at each step, `[step · n + neuron]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Homeostasis {
+    pub neurons: usize,
+    pub mu: Vec<f32>,
+    pub sigma: Vec<f32>,
+}
+
+impl Homeostasis {
+    /// μ = 0, σ = 1: the raw input (what the brain does before calibration).
+    pub fn neutral(neurons: usize) -> Homeostasis {
+        Homeostasis { neurons, mu: vec![0.0; STEPS * neurons], sigma: vec![1.0; STEPS * neurons] }
+    }
+    pub fn step(&self, t: usize) -> (&[f32], &[f32]) {
+        let r = t * self.neurons..(t + 1) * self.neurons;
+        (&self.mu[r.clone()], &self.sigma[r])
+    }
+}
+
+/// A brain ready to run: signed connection weights as CSR over receiving neurons, the eye, the
+/// constants and the homeostasis.
+#[derive(Clone, Debug)]
+pub struct Brain {
+    pub neurons: usize,
+    pub row_start: Vec<u32>,
+    pub pre: Vec<u32>,
+    /// sign(sender) × strength.
+    pub weight: Vec<f32>,
+    pub eye: Vec<EyeCell>,
+    /// Per neuron: its index in `eye`, or `NO_EYE`.
+    pub eye_slot: Vec<u32>,
+    pub params: Params,
+    pub homeostasis: Homeostasis,
+}
+
+impl Brain {
+    /// The brain of a connectome with neutral homeostasis (calibrate before use).
+    pub fn new(c: &Connectome) -> Brain {
+        let weight = (0..c.inputs.len()).map(|e| c.neurons.sign[c.inputs.pre[e] as usize] as f32 * c.inputs.strength[e]).collect();
+        Brain::from_parts(c.neurons.len(), c.inputs.row_start.clone(), c.inputs.pre.clone(), weight, c.eye.cells.clone())
+    }
+
+    pub fn from_parts(neurons: usize, row_start: Vec<u32>, pre: Vec<u32>, weight: Vec<f32>, eye: Vec<EyeCell>) -> Brain {
+        let mut eye_slot = vec![NO_EYE; neurons];
+        for (i, c) in eye.iter().enumerate() {
+            eye_slot[c.neuron as usize] = i as u32;
+        }
+        Brain {
+            neurons,
+            row_start,
+            pre,
+            weight,
+            eye,
+            eye_slot,
+            params: Params::default(),
+            homeostasis: Homeostasis::neutral(neurons),
+        }
+    }
+
+    pub fn connections(&self) -> usize {
+        self.pre.len()
+    }
+
+    /// The eye's input for a batch of boards: `[eye cell · batch + position]`.
+    pub fn eye_input(&self, boards: &[Planes]) -> Vec<f32> {
+        let b = boards.len();
+        let mut x = vec![0f32; self.eye.len() * b];
+        for (i, cell) in self.eye.iter().enumerate() {
+            let reports = cell.role.planes();
+            for (k, planes) in boards.iter().enumerate() {
+                let lit = (0..12).filter(|&p| reports[p] && planes[p][cell.square as usize]).count();
+                x[i * b + k] = lit as f32;
+            }
+        }
+        x
+    }
+}
+
+/// The rates of every step of one think of a batch, in the layout described above.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rates {
+    pub batch: usize,
+    pub neurons: usize,
+    pub data: Vec<f32>,
+}
+
+impl Rates {
+    /// Rate of `neuron` for position `b` after step `t` (0-based: t = 0 is step 1).
+    pub fn at(&self, t: usize, neuron: usize, b: usize) -> f32 {
+        self.data[(t * self.neurons + neuron) * self.batch + b]
+    }
+
+    /// One step of the whole batch.
+    pub fn step(&self, t: usize) -> &[f32] {
+        let len = self.neurons * self.batch;
+        &self.data[t * len..(t + 1) * len]
+    }
+
+    /// All 12 steps of one position, `[step · neurons + neuron]`: what the viewer replays.
+    pub fn position(&self, b: usize) -> Vec<f32> {
+        (0..STEPS).flat_map(|t| (0..self.neurons).map(move |j| (t, j))).map(|(t, j)| self.at(t, j, b)).collect()
+    }
+}

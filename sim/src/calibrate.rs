@@ -1,0 +1,151 @@
+//! Homeostasis (seed "The fly was brain dead", "The maths" 3): 256 real positions go through the
+//! 12 steps once, and at every step each neuron's input is averaged over them (μₜ) with its spread
+//! (σₜ, floored at 0.02; with "calm unreached", a neuron whose input did not move at all — variance
+//! under 1e-10 — gets σ = 1). Each step is normalised with its own numbers as soon as they are
+//! measured, so step t + 1 is measured on the brain as it will really run. The result is stored
+//! beside the brain file (`NAME.homeostasis`), tied to the brain's checksum, and measured again
+//! when missing or stale.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::brain::{cpu, Brain, Homeostasis, STEPS};
+use crate::chess::{planes, sample_positions, Planes};
+use crate::connectome::brain_file::{hex, write_atomically};
+use crate::error::{Error, Result};
+
+pub const SIGMA_FLOOR: f32 = 0.02;
+pub const UNREACHED_VARIANCE: f64 = 1e-10;
+pub const CALIBRATION_POSITIONS: usize = 256;
+const MAGIC: &[u8; 8] = b"FLYHOMEO";
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationOptions {
+    /// Neurons whose input never moved get σ = 1 instead of the floor.
+    pub calm_unreached: bool,
+}
+
+/// The boards homeostasis is measured on: the first 256 of the shipped sample.
+pub fn calibration_boards() -> Vec<Planes> {
+    sample_positions().iter().take(CALIBRATION_POSITIONS).map(planes).collect()
+}
+
+/// Measures μₜ, σₜ step by step on `boards`; `progress(t)` after each step.
+pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, progress: &(dyn Fn(usize) + Sync)) -> Homeostasis {
+    let n = brain.neurons;
+    let batch = boards.len();
+    let x = brain.eye_input(boards);
+    let mut h = Homeostasis::neutral(n);
+    let mut working = brain.clone();
+    let mut prev = vec![0f32; n * batch];
+    let mut u = vec![0f32; n * batch];
+    for t in 0..STEPS {
+        cpu::input_sum(&working, &prev, &x, batch, &mut u);
+        let stats: Vec<(f32, f32)> = u
+            .par_chunks(batch)
+            .map(|values| {
+                let mean = values.iter().map(|&v| v as f64).sum::<f64>() / batch as f64;
+                let var = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / batch as f64;
+                let sigma = if options.calm_unreached && var < UNREACHED_VARIANCE {
+                    1.0
+                } else {
+                    (var.sqrt() as f32).max(SIGMA_FLOOR)
+                };
+                (mean as f32, sigma)
+            })
+            .collect();
+        for (j, (m, s)) in stats.into_iter().enumerate() {
+            h.mu[t * n + j] = m;
+            h.sigma[t * n + j] = s;
+        }
+        working.homeostasis = h.clone();
+        cpu::activate(&working, t, &prev, batch, &mut u);
+        std::mem::swap(&mut prev, &mut u);
+        progress(t + 1);
+    }
+    h
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    brain_checksum: String,
+    neurons: usize,
+    steps: usize,
+    options: CalibrationOptions,
+    positions: usize,
+}
+
+/// The homeostasis file beside a brain file.
+pub fn homeostasis_path(brain_path: &Path, options: CalibrationOptions) -> PathBuf {
+    brain_path.with_extension(if options.calm_unreached { "calm.homeostasis" } else { "homeostasis" })
+}
+
+pub fn save(h: &Homeostasis, path: &Path, brain_checksum: &str, options: CalibrationOptions) -> Result<()> {
+    let header = serde_json::to_vec(&Header {
+        brain_checksum: brain_checksum.to_string(),
+        neurons: h.neurons,
+        steps: STEPS,
+        options,
+        positions: CALIBRATION_POSITIONS,
+    })
+    .expect("plain struct");
+    let mut buf = Vec::with_capacity(16 + header.len() + 8 * h.mu.len() + 32);
+    buf.extend_from_slice(MAGIC);
+    buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&header);
+    for v in h.mu.iter().chain(&h.sigma) {
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+    let digest = Sha256::digest(&buf);
+    buf.extend_from_slice(&digest);
+    write_atomically(path, &buf)
+}
+
+/// The stored homeostasis when it exists, is intact and belongs to this brain; None otherwise.
+pub fn load(path: &Path, brain_checksum: &str, neurons: usize, options: CalibrationOptions) -> Option<Homeostasis> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() < 48 || &bytes[..8] != MAGIC || bytes[8..12] != FORMAT_VERSION.to_le_bytes() {
+        return None;
+    }
+    let (content, stored) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(content).as_slice() != stored {
+        tracing::warn!("{}: checksum mismatch, measuring homeostasis again", path.display());
+        return None;
+    }
+    let len = u32::from_le_bytes(bytes[12..16].try_into().ok()?) as usize;
+    let header: Header = serde_json::from_slice(content.get(16..16 + len)?).ok()?;
+    if header.brain_checksum != brain_checksum || header.neurons != neurons || header.steps != STEPS || header.options != options {
+        return None;
+    }
+    let values: Vec<f32> = content[16 + len..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    if values.len() != 2 * STEPS * neurons {
+        return None;
+    }
+    let (mu, sigma) = values.split_at(STEPS * neurons);
+    Some(Homeostasis { neurons, mu: mu.to_vec(), sigma: sigma.to_vec() })
+}
+
+/// Loads the homeostasis of a brain file, or measures and stores it.
+pub fn ensure(brain: &Brain, brain_path: &Path, brain_checksum: &str, options: CalibrationOptions, progress: &(dyn Fn(usize) + Sync)) -> Result<Homeostasis> {
+    let path = homeostasis_path(brain_path, options);
+    if let Some(h) = load(&path, brain_checksum, brain.neurons, options) {
+        return Ok(h);
+    }
+    let h = calibrate(brain, &calibration_boards(), options, progress);
+    save(&h, &path, brain_checksum, options).map_err(|e| Error::Invalid(format!("could not store homeostasis: {e}")))?;
+    Ok(h)
+}
+
+/// A short fingerprint of a homeostasis (for logs and fly metadata).
+pub fn fingerprint(h: &Homeostasis) -> String {
+    let mut d = Sha256::new();
+    for v in h.mu.iter().chain(&h.sigma) {
+        d.update(v.to_le_bytes());
+    }
+    hex(&d.finalize())[..16].to_string()
+}

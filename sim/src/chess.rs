@@ -1,0 +1,89 @@
+//! Chess as the fly sees it: positions from FEN (shakmaty does the rules) turned into the 12
+//! planes of 64 squares the eye reads, always from the side to move (for black the ranks are
+//! mirrored and the colours swapped, so the same neurons handle both colours). Planes 0–5 are the
+//! mover's pawn, knight, bishop, rook, queen, king; 6–11 the opponent's; square = 8·rank + file.
+//! Move encoding, legal-move policy, play rules and imagination join this module with the readout.
+
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Color, Position, Role};
+
+use crate::error::{Error, Result};
+
+/// 12 planes × 64 squares, from the side to move.
+pub type Planes = [[bool; 64]; 12];
+
+/// Parses a FEN into a legal position, with an error that quotes it.
+pub fn position_from_fen(fen: &str) -> Result<Chess> {
+    let parsed: Fen = fen.trim().parse().map_err(|e| Error::Invalid(format!("bad FEN {fen:?}: {e}")))?;
+    parsed.into_position(CastlingMode::Standard).map_err(|e| Error::Invalid(format!("impossible position {fen:?}: {e}")))
+}
+
+fn role_index(role: Role) -> usize {
+    match role {
+        Role::Pawn => 0,
+        Role::Knight => 1,
+        Role::Bishop => 2,
+        Role::Rook => 3,
+        Role::Queen => 4,
+        Role::King => 5,
+    }
+}
+
+/// The board from the side to move.
+pub fn planes(pos: &Chess) -> Planes {
+    let mut p = [[false; 64]; 12];
+    let us = pos.turn();
+    for (square, piece) in pos.board().clone() {
+        let sq = if us == Color::White { square } else { square.flip_vertical() };
+        let plane = role_index(piece.role) + if piece.color == us { 0 } else { 6 };
+        p[plane][usize::from(sq)] = true;
+    }
+    p
+}
+
+/// The sample of real positions shipped with the crate (from the training split of the labelled
+/// data, never HOLD or VAL): the first 256 calibrate homeostasis, the next 48 measure signal.
+pub fn sample_positions() -> Vec<Chess> {
+    include_str!("../data/sample-positions.fen")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| position_from_fen(l).expect("the shipped sample positions are legal"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_position_from_both_sides_looks_the_same() {
+        let white = position_from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+        let black = position_from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1").unwrap();
+        let (w, b) = (planes(&white), planes(&black));
+        // A vertical flip keeps the files, so the mover's king is on e1 in both frames.
+        assert!(w[5][4] && b[5][4], "own king on e1");
+        assert!(w[11][60] && b[11][60], "opponent king on e8");
+        assert_eq!(w.iter().flatten().filter(|&&x| x).count(), 32);
+        assert_eq!(w, b);
+    }
+
+    #[test]
+    fn after_e4_black_sees_an_opponent_pawn_on_e5() {
+        let pos = position_from_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").unwrap();
+        let p = planes(&pos);
+        assert!(p[6][36], "e4 mirrored is e5 (square 36), an opponent pawn");
+        assert!(!p[6][12], "e2 (mirrored e7) is empty of opponent pawns");
+        assert!(p[0][8 + 4], "own pawn on e2 in black's frame (its e7)");
+    }
+
+    #[test]
+    fn bad_fens_are_errors() {
+        assert!(position_from_fen("not a fen").is_err());
+        assert!(position_from_fen("8/8/8/8/8/8/8/8 w - - 0 1").is_err(), "no kings");
+    }
+
+    #[test]
+    fn the_sample_has_512_positions() {
+        assert_eq!(sample_positions().len(), 512);
+    }
+}
