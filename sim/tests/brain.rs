@@ -1,0 +1,223 @@
+//! The rate model: the CPU engine against a plain f64 reference on a small brain, bit-for-bit
+//! repeatability across runs and batch sizes, and the science checks of homeostasis on the whole
+//! default brain (normalised input centred and scaled; the brain not dead; a photoreceptor lesion
+//! silencing the board).
+
+use std::sync::OnceLock;
+
+use flychess_sim::brain::{cpu, signal, Brain, Homeostasis, STEPS};
+use flychess_sim::calibrate::{self, CalibrationOptions, SIGMA_FLOOR};
+use flychess_sim::chess::{planes, sample_positions, Planes};
+use flychess_sim::connectome::rules::Region;
+use flychess_sim::connectome::Control;
+use flychess_sim::eye::{EyeCell, EyeRole};
+use flychess_sim::store::{self, BrainSpec};
+
+/// A small random brain: signed weights, an eye, and an arbitrary homeostasis.
+fn small_brain(seed: u64) -> Brain {
+    let mut s = seed;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let n = 400;
+    let mut row_start = vec![0u32];
+    let (mut pre, mut weight) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let k = 5 + (rnd() * 30.0) as usize;
+        let mut senders: Vec<u32> = (0..k).map(|_| (rnd() * n as f64) as u32).collect();
+        senders.sort();
+        senders.dedup();
+        for p in senders {
+            pre.push(p);
+            let sign = if rnd() < 0.3 { -1.0 } else { 1.0 };
+            weight.push(sign * (0.02 + rnd() * 0.2) as f32);
+        }
+        row_start.push(pre.len() as u32);
+    }
+    let eye: Vec<EyeCell> = (0..60)
+        .map(|i| EyeCell {
+            neuron: i * 3,
+            square: (rnd() * 64.0) as u8,
+            role: EyeRole::from_u8((rnd() * 8.0) as u8).unwrap(),
+        })
+        .collect();
+    let mut b = Brain::from_parts(n, row_start, pre, weight, eye);
+    b.homeostasis = Homeostasis {
+        neurons: n,
+        mu: (0..STEPS * n).map(|_| (rnd() - 0.5) as f32).collect(),
+        sigma: (0..STEPS * n).map(|_| (0.05 + rnd()) as f32).collect(),
+    };
+    b
+}
+
+/// The model written the obvious way, in f64, one position at a time.
+fn reference(brain: &Brain, board: &Planes) -> Vec<Vec<f64>> {
+    let n = brain.neurons;
+    let p = brain.params;
+    let mut x = vec![0f64; n];
+    for c in &brain.eye {
+        let reports = c.role.planes();
+        x[c.neuron as usize] = (0..12).filter(|&q| reports[q] && board[q][c.square as usize]).count() as f64;
+    }
+    let mut r = vec![0f64; n];
+    let mut out = Vec::new();
+    for t in 0..STEPS {
+        let mut next = vec![0f64; n];
+        for j in 0..n {
+            let mut u = x[j];
+            for e in brain.row_start[j] as usize..brain.row_start[j + 1] as usize {
+                u += brain.weight[e] as f64 * r[brain.pre[e] as usize];
+            }
+            let mu = brain.homeostasis.mu[t * n + j] as f64;
+            let sigma = brain.homeostasis.sigma[t * n + j] as f64;
+            let z = p.alpha as f64 * (u - mu) / sigma + p.beta as f64;
+            next[j] = (1.0 - p.leak as f64) * r[j] + p.leak as f64 * z.tanh().max(0.0);
+        }
+        r = next;
+        out.push(r.clone());
+    }
+    out
+}
+
+fn boards(range: std::ops::Range<usize>) -> Vec<Planes> {
+    sample_positions()[range].iter().map(planes).collect()
+}
+
+#[test]
+fn the_cpu_engine_matches_a_plain_f64_reference() {
+    let brain = small_brain(7);
+    for batch in [1usize, 3, 8] {
+        let b = boards(100..100 + batch);
+        let rates = cpu::think(&brain, &b);
+        let mut worst = 0f64;
+        for (k, board) in b.iter().enumerate() {
+            let want = reference(&brain, board);
+            for t in 0..STEPS {
+                for j in 0..brain.neurons {
+                    worst = worst.max((rates.at(t, j, k) as f64 - want[t][j]).abs());
+                }
+            }
+        }
+        assert!(worst < 1e-4, "batch {batch}: worst difference {worst}");
+        // And the rates really move: this is not a brain of zeros.
+        assert!(rates.data.iter().any(|&r| r > 0.1));
+    }
+}
+
+#[test]
+fn run_and_think_give_the_same_rates() {
+    let brain = small_brain(3);
+    let b = boards(0..5);
+    let all = cpu::think(&brain, &b);
+    let mut seen = 0;
+    cpu::run(&brain, &b, |t, r| {
+        assert_eq!(r, all.step(t));
+        seen += 1;
+    });
+    assert_eq!(seen, STEPS);
+}
+
+struct Default {
+    brain: Brain,
+    regions: Vec<Region>,
+    data: tempfile::TempDir,
+}
+
+fn default_brain() -> &'static Default {
+    static B: OnceLock<Default> = OnceLock::new();
+    B.get_or_init(|| {
+        let data = tempfile::tempdir().unwrap();
+        let (loaded, brain) = store::ready_brain(&BrainSpec::default(), data.path(), CalibrationOptions::default(), &|_, _| {}).unwrap();
+        Default { brain, regions: loaded.connectome.neurons.region, data }
+    })
+}
+
+#[test]
+fn same_input_same_output_bit_for_bit_across_runs_and_batch_sizes() {
+    let brain = &default_brain().brain;
+    let b = boards(300..332);
+    let big = cpu::think(brain, &b);
+    let eight = cpu::think(brain, &b[0..8]);
+    let odd = cpu::think(brain, &b[0..5]);
+    let one = cpu::think(brain, &b[3..4]);
+    for t in [0, 5, 11] {
+        for j in (0..brain.neurons).step_by(7) {
+            let v = big.at(t, j, 3).to_bits();
+            assert_eq!(v, eight.at(t, j, 3).to_bits(), "batch 8, step {t}, neuron {j}");
+            assert_eq!(v, odd.at(t, j, 3).to_bits(), "batch 5, step {t}, neuron {j}");
+            assert_eq!(v, one.at(t, j, 0).to_bits(), "batch 1, step {t}, neuron {j}");
+        }
+    }
+    assert_eq!(cpu::think(brain, &b[0..8]), eight, "a second run is identical");
+}
+
+#[test]
+fn after_calibration_each_neurons_input_is_centred_and_scaled_at_every_step() {
+    let brain = &default_brain().brain;
+    let b = calibrate::calibration_boards();
+    let batch = b.len();
+    let n = brain.neurons;
+    let x = brain.eye_input(&b);
+    let mut prev = vec![0f32; n * batch];
+    let mut u = vec![0f32; n * batch];
+    for t in 0..STEPS {
+        cpu::input_sum(brain, &prev, &x, batch, &mut u);
+        let (mu, sigma) = brain.homeostasis.step(t);
+        let (mut checked, mut worst_mean, mut worst_spread) = (0, 0f64, 0f64);
+        for j in 0..n {
+            if sigma[j] <= SIGMA_FLOOR {
+                continue; // floored: its spread is below 0.02, scaled by the floor instead
+            }
+            let z: Vec<f64> = u[j * batch..(j + 1) * batch].iter().map(|&v| (v as f64 - mu[j] as f64) / sigma[j] as f64).collect();
+            let mean = z.iter().sum::<f64>() / batch as f64;
+            let spread = (z.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / batch as f64).sqrt();
+            worst_mean = worst_mean.max(mean.abs());
+            worst_spread = worst_spread.max((spread - 1.0).abs());
+            checked += 1;
+        }
+        // At step 1 only the eye's cells see the board; by step 12 most neurons do.
+        println!("step {}: {checked} neurons above the floor", t + 1);
+        assert!(checked > 0 && (t < STEPS - 1 || checked > n / 2), "step {t}: only {checked} neurons not floored");
+        assert!(worst_mean < 1e-3 && worst_spread < 1e-3, "step {t}: mean off by {worst_mean}, spread off by {worst_spread}");
+        cpu::activate(brain, t, &prev, batch, &mut u);
+        std::mem::swap(&mut prev, &mut u);
+    }
+}
+
+#[test]
+fn the_brain_is_not_dead_and_a_photoreceptor_lesion_silences_the_board() {
+    let d = default_brain();
+    let b = boards(256..304);
+    let dn: Vec<usize> = (0..d.brain.neurons).filter(|&j| d.regions[j] == Region::Descending).collect();
+    let dn_spread = |brain: &Brain| {
+        let rates = cpu::think(brain, &b);
+        let step12 = rates.step(STEPS - 1);
+        dn.iter().map(|&j| signal::spread(&step12[j * b.len()..(j + 1) * b.len()])).sum::<f64>() / dn.len() as f64
+    };
+    let alive = dn_spread(&d.brain);
+    assert!(alive > 0.05, "descending neurons barely move with the board: {alive}");
+    let spec = BrainSpec { control: Control::Lesion { regions: vec![Region::Photoreceptors] }, ..BrainSpec::default() };
+    let (_, lesioned) = store::ready_brain(&spec, d.data.path(), CalibrationOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(dn_spread(&lesioned), 0.0, "without photoreceptor output no board can reach the descending neurons");
+    // The region signal says the same, step by step.
+    let by_region = signal::by_region(&d.brain, &d.regions, &b);
+    assert_eq!(by_region[Region::Descending as usize][0], 0.0, "step 1: only the eye knows the board");
+    assert!(by_region[Region::Photoreceptors as usize][0] > 0.0);
+    assert!(by_region[Region::Descending as usize][STEPS - 1] > 0.05);
+}
+
+#[test]
+fn homeostasis_is_stored_and_tied_to_the_brain() {
+    let d = default_brain();
+    let spec = BrainSpec::default();
+    let path = calibrate::homeostasis_path(&spec.brain_path(d.data.path()), CalibrationOptions::default());
+    let loaded = flychess_sim::connectome::brain_file::load(&spec.brain_path(d.data.path())).unwrap();
+    let h = calibrate::load(&path, &loaded.checksum, d.brain.neurons, CalibrationOptions::default()).expect("stored");
+    assert_eq!(h, d.brain.homeostasis);
+    assert!(calibrate::load(&path, "another brain", d.brain.neurons, CalibrationOptions::default()).is_none());
+    let calm = CalibrationOptions { calm_unreached: true };
+    assert!(calibrate::load(&path, &loaded.checksum, d.brain.neurons, calm).is_none(), "other options, other file");
+}
