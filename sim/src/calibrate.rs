@@ -21,7 +21,7 @@ pub const SIGMA_FLOOR: f32 = 0.02;
 pub const UNREACHED_VARIANCE: f64 = 1e-10;
 pub const CALIBRATION_POSITIONS: usize = 256;
 const MAGIC: &[u8; 8] = b"FLYHOMEO";
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CalibrationOptions {
@@ -62,7 +62,7 @@ pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, 
             h.mu[t * n + j] = m;
             h.sigma[t * n + j] = s;
         }
-        working.homeostasis = h.clone();
+        working.set_homeostasis(h.clone());
         cpu::activate(&working, t, &prev, batch, &mut u);
         std::mem::swap(&mut prev, &mut u);
         progress(t + 1);

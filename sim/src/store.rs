@@ -163,8 +163,9 @@ pub fn ready_brain(spec: &BrainSpec, data: &Path, options: crate::calibrate::Cal
     let loaded = ensure(spec, data, progress)?;
     let mut brain = crate::brain::Brain::new(&loaded.connectome);
     let steps = crate::brain::STEPS as f64;
-    brain.homeostasis = crate::calibrate::ensure(&brain, &spec.brain_path(data), &loaded.checksum, options, &|t| {
+    let h = crate::calibrate::ensure(&brain, &spec.brain_path(data), &loaded.checksum, options, &|t| {
         progress("calibrating homeostasis", t as f64 / steps)
     })?;
+    brain.set_homeostasis(h);
     Ok((loaded, brain))
 }

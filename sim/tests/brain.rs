@@ -45,11 +45,11 @@ fn small_brain(seed: u64) -> Brain {
         })
         .collect();
     let mut b = Brain::from_parts(n, row_start, pre, weight, eye);
-    b.homeostasis = Homeostasis {
+    b.set_homeostasis(Homeostasis {
         neurons: n,
         mu: (0..STEPS * n).map(|_| (rnd() - 0.5) as f32).collect(),
         sigma: (0..STEPS * n).map(|_| (0.05 + rnd()) as f32).collect(),
-    };
+    });
     b
 }
 
@@ -71,8 +71,8 @@ fn reference(brain: &Brain, board: &Planes) -> Vec<Vec<f64>> {
             for e in brain.row_start[j] as usize..brain.row_start[j + 1] as usize {
                 u += brain.weight[e] as f64 * r[brain.pre[e] as usize];
             }
-            let mu = brain.homeostasis.mu[t * n + j] as f64;
-            let sigma = brain.homeostasis.sigma[t * n + j] as f64;
+            let mu = brain.homeostasis().mu[t * n + j] as f64;
+            let sigma = brain.homeostasis().sigma[t * n + j] as f64;
             let z = p.alpha as f64 * (u - mu) / sigma + p.beta as f64;
             next[j] = (1.0 - p.leak as f64) * r[j] + p.leak as f64 * z.tanh().max(0.0);
         }
@@ -123,14 +123,15 @@ fn run_and_think_give_the_same_rates() {
 struct Default {
     brain: Brain,
     regions: Vec<Region>,
-    data: tempfile::TempDir,
+    data: std::path::PathBuf,
 }
 
 fn default_brain() -> &'static Default {
     static B: OnceLock<Default> = OnceLock::new();
     B.get_or_init(|| {
-        let data = tempfile::tempdir().unwrap();
-        let (loaded, brain) = store::ready_brain(&BrainSpec::default(), data.path(), CalibrationOptions::default(), &|_, _| {}).unwrap();
+        // Shared with the other test binaries of this crate (built once per target folder).
+        let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+        let (loaded, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
         Default { brain, regions: loaded.connectome.neurons.region, data }
     })
 }
@@ -165,7 +166,7 @@ fn after_calibration_each_neurons_input_is_centred_and_scaled_at_every_step() {
     let mut u = vec![0f32; n * batch];
     for t in 0..STEPS {
         cpu::input_sum(brain, &prev, &x, batch, &mut u);
-        let (mu, sigma) = brain.homeostasis.step(t);
+        let (mu, sigma) = brain.homeostasis().step(t);
         let (mut checked, mut worst_mean, mut worst_spread) = (0, 0f64, 0f64);
         for j in 0..n {
             if sigma[j] <= SIGMA_FLOOR {
@@ -200,7 +201,7 @@ fn the_brain_is_not_dead_and_a_photoreceptor_lesion_silences_the_board() {
     let alive = dn_spread(&d.brain);
     assert!(alive > 0.05, "descending neurons barely move with the board: {alive}");
     let spec = BrainSpec { control: Control::Lesion { regions: vec![Region::Photoreceptors] }, ..BrainSpec::default() };
-    let (_, lesioned) = store::ready_brain(&spec, d.data.path(), CalibrationOptions::default(), &|_, _| {}).unwrap();
+    let (_, lesioned) = store::ready_brain(&spec, &d.data, CalibrationOptions::default(), &|_, _| {}).unwrap();
     assert_eq!(dn_spread(&lesioned), 0.0, "without photoreceptor output no board can reach the descending neurons");
     // The region signal says the same, step by step.
     let by_region = signal::by_region(&d.brain, &d.regions, &b);
@@ -213,10 +214,10 @@ fn the_brain_is_not_dead_and_a_photoreceptor_lesion_silences_the_board() {
 fn homeostasis_is_stored_and_tied_to_the_brain() {
     let d = default_brain();
     let spec = BrainSpec::default();
-    let path = calibrate::homeostasis_path(&spec.brain_path(d.data.path()), CalibrationOptions::default());
-    let loaded = flychess_sim::connectome::brain_file::load(&spec.brain_path(d.data.path())).unwrap();
+    let path = calibrate::homeostasis_path(&spec.brain_path(&d.data), CalibrationOptions::default());
+    let loaded = flychess_sim::connectome::brain_file::load(&spec.brain_path(&d.data)).unwrap();
     let h = calibrate::load(&path, &loaded.checksum, d.brain.neurons, CalibrationOptions::default()).expect("stored");
-    assert_eq!(h, d.brain.homeostasis);
+    assert_eq!(h, *d.brain.homeostasis());
     assert!(calibrate::load(&path, "another brain", d.brain.neurons, CalibrationOptions::default()).is_none());
     let calm = CalibrationOptions { calm_unreached: true };
     assert!(calibrate::load(&path, &loaded.checksum, d.brain.neurons, calm).is_none(), "other options, other file");

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! u = W r + x            (x: the eye's input, the same at every step)
-//! z = α (u − μₜ) / σₜ + β
+//! z = α (u − μₜ) / σₜ + β   (computed as (u − μₜ) · gₜ + β with gₜ = α/σₜ, fused)
 //! r ← (1 − λ) r + λ max(0, tanh z)
 //! ```
 //!
@@ -16,6 +16,7 @@
 //! rates of all positions in a batch sit in one cache line when a row is gathered.
 
 pub mod cpu;
+pub mod gpu;
 pub mod signal;
 
 use crate::chess::Planes;
@@ -73,7 +74,9 @@ pub struct Brain {
     /// Per neuron: its index in `eye`, or `NO_EYE`.
     pub eye_slot: Vec<u32>,
     pub params: Params,
-    pub homeostasis: Homeostasis,
+    homeostasis: Homeostasis,
+    /// α / σₜ per step and neuron, worked out once so every engine multiplies by the same number.
+    gain: Vec<f32>,
 }
 
 impl Brain {
@@ -96,8 +99,31 @@ impl Brain {
             eye,
             eye_slot,
             params: Params::default(),
+            gain: vec![Params::default().alpha; STEPS * neurons],
             homeostasis: Homeostasis::neutral(neurons),
         }
+    }
+
+    pub fn homeostasis(&self) -> &Homeostasis {
+        &self.homeostasis
+    }
+
+    /// Installs a homeostasis (and the gains α/σ the engines use).
+    pub fn set_homeostasis(&mut self, h: Homeostasis) {
+        assert_eq!(h.neurons, self.neurons, "homeostasis of another brain");
+        self.gain = h.sigma.iter().map(|&s| self.params.alpha / s).collect();
+        self.homeostasis = h;
+    }
+
+    /// (μₜ, α/σₜ) of step `t`.
+    pub fn step_constants(&self, t: usize) -> (&[f32], &[f32]) {
+        let r = t * self.neurons..(t + 1) * self.neurons;
+        (&self.homeostasis.mu[r.clone()], &self.gain[r])
+    }
+
+    /// All gains, `[step · n + neuron]` (what the GPU engine uploads).
+    pub fn gains(&self) -> &[f32] {
+        &self.gain
     }
 
     pub fn connections(&self) -> usize {
