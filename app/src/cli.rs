@@ -12,7 +12,7 @@ use flychess_sim::connectome::download::{fetch, Fetch, Outcome};
 use flychess_sim::connectome::release::{self, DOWNLOADS};
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::{brain_file, synthetic, Control};
-use flychess_sim::brain::{cpu, signal as region_signal, Brain, STEPS};
+use flychess_sim::brain::{cpu, gpu as gpu_engine, signal as region_signal, Brain, STEPS};
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::connectome::brain_file::Loaded;
@@ -257,12 +257,52 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> 
         }));
     }
     let one_position_ms = rows.iter().find(|r| r["batch"] == 1).map(|r| r["ms_per_position"].clone());
+    let gpu = match gpu_engine::headless_device() {
+        Err(e) => serde_json::json!({ "adapter": null, "note": format!("no GPU engine: {e}") }),
+        Ok(d) => {
+            let name = d.adapter_name.clone();
+            let mut engine = gpu_engine::GpuEngine::new(d.device, d.queue, &brain)?;
+            let limit = engine.device().limits().max_storage_buffer_binding_size as u64;
+            let mut gpu_rows = Vec::new();
+            for &batch in batches {
+                if engine.rates_bytes(batch) > limit {
+                    gpu_rows.push(serde_json::json!({ "engine": "gpu", "batch": batch, "skipped": format!("needs more than the device's {limit}-byte binding") }));
+                    continue;
+                }
+                // One warm-up think (pipeline and buffers), then timed thinks waited to completion.
+                engine.think(&boards[..batch])?;
+                engine.wait()?;
+                let started = Instant::now();
+                let (mut positions, mut runs) = (0usize, 0usize);
+                while runs < 2 || started.elapsed().as_secs_f64() < 2.0 {
+                    let first = (runs * batch) % (boards.len() - batch + 1);
+                    engine.think(&boards[first..first + batch])?;
+                    engine.wait()?;
+                    positions += batch;
+                    runs += 1;
+                    if started.elapsed().as_secs_f64() > 20.0 {
+                        break;
+                    }
+                }
+                let seconds = started.elapsed().as_secs_f64();
+                gpu_rows.push(serde_json::json!({
+                    "engine": "gpu",
+                    "batch": batch,
+                    "positions": positions,
+                    "seconds": seconds,
+                    "positions_per_second": positions as f64 / seconds,
+                    "ms_per_position": 1000.0 * seconds / positions as f64,
+                }));
+            }
+            serde_json::json!({ "adapter": name, "runs": gpu_rows })
+        }
+    };
     let report = serde_json::json!({
         "brain": loaded.connectome.provenance.label(),
         "neurons": brain.neurons,
         "connections": brain.connections(),
         "threads": rayon::current_num_threads(),
-        "gpu": "no GPU engine in this build yet",
+        "gpu": gpu,
         "runs": rows,
         "one_position_ms": one_position_ms,
         "peak_memory_mb": peak_memory_mb(),
@@ -271,11 +311,22 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> 
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("{} — {} neurons, {} connections, {} threads", report["brain"].as_str().unwrap_or(""), brain.neurons, brain.connections(), report["threads"]);
-        for r in &rows {
-            println!(
-                "  cpu  batch {:>3}: {:>7.1} positions/s  ({:.1} ms per position)",
-                r["batch"], r["positions_per_second"].as_f64().unwrap_or(0.0), r["ms_per_position"].as_f64().unwrap_or(0.0)
-            );
+        let gpu_runs = report["gpu"]["runs"].as_array().cloned().unwrap_or_default();
+        for r in rows.iter().chain(&gpu_runs) {
+            match r["skipped"].as_str() {
+                Some(why) => println!("  {}  batch {:>3}: skipped, {why}", r["engine"].as_str().unwrap_or(""), r["batch"]),
+                None => println!(
+                    "  {}  batch {:>3}: {:>7.1} positions/s  ({:.1} ms per position)",
+                    r["engine"].as_str().unwrap_or(""),
+                    r["batch"],
+                    r["positions_per_second"].as_f64().unwrap_or(0.0),
+                    r["ms_per_position"].as_f64().unwrap_or(0.0)
+                ),
+            }
+        }
+        match report["gpu"]["adapter"].as_str() {
+            Some(name) => println!("  gpu adapter: {name}"),
+            None => println!("  {}", report["gpu"]["note"].as_str().unwrap_or("")),
         }
         if let Some(mb) = peak_memory_mb() {
             println!("  peak memory {mb:.0} MB");
