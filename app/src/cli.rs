@@ -217,7 +217,7 @@ fn peak_memory_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> Result<()> {
+pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, reference: bool) -> Result<()> {
     let spec = spec(which)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let boards: Vec<Planes> = sample_positions().iter().map(planes).collect();
@@ -297,7 +297,9 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> 
             serde_json::json!({ "adapter": name, "runs": gpu_rows })
         }
     };
+    let reference = if reference { Some(scipy_reference(&brain, &boards[..32], data)?) } else { None };
     let report = serde_json::json!({
+        "reference": reference,
         "brain": loaded.connectome.provenance.label(),
         "neurons": brain.neurons,
         "connections": brain.connections(),
@@ -323,6 +325,17 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool) -> 
                     r["ms_per_position"].as_f64().unwrap_or(0.0)
                 ),
             }
+        }
+        if let Some(r) = &report["reference"].as_object() {
+            println!(
+                "  scipy reference, batch 32: {:.2} s per think against {:.2} s here: the CPU engine is {:.1}x faster; rates agree within {:.1e} (mean {:.1e}, {:.2}% within 1e-4)",
+                r["scipy_seconds"].as_f64().unwrap_or(0.0),
+                r["cpu_seconds"].as_f64().unwrap_or(0.0),
+                r["speedup"].as_f64().unwrap_or(0.0),
+                r["max_difference"].as_f64().unwrap_or(0.0),
+                r["mean_difference"].as_f64().unwrap_or(0.0),
+                100.0 * r["share_within_1e-4"].as_f64().unwrap_or(0.0)
+            );
         }
         match report["gpu"]["adapter"].as_str() {
             Some(name) => println!("  gpu adapter: {name}"),
@@ -368,4 +381,76 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
         }
     }
     Ok(())
+}
+
+const REFERENCE_SCRIPT: &str = include_str!("../../tools/reference_scipy.py");
+
+/// Runs tools/reference_scipy.py on the same brain and boards (in a venv with scipy in the data
+/// folder, made on first use), and compares its rates and speed with the CPU engine's.
+fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serde_json::Value> {
+    use std::process::Command;
+    let venv = data.join("reference-venv");
+    let python = venv.join("bin").join("python3");
+    if !python.exists() {
+        eprintln!("making a Python venv with scipy in {} (once)", venv.display());
+        let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().map(|s| s.success()).unwrap_or(false)
+            && Command::new(venv.join("bin").join("pip")).args(["install", "-q", "numpy", "scipy"]).status().map(|s| s.success()).unwrap_or(false);
+        if !ok {
+            let _ = std::fs::remove_dir_all(&venv);
+            return Err(anyhow!("could not make a Python venv with scipy (needs python3 with venv and pip, and PyPI)"));
+        }
+    }
+    let dir = tempfile::tempdir()?;
+    let d = dir.path();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(d.join(name), bytes);
+    let batch = boards.len();
+    let n = brain.neurons;
+    // The eye input as a dense neurons × batch matrix.
+    let x_eye = brain.eye_input(boards);
+    let mut x = vec![0f32; n * batch];
+    for (i, c) in brain.eye.iter().enumerate() {
+        x[c.neuron as usize * batch..(c.neuron as usize + 1) * batch].copy_from_slice(&x_eye[i * batch..(i + 1) * batch]);
+    }
+    let bytes_u32 = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let bytes_f32 = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    write("row_start.u32", &bytes_u32(&brain.row_start))?;
+    write("pre.u32", &bytes_u32(&brain.pre))?;
+    write("weight.f32", &bytes_f32(&brain.weight))?;
+    write("x.f32", &bytes_f32(&x))?;
+    write("mu.f32", &bytes_f32(&brain.homeostasis().mu))?;
+    write("gain.f32", &bytes_f32(brain.gains()))?;
+    write("reference_scipy.py", REFERENCE_SCRIPT.as_bytes())?;
+    let manifest = serde_json::json!({"neurons": n, "batch": batch, "steps": STEPS, "beta": brain.params.beta, "leak": brain.params.leak});
+    write("manifest.json", manifest.to_string().as_bytes())?;
+    let out = Command::new(&python).arg(d.join("reference_scipy.py")).arg(d).output()?;
+    if !out.status.success() {
+        return Err(anyhow!("the scipy reference failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let scipy_seconds = answer["seconds_per_think"].as_f64().unwrap_or(f64::NAN);
+    let theirs: Vec<f32> = std::fs::read(d.join("rates.f32"))?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    // The CPU engine on the same boards, timed the same way (one warm-up, then three thinks).
+    let mut ours = cpu::think(brain, boards);
+    let started = Instant::now();
+    for _ in 0..3 {
+        ours = cpu::think(brain, boards);
+    }
+    let cpu_seconds = started.elapsed().as_secs_f64() / 3.0;
+    if theirs.len() != ours.data.len() {
+        return Err(anyhow!("the scipy reference wrote {} rates, {} expected", theirs.len(), ours.data.len()));
+    }
+    let diffs: Vec<f32> = ours.data.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).collect();
+    let max_difference = diffs.iter().copied().fold(0f32, f32::max);
+    let mean_difference = diffs.iter().map(|&d| d as f64).sum::<f64>() / diffs.len() as f64;
+    let within_1e4 = diffs.iter().filter(|&&d| d <= 1e-4).count() as f64 / diffs.len() as f64;
+    Ok(serde_json::json!({
+        "batch": batch,
+        "scipy_seconds": scipy_seconds,
+        "cpu_seconds": cpu_seconds,
+        "speedup": scipy_seconds / cpu_seconds,
+        "max_difference": max_difference,
+        "mean_difference": mean_difference,
+        "share_within_1e-4": within_1e4,
+        "versions": answer,
+    }))
 }

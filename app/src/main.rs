@@ -32,6 +32,10 @@ enum Command {
         /// Batch sizes to measure.
         #[arg(long, value_delimiter = ',', default_values_t = [1usize, 8, 32, 128])]
         batches: Vec<usize>,
+        /// Also run the same 12 steps with scipy.sparse (tools/reference_scipy.py, in its own venv
+        /// in the data folder), check both give the same rates, and print the speed ratio.
+        #[arg(long)]
+        reference: bool,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -112,7 +116,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => gui::run(data),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
-        Some(Command::Bench { json, batches, which }) => cli::bench(&which, &data, &batches, json),
+        Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
