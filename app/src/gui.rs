@@ -30,10 +30,20 @@ enum BrainState {
 
 struct FlyChessApp {
     data: PathBuf,
+    /// The adapter eframe draws with (the brain view and a GPU engine share it).
+    adapter: String,
     brain: BrainState,
     reports: Receiver<Report>,
     sender: Sender<Report>,
     download: Option<(String, f64)>,
+    /// `--screenshot FILE`: save the window once the brain is ready, then close.
+    screenshot: Option<Screenshot>,
+}
+
+struct Screenshot {
+    path: PathBuf,
+    /// Where the pixels arrive once asked for.
+    arrived: Option<Receiver<std::sync::Arc<egui::ColorImage>>>,
 }
 
 /// Loads (or builds) `spec` on a worker thread, reporting to `tx`, waking the window each time.
@@ -62,10 +72,27 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
 }
 
 impl FlyChessApp {
-    fn new(cc: &eframe::CreationContext<'_>, data: PathBuf) -> Self {
+    fn new(cc: &eframe::CreationContext<'_>, data: PathBuf, screenshot: Option<PathBuf>) -> Self {
         let (sender, reports) = channel();
         start_brain_job(BrainSpec::default(), data.clone(), sender.clone(), cc.egui_ctx.clone());
-        FlyChessApp { data, brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 }, reports, sender, download: None }
+        let adapter = match &cc.wgpu_render_state {
+            Some(rs) => {
+                let info = rs.adapter.get_info();
+                let kind = if info.device_type == eframe::wgpu::DeviceType::Cpu { "software renderer" } else { "GPU" };
+                format!("{} ({kind}, {:?})", info.name, info.backend)
+            }
+            None => "no wgpu adapter".into(),
+        };
+        tracing::info!("drawing with {adapter}");
+        FlyChessApp {
+            data,
+            adapter,
+            brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 },
+            reports,
+            sender,
+            download: None,
+            screenshot: screenshot.map(|path| Screenshot { path, arrived: None }),
+        }
     }
 
     fn start_download(&mut self, ctx: &egui::Context) {
@@ -97,6 +124,39 @@ impl FlyChessApp {
     }
 }
 
+impl FlyChessApp {
+    /// Asks for a screenshot once the brain is settled, saves it when it arrives, then closes.
+    fn take_screenshot(&mut self, ctx: &egui::Context) {
+        let settled = !matches!(self.brain, BrainState::Loading { .. });
+        let Some(shot) = &mut self.screenshot else { return };
+        let Some(arrived) = &shot.arrived else {
+            if settled {
+                let (tx, rx) = channel();
+                let waker = ctx.clone();
+                ctx.request_screenshot(move |image| {
+                    let _ = tx.send(image);
+                    waker.request_repaint();
+                });
+                shot.arrived = Some(rx);
+            }
+            ctx.request_repaint();
+            return;
+        };
+        let image = arrived.try_recv().ok();
+        if let Some(image) = image {
+            let [w, h] = image.size;
+            let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+            match image::RgbaImage::from_raw(w as u32, h as u32, bytes).map(|img| img.save(&shot.path)) {
+                Some(Ok(())) => tracing::info!("saved {}", shot.path.display()),
+                Some(Err(e)) => tracing::error!("could not save {}: {e}", shot.path.display()),
+                None => tracing::error!("the screenshot had an unexpected size"),
+            }
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+        ctx.request_repaint();
+    }
+}
+
 impl eframe::App for FlyChessApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
@@ -119,6 +179,7 @@ impl eframe::App for FlyChessApp {
                 }
             }
         }
+        self.take_screenshot(&ctx);
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading("Fly Chess");
             ui.label("A whole fruit-fly nervous system learns and plays chess.");
@@ -136,6 +197,7 @@ impl eframe::App for FlyChessApp {
                     brain_summary(ui, info, checksum);
                 }
             }
+            ui.small(format!("Graphics: {}", self.adapter));
             ui.separator();
             match &self.download {
                 Some((stage, fraction)) => {
@@ -186,11 +248,28 @@ fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
     });
 }
 
-pub fn run(data: PathBuf) -> Result<()> {
+/// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12
+/// steps × 163,803 neurons × the batch) outgrows the default 128 MiB binding, and burn needs the
+/// adapter's features — except MAPPABLE_PRIMARY_BUFFERS, which would slow every buffer down.
+fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
+    use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup, WgpuSetupCreateNew};
+    use eframe::wgpu;
+    let mut setup = WgpuSetupCreateNew::without_display_handle();
+    setup.device_descriptor = std::sync::Arc::new(|adapter: &wgpu::Adapter| wgpu::DeviceDescriptor {
+        label: Some("flychess"),
+        required_features: adapter.features() - wgpu::Features::MAPPABLE_PRIMARY_BUFFERS,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    });
+    WgpuConfiguration { wgpu_setup: WgpuSetup::CreateNew(setup), ..Default::default() }
+}
+
+pub fn run(data: PathBuf, screenshot: Option<PathBuf>) -> Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_min_inner_size([640.0, 480.0]).with_title("Fly Chess"),
+        wgpu_options: wgpu_options(),
         ..Default::default()
     };
-    eframe::run_native("Fly Chess", options, Box::new(move |cc| Ok(Box::new(FlyChessApp::new(cc, data)))))
+    eframe::run_native("Fly Chess", options, Box::new(move |cc| Ok(Box::new(FlyChessApp::new(cc, data, screenshot)))))
         .map_err(|e| anyhow!("could not open a window: {e}"))
 }

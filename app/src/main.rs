@@ -17,6 +17,9 @@ struct Cli {
     /// Data folder (brains, tables, flies). Default: $FLYCHESS_DATA, else the platform's data dir.
     #[arg(long, global = true)]
     data: Option<PathBuf>,
+    /// Open the window, save a PNG of it once the brain is ready, and close.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -114,7 +117,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let data = cli.data.unwrap_or_else(flychess_sim::store::data_dir);
     let result = match cli.command {
-        None => gui::run(data),
+        None => gui::run(data, cli.screenshot),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };

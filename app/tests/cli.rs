@@ -68,3 +68,31 @@ fn a_download_with_no_server_fails_cleanly() {
     let left: Vec<_> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
     assert!(left.iter().all(|n| n.to_string_lossy().ends_with(".part")), "nothing but partial files: {left:?}");
 }
+
+#[test]
+fn a_real_window_opens_and_can_be_screenshotted() {
+    let xvfb = Command::new("sh").args(["-c", "command -v xvfb-run"]).output().map(|o| o.status.success()).unwrap_or(false);
+    if !xvfb {
+        assert!(std::env::var("FLYCHESS_REQUIRE_GPU").is_err(), "CI installs xvfb: it must be here");
+        eprintln!("skipping: no xvfb-run on this machine");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let png = t.path().join("window.png");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1400x900x24"])
+        .arg(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(t.path().join("data"))
+        .arg("--screenshot")
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let img = image::open(&png).expect("a PNG was written").to_rgba8();
+    assert_eq!((img.width(), img.height()), (1280, 800), "the default window size");
+    // Not a blank frame: the brain summary was drawn (text pixels differ from the background).
+    let background = *img.get_pixel(img.width() - 1, img.height() - 1);
+    let drawn = img.pixels().filter(|p| **p != background).count();
+    assert!(drawn > 5_000, "only {drawn} pixels differ from the background");
+}
