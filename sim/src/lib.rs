@@ -8,7 +8,9 @@ pub mod brain;
 pub mod calibrate;
 pub mod chess;
 pub mod connectome;
+pub mod engine;
 pub mod error;
+pub mod eval;
 pub mod eye;
 pub mod store;
 

@@ -1,6 +1,6 @@
 //! The GPU engine (WGSL on wgpu; Mesa lavapipe in CI) against the CPU engine: the same rates
 //! within 1e-4 on the whole default brain, every step, including a batch large enough to need the
-//! 2-D dispatch. Without any adapter the tests say so and pass, unless FLYCHESS_REQUIRE_GPU=1
+//! 2-D dispatch. Without any adapter the tests say so and pass, unless FLYCHESS_CI=1
 //! (set by .ci/run, where lavapipe is installed) makes a missing adapter a failure.
 
 use flychess_sim::brain::gpu::{headless_device, GpuEngine};
@@ -15,7 +15,7 @@ fn engine(brain: &Brain) -> Option<GpuEngine> {
             eprintln!("GPU engine on {}", d.adapter_name);
             Some(GpuEngine::new(d.device, d.queue, brain).expect("the brain fits on the device"))
         }
-        Err(e) if std::env::var("FLYCHESS_REQUIRE_GPU").is_ok_and(|v| v == "1") => panic!("{e}"),
+        Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
         Err(e) => {
             eprintln!("skipping the GPU comparison: {e}");
             None
