@@ -18,7 +18,7 @@ use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::store::{self, BrainSpec, Tables};
 
-use crate::{BrainCommand, WhichBrain};
+use crate::{BrainCommand, DataCommand, WhichBrain};
 
 pub fn spec(which: &WhichBrain) -> Result<BrainSpec> {
     let tables = match &which.tables {
@@ -453,4 +453,51 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
         "share_within_1e-4": within_1e4,
         "versions": answer,
     }))
+}
+
+pub fn data(cmd: DataCommand) -> Result<()> {
+    use flychess_sim::data::{shipped_path, Dataset};
+    match cmd {
+        DataCommand::Import { jsonl, out, source, labeller } => {
+            let file = std::fs::File::open(&jsonl).with_context(|| format!("opening {}", jsonl.display()))?;
+            let reader: Box<dyn std::io::BufRead> = if jsonl.extension().is_some_and(|e| e == "zst") {
+                Box::new(std::io::BufReader::new(zstd::stream::read::Decoder::new(file)?))
+            } else {
+                Box::new(std::io::BufReader::new(file))
+            };
+            let d = Dataset::from_jsonl(reader, &source, &labeller).with_context(|| format!("reading {}", jsonl.display()))?;
+            d.save(&out)?;
+            println!(
+                "{} positions: HOLD {}, VAL {}, TRAIN {} → {} ({:.1} MB)",
+                d.rows.len(),
+                d.hold().len(),
+                d.val().len(),
+                d.train().len(),
+                out.display(),
+                std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0) as f64 / 1e6
+            );
+            Ok(())
+        }
+        DataCommand::Info { path, json } => {
+            let path = path.unwrap_or_else(shipped_path);
+            let d = Dataset::load(&path)?;
+            let moves: usize = d.rows.iter().map(|r| r.moves.len()).sum();
+            let v = serde_json::json!({
+                "file": path.display().to_string(),
+                "source": d.meta.source,
+                "labeller": d.meta.labeller,
+                "positions": d.rows.len(),
+                "hold": d.hold().len(),
+                "val": d.val().len(),
+                "train": d.train().len(),
+                "labelled_moves": moves,
+            });
+            if json {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("{}: {} positions (HOLD {}, VAL {}, TRAIN {}), {} labelled moves\n  from {}\n  labelled by {}", path.display(), d.rows.len(), d.hold().len(), d.val().len(), d.train().len(), moves, d.meta.source, d.meta.labeller);
+            }
+            Ok(())
+        }
+    }
 }

@@ -27,6 +27,9 @@ enum Command {
     /// Build, inspect and download brains.
     #[command(subcommand)]
     Brain(BrainCommand),
+    /// Labelled positions: import, inspect.
+    #[command(subcommand)]
+    Data(DataCommand),
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench {
         /// Print JSON instead of text.
@@ -90,6 +93,30 @@ pub enum BrainCommand {
     },
 }
 
+#[derive(Subcommand)]
+pub enum DataCommand {
+    /// Convert labelled positions in JSONL (plain or .zst: fen, game, ply, legal, moves[uci, cp,
+    /// mate, wdl]) into the project's dataset format, keeping their order (HOLD, VAL, TRAIN).
+    Import {
+        #[arg(long)]
+        jsonl: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Where the positions come from (kept in the file).
+        #[arg(long, default_value = "book_1.02.pgn (Debian gnuchess-book), one or two positions per game")]
+        source: String,
+        /// Who labelled them (kept in the file).
+        #[arg(long, default_value = "Stockfish 15.1, 1 thread, 32 MB hash, MultiPV 8, depth 10")]
+        labeller: String,
+    },
+    /// Summary of a dataset (default: the one shipped with the project).
+    Info {
+        path: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// Which brain a command means.
 #[derive(Args, Clone, Debug)]
 pub struct WhichBrain {
@@ -119,6 +146,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => gui::run(data, cli.screenshot),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
+        Some(Command::Data(cmd)) => cli::data(cmd),
         Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };
     match result {

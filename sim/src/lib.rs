@@ -8,6 +8,7 @@ pub mod brain;
 pub mod calibrate;
 pub mod chess;
 pub mod connectome;
+pub mod data;
 pub mod engine;
 pub mod error;
 pub mod eval;

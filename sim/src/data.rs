@@ -1,0 +1,287 @@
+//! Labelled positions: the project's own dataset format and the import of the shared JSONL. A row
+//! is a position (FEN), where it came from (game, ply), its number of legal moves and Stockfish's
+//! best moves with their scores (centipawns or mate) and win/draw/loss, best first. Rows are kept
+//! in their shuffled order: HOLD is the first 4,096, VAL the next 2,048, TRAIN the rest; HOLD and
+//! VAL are never trained on.
+//!
+//! File layout: `FLYDATA1`, u32 format version, u32 header length, header (JSON: source, labeller,
+//! counts, splits), then the rows zstd-compressed, then sha256 of everything before it. Rows:
+//! u8 FEN length, FEN, u32 game, u16 ply, u8 legal, u8 k, then per move u8 from, u8 to, u8 promotion
+//! (0 none, 1 q, 2 r, 3 b, 4 n), u8 kind (0 cp, 1 mate), i32 value, 3 × u16 wdl (0xFFFF: none).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::connectome::brain_file::write_atomically;
+use crate::error::{Error, Result};
+use crate::eval::Score;
+
+pub const HOLD: usize = 4_096;
+pub const VAL: usize = 2_048;
+const MAGIC: &[u8; 8] = b"FLYDATA1";
+const FORMAT_VERSION: u32 = 1;
+
+/// A move as from/to squares (a1 = 0 … h8 = 63) and a promotion (0 none, 1 q, 2 r, 3 b, 4 n).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MoveCode {
+    pub from: u8,
+    pub to: u8,
+    pub promotion: u8,
+}
+
+impl MoveCode {
+    pub fn parse_uci(uci: &str) -> Option<MoveCode> {
+        let b = uci.as_bytes();
+        let square = |f: u8, r: u8| -> Option<u8> {
+            ((b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r)).then(|| (r - b'1') * 8 + (f - b'a'))
+        };
+        let promotion = match b.get(4) {
+            None => 0,
+            Some(b'q') => 1,
+            Some(b'r') => 2,
+            Some(b'b') => 3,
+            Some(b'n') => 4,
+            Some(_) => return None,
+        };
+        if !(4..=5).contains(&b.len()) {
+            return None;
+        }
+        Some(MoveCode { from: square(b[0], b[1])?, to: square(b[2], b[3])?, promotion })
+    }
+
+    pub fn uci(self) -> String {
+        let sq = |s: u8| format!("{}{}", (b'a' + s % 8) as char, (b'1' + s / 8) as char);
+        let promo = ["", "q", "r", "b", "n"][self.promotion.min(4) as usize];
+        format!("{}{}{promo}", sq(self.from), sq(self.to))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MoveLabel {
+    pub mv: MoveCode,
+    pub score: Score,
+    pub wdl: Option<[u16; 3]>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub fen: String,
+    pub game: u32,
+    pub ply: u16,
+    pub legal: u8,
+    /// Stockfish's best moves, best first (at most 8).
+    pub moves: Vec<MoveLabel>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub source: String,
+    pub labeller: String,
+    pub rows: usize,
+    pub hold: usize,
+    pub val: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dataset {
+    pub meta: Meta,
+    pub rows: Vec<Row>,
+}
+
+impl Dataset {
+    pub fn hold(&self) -> &[Row] {
+        &self.rows[..self.meta.hold.min(self.rows.len())]
+    }
+    pub fn val(&self) -> &[Row] {
+        let a = self.meta.hold.min(self.rows.len());
+        &self.rows[a..(a + self.meta.val).min(self.rows.len())]
+    }
+    pub fn train(&self) -> &[Row] {
+        &self.rows[(self.meta.hold + self.meta.val).min(self.rows.len())..]
+    }
+
+    /// Reads the shared JSONL (one object per line: fen, game, ply, legal, moves[uci, cp, mate,
+    /// wdl]), in file order. A bad line is an error naming its line number.
+    pub fn from_jsonl(reader: impl BufRead, source: &str, labeller: &str) -> Result<Dataset> {
+        #[derive(Deserialize)]
+        struct JMove {
+            uci: String,
+            cp: Option<i32>,
+            mate: Option<i32>,
+            wdl: Option<[u16; 3]>,
+        }
+        #[derive(Deserialize)]
+        struct JRow {
+            fen: String,
+            game: u32,
+            ply: u16,
+            legal: u8,
+            moves: Vec<JMove>,
+        }
+        let mut rows = Vec::new();
+        for (n, line) in reader.lines().enumerate() {
+            let line = line.map_err(|e| Error::Invalid(format!("line {}: {e}", n + 1)))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |what: String| Error::Invalid(format!("line {}: {what}", n + 1));
+            let j: JRow = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+            crate::chess::position_from_fen(&j.fen).map_err(|e| bad(e.to_string()))?;
+            if j.fen.len() > 255 {
+                return Err(bad("FEN longer than 255 characters".into()));
+            }
+            let mut moves = Vec::new();
+            for m in j.moves {
+                let mv = MoveCode::parse_uci(&m.uci).ok_or_else(|| bad(format!("not a UCI move: {:?}", m.uci)))?;
+                let score = match (m.cp, m.mate) {
+                    (_, Some(k)) => Score::Mate(k),
+                    (Some(cp), None) => Score::Cp(cp),
+                    (None, None) => return Err(bad(format!("move {} has neither cp nor mate", m.uci))),
+                };
+                moves.push(MoveLabel { mv, score, wdl: m.wdl });
+            }
+            if moves.is_empty() || moves.len() > 255 {
+                return Err(bad(format!("{} labelled moves", moves.len())));
+            }
+            rows.push(Row { fen: j.fen, game: j.game, ply: j.ply, legal: j.legal, moves });
+        }
+        Ok(Dataset { meta: Meta { source: source.into(), labeller: labeller.into(), rows: rows.len(), hold: HOLD, val: VAL }, rows })
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let mut body = Vec::new();
+        for r in &self.rows {
+            body.push(r.fen.len() as u8);
+            body.extend_from_slice(r.fen.as_bytes());
+            body.extend_from_slice(&r.game.to_le_bytes());
+            body.extend_from_slice(&r.ply.to_le_bytes());
+            body.push(r.legal);
+            body.push(r.moves.len() as u8);
+            for m in &r.moves {
+                body.extend_from_slice(&[m.mv.from, m.mv.to, m.mv.promotion]);
+                let (kind, value) = match m.score {
+                    Score::Cp(v) => (0u8, v),
+                    Score::Mate(v) => (1u8, v),
+                };
+                body.push(kind);
+                body.extend_from_slice(&value.to_le_bytes());
+                for x in m.wdl.unwrap_or([u16::MAX; 3]) {
+                    body.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        let packed = zstd::encode_all(&body[..], 19).map_err(|e| Error::io(path, e))?;
+        let header = serde_json::to_vec(&Meta { rows: self.rows.len(), ..self.meta.clone() }).expect("plain struct");
+        let mut buf = Vec::with_capacity(packed.len() + header.len() + 64);
+        buf.extend_from_slice(MAGIC);
+        buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&header);
+        buf.extend_from_slice(&packed);
+        let digest = Sha256::digest(&buf);
+        buf.extend_from_slice(&digest);
+        write_atomically(path, &buf)
+    }
+
+    pub fn load(path: &Path) -> Result<Dataset> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bad = |what: &str| Error::table(path, what.to_string());
+        if bytes.len() < 48 || &bytes[..8] != MAGIC {
+            return Err(bad("not a Fly Chess dataset"));
+        }
+        if bytes[8..12] != FORMAT_VERSION.to_le_bytes() {
+            return Err(bad("a dataset of another format version"));
+        }
+        let (content, stored) = bytes.split_at(bytes.len() - 32);
+        if Sha256::digest(content).as_slice() != stored {
+            return Err(bad("checksum mismatch: the file is damaged"));
+        }
+        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+        let meta: Meta = content.get(16..16 + len).and_then(|h| serde_json::from_slice(h).ok()).ok_or_else(|| bad("damaged header"))?;
+        let body = zstd::decode_all(&content[16 + len..]).map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
+        let mut c = 0usize;
+        let mut take = |n: usize| -> Result<&[u8]> {
+            let s = body.get(c..c + n).ok_or_else(|| bad("rows end early"))?;
+            c += n;
+            Ok(s)
+        };
+        let mut rows = Vec::with_capacity(meta.rows);
+        for _ in 0..meta.rows {
+            let fen_len = take(1)?[0] as usize;
+            let fen = String::from_utf8(take(fen_len)?.to_vec()).map_err(|_| bad("a FEN is not text"))?;
+            let game = u32::from_le_bytes(take(4)?.try_into().expect("4"));
+            let ply = u16::from_le_bytes(take(2)?.try_into().expect("2"));
+            let legal = take(1)?[0];
+            let k = take(1)?[0] as usize;
+            let mut moves = Vec::with_capacity(k);
+            for _ in 0..k {
+                let m = take(4)?;
+                let (mv, kind) = (MoveCode { from: m[0], to: m[1], promotion: m[2] }, m[3]);
+                let value = i32::from_le_bytes(take(4)?.try_into().expect("4"));
+                let w = take(6)?;
+                let wdl = [0, 2, 4].map(|i| u16::from_le_bytes([w[i], w[i + 1]]));
+                moves.push(MoveLabel {
+                    mv,
+                    score: if kind == 1 { Score::Mate(value) } else { Score::Cp(value) },
+                    wdl: (wdl != [u16::MAX; 3]).then_some(wdl),
+                });
+            }
+            rows.push(Row { fen, game, ply, legal, moves });
+        }
+        Ok(Dataset { meta, rows })
+    }
+}
+
+/// The labelled positions shipped with the project (from ../shared/data, converted and committed).
+pub fn shipped_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join("positions.flyd")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"i": 0, "fen": "rnbqkb1r/ppp2ppp/4pn2/8/2BP4/4PN2/PP3PPP/RNBQK2R b KQkq - 0 5", "game": 2568, "ply": 9, "legal": 34, "depth": 10, "moves": [{"uci": "c7c5", "cp": -44, "mate": null, "wdl": [1, 933, 66]}, {"uci": "a7a6", "cp": null, "mate": 3, "wdl": null}]}"#;
+
+    #[test]
+    fn uci_codes_round_trip() {
+        for m in ["e2e4", "a7a8q", "h2h1n", "e1g1"] {
+            assert_eq!(MoveCode::parse_uci(m).unwrap().uci(), m);
+        }
+        assert_eq!(MoveCode::parse_uci("a1h8").unwrap(), MoveCode { from: 0, to: 63, promotion: 0 });
+        for bad in ["", "e2", "e2e9", "i2e4", "e7e8k", "e2e4qq"] {
+            assert!(MoveCode::parse_uci(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn jsonl_imports_and_the_file_round_trips() {
+        let d = Dataset::from_jsonl(LINE.as_bytes(), "test", "sf").unwrap();
+        assert_eq!(d.rows.len(), 1);
+        assert_eq!(d.rows[0].moves[1].score, Score::Mate(3));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.flyd");
+        d.save(&p).unwrap();
+        assert_eq!(Dataset::load(&p).unwrap(), d);
+        let mut bytes = std::fs::read(&p).unwrap();
+        let n = bytes.len();
+        bytes[n / 2] ^= 1;
+        std::fs::write(&p, bytes).unwrap();
+        assert!(Dataset::load(&p).unwrap_err().to_string().contains("damaged"));
+    }
+
+    #[test]
+    fn a_malformed_row_names_its_line() {
+        let bad_fen = LINE.replace("rnbqkb1r/", "rnbqkb1rr/");
+        let text = format!("{LINE}\n{bad_fen}\n");
+        let e = Dataset::from_jsonl(text.as_bytes(), "t", "s").unwrap_err().to_string();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let e = Dataset::from_jsonl("{not json".as_bytes(), "t", "s").unwrap_err().to_string();
+        assert!(e.starts_with("line 1:"), "{e}");
+        let bad_move = LINE.replace("c7c5", "c7c9");
+        assert!(Dataset::from_jsonl(bad_move.as_bytes(), "t", "s").unwrap_err().to_string().contains("not a UCI move"));
+    }
+}
