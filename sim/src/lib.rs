@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod eye;
+pub mod readout;
 pub mod store;
 
 pub use error::{Error, Result};
