@@ -501,3 +501,42 @@ pub fn data(cmd: DataCommand) -> Result<()> {
         }
     }
 }
+
+/// Fills (or resumes) the DN-rate cache of a brain over the shipped dataset.
+pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: usize) -> Result<flychess_sim::cache::Cache> {
+    use flychess_sim::cache::{Cache, CacheMeta};
+    use flychess_sim::data::{shipped_path, Dataset};
+    let spec = spec(which)?;
+    let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
+    let meta = CacheMeta {
+        brain_checksum: loaded.checksum.clone(),
+        homeostasis: flychess_sim::calibrate::fingerprint(brain.homeostasis()),
+        dataset: format!("{} ({} rows)", dataset.meta.source, dataset.rows.len()),
+        descending: loaded.connectome.groups.descending.len(),
+    };
+    let path = data.join("cache").join(format!("{}-{}.dn", spec.name(), &loaded.checksum[..12]));
+    let mut cache = Cache::open(&path, meta)?;
+    if cache.positions >= rows.len() {
+        println!("{}: all {} positions already cached", path.display(), rows.len());
+        return Ok(cache);
+    }
+    let bar = ProgressBar::new(rows.len() as u64);
+    bar.set_style(ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_position(cache.positions as u64);
+    let started = Instant::now();
+    let from = cache.positions;
+    cache.fill(&brain, &loaded.connectome.groups.descending, rows, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
+    bar.finish_and_clear();
+    let made = cache.positions - from;
+    println!(
+        "{}: {} positions cached ({} new in {:.0} s, {:.1} positions/s)",
+        path.display(),
+        cache.positions,
+        made,
+        started.elapsed().as_secs_f64(),
+        made as f64 / started.elapsed().as_secs_f64().max(1e-9)
+    );
+    Ok(cache)
+}

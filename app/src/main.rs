@@ -30,6 +30,17 @@ enum Command {
     /// Labelled positions: import, inspect.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Run the frozen brain once over the labelled positions and keep the descending neurons'
+    /// rates as bytes (resumable), for fitting readouts.
+    Cache {
+        /// How many positions (in dataset order: HOLD, VAL, then TRAIN). Default: all.
+        #[arg(long)]
+        positions: Option<usize>,
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench {
         /// Print JSON instead of text.
@@ -147,6 +158,7 @@ fn main() -> std::process::ExitCode {
         None => gui::run(data, cli.screenshot),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
+        Some(Command::Cache { positions, batch, which }) => cli::cache(&which, &data, positions, batch).map(|_| ()),
         Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };
     match result {

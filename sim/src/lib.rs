@@ -5,6 +5,7 @@
 //! built (see ARCHITECTURE.md for the whole data flow).
 
 pub mod brain;
+pub mod cache;
 pub mod calibrate;
 pub mod chess;
 pub mod connectome;

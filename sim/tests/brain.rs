@@ -3,6 +3,7 @@
 //! default brain (normalised input centred and scaled; the brain not dead; a photoreceptor lesion
 //! silencing the board).
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 use flychess_sim::brain::{cpu, signal, Brain, Homeostasis, STEPS};
@@ -221,4 +222,40 @@ fn homeostasis_is_stored_and_tied_to_the_brain() {
     assert!(calibrate::load(&path, "another brain", d.brain.neurons, CalibrationOptions::default()).is_none());
     let calm = CalibrationOptions { calm_unreached: true };
     assert!(calibrate::load(&path, &loaded.checksum, d.brain.neurons, calm).is_none(), "other options, other file");
+}
+
+#[test]
+fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
+    use flychess_sim::cache::{Cache, CacheMeta, Reading};
+    use flychess_sim::data::{shipped_path, Dataset};
+    let brain = small_brain(11);
+    let rows = &Dataset::load(&shipped_path()).unwrap().rows[..10];
+    let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
+    let meta = CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: 40 };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.dn");
+    let mut c = Cache::open(&path, meta.clone()).unwrap();
+    c.fill(&brain, &descending, &rows[..5], 2, &|_, _| {}, &|| false).unwrap();
+    assert_eq!(c.positions, 5);
+    // A kill mid-write leaves half a position: it is cut off on reopening.
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&[7u8; 13]).unwrap();
+    let mut c = Cache::open(&path, meta.clone()).unwrap();
+    assert_eq!(c.positions, 5);
+    c.fill(&brain, &descending, rows, 4, &|_, _| {}, &|| false).unwrap();
+    assert_eq!(c.positions, 10);
+    let fresh_path = dir.path().join("b.dn");
+    let mut fresh = Cache::open(&fresh_path, meta.clone()).unwrap();
+    fresh.fill(&brain, &descending, rows, 10, &|_, _| {}, &|| false).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&fresh_path).unwrap(), "resumed = fresh, any batch size");
+    // The bytes are the rates: step 12 read back equals the engine's rates to 1/255.
+    let rates = cpu::think(&brain, &rows[..3].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect::<Vec<_>>());
+    let last = c.read(0..3, Reading::Step12).unwrap();
+    for p in 0..3 {
+        for (k, &j) in descending.iter().enumerate() {
+            assert!((last[p * 40 + k] - rates.at(STEPS - 1, j as usize, p)).abs() <= 0.5 / 255.0 + 1e-6);
+        }
+    }
+    // Another brain's cache is started again.
+    let other = Cache::open(&path, CacheMeta { brain_checksum: "other".into(), ..meta }).unwrap();
+    assert_eq!(other.positions, 0);
 }

@@ -1,0 +1,135 @@
+//! The fast way's first half (seed "Cheats" 4–5, "A day on a laptop"): with the brain frozen, a
+//! position's descending neurons do the same thing every time, so the brain runs once per position
+//! and their rates are kept as bytes (rate × 255, rounded) — the mean over steps 9–12 and step 12
+//! alone, 2 × 1,314 bytes a position. The readout is then fitted over this cache pass after pass.
+//!
+//! The cache is one append-only file per brain, homeostasis and dataset
+//! (`DATA/cache/NAME.dn`, a JSON sidecar says what it belongs to): positions are appended in
+//! dataset order in whole batches, so a killed run resumes at the last complete position.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::brain::{cpu, Brain, STEPS};
+use crate::chess::{planes, position_from_fen, Planes};
+use crate::data::Row;
+use crate::error::{Error, Result};
+
+/// Which of the stored readings a readout uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reading {
+    /// Mean of steps 9–12.
+    Mean9To12,
+    /// Step 12 alone.
+    Step12,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheMeta {
+    pub brain_checksum: String,
+    pub homeostasis: String,
+    pub dataset: String,
+    pub descending: usize,
+}
+
+pub struct Cache {
+    pub path: PathBuf,
+    pub meta: CacheMeta,
+    /// Complete positions in the file.
+    pub positions: usize,
+}
+
+fn row_bytes(descending: usize) -> usize {
+    2 * descending
+}
+
+impl Cache {
+    /// Opens (or starts) the cache at `path`; a cache of another brain, homeostasis or dataset is
+    /// started again, and a half-written last position is cut off.
+    pub fn open(path: &Path, meta: CacheMeta) -> Result<Cache> {
+        let sidecar = path.with_extension("json");
+        let same = std::fs::read(&sidecar).ok().and_then(|b| serde_json::from_slice::<CacheMeta>(&b).ok()).is_some_and(|m| m == meta);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        if !same {
+            File::create(path).map_err(|e| Error::io(path, e))?;
+            crate::connectome::brain_file::write_atomically(&sidecar, &serde_json::to_vec_pretty(&meta).expect("plain struct"))?;
+        }
+        let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
+        let per = row_bytes(meta.descending);
+        let positions = len / per;
+        if len % per != 0 {
+            let f = OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
+            f.set_len((positions * per) as u64).map_err(|e| Error::io(path, e))?;
+        }
+        Ok(Cache { path: path.to_path_buf(), meta, positions })
+    }
+
+    /// Runs the brain over `rows[self.positions..]` in batches and appends their DN rates;
+    /// `progress(done, total)` after each batch. Stops early (resumably) when `stop()` says so.
+    pub fn fill(&mut self, brain: &Brain, descending: &[u32], rows: &[Row], batch: usize, progress: &dyn Fn(usize, usize), stop: &dyn Fn() -> bool) -> Result<()> {
+        let mut file = OpenOptions::new().append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let per = row_bytes(self.meta.descending);
+        while self.positions < rows.len() && !stop() {
+            let chunk = &rows[self.positions..(self.positions + batch.max(1)).min(rows.len())];
+            let boards: Vec<Planes> = chunk
+                .iter()
+                .map(|r| position_from_fen(&r.fen).map(|p| planes(&p)))
+                .collect::<Result<_>>()?;
+            let b = boards.len();
+            let mut mean = vec![0f32; descending.len() * b];
+            let mut last = vec![0f32; descending.len() * b];
+            cpu::run(brain, &boards, |t, rates| {
+                if t >= STEPS - 4 {
+                    for (k, &j) in descending.iter().enumerate() {
+                        for p in 0..b {
+                            let r = rates[j as usize * b + p];
+                            mean[k * b + p] += r / 4.0;
+                            if t == STEPS - 1 {
+                                last[k * b + p] = r;
+                            }
+                        }
+                    }
+                }
+            });
+            let mut out = Vec::with_capacity(per * b);
+            for p in 0..b {
+                for k in 0..descending.len() {
+                    out.push(to_byte(mean[k * b + p]));
+                }
+                for k in 0..descending.len() {
+                    out.push(to_byte(last[k * b + p]));
+                }
+            }
+            file.write_all(&out).map_err(|e| Error::io(&self.path, e))?;
+            file.flush().map_err(|e| Error::io(&self.path, e))?;
+            self.positions += b;
+            progress(self.positions, rows.len());
+        }
+        file.sync_all().map_err(|e| Error::io(&self.path, e))?;
+        Ok(())
+    }
+
+    /// The readings of positions `range` as f32 in [0, 1]: `[position][descending]`.
+    pub fn read(&self, range: std::ops::Range<usize>, reading: Reading) -> Result<Vec<f32>> {
+        let d = self.meta.descending;
+        let per = row_bytes(d);
+        if range.end > self.positions {
+            return Err(Error::Invalid(format!("the cache holds {} positions, {} asked for", self.positions, range.end)));
+        }
+        let mut f = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        f.seek(SeekFrom::Start((range.start * per) as u64)).map_err(|e| Error::io(&self.path, e))?;
+        let mut raw = vec![0u8; range.len() * per];
+        f.read_exact(&mut raw).map_err(|e| Error::io(&self.path, e))?;
+        let offset = if reading == Reading::Mean9To12 { 0 } else { d };
+        Ok(raw.chunks_exact(per).flat_map(|row| row[offset..offset + d].iter().map(|&x| x as f32 / 255.0)).collect())
+    }
+}
+
+fn to_byte(rate: f32) -> u8 {
+    (rate.clamp(0.0, 1.0) * 255.0).round() as u8
+}
