@@ -16,5 +16,6 @@ pub mod eval;
 pub mod eye;
 pub mod readout;
 pub mod store;
+pub mod train;
 
 pub use error::{Error, Result};

@@ -1,0 +1,389 @@
+//! Fitting a readout over cached features (SPEC §5, seed "The maths" 5 and 7): the target over a
+//! position's labelled moves is share(m_k) ∝ exp((win_k − win_1)/τ), τ = 2.5, zero elsewhere; the
+//! value target is 2·win_1/100 − 1; the loss is the cross-entropy over the legal moves plus the
+//! squared value error. The fit is Adam (2e-3, batch 8,192) pass after pass over TRAIN; a pass that
+//! does not improve VAL by 1e-4 halves the step and returns to the best weights; 4 such misses or
+//! 60 passes end it; the result is never worse on VAL than the readout it started from.
+//!
+//! The same fit serves the controls: the blind baseline (no input at all: only the biases learn
+//! from/to/promotion popularity) and the board-linear readout (the 768 board planes as input).
+//! The gradient is written out by hand (the model is one linear layer and a softmax over legal
+//! moves) and checked against finite differences in the tests.
+
+use rayon::prelude::*;
+use shakmaty::Position;
+use serde::{Deserialize, Serialize};
+
+use crate::chess::{planes, position_from_fen};
+use crate::data::Row;
+use crate::error::{Error, Result};
+use crate::eval::win_percent;
+use crate::readout::{move_code, Readout, FROM, OUTPUTS, PROMOTIONS, TO};
+
+pub const TAU: f64 = 2.5;
+/// A pick within this many win-% points of Stockfish's best counts as a good move.
+pub const GOOD_MOVE_MARGIN: f64 = 1.0;
+
+/// What one position asks of the readout.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Legal moves as (from, to, promotion) in the mover's frame.
+    pub legal: Vec<(u16, u16, u8)>,
+    /// Target share of each legal move (sums to 1).
+    pub share: Vec<f32>,
+    pub value: f32,
+    /// Index (in `legal`) of Stockfish's best move.
+    pub best: usize,
+    /// Indices of the moves within 1 win-% of the best (among the labelled ones).
+    pub good: Vec<usize>,
+}
+
+impl Target {
+    pub fn of(row: &Row) -> Result<Target> {
+        let pos = position_from_fen(&row.fen)?;
+        let mover = pos.turn();
+        let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
+        let legal: Vec<(u16, u16, u8)> = moves
+            .iter()
+            .map(|m| {
+                let (f, t, p) = move_code(m, mover);
+                (f as u16, t as u16, p as u8)
+            })
+            .collect();
+        let uci: Vec<String> = moves.iter().map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string()).collect();
+        let mut share = vec![0f32; legal.len()];
+        let win: Vec<f64> = row.moves.iter().map(|m| win_percent(m.score.as_cp())).collect();
+        let best_win = win.first().copied().ok_or_else(|| Error::Invalid(format!("{}: no labelled move", row.fen)))?;
+        let mut best = None;
+        let mut good = Vec::new();
+        let mut total = 0.0;
+        for (k, m) in row.moves.iter().enumerate() {
+            let i = uci.iter().position(|u| *u == m.mv.uci()).ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, m.mv.uci())))?;
+            let s = ((win[k] - best_win) / TAU).exp();
+            share[i] += s as f32;
+            total += s;
+            if k == 0 {
+                best = Some(i);
+            }
+            if best_win - win[k] <= GOOD_MOVE_MARGIN {
+                good.push(i);
+            }
+        }
+        for s in &mut share {
+            *s /= total as f32;
+        }
+        Ok(Target { legal, share, value: (2.0 * best_win / 100.0 - 1.0) as f32, best: best.expect("one move"), good })
+    }
+}
+
+/// The 768 board planes of a row's position (the board-linear control's input).
+pub fn board_features(row: &Row) -> Result<Vec<f32>> {
+    let p = planes(&position_from_fen(&row.fen)?);
+    Ok(p.iter().flatten().map(|&b| if b { 1.0 } else { 0.0 }).collect())
+}
+
+/// Loss, top-1 and good-move rate of a readout on a set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub loss: f64,
+    pub policy_loss: f64,
+    pub top1: f64,
+    pub good: f64,
+    pub positions: usize,
+}
+
+/// Per-position forward: probabilities over legal moves and the value.
+fn forward(r: &Readout, x: &[f32], t: &Target) -> (Vec<f32>, f32, [f32; OUTPUTS]) {
+    let mut out = [0f32; OUTPUTS];
+    for (o, v) in out.iter_mut().enumerate() {
+        *v = r.bias[o] + r.weights[o * r.inputs..(o + 1) * r.inputs].iter().zip(x).map(|(w, a)| w * a).sum::<f32>();
+    }
+    let scores: Vec<f32> = t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
+    let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exp: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
+    let total: f32 = exp.iter().sum();
+    (exp.iter().map(|e| e / total).collect(), out[OUTPUTS - 1].tanh(), out)
+}
+
+/// Loss of one position: cross-entropy over legal moves plus squared value error.
+fn position_loss(p: &[f32], v: f32, t: &Target) -> (f64, f64) {
+    let ce: f64 = t.share.iter().zip(p).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * (q.max(1e-30) as f64).ln()).sum();
+    (ce + ((v - t.value) as f64).powi(2), ce)
+}
+
+pub fn evaluate(r: &Readout, x: &[f32], targets: &[Target]) -> Metrics {
+    let d = r.inputs;
+    let per: Vec<(f64, f64, bool, bool)> = targets
+        .par_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (p, v, _) = forward(r, &x[i * d..(i + 1) * d], t);
+            let (loss, ce) = position_loss(&p, v, t);
+            let pick = (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0);
+            (loss, ce, pick == t.best, t.good.contains(&pick))
+        })
+        .collect();
+    let n = per.len().max(1) as f64;
+    Metrics {
+        loss: per.iter().map(|p| p.0).sum::<f64>() / n,
+        policy_loss: per.iter().map(|p| p.1).sum::<f64>() / n,
+        top1: per.iter().filter(|p| p.2).count() as f64 / n,
+        good: per.iter().filter(|p| p.3).count() as f64 / n,
+        positions: per.len(),
+    }
+}
+
+/// Mean loss and its gradient (weights, biases) over a batch.
+pub fn gradient(r: &Readout, x: &[f32], targets: &[Target]) -> (f64, Vec<f32>, Vec<f32>) {
+    let d = r.inputs;
+    let zero = || (0f64, vec![0f32; OUTPUTS * d], vec![0f32; OUTPUTS]);
+    let (loss, mut gw, mut gb) = targets
+        .par_iter()
+        .enumerate()
+        .fold(zero, |(mut loss, mut gw, mut gb), (i, t)| {
+            let xi = &x[i * d..(i + 1) * d];
+            let (p, v, _) = forward(r, xi, t);
+            loss += position_loss(&p, v, t).0;
+            // d loss / d output: softmax − target, summed into the heads each move uses.
+            let mut delta = [0f32; OUTPUTS];
+            for (k, &(f, to, pr)) in t.legal.iter().enumerate() {
+                let g = p[k] - t.share[k];
+                delta[f as usize] += g;
+                delta[FROM + to as usize] += g;
+                delta[FROM + TO + pr as usize] += g;
+            }
+            delta[OUTPUTS - 1] = 2.0 * (v - t.value) * (1.0 - v * v);
+            for (o, &g) in delta.iter().enumerate() {
+                if g != 0.0 {
+                    gb[o] += g;
+                    for (w, &a) in gw[o * d..(o + 1) * d].iter_mut().zip(xi) {
+                        *w += g * a;
+                    }
+                }
+            }
+            (loss, gw, gb)
+        })
+        .reduce(zero, |(la, mut wa, mut ba), (lb, wb, bb)| {
+            for (a, b) in wa.iter_mut().zip(&wb) {
+                *a += b;
+            }
+            for (a, b) in ba.iter_mut().zip(&bb) {
+                *a += b;
+            }
+            (la + lb, wa, ba)
+        });
+    let n = targets.len().max(1) as f32;
+    gw.iter_mut().for_each(|g| *g /= n);
+    gb.iter_mut().for_each(|g| *g /= n);
+    (loss / n as f64, gw, gb)
+}
+
+/// Settings of a fit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FitOptions {
+    pub learning_rate: f32,
+    pub batch: usize,
+    pub max_passes: usize,
+    pub patience: usize,
+    pub min_improvement: f64,
+    pub seed: u64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions { learning_rate: 2e-3, batch: 8_192, max_passes: 60, patience: 4, min_improvement: 1e-4, seed: 1 }
+    }
+}
+
+/// One pass's record (a line of runs/NAME/metrics.jsonl).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PassRecord {
+    pub pass: usize,
+    pub train_loss: f64,
+    pub val: Metrics,
+    pub learning_rate: f32,
+    pub improved: bool,
+    pub seconds: f64,
+}
+
+/// Adam state.
+struct Adam {
+    m_w: Vec<f32>,
+    v_w: Vec<f32>,
+    m_b: Vec<f32>,
+    v_b: Vec<f32>,
+    t: i32,
+}
+
+impl Adam {
+    fn new(w: usize, b: usize) -> Adam {
+        Adam { m_w: vec![0.0; w], v_w: vec![0.0; w], m_b: vec![0.0; b], v_b: vec![0.0; b], t: 0 }
+    }
+    fn step(&mut self, r: &mut Readout, gw: &[f32], gb: &[f32], lr: f32) {
+        const B1: f32 = 0.9;
+        const B2: f32 = 0.999;
+        const EPS: f32 = 1e-8;
+        self.t += 1;
+        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
+        let update = |p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]| {
+            p.par_iter_mut().zip(g).zip(m.par_iter_mut().zip(v.par_iter_mut())).for_each(|((p, &g), (m, v))| {
+                *m = B1 * *m + (1.0 - B1) * g;
+                *v = B2 * *v + (1.0 - B2) * g * g;
+                *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPS);
+            });
+        };
+        update(&mut r.weights, gw, &mut self.m_w, &mut self.v_w);
+        update(&mut r.bias, gb, &mut self.m_b, &mut self.v_b);
+    }
+}
+
+/// Fits `start` on (train_x, train_t), watching (val_x, val_t). `record` sees every pass; `stop`
+/// ends the fit early (the best so far is returned). Returns the best readout (never worse on VAL
+/// than `start`) and its VAL metrics.
+#[allow(clippy::too_many_arguments)]
+pub fn fit(
+    start: &Readout,
+    train_x: &[f32],
+    train_t: &[Target],
+    val_x: &[f32],
+    val_t: &[Target],
+    options: &FitOptions,
+    record: &mut dyn FnMut(&PassRecord),
+    stop: &dyn Fn() -> bool,
+) -> (Readout, Metrics) {
+    let d = start.inputs;
+    let start_val = evaluate(start, val_x, val_t);
+    let (mut best, mut best_val) = (start.clone(), start_val);
+    let mut current = start.clone();
+    let mut adam = Adam::new(current.weights.len(), current.bias.len());
+    let mut lr = options.learning_rate;
+    let mut misses = 0;
+    // A fixed shuffle of TRAIN, new each pass (deterministic from the seed).
+    let mut order: Vec<usize> = (0..train_t.len()).collect();
+    let mut s = options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for pass in 1..=options.max_passes {
+        if stop() {
+            break;
+        }
+        let started = std::time::Instant::now();
+        for i in (1..order.len()).rev() {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            order.swap(i, (s % (i as u64 + 1)) as usize);
+        }
+        let mut train_loss = 0.0;
+        for chunk in order.chunks(options.batch.max(1)) {
+            let x: Vec<f32> = chunk.iter().flat_map(|&i| train_x[i * d..(i + 1) * d].iter().copied()).collect();
+            let t: Vec<Target> = chunk.iter().map(|&i| train_t[i].clone()).collect();
+            let (loss, gw, gb) = gradient(&current, &x, &t);
+            train_loss += loss * chunk.len() as f64;
+            adam.step(&mut current, &gw, &gb, lr);
+        }
+        train_loss /= order.len().max(1) as f64;
+        let val = evaluate(&current, val_x, val_t);
+        let improved = val.loss < best_val.loss - options.min_improvement;
+        if improved {
+            best = current.clone();
+            best_val = val;
+            misses = 0;
+        } else {
+            misses += 1;
+            lr *= 0.5;
+            current = best.clone();
+            adam = Adam::new(current.weights.len(), current.bias.len());
+        }
+        record(&PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() });
+        if misses >= options.patience {
+            break;
+        }
+    }
+    (best, best_val)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{MoveCode, MoveLabel};
+    use crate::eval::Score;
+
+    fn row(fen: &str, moves: &[(&str, i32)]) -> Row {
+        Row {
+            fen: fen.into(),
+            game: 1,
+            ply: 1,
+            legal: 20,
+            moves: moves.iter().map(|(u, cp)| MoveLabel { mv: MoveCode::parse_uci(u).unwrap(), score: Score::Cp(*cp), wdl: None }).collect(),
+        }
+    }
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    #[test]
+    fn targets_share_by_win_chance() {
+        let t = Target::of(&row(START, &[("e2e4", 30), ("d2d4", 30), ("a2a3", -200)])).unwrap();
+        assert_eq!(t.legal.len(), 20);
+        assert!((t.share.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        let s = |u: &str| t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()];
+        assert!((s("e2e4") - s("d2d4")).abs() < 1e-7);
+        assert!(s("a2a3") < 1e-3 && s("a2a3") > 0.0, "{}", s("a2a3"));
+        assert_eq!(s("g1f3"), 0.0);
+        assert_eq!(t.good.len(), 2);
+        assert!((t.value - (2.0 * win_percent(30.0) / 100.0 - 1.0) as f32).abs() < 1e-6);
+        assert!(Target::of(&row(START, &[("e2e5", 0)])).is_err(), "an illegal label is an error");
+    }
+
+    #[test]
+    fn the_gradient_matches_finite_differences() {
+        let rows = [row(START, &[("e2e4", 30), ("g1f3", 20)]), row("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", &[("g1f3", 40)])];
+        let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
+        let d = 6;
+        let x: Vec<f32> = (0..2 * d).map(|i| (i as f32 * 0.37).sin().abs()).collect();
+        let r = Readout::newborn(d, vec![11], 4);
+        let (_, gw, gb) = gradient(&r, &x, &targets);
+        let loss = |r: &Readout| {
+            let per: f64 = targets.iter().enumerate().map(|(i, t)| {
+                let (p, v, _) = forward(r, &x[i * d..(i + 1) * d], t);
+                position_loss(&p, v, t).0
+            }).sum();
+            per / 2.0
+        };
+        for (o, k) in [(4usize, 2usize), (FROM + 28, 0), (FROM + TO, 5), (OUTPUTS - 1, 3)] {
+            let h = 1e-2;
+            let mut a = r.clone();
+            a.weights[o * d + k] += h;
+            let mut b = r.clone();
+            b.weights[o * d + k] -= h;
+            let numeric = (loss(&a) - loss(&b)) / (2.0 * h as f64);
+            assert!((numeric - gw[o * d + k] as f64).abs() < 2e-3, "w[{o},{k}]: {numeric} vs {}", gw[o * d + k]);
+        }
+        let mut a = r.clone();
+        a.bias[12] += 1e-2;
+        let mut b = r.clone();
+        b.bias[12] -= 1e-2;
+        assert!(((loss(&a) - loss(&b)) / 2e-2 - gb[12] as f64).abs() < 2e-3);
+    }
+
+    #[test]
+    fn the_fit_learns_and_never_returns_worse_than_it_started() {
+        // Positions whose best move is always e2e4-like from one feature: learnable.
+        let rows: Vec<Row> = (0..64).map(|i| if i % 2 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30)]) }).collect();
+        let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
+        let x: Vec<f32> = (0..64).flat_map(|i| if i % 2 == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect();
+        let start = Readout::newborn(2, vec![11], 9);
+        let options = FitOptions { batch: 16, max_passes: 200, learning_rate: 0.05, ..Default::default() };
+        let mut passes = 0;
+        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_| passes += 1, &|| false);
+        assert!(m.top1 > 0.99, "{m:?}");
+        assert!(m.loss < evaluate(&start, &x, &targets).loss);
+        assert!(passes > 0);
+        // From an already perfect readout, a fit with a harmful step returns the start unchanged.
+        let bad = FitOptions { learning_rate: 50.0, max_passes: 3, ..options };
+        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_| {}, &|| false);
+        assert!(m2.loss <= m.loss + 1e-12);
+        assert!(evaluate(&again, &x, &targets).loss <= m.loss + 1e-12);
+    }
+}
+
+/// Check `PROMOTIONS` stays in step with the promotion codes used here.
+const _: () = assert!(PROMOTIONS == 5);
