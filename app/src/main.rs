@@ -3,6 +3,7 @@
 //! the command line and hands each command to its module.
 
 mod cli;
+mod fly_cli;
 mod gui;
 
 use std::path::PathBuf;
@@ -38,6 +39,37 @@ enum Command {
         positions: Option<usize>,
         #[arg(long, default_value_t = 32)]
         batch: usize,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
+    Train {
+        #[arg(long)]
+        name: String,
+        /// Positions of the shipped dataset to use (HOLD and VAL first, the rest TRAIN).
+        #[arg(long)]
+        positions: Option<usize>,
+        /// Steps the readout reads: 9,10,11,12 (their mean) or 12.
+        #[arg(long, value_delimiter = ',', default_values_t = [9usize, 10, 11, 12])]
+        read: Vec<usize>,
+        /// Also write the fly into models/ (shipped with the app).
+        #[arg(long)]
+        ship: bool,
+        /// Make an untrained (newborn) fly instead.
+        #[arg(long)]
+        newborn: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
+    Eval {
+        #[arg(long)]
+        fly: String,
+        #[arg(long)]
+        json: bool,
+        /// Positions of the shipped dataset the controls train on (default: as many as the fly).
+        #[arg(long)]
+        positions: Option<usize>,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -158,6 +190,10 @@ fn main() -> std::process::ExitCode {
         None => gui::run(data, cli.screenshot),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
+        Some(Command::Train { name, positions, read, ship, newborn, which }) => {
+            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship) }
+        }
+        Some(Command::Eval { fly, json, positions, which }) => fly_cli::eval(&which, &data, &fly, positions, json),
         Some(Command::Cache { positions, batch, which }) => cli::cache(&which, &data, positions, batch).map(|_| ()),
         Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod eye;
+pub mod fly;
 pub mod readout;
 pub mod store;
 pub mod train;

@@ -1,0 +1,196 @@
+//! `flychess train` and `flychess eval`: fitting a fly's readout over the DN-rate cache (the fast
+//! way) with a progress bar and a metrics log the Train tab can draw, and measuring a fly on HOLD
+//! next to the controls fitted the same way on the same rows (the blind baseline and the
+//! board-linear readout), plus the random mover.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{anyhow, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use flychess_sim::cache::Reading;
+use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
+use flychess_sim::fly::{self, Fly, FlyMeta};
+use flychess_sim::readout::Readout;
+use flychess_sim::train::{board_features, evaluate, fit, FitOptions, Metrics, PassRecord, Target};
+
+use crate::WhichBrain;
+
+fn targets(rows: &[Row]) -> Result<Vec<Target>> {
+    Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
+}
+
+fn reading_of(read: &[usize]) -> Result<(Reading, Vec<usize>)> {
+    match read {
+        [12] => Ok((Reading::Step12, vec![11])),
+        [9, 10, 11, 12] => Ok((Reading::Mean9To12, vec![8, 9, 10, 11])),
+        _ => Err(anyhow!("--read takes 9,10,11,12 (the mean of steps 9–12) or 12")),
+    }
+}
+
+/// Fits with a pass-by-pass progress line; every pass is appended to `log` when given.
+fn fit_logged(name: &str, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target]), mut log: Option<&mut std::fs::File>) -> Result<(Readout, Metrics)> {
+    let options = FitOptions::default();
+    let bar = ProgressBar::new(options.max_passes as u64);
+    bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
+    bar.set_message(name.to_string());
+    let mut failure = None;
+    let (best, m) = fit(start, train.0, train.1, val.0, val.1, &options, &mut |p: &PassRecord| {
+        bar.set_position(p.pass as u64);
+        bar.println(format!(
+            "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
+            p.pass,
+            p.train_loss,
+            p.val.loss,
+            100.0 * p.val.top1,
+            100.0 * p.val.good,
+            p.learning_rate,
+            if p.improved { "" } else { "  (no better: step halved)" }
+        ));
+        if let Some(f) = log.as_deref_mut() {
+            if let Err(e) = serde_json::to_writer(&mut *f, p).map_err(std::io::Error::from).and_then(|_| writeln!(f)) {
+                failure = Some(e);
+            }
+        }
+    }, &|| false);
+    bar.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(anyhow!("could not write the metrics log: {e}"));
+    }
+    Ok((best, m))
+}
+
+pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool) -> Result<()> {
+    let (reading, steps) = reading_of(read)?;
+    let spec = crate::cli::spec(which)?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let n = positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len());
+    if n <= HOLD + VAL {
+        return Err(anyhow!("--positions must be above {} (HOLD and VAL come first)", HOLD + VAL));
+    }
+    let cache = crate::cli::cache(which, data, Some(n), 32)?;
+    let loaded = flychess_sim::connectome::brain_file::load(&spec.brain_path(data))?;
+    let rows = &dataset.rows[..n];
+    let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    println!("targets for {} TRAIN and {} VAL positions…", train_rows.len(), val_rows.len());
+    let (train_t, val_t, hold_t) = (targets(train_rows)?, targets(val_rows)?, targets(&rows[..HOLD])?);
+    let train_x = cache.read(HOLD + VAL..n, reading)?;
+    let val_x = cache.read(HOLD..HOLD + VAL, reading)?;
+    let hold_x = cache.read(0..HOLD, reading)?;
+    let run_dir = data.join("runs").join(name);
+    std::fs::create_dir_all(&run_dir)?;
+    let mut log = std::fs::File::create(run_dir.join("metrics.jsonl"))?;
+    let started = Instant::now();
+    let start = Readout::newborn(cache.meta.descending, steps, 1);
+    let (readout, val) = fit_logged(name, &start, (&train_x, &train_t), (&val_x, &val_t), Some(&mut log))?;
+    let hold = evaluate(&readout, &hold_x, &hold_t);
+    let f = Fly {
+        meta: FlyMeta {
+            name: name.to_string(),
+            kind: "trained".into(),
+            brain: loaded.connectome.provenance.label(),
+            brain_checksum: loaded.checksum.clone(),
+            homeostasis: cache.meta.homeostasis.clone(),
+            reading,
+            data: dataset.meta.source.clone(),
+            train_positions: train_rows.len(),
+            val: Some(val),
+            hold: Some(hold),
+            created: fly::today(),
+        },
+        readout,
+    };
+    let path = data.join("flies").join(format!("{name}.fly"));
+    f.save(&path)?;
+    if ship {
+        f.save(&fly::shipped_dir().join(format!("{name}.fly")))?;
+    }
+    println!(
+        "{name}: fitted in {:.0} s on {} positions; VAL top-1 {:.1}%, HOLD top-1 {:.1}% (good {:.1}%, loss {:.3})\n  saved {}{}",
+        started.elapsed().as_secs_f64(),
+        train_rows.len(),
+        100.0 * val.top1,
+        100.0 * hold.top1,
+        100.0 * hold.good,
+        hold.loss,
+        path.display(),
+        if ship { " and models/" } else { "" }
+    );
+    Ok(())
+}
+
+pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, json: bool) -> Result<()> {
+    let f = Fly::load(&fly::find(name, data)?)?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
+    let cache = crate::cli::cache(which, data, Some(n), 32)?;
+    if cache.meta.brain_checksum != f.meta.brain_checksum {
+        return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
+    }
+    let rows = &dataset.rows[..n];
+    let (hold_rows, val_rows, train_rows) = (&rows[..HOLD], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let (hold_t, val_t, train_t) = (targets(hold_rows)?, targets(val_rows)?, targets(train_rows)?);
+    let fly_m = evaluate(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
+    // The blind baseline: no input, only the biases (from/to/promotion popularity).
+    let blind_start = Readout::newborn(0, vec![], 1);
+    let (blind, _) = fit_logged("blind", &blind_start, (&[], &train_t), (&[], &val_t), None)?;
+    let blind_m = evaluate(&blind, &[], &hold_t);
+    // The board-linear readout: the same heads on the 768 board planes, no brain.
+    let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
+    let board_start = Readout::newborn(768, vec![], 1);
+    let (board, _) = fit_logged("board-linear", &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t), None)?;
+    let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
+    let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
+    let report = serde_json::json!({
+        "fly": name,
+        "brain": f.meta.brain,
+        "hold_positions": HOLD,
+        "train_positions": train_rows.len(),
+        "top1": fly_m.top1, "good": fly_m.good, "loss": fly_m.loss, "policy_loss": fly_m.policy_loss,
+        "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
+        "board_top1": board_m.top1, "board_good": board_m.good, "board_loss": board_m.loss,
+        "random_top1": random_top1,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{name} on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions:", train_rows.len());
+        for (what, m) in [("fly", fly_m), ("blind", blind_m), ("board-linear", board_m)] {
+            println!("  {what:13} top-1 {:5.1}%  good {:5.1}%  loss {:.3}", 100.0 * m.top1, 100.0 * m.good, m.loss);
+        }
+        println!("  {:13} top-1 {:5.1}%", "random move", 100.0 * random_top1);
+    }
+    Ok(())
+}
+
+/// A newborn fly (untrained readout) for a brain, saved like any other.
+pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
+    let spec = crate::cli::spec(which)?;
+    let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {}).context("preparing the brain")?;
+    let f = Fly {
+        meta: FlyMeta {
+            name: name.to_string(),
+            kind: "newborn".into(),
+            brain: loaded.connectome.provenance.label(),
+            brain_checksum: loaded.checksum.clone(),
+            homeostasis: String::new(),
+            reading: Reading::Mean9To12,
+            data: "none (untrained)".into(),
+            train_positions: 0,
+            val: None,
+            hold: None,
+            created: fly::today(),
+        },
+        readout: Readout::newborn(loaded.connectome.groups.descending.len(), Readout::default_steps(), 1),
+    };
+    let path = data.join("flies").join(format!("{name}.fly"));
+    f.save(&path)?;
+    if ship {
+        f.save(&fly::shipped_dir().join(format!("{name}.fly")))?;
+    }
+    println!("saved the newborn fly {}", path.display());
+    Ok(())
+}
