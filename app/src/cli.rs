@@ -199,7 +199,7 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
 }
 
 /// Loads (or builds) a brain and its homeostasis with a progress bar.
-fn ready(spec: &BrainSpec, data: &Path, options: CalibrationOptions) -> Result<(Loaded, Brain)> {
+pub fn ready(spec: &BrainSpec, data: &Path, options: CalibrationOptions) -> Result<(Loaded, Brain)> {
     let bar = stage_bar();
     let r = store::ready_brain(spec, data, options, &|stage, f| {
         bar.set_message(stage.to_string());

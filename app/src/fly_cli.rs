@@ -194,3 +194,60 @@ pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Resul
     println!("saved the newborn fly {}", path.display());
     Ok(())
 }
+
+/// The fly's view of positions: every legal move with its probability (UCI and SAN), its value
+/// and its choice. All positions go through the brain as one batch.
+pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], json: bool) -> Result<()> {
+    use flychess_sim::brain::cpu;
+    use flychess_sim::chess::{planes, position_from_fen};
+    use flychess_sim::readout::{choose, descending_features, policy};
+    use shakmaty::san::San;
+    use shakmaty::CastlingMode;
+    if fens.is_empty() {
+        return Err(anyhow!("give --fen FEN or --fens FILE"));
+    }
+    let f = Fly::load(&fly::find(name, data)?)?;
+    let spec = crate::cli::spec(which)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    if loaded.checksum != f.meta.brain_checksum {
+        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
+    }
+    let positions: Vec<shakmaty::Chess> = fens.iter().map(|s| position_from_fen(s)).collect::<flychess_sim::Result<_>>()?;
+    let boards: Vec<_> = positions.iter().map(planes).collect();
+    let started = Instant::now();
+    let rates = cpu::think(&brain, &boards);
+    let think_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut out = Vec::new();
+    for (b, pos) in positions.iter().enumerate() {
+        let d = descending_features(&rates, b, &loaded.connectome.groups.descending, &f.readout.read_steps);
+        let heads = f.readout.heads(&d);
+        let p = policy(pos, &heads);
+        let mut moves: Vec<(String, String, f32)> = p
+            .moves
+            .iter()
+            .zip(&p.probability)
+            .map(|(m, &q)| (m.to_uci(CastlingMode::Standard).to_string(), San::from_move(pos, *m).to_string(), q))
+            .collect();
+        moves.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let chosen = choose(pos, &p, &[]).map(|(i, _)| p.moves[i].to_uci(CastlingMode::Standard).to_string());
+        out.push(serde_json::json!({
+            "fen": fens[b],
+            "value": p.value,
+            "chosen": chosen,
+            "moves": moves.iter().map(|(u, s, q)| serde_json::json!({"uci": u, "san": s, "probability": q})).collect::<Vec<_>>(),
+        }));
+    }
+    if json {
+        let v = if out.len() == 1 { out.remove(0) } else { serde_json::json!(out) };
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        for o in &out {
+            println!("{}  value {:+.2}  plays {}", o["fen"].as_str().unwrap_or(""), o["value"].as_f64().unwrap_or(0.0), o["chosen"].as_str().unwrap_or("-"));
+            for m in o["moves"].as_array().into_iter().flatten().take(8) {
+                println!("  {:8} {:6} {:5.1}%", m["san"].as_str().unwrap_or(""), m["uci"].as_str().unwrap_or(""), 100.0 * m["probability"].as_f64().unwrap_or(0.0));
+            }
+        }
+        println!("({} positions in one batch, {think_ms:.0} ms)", out.len());
+    }
+    Ok(())
+}

@@ -73,6 +73,20 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// A fly's probability for every legal move of a position, its value and its choice.
+    Analyse {
+        #[arg(long)]
+        fly: String,
+        #[arg(long)]
+        fen: Option<String>,
+        /// A file with one FEN per line (all go through the brain as one batch).
+        #[arg(long)]
+        fens: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench {
         /// Print JSON instead of text.
@@ -194,9 +208,22 @@ fn main() -> std::process::ExitCode {
             if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship) }
         }
         Some(Command::Eval { fly, json, positions, which }) => fly_cli::eval(&which, &data, &fly, positions, json),
+        Some(Command::Analyse { fly, fen, fens, json, which }) => {
+            let mut list: Vec<String> = fen.into_iter().collect();
+            match fens.map(|p| std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))) {
+                Some(Ok(text)) => list.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned)),
+                Some(Err(e)) => return report(Err(e)),
+                None => {}
+            }
+            fly_cli::analyse(&which, &data, &fly, &list, json)
+        }
         Some(Command::Cache { positions, batch, which }) => cli::cache(&which, &data, positions, batch).map(|_| ()),
         Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
     };
+    report(result)
+}
+
+fn report(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
