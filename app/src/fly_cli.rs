@@ -32,15 +32,14 @@ fn reading_of(read: &[usize]) -> Result<(Reading, Vec<usize>)> {
 }
 
 /// Fits with a pass-by-pass progress line; every pass is appended to `log` when given.
-fn fit_logged(name: &str, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target]), mut log: Option<&mut std::fs::File>) -> Result<(Readout, Metrics)> {
-    let options = FitOptions::default();
+fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target]), mut log: Option<&mut std::fs::File>) -> Result<(Readout, Metrics)> {
     let bar = ProgressBar::new(options.max_passes as u64);
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());
     let mut failure = None;
-    let (best, m) = fit(start, train.0, train.1, val.0, val.1, &options, &mut |p: &PassRecord| {
+    let (best, m) = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord| {
         bar.set_position(p.pass as u64);
-        bar.println(format!(
+        bar.suspend(|| eprintln!(
             "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
             p.pass,
             p.train_loss,
@@ -63,7 +62,7 @@ fn fit_logged(name: &str, start: &Readout, train: (&[f32], &[Target]), val: (&[f
     Ok((best, m))
 }
 
-pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool) -> Result<()> {
+pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions) -> Result<()> {
     let (reading, steps) = reading_of(read)?;
     let spec = crate::cli::spec(which)?;
     let dataset = Dataset::load(&shipped_path())?;
@@ -85,7 +84,8 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
     let mut log = std::fs::File::create(run_dir.join("metrics.jsonl"))?;
     let started = Instant::now();
     let start = Readout::newborn(cache.meta.descending, steps, 1);
-    let (readout, val) = fit_logged(name, &start, (&train_x, &train_t), (&val_x, &val_t), Some(&mut log))?;
+    std::fs::write(run_dir.join("run.json"), serde_json::to_vec_pretty(&serde_json::json!({"name": name, "brain": loaded.connectome.provenance.label(), "positions": n, "read": read, "fit": options}))?)?;
+    let (readout, val) = fit_logged(name, options, &start, (&train_x, &train_t), (&val_x, &val_t), Some(&mut log))?;
     let hold = evaluate(&readout, &hold_x, &hold_t);
     let f = Fly {
         meta: FlyMeta {
@@ -122,7 +122,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
     Ok(())
 }
 
-pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, json: bool) -> Result<()> {
+pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, json: bool, options: &FitOptions) -> Result<()> {
     let f = Fly::load(&fly::find(name, data)?)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
@@ -136,12 +136,12 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let fly_m = evaluate(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
-    let (blind, _) = fit_logged("blind", &blind_start, (&[], &train_t), (&[], &val_t), None)?;
+    let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t), None)?;
     let blind_m = evaluate(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
     let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
-    let (board, _) = fit_logged("board-linear", &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t), None)?;
+    let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t), None)?;
     let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let report = serde_json::json!({

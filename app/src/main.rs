@@ -59,6 +59,8 @@ enum Command {
         #[arg(long)]
         newborn: bool,
         #[command(flatten)]
+        fit: FitArgs,
+        #[command(flatten)]
         which: WhichBrain,
     },
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
@@ -70,6 +72,8 @@ enum Command {
         /// Positions of the shipped dataset the controls train on (default: as many as the fly).
         #[arg(long)]
         positions: Option<usize>,
+        #[command(flatten)]
+        fit: FitArgs,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -174,6 +178,26 @@ pub enum DataCommand {
     },
 }
 
+/// How readouts are fitted (SPEC §5 defaults).
+#[derive(Args, Clone, Debug)]
+pub struct FitArgs {
+    /// Positions per Adam step.
+    #[arg(long, default_value_t = 8_192)]
+    batch: usize,
+    /// Adam's step size.
+    #[arg(long, default_value_t = 2e-3)]
+    lr: f32,
+    /// Most passes over TRAIN.
+    #[arg(long, default_value_t = 60)]
+    passes: usize,
+}
+
+impl FitArgs {
+    fn options(&self) -> flychess_sim::train::FitOptions {
+        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, ..Default::default() }
+    }
+}
+
 /// Which brain a command means.
 #[derive(Args, Clone, Debug)]
 pub struct WhichBrain {
@@ -204,10 +228,10 @@ fn main() -> std::process::ExitCode {
         None => gui::run(data, cli.screenshot),
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
-        Some(Command::Train { name, positions, read, ship, newborn, which }) => {
-            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship) }
+        Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {
+            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options()) }
         }
-        Some(Command::Eval { fly, json, positions, which }) => fly_cli::eval(&which, &data, &fly, positions, json),
+        Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();
             match fens.map(|p| std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))) {
