@@ -251,3 +251,78 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], jso
     }
     Ok(())
 }
+
+/// `flychess play`: games between flies, the random and greedy movers and Stockfish.
+pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool) -> Result<()> {
+    use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+    use flychess_sim::play::{play_game, Dice, Player};
+    let spec = crate::cli::spec(which)?;
+    let needs_brain = [white, black].iter().any(|p| !matches!(p.split(':').next(), Some("random" | "greedy" | "stockfish")));
+    let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
+    let mut flies = std::collections::HashMap::new();
+    for name in [white, black] {
+        if let Some((loaded, _)) = &prepared {
+            if !matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish")) {
+                let f = Fly::load(&fly::find(name, data)?)?;
+                if f.meta.brain_checksum != loaded.checksum {
+                    return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
+                }
+                flies.insert(name.to_string(), f);
+            }
+        }
+    }
+    let descending: Vec<u32> = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
+    let make = |name: &str, dice: u64| -> Result<Player> {
+        let mut parts = name.split(':');
+        Ok(match parts.next() {
+            Some("random") => Player::Random(Dice::new(dice)),
+            Some("greedy") => Player::Greedy(Dice::new(dice)),
+            Some("stockfish") => {
+                let share: f64 = parts.next().map(|s| s.parse()).transpose().map_err(|_| anyhow!("stockfish:P takes a share of random moves, e.g. stockfish:0.25"))?.unwrap_or(0.0);
+                let path = find_stockfish(None)?;
+                let engine = Supervised::new(path, EngineOptions { elo: Some(0), ..Default::default() });
+                Player::Stockfish { engine, limit: Limit::Nodes(20_000), random_share: share, dice: Dice::new(dice) }
+            }
+            _ => {
+                let (_, brain) = prepared.as_ref().expect("prepared for flies");
+                Player::Fly { brain, readout: &flies[name].readout, descending: &descending }
+            }
+        })
+    };
+    let mut records = Vec::new();
+    let (mut w, mut d, mut l) = (0, 0, 0);
+    for g in 0..games {
+        // Colours alternate: even games as asked, odd games swapped; scores are for `white`.
+        let swap = g % 2 == 1;
+        let (a, b) = if swap { (black, white) } else { (white, black) };
+        let mut pa = make(a, seed * 1000 + 2 * g as u64)?;
+        let mut pb = make(b, seed * 1000 + 2 * g as u64 + 1)?;
+        let mut rec = play_game(&mut pa, &mut pb, shakmaty::Chess::default(), 400)?;
+        rec.white = a.to_string();
+        rec.black = b.to_string();
+        let first_wins = match (rec.result.as_str(), swap) {
+            ("1-0", false) | ("0-1", true) => Some(true),
+            ("0-1", false) | ("1-0", true) => Some(false),
+            _ => None,
+        };
+        match first_wins {
+            Some(true) => w += 1,
+            Some(false) => l += 1,
+            None => d += 1,
+        }
+        if !json {
+            println!("game {:>2}: {} – {}  {}  ({}, {} plies)", g + 1, rec.white, rec.black, rec.result, rec.termination, rec.san.len());
+        }
+        records.push(rec);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({
+            "player": white, "opponent": black, "games": games, "wins": w, "draws": d, "losses": l,
+            "score": (w as f64 + 0.5 * d as f64) / games.max(1) as f64,
+            "records": records,
+        }))?);
+    } else {
+        println!("{white} against {black}: +{w} ={d} -{l}");
+    }
+    Ok(())
+}

@@ -91,6 +91,22 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// Play games: a fly (by name), random, greedy, stockfish or stockfish:P (a share P of random
+    /// moves) against another; colours alternate game by game.
+    Play {
+        #[arg(long)]
+        white: String,
+        #[arg(long)]
+        black: String,
+        #[arg(long, default_value_t = 20)]
+        games: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench {
         /// Print JSON instead of text.
@@ -231,6 +247,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {
             if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options()) }
         }
+        Some(Command::Play { white, black, games, seed, json, which }) => fly_cli::play(&which, &data, &white, &black, games, seed, json),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();

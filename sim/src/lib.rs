@@ -15,6 +15,7 @@ pub mod error;
 pub mod eval;
 pub mod eye;
 pub mod fly;
+pub mod play;
 pub mod readout;
 pub mod store;
 pub mod train;
