@@ -253,7 +253,8 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], jso
 }
 
 /// `flychess play`: games between flies, the random and greedy movers and Stockfish.
-pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
     use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
     let spec = crate::cli::spec(which)?;
@@ -285,7 +286,7 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
             }
             _ => {
                 let (_, brain) = prepared.as_ref().expect("prepared for flies");
-                Player::Fly { brain, readout: &flies[name].readout, descending: &descending }
+                Player::Fly { brain, readout: &flies[name].readout, descending: &descending, imagination }
             }
         })
     };

@@ -104,6 +104,9 @@ enum Command {
         seed: u64,
         #[arg(long)]
         json: bool,
+        /// Flies look one move ahead (weight w of the value after; SPEC default 1).
+        #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "W")]
+        imagination: Option<f32>,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -247,7 +250,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {
             if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options()) }
         }
-        Some(Command::Play { white, black, games, seed, json, which }) => fly_cli::play(&which, &data, &white, &black, games, seed, json),
+        Some(Command::Play { white, black, games, seed, json, imagination, which }) => fly_cli::play(&which, &data, &white, &black, games, seed, json, imagination),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();

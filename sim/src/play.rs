@@ -35,7 +35,8 @@ impl Dice {
 pub enum Player<'a> {
     Random(Dice),
     Greedy(Dice),
-    Fly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32] },
+    /// A fly; with `imagination: Some(w)` it looks at the board after each of its legal moves.
+    Fly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], imagination: Option<f32> },
     Stockfish { engine: Supervised, limit: Limit, random_share: f64, dice: Dice },
 }
 
@@ -44,6 +45,7 @@ impl Player<'_> {
         match self {
             Player::Random(_) => "random".into(),
             Player::Greedy(_) => "greedy".into(),
+            Player::Fly { imagination: Some(_), .. } => "fly (imagination)".into(),
             Player::Fly { .. } => "fly".into(),
             Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
             Player::Stockfish { .. } => "stockfish".into(),
@@ -56,12 +58,14 @@ impl Player<'_> {
         Ok(match self {
             Player::Random(d) => moves[d.below(moves.len())],
             Player::Greedy(d) => greedy(pos, &moves, d),
-            Player::Fly { brain, readout, descending } => {
+            Player::Fly { brain, readout, descending, imagination } => {
                 let rates = cpu::think(brain, &[planes(pos)]);
                 let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
                 let p = policy(pos, &heads);
-                let (i, _) = choose(pos, &p, earlier).expect("a position in play has legal moves");
-                p.moves[i]
+                match imagination {
+                    Some(w) => imagine(brain, readout, descending, pos, &p, earlier, *w),
+                    None => p.moves[choose(pos, &p, earlier).expect("a position in play has legal moves").0],
+                }
             }
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {
@@ -75,6 +79,47 @@ impl Player<'_> {
             }
         })
     }
+}
+
+/// One-move imagination (SPEC §4): the fly looks at the board after each of its own legal moves
+/// (never the replies), all of them through the brain in one batch. A mate is played. A move
+/// that ends the game in a rules draw scores exactly a draw, and is dropped when a move that does
+/// not draw looks good for the fly (its value after, from the fly's side, above 0). Otherwise
+/// score = ln max(P, 1e-12) + w·(−value after), the value after being the opponent's. Moves that
+/// bring back an earlier position are avoided while others exist.
+pub fn imagine(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64], w: f32) -> Move {
+    let afters: Vec<Chess> = p.moves.iter().map(|m| {
+        let mut a = pos.clone();
+        a.play_unchecked(*m);
+        a
+    }).collect();
+    if let Some(i) = afters.iter().position(|a| a.is_checkmate()) {
+        return p.moves[i];
+    }
+    let rates = cpu::think(brain, &afters.iter().map(planes).collect::<Vec<_>>());
+    let ours: Vec<f32> = (0..afters.len())
+        .map(|b| -readout.heads(&descending_features(&rates, b, descending, &readout.read_steps)).value)
+        .collect();
+    let draws: Vec<bool> = afters
+        .iter()
+        .map(|a| {
+            let key = position_key(a);
+            a.is_stalemate() || a.is_insufficient_material() || a.halfmoves() >= 100 || earlier.iter().filter(|&&k| k == key).count() >= 2
+        })
+        .collect();
+    let hopeful = (0..afters.len()).any(|i| !draws[i] && ours[i] > 0.0);
+    let repeats: Vec<bool> = afters.iter().map(|a| earlier.contains(&position_key(a))).collect();
+    let fresh_exists = repeats.iter().any(|r| !r);
+    let score = |i: usize| -> f32 {
+        let value = if draws[i] { 0.0 } else { ours[i] };
+        p.probability[i].max(1e-12).ln() + w * value
+    };
+    (0..afters.len())
+        .filter(|&i| !(hopeful && draws[i]) && !(fresh_exists && repeats[i]))
+        .max_by(|&a, &b| score(a).total_cmp(&score(b)))
+        .or_else(|| (0..afters.len()).max_by(|&a, &b| score(a).total_cmp(&score(b))))
+        .map(|i| p.moves[i])
+        .expect("a position in play has legal moves")
 }
 
 fn value(role: Role) -> f64 {
@@ -173,6 +218,50 @@ pub fn play_game(white: &mut Player, black: &mut Player, start: Chess, max_plies
 mod tests {
     use super::*;
     use crate::chess::position_from_fen;
+
+    /// A brain of four unconnected neurons: the readout alone decides.
+    fn tiny() -> (Brain, Readout) {
+        let brain = Brain::from_parts(4, vec![0; 5], vec![], vec![], vec![]);
+        let mut r = Readout::new_zero(4);
+        // The fly thinks the opponent is lost after any move (value −1 from the opponent's side).
+        r.bias[crate::readout::OUTPUTS - 1] = -5.0;
+        (brain, r)
+    }
+
+    #[test]
+    fn imagination_plays_mate_in_one() {
+        let (brain, r) = tiny();
+        let pos = position_from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1").unwrap();
+        let mut fly = Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0) };
+        let m = fly.choose(&pos, &[]).unwrap();
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        assert!(after.is_checkmate(), "{}", m.to_uci(CastlingMode::Standard));
+    }
+
+    #[test]
+    fn imagination_drops_a_drawing_favourite_while_winning() {
+        let (brain, mut r) = tiny();
+        // No mate in one here, and Qc1-c7 stalemates.
+        let pos = position_from_fen("k7/8/8/1K6/8/8/8/2Q5 w - - 0 1").unwrap();
+        r.bias[usize::from(shakmaty::Square::C1)] = 8.0;
+        r.bias[crate::readout::FROM + usize::from(shakmaty::Square::C7)] = 8.0;
+        let mut plain = Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: None };
+        let favourite = plain.choose(&pos, &[]).unwrap();
+        let mut after = pos.clone();
+        after.play_unchecked(favourite);
+        assert!(after.is_stalemate(), "the plain fly walks into stalemate");
+        let mut imagining = Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0) };
+        let m = imagining.choose(&pos, &[]).unwrap();
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        assert!(!after.is_stalemate(), "imagination avoids the stalemate when winning");
+        assert!(pos.legal_moves().iter().all(|m| {
+            let mut a = pos.clone();
+            a.play_unchecked(*m);
+            !a.is_checkmate()
+        }), "no mate in one: the draw rule, not the mate rule, decided");
+    }
 
     #[test]
     fn greedy_takes_the_queen_and_prefers_a_checking_capture() {

@@ -55,6 +55,11 @@ impl Readout {
         Readout { inputs, read_steps, weights, bias: vec![0.0; OUTPUTS] }
     }
 
+    /// All weights and biases zero (every legal move equally likely, value 0).
+    pub fn new_zero(inputs: usize) -> Readout {
+        Readout { inputs, read_steps: Readout::default_steps(), weights: vec![0.0; OUTPUTS * inputs], bias: vec![0.0; OUTPUTS] }
+    }
+
     /// Steps 9–12, the default.
     pub fn default_steps() -> Vec<usize> {
         (STEPS - 4..STEPS).collect()
