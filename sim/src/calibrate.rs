@@ -12,9 +12,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::container;
+
 use crate::brain::{cpu, Brain, Homeostasis, STEPS};
 use crate::chess::{planes, sample_positions, Planes};
-use crate::connectome::brain_file::{hex, write_atomically};
+use crate::connectome::brain_file::hex;
 use crate::error::{Error, Result};
 
 pub const SIGMA_FLOOR: f32 = 0.02;
@@ -85,44 +87,25 @@ pub fn homeostasis_path(brain_path: &Path, options: CalibrationOptions) -> PathB
 }
 
 pub fn save(h: &Homeostasis, path: &Path, brain_checksum: &str, options: CalibrationOptions) -> Result<()> {
-    let header = serde_json::to_vec(&Header {
-        brain_checksum: brain_checksum.to_string(),
-        neurons: h.neurons,
-        steps: STEPS,
-        options,
-        positions: CALIBRATION_POSITIONS,
-    })
-    .expect("plain struct");
-    let mut buf = Vec::with_capacity(16 + header.len() + 8 * h.mu.len() + 32);
-    buf.extend_from_slice(MAGIC);
-    buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    buf.extend_from_slice(&header);
-    for v in h.mu.iter().chain(&h.sigma) {
-        buf.extend_from_slice(&v.to_le_bytes());
-    }
-    let digest = Sha256::digest(&buf);
-    buf.extend_from_slice(&digest);
-    write_atomically(path, &buf)
+    let header = Header { brain_checksum: brain_checksum.to_string(), neurons: h.neurons, steps: STEPS, options, positions: CALIBRATION_POSITIONS };
+    container::write(path, MAGIC, FORMAT_VERSION, &header, &container::f32_bytes(h.mu.iter().chain(&h.sigma).copied()))
 }
 
 /// The stored homeostasis when it exists, is intact and belongs to this brain; None otherwise.
 pub fn load(path: &Path, brain_checksum: &str, neurons: usize, options: CalibrationOptions) -> Option<Homeostasis> {
-    let bytes = std::fs::read(path).ok()?;
-    if bytes.len() < 48 || &bytes[..8] != MAGIC || bytes[8..12] != FORMAT_VERSION.to_le_bytes() {
-        return None;
-    }
-    let (content, stored) = bytes.split_at(bytes.len() - 32);
-    if Sha256::digest(content).as_slice() != stored {
-        tracing::warn!("{}: checksum mismatch, measuring homeostasis again", path.display());
-        return None;
-    }
-    let len = u32::from_le_bytes(bytes[12..16].try_into().ok()?) as usize;
-    let header: Header = serde_json::from_slice(content.get(16..16 + len)?).ok()?;
+    let (header, body): (Header, Vec<u8>) = match container::read(path, MAGIC, FORMAT_VERSION, "homeostasis") {
+        Ok(x) => x,
+        Err(e) => {
+            if path.exists() {
+                tracing::warn!("{e}; measuring homeostasis again");
+            }
+            return None;
+        }
+    };
     if header.brain_checksum != brain_checksum || header.neurons != neurons || header.steps != STEPS || header.options != options {
         return None;
     }
-    let values: Vec<f32> = content[16 + len..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    let values = container::f32_values(&body);
     if values.len() != 2 * STEPS * neurons {
         return None;
     }

@@ -13,9 +13,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
-use crate::connectome::brain_file::write_atomically;
+use crate::container;
 use crate::error::{Error, Result};
 use crate::eval::Score;
 
@@ -174,34 +172,13 @@ impl Dataset {
             }
         }
         let packed = zstd::encode_all(&body[..], 19).map_err(|e| Error::io(path, e))?;
-        let header = serde_json::to_vec(&Meta { rows: self.rows.len(), ..self.meta.clone() }).expect("plain struct");
-        let mut buf = Vec::with_capacity(packed.len() + header.len() + 64);
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        buf.extend_from_slice(&header);
-        buf.extend_from_slice(&packed);
-        let digest = Sha256::digest(&buf);
-        buf.extend_from_slice(&digest);
-        write_atomically(path, &buf)
+        container::write(path, MAGIC, FORMAT_VERSION, &Meta { rows: self.rows.len(), ..self.meta.clone() }, &packed)
     }
 
     pub fn load(path: &Path) -> Result<Dataset> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let (meta, packed): (Meta, Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "dataset")?;
         let bad = |what: &str| Error::table(path, what.to_string());
-        if bytes.len() < 48 || &bytes[..8] != MAGIC {
-            return Err(bad("not a Fly Chess dataset"));
-        }
-        if bytes[8..12] != FORMAT_VERSION.to_le_bytes() {
-            return Err(bad("a dataset of another format version"));
-        }
-        let (content, stored) = bytes.split_at(bytes.len() - 32);
-        if Sha256::digest(content).as_slice() != stored {
-            return Err(bad("checksum mismatch: the file is damaged"));
-        }
-        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
-        let meta: Meta = content.get(16..16 + len).and_then(|h| serde_json::from_slice(h).ok()).ok_or_else(|| bad("damaged header"))?;
-        let body = zstd::decode_all(&content[16 + len..]).map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
+        let body = zstd::decode_all(&packed[..]).map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
         let mut c = 0usize;
         let mut take = |n: usize| -> Result<&[u8]> {
             let s = body.get(c..c + n).ok_or_else(|| bad("rows end early"))?;

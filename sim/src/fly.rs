@@ -6,10 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
 use crate::cache::Reading;
-use crate::connectome::brain_file::write_atomically;
+use crate::container;
 use crate::error::{Error, Result};
 use crate::readout::{Readout, OUTPUTS};
 use crate::train::Metrics;
@@ -42,39 +40,16 @@ pub struct Fly {
 
 impl Fly {
     pub fn save(&self, path: &Path) -> Result<()> {
-        let header = serde_json::to_vec_pretty(&(&self.meta, self.readout.inputs, &self.readout.read_steps)).expect("plain data");
-        let mut buf = Vec::new();
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        buf.extend_from_slice(&header);
-        for v in self.readout.weights.iter().chain(&self.readout.bias) {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        let digest = Sha256::digest(&buf);
-        buf.extend_from_slice(&digest);
-        write_atomically(path, &buf)
+        let header = (&self.meta, self.readout.inputs, &self.readout.read_steps);
+        let body = container::f32_bytes(self.readout.weights.iter().chain(&self.readout.bias).copied());
+        container::write(path, MAGIC, FORMAT_VERSION, &header, &body)
     }
 
     pub fn load(path: &Path) -> Result<Fly> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let bad = |what: &str| Error::table(path, what.to_string());
-        if bytes.len() < 48 || &bytes[..8] != MAGIC {
-            return Err(bad("not a Fly Chess fly"));
-        }
-        if bytes[8..12] != FORMAT_VERSION.to_le_bytes() {
-            return Err(bad("a fly of another format version"));
-        }
-        let (content, stored) = bytes.split_at(bytes.len() - 32);
-        if Sha256::digest(content).as_slice() != stored {
-            return Err(bad("checksum mismatch: the file is damaged"));
-        }
-        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4")) as usize;
-        let (meta, inputs, read_steps): (FlyMeta, usize, Vec<usize>) =
-            content.get(16..16 + len).and_then(|h| serde_json::from_slice(h).ok()).ok_or_else(|| bad("damaged header"))?;
-        let values: Vec<f32> = content[16 + len..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4"))).collect();
+        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "fly")?;
+        let values = container::f32_values(&body);
         if values.len() != OUTPUTS * inputs + OUTPUTS {
-            return Err(bad("the weights do not match the readout's size"));
+            return Err(Error::table(path, "the weights do not match the readout's size"));
         }
         let (weights, bias) = values.split_at(OUTPUTS * inputs);
         Ok(Fly { meta, readout: Readout { inputs, read_steps, weights: weights.to_vec(), bias: bias.to_vec() } })

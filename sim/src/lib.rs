@@ -9,6 +9,7 @@ pub mod cache;
 pub mod calibrate;
 pub mod chess;
 pub mod connectome;
+pub mod container;
 pub mod data;
 pub mod engine;
 pub mod error;
