@@ -298,6 +298,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         }
     };
     let reference = if reference { Some(scipy_reference(&brain, &boards[..32], data)?) } else { None };
+    let fly_move = fly_move_timing(&brain, &loaded, data)?;
     let report = serde_json::json!({
         "reference": reference,
         "brain": loaded.connectome.provenance.label(),
@@ -307,6 +308,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         "gpu": gpu,
         "runs": rows,
         "one_position_ms": one_position_ms,
+        "fly_move": fly_move,
         "peak_memory_mb": peak_memory_mb(),
     });
     if json {
@@ -335,6 +337,15 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 r["max_difference"].as_f64().unwrap_or(0.0),
                 r["mean_difference"].as_f64().unwrap_or(0.0),
                 100.0 * r["share_within_1e-4"].as_f64().unwrap_or(0.0)
+            );
+        }
+        if let Some(m) = report["fly_move"].as_object() {
+            println!(
+                "  one move of fly {:?} after 1.e4 e5: {:.0} ms, with imagination {:.0} ms ({} boards in one batch)",
+                m["fly"].as_str().unwrap_or(""),
+                m["ms"].as_f64().unwrap_or(0.0),
+                m["ms_imagination"].as_f64().unwrap_or(0.0),
+                m["boards_imagined"]
             );
         }
         match report["gpu"]["adapter"].as_str() {
@@ -539,4 +550,40 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: u
         made as f64 / started.elapsed().as_secs_f64().max(1e-9)
     );
     Ok(cache)
+}
+
+/// How long one fly move takes in play, plain and with imagination, for the first fly of this
+/// brain found among the user's and the shipped flies (None when there is none).
+fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option<serde_json::Value>> {
+    use flychess_sim::fly::{shipped_dir, Fly};
+    use flychess_sim::play::Player;
+    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+    for dir in [data.join("flies"), shipped_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut found: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
+            found.sort();
+            candidates.extend(found);
+        }
+    }
+    let Some(fly) = candidates.iter().filter_map(|p| Fly::load(p).ok()).find(|f| f.meta.brain_checksum == loaded.checksum && f.meta.kind == "trained") else {
+        return Ok(None);
+    };
+    let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
+    let descending = &loaded.connectome.groups.descending;
+    let time = |imagination: Option<f32>| -> Result<f64> {
+        let mut p = Player::Fly { brain, readout: &fly.readout, descending, imagination };
+        p.choose(&pos, &[])?; // warm-up
+        let started = Instant::now();
+        for _ in 0..3 {
+            p.choose(&pos, &[])?;
+        }
+        Ok(started.elapsed().as_secs_f64() * 1000.0 / 3.0)
+    };
+    use shakmaty::Position;
+    Ok(Some(serde_json::json!({
+        "fly": fly.meta.name,
+        "ms": time(None)?,
+        "ms_imagination": time(Some(1.0))?,
+        "boards_imagined": pos.legal_moves().len(),
+    })))
 }
