@@ -100,8 +100,9 @@ enum Command {
         black: String,
         #[arg(long, default_value_t = 20)]
         games: usize,
+        /// Seed of the random choices (random and greedy movers, Stockfish's random moves).
         #[arg(long, default_value_t = 1)]
-        seed: u64,
+        game_seed: u64,
         #[arg(long)]
         json: bool,
         /// Flies look one move ahead (weight w of the value after; SPEC default 1).
@@ -250,7 +251,9 @@ fn main() -> std::process::ExitCode {
         Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {
             if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options()) }
         }
-        Some(Command::Play { white, black, games, seed, json, imagination, which }) => fly_cli::play(&which, &data, &white, &black, games, seed, json, imagination),
+        Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
+            fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
+        }
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();
@@ -274,5 +277,16 @@ fn report(result: anyhow::Result<()>) -> std::process::ExitCode {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        // Catches clashing argument names between a command and the options it flattens in.
+        super::Cli::command().debug_assert();
     }
 }

@@ -96,3 +96,29 @@ fn a_real_window_opens_and_can_be_screenshotted() {
     let drawn = img.pixels().filter(|p| **p != background).count();
     assert!(drawn > 5_000, "only {drawn} pixels differ from the background");
 }
+
+#[test]
+fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
+    let t = tempfile::tempdir().unwrap();
+    let out = flychess(t.path(), &["train", "--newborn", "--name", "nb"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let a = json(&flychess(t.path(), &["analyse", "--fly", "nb", "--fen", start, "--json"]));
+    let moves = a["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 20, "every legal move, nothing else");
+    let total: f64 = moves.iter().map(|m| m["probability"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-4);
+    assert!(moves.iter().any(|m| m["uci"] == a["chosen"]));
+    assert!(moves.iter().any(|m| m["san"] == "e4"));
+    let p = json(&flychess(t.path(), &["play", "--white", "nb", "--black", "random", "--games", "2", "--json"]));
+    assert_eq!(p["wins"].as_u64().unwrap() + p["draws"].as_u64().unwrap() + p["losses"].as_u64().unwrap(), 2);
+    for r in p["records"].as_array().unwrap() {
+        let ending = r["termination"].as_str().unwrap();
+        assert!(["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"].contains(&ending), "{ending}");
+    }
+    let bad = flychess(t.path(), &["analyse", "--fly", "nb", "--fen", "not a fen"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("bad FEN"));
+    let missing = flychess(t.path(), &["analyse", "--fly", "nobody", "--fen", start]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no fly named \"nobody\""));
+}
