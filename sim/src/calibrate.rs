@@ -23,7 +23,7 @@ pub const SIGMA_FLOOR: f32 = 0.02;
 pub const UNREACHED_VARIANCE: f64 = 1e-10;
 pub const CALIBRATION_POSITIONS: usize = 256;
 const MAGIC: &[u8; 8] = b"FLYHOMEO";
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CalibrationOptions {
