@@ -7,11 +7,11 @@
 use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
-use crate::brain::{cpu, Brain};
+use crate::brain::Brain;
 use crate::chess::planes;
 use crate::engine::{Limit, Supervised};
 use crate::error::Result;
-use crate::readout::{choose, descending_features, policy, position_key, Readout};
+use crate::readout::{choose, policy, position_key, think_features, Readout};
 
 /// A portable xorshift stream for the random choices of the simple players.
 #[derive(Clone, Debug)]
@@ -59,8 +59,8 @@ impl Player<'_> {
             Player::Random(d) => moves[d.below(moves.len())],
             Player::Greedy(d) => greedy(pos, &moves, d),
             Player::Fly { brain, readout, descending, imagination } => {
-                let rates = cpu::think(brain, &[planes(pos)]);
-                let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
+                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+                let heads = readout.heads(&features[0]);
                 let p = policy(pos, &heads);
                 match imagination {
                     Some(w) => imagine(brain, readout, descending, pos, &p, earlier, *w),
@@ -96,10 +96,8 @@ pub fn imagine(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess
     if let Some(i) = afters.iter().position(|a| a.is_checkmate()) {
         return p.moves[i];
     }
-    let rates = cpu::think(brain, &afters.iter().map(planes).collect::<Vec<_>>());
-    let ours: Vec<f32> = (0..afters.len())
-        .map(|b| -readout.heads(&descending_features(&rates, b, descending, &readout.read_steps)).value)
-        .collect();
+    let features = think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
+    let ours: Vec<f32> = features.iter().map(|d| -readout.heads(d).value).collect();
     let draws: Vec<bool> = afters
         .iter()
         .map(|a| {

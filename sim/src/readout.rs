@@ -88,6 +88,30 @@ pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &
         .collect()
 }
 
+/// The readout's input for a batch of boards without keeping every step of every neuron: the brain
+/// runs with two buffers and only the descending neurons of the read steps are averaged.
+/// `[position][descending]`, equal to `descending_features` of a full think.
+pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
+    let b = boards.len();
+    let mut sums = vec![vec![0f32; descending.len()]; b];
+    crate::brain::cpu::run(brain, boards, |t, rates| {
+        if steps.contains(&t) {
+            for (p, row) in sums.iter_mut().enumerate() {
+                for (k, &j) in descending.iter().enumerate() {
+                    row[k] += rates[j as usize * b + p];
+                }
+            }
+        }
+    });
+    let n = steps.len().max(1) as f32;
+    for row in &mut sums {
+        for v in row.iter_mut() {
+            *v /= n;
+        }
+    }
+    sums
+}
+
 /// A legal move's (from, to, promotion) in the mover's frame: black's squares mirrored, castling
 /// as the king's two-square move, promotion 0 none, 1 q, 2 r, 3 b, 4 n.
 pub fn move_code(m: &Move, mover: Color) -> (usize, usize, usize) {

@@ -259,3 +259,17 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     let other = Cache::open(&path, CacheMeta { brain_checksum: "other".into(), ..meta }).unwrap();
     assert_eq!(other.positions, 0);
 }
+
+#[test]
+fn readout_features_without_keeping_every_step_match_a_full_think() {
+    use flychess_sim::readout::{descending_features, think_features};
+    let brain = small_brain(5);
+    let b = boards(20..27);
+    let dn: Vec<u32> = (300..340).collect();
+    let steps = vec![8, 9, 10, 11];
+    let rates = cpu::think(&brain, &b);
+    let lean = think_features(&brain, &b, &dn, &steps);
+    for (p, row) in lean.iter().enumerate() {
+        assert_eq!(row, &descending_features(&rates, p, &dn, &steps));
+    }
+}
