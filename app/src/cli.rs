@@ -209,6 +209,31 @@ pub fn ready(spec: &BrainSpec, data: &Path, options: CalibrationOptions) -> Resu
     Ok(r?)
 }
 
+/// Times `think` on successive batches of `boards`: at least 2 runs and 8 positions, then more
+/// until 2 s have passed (20 s at most). One JSON row of the bench report.
+fn timed_runs(engine: &str, batch: usize, boards: &[Planes], mut think: impl FnMut(&[Planes]) -> Result<()>) -> Result<serde_json::Value> {
+    let started = Instant::now();
+    let (mut positions, mut runs) = (0usize, 0usize);
+    while runs < 2 || positions < 8 || started.elapsed().as_secs_f64() < 2.0 {
+        let first = (runs * batch) % (boards.len() - batch + 1);
+        think(&boards[first..first + batch])?;
+        positions += batch;
+        runs += 1;
+        if started.elapsed().as_secs_f64() > 20.0 {
+            break;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(serde_json::json!({
+        "engine": engine,
+        "batch": batch,
+        "positions": positions,
+        "seconds": seconds,
+        "positions_per_second": positions as f64 / seconds,
+        "ms_per_position": 1000.0 * seconds / positions as f64,
+    }))
+}
+
 /// Peak resident memory of this process in MB (Linux; None elsewhere).
 fn peak_memory_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -226,12 +251,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         if batch == 0 || batch > boards.len() {
             return Err(anyhow!("batch {batch} is outside 1..={}", boards.len()));
         }
-        // At least 8 positions and 2 runs per batch size, or more until 2 s have passed.
-        let started = Instant::now();
-        let (mut positions, mut runs) = (0usize, 0usize);
-        while runs < 2 || positions < 8 || started.elapsed().as_secs_f64() < 2.0 {
-            let first = (runs * batch) % (boards.len() - batch + 1);
-            let chunk = &boards[first..first + batch];
+        rows.push(timed_runs("cpu", batch, &boards, |chunk| {
             if batch == 1 {
                 // A move in play keeps all 12 steps for the viewer.
                 std::hint::black_box(cpu::think(&brain, chunk));
@@ -240,21 +260,8 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                     std::hint::black_box(r);
                 });
             }
-            positions += batch;
-            runs += 1;
-            if started.elapsed().as_secs_f64() > 20.0 {
-                break;
-            }
-        }
-        let seconds = started.elapsed().as_secs_f64();
-        rows.push(serde_json::json!({
-            "engine": "cpu",
-            "batch": batch,
-            "positions": positions,
-            "seconds": seconds,
-            "positions_per_second": positions as f64 / seconds,
-            "ms_per_position": 1000.0 * seconds / positions as f64,
-        }));
+            Ok(())
+        })?);
     }
     let one_position_ms = rows.iter().find(|r| r["batch"] == 1).map(|r| r["ms_per_position"].clone());
     let gpu = match gpu_engine::headless_device() {
@@ -272,27 +279,11 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 // One warm-up think (pipeline and buffers), then timed thinks waited to completion.
                 engine.think(&boards[..batch])?;
                 engine.wait()?;
-                let started = Instant::now();
-                let (mut positions, mut runs) = (0usize, 0usize);
-                while runs < 2 || started.elapsed().as_secs_f64() < 2.0 {
-                    let first = (runs * batch) % (boards.len() - batch + 1);
-                    engine.think(&boards[first..first + batch])?;
+                gpu_rows.push(timed_runs("gpu", batch, &boards, |chunk| {
+                    engine.think(chunk)?;
                     engine.wait()?;
-                    positions += batch;
-                    runs += 1;
-                    if started.elapsed().as_secs_f64() > 20.0 {
-                        break;
-                    }
-                }
-                let seconds = started.elapsed().as_secs_f64();
-                gpu_rows.push(serde_json::json!({
-                    "engine": "gpu",
-                    "batch": batch,
-                    "positions": positions,
-                    "seconds": seconds,
-                    "positions_per_second": positions as f64 / seconds,
-                    "ms_per_position": 1000.0 * seconds / positions as f64,
-                }));
+                    Ok(())
+                })?);
             }
             serde_json::json!({ "adapter": name, "runs": gpu_rows })
         }

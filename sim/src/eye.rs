@@ -163,15 +163,20 @@ impl Eye {
         self.typed_cells_per_square().into_iter().min().unwrap_or(0)
     }
 
-    /// The eye's input for one board given as 12 planes of 64 squares (from the side to move):
-    /// x_j = Σ_{p ∈ F_j} b_{p, q_j}, written into `x` (one value per neuron) at the placed cells.
-    pub fn input(&self, planes: &[[bool; 64]; 12], x: &mut [f32]) {
-        for c in &self.cells {
-            let reports = c.role.planes();
-            let lit = (0..12).filter(|&p| reports[p] && planes[p][c.square as usize]).count();
-            x[c.neuron as usize] = lit as f32;
+}
+
+/// The eye's input for a batch of boards (12 planes × 64 squares each, from the side to move):
+/// x = Σ_{p ∈ F} b_{p, q} for every placed cell, `[cell · batch + position]`. Both engines use it.
+pub fn batch_input(cells: &[EyeCell], boards: &[[[bool; 64]; 12]]) -> Vec<f32> {
+    let b = boards.len();
+    let mut x = vec![0f32; cells.len() * b];
+    for (i, cell) in cells.iter().enumerate() {
+        let reports = cell.role.planes();
+        for (k, planes) in boards.iter().enumerate() {
+            x[i * b + k] = (0..12).filter(|&p| reports[p] && planes[p][cell.square as usize]).count() as f32;
         }
     }
+    x
 }
 
 #[cfg(test)]
@@ -241,19 +246,17 @@ mod tests {
 
     #[test]
     fn input_lights_cells_that_report_a_piece_on_their_square() {
-        let eye = Eye {
-            cells: vec![
-                EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) },
-                EyeCell { neuron: 1, square: 12, role: EyeRole::Own },
-                EyeCell { neuron: 2, square: 12, role: EyeRole::Opponent },
-                EyeCell { neuron: 3, square: 12, role: EyeRole::PieceType(1) },
-            ],
-            photoreceptors: 4,
-        };
-        let mut planes = [[false; 64]; 12];
-        planes[6][12] = true; // an opponent pawn on e2
-        let mut x = vec![0.0; 5];
-        eye.input(&planes, &mut x);
-        assert_eq!(x, vec![1.0, 0.0, 1.0, 0.0, 0.0]);
+        let cells = vec![
+            EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) },
+            EyeCell { neuron: 1, square: 12, role: EyeRole::Own },
+            EyeCell { neuron: 2, square: 12, role: EyeRole::Opponent },
+            EyeCell { neuron: 3, square: 12, role: EyeRole::PieceType(1) },
+        ];
+        let mut with_pawn = [[false; 64]; 12];
+        with_pawn[6][12] = true; // an opponent pawn on e2
+        let empty = [[false; 64]; 12];
+        // Two boards: [cell · 2 + board].
+        let x = batch_input(&cells, &[with_pawn, empty]);
+        assert_eq!(x, vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
     }
 }

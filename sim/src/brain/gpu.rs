@@ -65,8 +65,7 @@ pub struct GpuEngine {
     weight: wgpu::Buffer,
     eye_slot: wgpu::Buffer,
     homeostasis: wgpu::Buffer,
-    eye_cells: usize,
-    eye_roles: Vec<([bool; 12], u8)>,
+    eye: Vec<crate::eye::EyeCell>,
     params: super::Params,
     /// (batch, rates buffer, eye input buffer, uniform buffer, bind group) of the current size.
     current: Option<Batch>,
@@ -117,8 +116,7 @@ impl GpuEngine {
             weight: storage(&device, "weight", bytemuck::cast_slice(&brain.weight)),
             eye_slot: storage(&device, "eye_slot", bytemuck::cast_slice(&brain.eye_slot)),
             homeostasis: storage(&device, "homeostasis", bytemuck::cast_slice(&homeostasis)),
-            eye_cells: brain.eye.len(),
-            eye_roles: brain.eye.iter().map(|c| (c.role.planes(), c.square)).collect(),
+            eye: brain.eye.clone(),
             params: brain.params,
             neurons: brain.neurons,
             pipeline,
@@ -161,7 +159,7 @@ impl GpuEngine {
         });
         let eye_input = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("eye input"),
-            size: ((self.eye_cells * batch).max(1) * 4) as u64,
+            size: ((self.eye.len() * batch).max(1) * 4) as u64,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -190,13 +188,10 @@ impl GpuEngine {
         }
         self.prepare(batch)?;
         let cur = self.current.as_ref().expect("prepared");
-        let mut x = vec![0f32; (self.eye_cells * batch).max(1)];
-        for (i, (reports, square)) in self.eye_roles.iter().enumerate() {
-            for (k, planes) in boards.iter().enumerate() {
-                x[i * batch + k] = (0..12).filter(|&p| reports[p] && planes[p][*square as usize]).count() as f32;
-            }
+        let x = crate::eye::batch_input(&self.eye, boards);
+        if !x.is_empty() {
+            self.queue.write_buffer(&cur.eye_input, 0, bytemuck::cast_slice(&x));
         }
-        self.queue.write_buffer(&cur.eye_input, 0, bytemuck::cast_slice(&x));
         let invocations = (self.neurons * batch) as u32;
         let groups = invocations.div_ceil(WORKGROUP);
         let (gx, gy) = (groups.min(self.max_groups_x), groups.div_ceil(self.max_groups_x));

@@ -132,16 +132,7 @@ impl Brain {
 
     /// The eye's input for a batch of boards: `[eye cell · batch + position]`.
     pub fn eye_input(&self, boards: &[Planes]) -> Vec<f32> {
-        let b = boards.len();
-        let mut x = vec![0f32; self.eye.len() * b];
-        for (i, cell) in self.eye.iter().enumerate() {
-            let reports = cell.role.planes();
-            for (k, planes) in boards.iter().enumerate() {
-                let lit = (0..12).filter(|&p| reports[p] && planes[p][cell.square as usize]).count();
-                x[i * b + k] = lit as f32;
-            }
-        }
-        x
+        crate::eye::batch_input(&self.eye, boards)
     }
 }
 
