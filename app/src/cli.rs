@@ -505,7 +505,8 @@ pub fn data(cmd: DataCommand) -> Result<()> {
 }
 
 /// Fills (or resumes) the DN-rate cache of a brain over the shipped dataset.
-pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: usize) -> Result<flychess_sim::cache::Cache> {
+/// Returns the cache and the brain file it belongs to.
+pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: usize) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::{shipped_path, Dataset};
     let spec = spec(which)?;
@@ -522,7 +523,7 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: u
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions >= rows.len() {
         println!("{}: all {} positions already cached", path.display(), rows.len());
-        return Ok(cache);
+        return Ok((cache, loaded));
     }
     let bar = ProgressBar::new(rows.len() as u64);
     bar.set_style(ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
@@ -540,7 +541,7 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: u
         started.elapsed().as_secs_f64(),
         made as f64 / started.elapsed().as_secs_f64().max(1e-9)
     );
-    Ok(cache)
+    Ok((cache, loaded))
 }
 
 /// How long one fly move takes in play, plain and with imagination, for the first fly of this

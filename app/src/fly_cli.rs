@@ -64,14 +64,12 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
 
 pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions) -> Result<()> {
     let (reading, steps) = reading_of(read)?;
-    let spec = crate::cli::spec(which)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len());
     if n <= HOLD + VAL {
         return Err(anyhow!("--positions must be above {} (HOLD and VAL come first)", HOLD + VAL));
     }
-    let cache = crate::cli::cache(which, data, Some(n), 32)?;
-    let loaded = flychess_sim::connectome::brain_file::load(&spec.brain_path(data))?;
+    let (cache, loaded) = crate::cli::cache(which, data, Some(n), 32)?;
     let rows = &dataset.rows[..n];
     let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
     println!("targets for {} TRAIN and {} VAL positions…", train_rows.len(), val_rows.len());
@@ -126,7 +124,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let f = Fly::load(&fly::find(name, data)?)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
-    let cache = crate::cli::cache(which, data, Some(n), 32)?;
+    let (cache, _) = crate::cli::cache(which, data, Some(n), 32)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
     }

@@ -28,18 +28,26 @@ fn worst(a: &Rates, b: &Rates) -> f32 {
     a.data.iter().zip(&b.data).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
+/// The default brain with its homeostasis, built once per target folder and shared by the tests.
+fn default_brain() -> &'static Brain {
+    static B: std::sync::OnceLock<Brain> = std::sync::OnceLock::new();
+    B.get_or_init(|| {
+        let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+        store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap().1
+    })
+}
+
 #[test]
 fn gpu_and_cpu_give_the_same_rates_on_the_whole_brain() {
-    let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
-    let (_, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
-    let Some(mut gpu) = engine(&brain) else { return };
+    let brain = default_brain();
+    let Some(mut gpu) = engine(brain) else { return };
     let boards: Vec<Planes> = sample_positions()[400..432].iter().map(planes).collect();
     // 16 positions × 12 steps is the largest batch lavapipe binds (128 MiB).
     for batch in [4usize, 16] {
         let b = &boards[..batch];
         gpu.think(b).unwrap();
         let on_gpu = gpu.read_rates().unwrap();
-        let on_cpu = cpu::think(&brain, b);
+        let on_cpu = cpu::think(brain, b);
         let w = worst(&on_gpu, &on_cpu);
         eprintln!("batch {batch}: largest difference {w:e}");
         assert!(w < 1e-4, "batch {batch}: GPU and CPU differ by up to {w}");
@@ -49,10 +57,8 @@ fn gpu_and_cpu_give_the_same_rates_on_the_whole_brain() {
 
 #[test]
 fn a_dispatch_wrapped_into_two_dimensions_gives_the_same_rates() {
-    // A small brain built from the stand-in's first neurons is enough: what matters is the path.
-    let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
-    let (_, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
-    let Some(mut gpu) = engine(&brain) else { return };
+    let brain = default_brain();
+    let Some(mut gpu) = engine(brain) else { return };
     let boards: Vec<Planes> = sample_positions()[10..13].iter().map(planes).collect();
     gpu.think(&boards).unwrap();
     let flat = gpu.read_rates().unwrap();
@@ -60,5 +66,5 @@ fn a_dispatch_wrapped_into_two_dimensions_gives_the_same_rates() {
     gpu.think(&boards).unwrap();
     let wrapped = gpu.read_rates().unwrap();
     assert_eq!(flat, wrapped, "every invocation found its (neuron, position)");
-    assert!(worst(&wrapped, &cpu::think(&brain, &boards)) < 1e-4);
+    assert!(worst(&wrapped, &cpu::think(brain, &boards)) < 1e-4);
 }
