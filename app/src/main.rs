@@ -4,7 +4,6 @@
 
 mod cli;
 mod fly_cli;
-mod gui;
 
 use std::path::PathBuf;
 
@@ -18,9 +17,15 @@ struct Cli {
     /// Data folder (brains, tables, flies). Default: $FLYCHESS_DATA, else the platform's data dir.
     #[arg(long, global = true)]
     data: Option<PathBuf>,
-    /// Open the window, save a PNG of it once the brain is ready, and close.
+    /// Open the window, save a PNG of it once the brain is ready (and the moves are played), and close.
     #[arg(long, value_name = "FILE")]
     screenshot: Option<PathBuf>,
+    /// Moves to play when the window opens (UCI or SAN, space-separated): "e2e4 e7e5 Nf3".
+    #[arg(long, value_name = "MOVES")]
+    moves: Option<String>,
+    /// The tab to open: play, brain, train, flies or about.
+    #[arg(long, value_name = "TAB")]
+    tab: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -245,7 +250,15 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let data = cli.data.unwrap_or_else(flychess_sim::store::data_dir);
     let result = match cli.command {
-        None => gui::run(data, cli.screenshot),
+        None => {
+            let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
+            let quiet = cli.screenshot.is_some();
+            cli.tab
+                .as_deref()
+                .map(flychess::ui::Tab::parse)
+                .transpose()
+                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet }))
+        }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
         Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {

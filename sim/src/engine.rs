@@ -17,10 +17,17 @@ pub const INSTALL_HINT: &str =
     "Stockfish was not found: install it (Debian/Ubuntu: `sudo apt-get install stockfish`; macOS: `brew install stockfish`; Windows: stockfishchess.org) or point FLYCHESS_STOCKFISH at the binary";
 
 /// Where Stockfish is: the given setting, `$FLYCHESS_STOCKFISH`, `stockfish` on PATH, then
-/// Debian's `/usr/games/stockfish`.
+/// Debian's `/usr/games/stockfish`. A setting that names no file is an error of its own (the
+/// user asked for that engine), not a reason to quietly use another.
 pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = setting {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(Error::Invalid(format!("the Stockfish set at {} is not there; fix the path or clear it to search PATH and /usr/games (install: `sudo apt-get install stockfish`)", p.display())))
+        };
+    }
     let mut candidates: Vec<PathBuf> = Vec::new();
-    candidates.extend(setting.map(Path::to_path_buf));
     candidates.extend(std::env::var_os("FLYCHESS_STOCKFISH").map(PathBuf::from));
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join("stockfish")));
@@ -161,9 +168,23 @@ impl Engine {
 
     /// MultiPV analysis of `fen`: the best `multipv` lines, best first.
     pub fn analyse(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
+        self.analyse_among(fen, limit, multipv, &[], timeout)
+    }
+
+    /// MultiPV analysis restricted to the root moves `among` (UCI `searchmoves`; empty: all moves):
+    /// one line per listed move when `multipv` is at least their number — how the app grades the
+    /// fly's candidates and the move actually played.
+    pub fn analyse_among(&mut self, fen: &str, limit: Limit, multipv: usize, among: &[String], timeout: Duration) -> Result<Vec<Line>> {
+        if let Some(bad) = among.iter().find(|m| !(4..=5).contains(&m.len()) || !m.chars().all(|c| c.is_ascii_alphanumeric())) {
+            return Err(Error::Invalid(format!("{bad:?} is not a UCI move")));
+        }
         self.send(&format!("setoption name MultiPV value {}", multipv.max(1)))?;
         self.send(&format!("position fen {fen}"))?;
-        self.send(&limit.go())?;
+        if among.is_empty() {
+            self.send(&limit.go())?;
+        } else {
+            self.send(&format!("{} searchmoves {}", limit.go(), among.join(" ")))?;
+        }
         let reply = self.wait_for(|l| l.starts_with("bestmove"), timeout)?;
         let mut best: Vec<Option<Line>> = vec![None; multipv.max(1)];
         for l in &reply {
@@ -281,6 +302,10 @@ impl Supervised {
 
     pub fn analyse(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
         self.with(|e| e.analyse(fen, limit, multipv, timeout))
+    }
+
+    pub fn analyse_among(&mut self, fen: &str, limit: Limit, multipv: usize, among: &[String], timeout: Duration) -> Result<Vec<Line>> {
+        self.with(|e| e.analyse_among(fen, limit, multipv, among, timeout))
     }
 
     pub fn best_move(&mut self, fen: &str, limit: Limit, timeout: Duration) -> Result<Option<String>> {

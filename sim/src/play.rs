@@ -172,6 +172,38 @@ impl GameRecord {
     }
 }
 
+/// How a game ended by the rules: the result ("1-0", "0-1", "1/2-1/2") and the reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ending {
+    pub result: &'static str,
+    pub reason: &'static str,
+}
+
+/// The rules' verdict on `pos`, reached through the positions whose keys are `keys` (the last one
+/// being `pos`): checkmate, stalemate, insufficient material, a real threefold repetition (the
+/// third occurrence, not the second), or the fifty-move rule; None while the game goes on.
+pub fn rules_ending(pos: &Chess, keys: &[u64]) -> Option<Ending> {
+    let end = |result, reason| Some(Ending { result, reason });
+    if pos.is_checkmate() {
+        return end(if pos.turn() == Color::White { "0-1" } else { "1-0" }, "checkmate");
+    }
+    if pos.is_stalemate() {
+        return end("1/2-1/2", "stalemate");
+    }
+    if pos.is_insufficient_material() {
+        return end("1/2-1/2", "insufficient material");
+    }
+    if let Some(&last) = keys.last() {
+        if keys.iter().filter(|&&k| k == last).count() >= 3 {
+            return end("1/2-1/2", "threefold repetition");
+        }
+    }
+    if pos.halfmoves() >= 100 {
+        return end("1/2-1/2", "fifty-move rule");
+    }
+    None
+}
+
 /// Plays one game from `start`; `max_plies` is the safeguard cap.
 pub fn play_game(white: &mut Player, black: &mut Player, start: Chess, max_plies: usize) -> Result<GameRecord> {
     let mut pos = start;
@@ -186,22 +218,8 @@ pub fn play_game(white: &mut Player, black: &mut Player, start: Chess, max_plies
         san,
     };
     loop {
-        if pos.is_checkmate() {
-            let result = if pos.turn() == Color::White { "0-1" } else { "1-0" };
-            return Ok(finish(result, "checkmate", san));
-        }
-        if pos.is_stalemate() {
-            return Ok(finish("1/2-1/2", "stalemate", san));
-        }
-        if pos.is_insufficient_material() {
-            return Ok(finish("1/2-1/2", "insufficient material", san));
-        }
-        let last = *keys.last().expect("one position");
-        if keys.iter().filter(|&&k| k == last).count() >= 3 {
-            return Ok(finish("1/2-1/2", "threefold repetition", san));
-        }
-        if pos.halfmoves() >= 100 {
-            return Ok(finish("1/2-1/2", "fifty-move rule", san));
+        if let Some(end) = rules_ending(&pos, &keys) {
+            return Ok(finish(end.result, end.reason, san));
         }
         if san.len() >= max_plies {
             return Ok(finish("1/2-1/2", "move cap", san));

@@ -65,6 +65,24 @@ fn stockfish_analyses_with_multipv_and_plays_a_legal_move() {
 }
 
 #[test]
+fn searchmoves_grades_exactly_the_listed_moves_and_bad_moves_are_refused() {
+    let Some(sf) = stockfish() else { return };
+    let mut e = Engine::start(&sf, &EngineOptions::default()).unwrap();
+    // A blunder (the queen walks into a pawn) next to two normal moves.
+    let fen = "rnbqkbnr/ppp2ppp/8/3pp3/4P3/5Q2/PPPP1PPP/RNB1KBNR w KQkq - 0 3";
+    let among: Vec<String> = ["f3f7", "b1c3", "e4d5"].iter().map(|s| s.to_string()).collect();
+    let lines = e.analyse_among(fen, Limit::Depth(8), 3, &among, Duration::from_secs(30)).unwrap();
+    let mut got: Vec<&str> = lines.iter().map(|l| l.uci.as_str()).collect();
+    got.sort();
+    assert_eq!(got, vec!["b1c3", "e4d5", "f3f7"]);
+    let blunder = lines.iter().find(|l| l.uci == "f3f7").unwrap();
+    assert!(lines.iter().all(|l| l.score.as_cp() >= blunder.score.as_cp()), "{lines:?}");
+    assert!(e.analyse_among(fen, Limit::Depth(4), 1, &["quit\ngo".to_string()], Duration::from_secs(5)).is_err());
+    // The engine still answers after the refused request.
+    assert_eq!(e.analyse(fen, Limit::Depth(4), 1, Duration::from_secs(10)).unwrap().len(), 1);
+}
+
+#[test]
 fn a_hung_engine_times_out_and_is_reaped() {
     let dir = tempfile::tempdir().unwrap();
     let hangs = script(dir.path(), "hangs.sh", HANGS);

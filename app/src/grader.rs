@@ -1,0 +1,202 @@
+//! Stockfish's grades, in the background. A worker thread owns one supervised Stockfish process
+//! (found from the setting, `$FLYCHESS_STOCKFISH`, PATH or /usr/games) and answers two kinds of
+//! job: grade a position (its best line, and a score for each listed move: the fly's candidates
+//! and the move played, through UCI `searchmoves`) and a hint (the best move, asked before any
+//! grading waiting in line). Without Stockfish it reports why and how to install it, and
+//! everything else keeps working; a new engine path starts a new grader. Dropping the grader ends
+//! the thread after the analysis in hand, which stops and reaps the engine.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{select_biased, unbounded, Receiver, Sender};
+
+use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+use flychess_sim::eval::{accuracy, Score, Verdict};
+
+/// The depth grades are computed at.
+pub const GRADE_DEPTH: u32 = 12;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct GradeJob {
+    /// Which game (the window's counter) and which ply: the position before move `ply`.
+    pub game: u64,
+    pub ply: usize,
+    pub fen: String,
+    /// UCI moves to score besides the best one.
+    pub moves: Vec<String>,
+}
+
+/// Stockfish's view of one position: scores from the side to move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PositionGrade {
+    pub game: u64,
+    pub ply: usize,
+    pub best: String,
+    pub best_score: Score,
+    pub scores: HashMap<String, Score>,
+}
+
+/// How one move compares with the best, for its mover.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoveGrade {
+    pub score: Score,
+    /// Drop in the mover's win chance (points), ≥ 0.
+    pub drop: f64,
+    pub accuracy: f64,
+    pub verdict: Verdict,
+}
+
+impl PositionGrade {
+    pub fn grade(&self, uci: &str) -> Option<MoveGrade> {
+        let score = *self.scores.get(uci)?;
+        let is_best = uci == self.best;
+        let drop = if is_best { 0.0 } else { (self.best_score.win_percent() - score.win_percent()).max(0.0) };
+        Some(MoveGrade { score, drop, accuracy: accuracy(drop), verdict: Verdict::of(drop, is_best) })
+    }
+}
+
+pub enum GraderEvent {
+    Ready { path: PathBuf },
+    Graded(PositionGrade),
+    Hint { fen: String, best: String },
+    /// No engine (or a broken one): what happened and what to do.
+    Unavailable(String),
+}
+
+enum Job {
+    Grade(GradeJob),
+    Hint(String),
+}
+
+pub struct Grader {
+    grades: Sender<Job>,
+    hints: Sender<Job>,
+    pub events: Receiver<GraderEvent>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Grader {
+    /// Starts a grader for the engine at `setting` (None: search the usual places).
+    pub fn start(setting: Option<PathBuf>, wake: impl Fn() + Send + 'static) -> Grader {
+        let (grades, grade_jobs) = unbounded();
+        let (hints, hint_jobs) = unbounded();
+        let (tx, events) = unbounded();
+        let thread = std::thread::Builder::new()
+            .name("stockfish-grader".into())
+            .spawn(move || {
+                let send = |e: GraderEvent| {
+                    let _ = tx.send(e);
+                    wake();
+                };
+                let path = match find_stockfish(setting.as_deref()) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        send(GraderEvent::Unavailable(e.to_string()));
+                        return;
+                    }
+                };
+                let mut engine = Supervised::new(path.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                // Start it now so a broken binary is reported before the first grade.
+                if let Err(e) = engine.analyse("4k3/8/8/8/8/8/8/4K3 w - - 0 1", Limit::Depth(1), 1, TIMEOUT) {
+                    send(GraderEvent::Unavailable(format!("{}: {e}", path.display())));
+                    return;
+                }
+                send(GraderEvent::Ready { path });
+                loop {
+                    let job = select_biased! {
+                        recv(hint_jobs) -> j => j,
+                        recv(grade_jobs) -> j => j,
+                    };
+                    let Ok(job) = job else { break };
+                    match job {
+                        Job::Hint(fen) => match engine.best_move(&fen, Limit::Depth(GRADE_DEPTH), TIMEOUT) {
+                            Ok(Some(best)) => send(GraderEvent::Hint { fen, best }),
+                            Ok(None) => {}
+                            Err(e) => send(GraderEvent::Unavailable(e.to_string())),
+                        },
+                        Job::Grade(g) => match grade(&mut engine, &g) {
+                            Ok(Some(p)) => send(GraderEvent::Graded(p)),
+                            Ok(None) => {}
+                            Err(e) => send(GraderEvent::Unavailable(e)),
+                        },
+                    }
+                }
+            })
+            .expect("a thread can be started");
+        Grader { grades, hints, events, thread: Some(thread) }
+    }
+
+    pub fn grade(&self, job: GradeJob) {
+        let _ = self.grades.send(Job::Grade(job));
+    }
+
+    pub fn hint(&self, fen: String) {
+        let _ = self.hints.send(Job::Hint(fen));
+    }
+}
+
+impl Drop for Grader {
+    fn drop(&mut self) {
+        // Closing both channels ends the worker's loop; the engine is killed and reaped with it.
+        let (dead, _) = unbounded();
+        self.grades = dead.clone();
+        self.hints = dead;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn grade(engine: &mut Supervised, job: &GradeJob) -> Result<Option<PositionGrade>, String> {
+    let best = engine.analyse(&job.fen, Limit::Depth(GRADE_DEPTH), 1, TIMEOUT).map_err(|e| e.to_string())?;
+    let Some(top) = best.first() else { return Ok(None) };
+    let mut scores = HashMap::new();
+    scores.insert(top.uci.clone(), top.score);
+    let mut among: Vec<String> = job.moves.iter().filter(|m| **m != top.uci).cloned().collect();
+    among.sort();
+    among.dedup();
+    if !among.is_empty() {
+        let lines = engine.analyse_among(&job.fen, Limit::Depth(GRADE_DEPTH), among.len(), &among, TIMEOUT).map_err(|e| e.to_string())?;
+        for l in lines {
+            scores.entry(l.uci).or_insert(l.score);
+        }
+    }
+    // A listed move can only be as good as the best: clip search noise.
+    let best_score = top.score;
+    for s in scores.values_mut() {
+        if s.win_percent() > best_score.win_percent() {
+            *s = best_score;
+        }
+    }
+    Ok(Some(PositionGrade { game: job.game, ply: job.ply, best: top.uci.clone(), best_score, scores }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_engine_is_reported_with_the_install_hint() {
+        let g = Grader::start(Some(PathBuf::from("/nonexistent/stockfish")), || {});
+        match g.events.recv_timeout(Duration::from_secs(10)).unwrap() {
+            GraderEvent::Unavailable(msg) => assert!(msg.contains("install"), "{msg}"),
+            _ => panic!("expected Unavailable"),
+        }
+    }
+
+    #[test]
+    fn grades_compare_moves_with_the_best() {
+        let mut scores = HashMap::new();
+        scores.insert("e2e4".to_string(), Score::Cp(30));
+        scores.insert("f2f3".to_string(), Score::Cp(-400));
+        let p = PositionGrade { game: 0, ply: 0, best: "e2e4".into(), best_score: Score::Cp(30), scores };
+        assert_eq!(p.grade("e2e4").unwrap().verdict, Verdict::Best);
+        let bad = p.grade("f2f3").unwrap();
+        assert_eq!(bad.verdict, Verdict::Blunder);
+        assert!(bad.accuracy < 30.0);
+        assert!(p.grade("a2a3").is_none());
+    }
+}

@@ -1,0 +1,123 @@
+//! The fly thinks off the UI thread. A worker thread owns the calibrated brain and answers think
+//! requests over crossbeam channels: the 12 steps for the position (every step's rates kept for
+//! the brain view), the readout's policy over the legal moves and its value, the move it plays
+//! (repetition-avoiding; with imagination, the one-move look-ahead of `sim::play::imagine`), and
+//! what it expects the opponent to play next. Requests carry an id; the window ignores answers to
+//! requests it no longer wants (a takeback or new game mid-think). When the window goes, the
+//! request channel closes and the worker ends after the think in hand.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use shakmaty::{Chess, Move, Position};
+
+use flychess_sim::brain::{cpu, Brain};
+use flychess_sim::chess::planes;
+use flychess_sim::fly::Fly;
+use flychess_sim::play::imagine;
+use flychess_sim::readout::{choose, descending_features, policy, think_features, Policy};
+
+pub struct ThinkRequest {
+    pub id: u64,
+    pub fly: Arc<Fly>,
+    pub position: Chess,
+    /// Keys of the game's positions so far (for the repetition rule).
+    pub earlier: Vec<u64>,
+    /// Some(w): one-move imagination with weight w.
+    pub imagination: Option<f32>,
+}
+
+/// What the fly thought about one position.
+#[derive(Clone)]
+pub struct Thought {
+    pub id: u64,
+    pub position: Chess,
+    pub policy: Policy,
+    /// The move it plays.
+    pub chosen: Move,
+    /// It skipped its favourite because that would bring back an earlier position.
+    pub skipped_favourite: Option<Move>,
+    /// Its value readout for the position it moved in, from its own side, in [−1, 1].
+    pub value: f32,
+    /// Every step's rates for this think: `rates[step * neurons + neuron]`.
+    pub rates: Arc<Vec<f32>>,
+    pub neurons: usize,
+    /// Its policy for the position after its move: what it expects the opponent to play.
+    pub expects: Option<Policy>,
+    pub think_ms: f64,
+}
+
+/// Thinks for `request` on the calling thread (the worker's body; tests call it directly).
+pub fn think(brain: &Brain, descending: &[u32], request: &ThinkRequest) -> Option<Thought> {
+    let started = Instant::now();
+    let pos = &request.position;
+    if pos.legal_moves().is_empty() {
+        return None;
+    }
+    let rates = cpu::think(brain, &[planes(pos)]);
+    let readout = &request.fly.readout;
+    let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
+    let p = policy(pos, &heads);
+    let (index, skipped) = choose(pos, &p, &request.earlier)?;
+    let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
+    let chosen = match request.imagination {
+        Some(w) => imagine(brain, readout, descending, pos, &p, &request.earlier, w),
+        None => p.moves[index],
+    };
+    let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
+    let mut after = pos.clone();
+    after.play_unchecked(chosen);
+    let expects = (!after.legal_moves().is_empty()).then(|| {
+        let f = think_features(brain, &[planes(&after)], descending, &readout.read_steps);
+        policy(&after, &readout.heads(&f[0]))
+    });
+    Some(Thought {
+        id: request.id,
+        position: pos.clone(),
+        value: p.value,
+        policy: p,
+        chosen,
+        skipped_favourite,
+        neurons: rates.neurons,
+        rates: Arc::new(rates.data),
+        expects,
+        think_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// The handle the window keeps: send requests, poll answers.
+pub struct Thinker {
+    requests: Sender<ThinkRequest>,
+    pub answers: Receiver<Thought>,
+}
+
+impl Thinker {
+    /// Starts the worker; `wake` is called after each answer (the window's repaint).
+    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, wake: impl Fn() + Send + 'static) -> Thinker {
+        let (requests, jobs) = unbounded::<ThinkRequest>();
+        let (done, answers) = unbounded();
+        std::thread::Builder::new()
+            .name("fly-thinker".into())
+            .spawn(move || {
+                while let Ok(mut request) = jobs.recv() {
+                    // Only the newest request matters.
+                    while let Ok(newer) = jobs.try_recv() {
+                        request = newer;
+                    }
+                    if let Some(t) = think(&brain, &descending, &request) {
+                        if done.send(t).is_err() {
+                            break;
+                        }
+                        wake();
+                    }
+                }
+            })
+            .expect("a thread can be started");
+        Thinker { requests, answers }
+    }
+
+    pub fn ask(&self, request: ThinkRequest) {
+        let _ = self.requests.send(request);
+    }
+}

@@ -1,0 +1,819 @@
+//! The desktop window (eframe): the left bar (Play, Brain, Train, Flies, About), the start-up path
+//! (the brain is loaded — or generated, built and calibrated on first run — off the UI thread with
+//! a progress bar; its provenance is always on screen), the settings kept across restarts (eframe
+//! storage: theme, board colours, sound, Stockfish path, larger UI, the current game), the
+//! background workers (the fly's thinker, Stockfish's grader, the speaker), and `--screenshot`.
+//! Each tab lives in its own module; this one wires them together.
+
+pub mod board;
+pub mod play;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread;
+
+use anyhow::{anyhow, Result};
+use eframe::egui::{self, Color32, RichText};
+use shakmaty::Color;
+
+use flychess_sim::brain::Brain;
+use flychess_sim::connectome::download::{fetch, Fetch};
+use flychess_sim::connectome::release::{self, DOWNLOADS};
+use flychess_sim::connectome::rules::Region;
+use flychess_sim::connectome::{Connectome, Info};
+use flychess_sim::store::{self, BrainSpec, Tables};
+
+use crate::game::Game;
+use crate::grader::{Grader, GraderEvent};
+use crate::sound::Speaker;
+use crate::thinker::Thinker;
+use board::BoardTheme;
+use play::{PlayContext, PlayTab};
+
+/// The fly the app plays by default (shipped in models/).
+pub const DEFAULT_FLY: &str = "backprop";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tab {
+    Play,
+    Brain,
+    Train,
+    Flies,
+    About,
+}
+
+impl Tab {
+    pub fn parse(s: &str) -> Result<Tab> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "play" => Tab::Play,
+            "brain" => Tab::Brain,
+            "train" => Tab::Train,
+            "flies" => Tab::Flies,
+            "about" => Tab::About,
+            _ => return Err(anyhow!("unknown tab {s:?}: play, brain, train, flies or about")),
+        })
+    }
+}
+
+/// What is kept across restarts.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub dark: bool,
+    pub board_theme: BoardTheme,
+    pub muted: bool,
+    pub stockfish: String,
+    pub larger_ui: bool,
+    pub animate: bool,
+    pub replay: bool,
+    pub imagination: bool,
+    pub fly: String,
+    pub user_white: bool,
+    /// The game in progress, as PGN.
+    pub game_pgn: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dark: true,
+            board_theme: BoardTheme::Brown,
+            muted: false,
+            stockfish: String::new(),
+            larger_ui: false,
+            animate: true,
+            replay: true,
+            imagination: false,
+            fly: DEFAULT_FLY.into(),
+            user_white: true,
+            game_pgn: String::new(),
+        }
+    }
+}
+
+/// How the window is started (the command line's choices).
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    pub data: PathBuf,
+    pub screenshot: Option<PathBuf>,
+    /// Moves to play at start (UCI or SAN, space-separated).
+    pub moves: Vec<String>,
+    pub tab: Option<Tab>,
+    /// No sound, no saved settings, no animation waits (tests and screenshots).
+    pub quiet: bool,
+}
+
+/// A loaded, calibrated brain.
+pub struct ReadyBrain {
+    pub connectome: Arc<Connectome>,
+    pub brain: Arc<Brain>,
+    pub checksum: String,
+    pub info: Info,
+}
+
+enum Report {
+    Progress { stage: String, fraction: f64 },
+    Ready(Box<ReadyBrain>),
+    Failed(String),
+}
+
+pub enum BrainState {
+    Loading { stage: String, fraction: f64 },
+    Ready(Arc<ReadyBrain>),
+    Failed(String),
+}
+
+pub struct FlyChessApp {
+    pub launch: Launch,
+    pub adapter: String,
+    pub brain: BrainState,
+    reports: Receiver<Report>,
+    sender: Sender<Report>,
+    download: Option<(String, f64)>,
+    shot: Option<Shot>,
+    pub tab: Tab,
+    pub settings: Settings,
+    pub play: PlayTab,
+    pub thinker: Option<Thinker>,
+    pub grader: Option<Grader>,
+    pub grader_status: String,
+    speaker: Speaker,
+    pub flies: Vec<String>,
+    pub ratings: HashMap<String, String>,
+    moves_applied: bool,
+    stockfish_edit: String,
+}
+
+struct Shot {
+    path: PathBuf,
+    arrived: Option<Receiver<Arc<egui::ColorImage>>>,
+    /// Frames to wait once everything is settled (textures uploaded, layout stable).
+    settle: u32,
+}
+
+/// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
+fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui::Context) {
+    thread::spawn(move || {
+        let progress = std::sync::Mutex::new({
+            let tx = tx.clone();
+            let ctx = ctx.clone();
+            move |stage: &str, fraction: f64| {
+                let _ = tx.send(Report::Progress { stage: stage.to_string(), fraction });
+                ctx.request_repaint();
+            }
+        });
+        let report = match store::ready_brain(&spec, &data, Default::default(), &|s, f| {
+            if let Ok(p) = progress.lock() {
+                p(s, f)
+            }
+        }) {
+            Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
+                info: loaded.connectome.info(),
+                connectome: Arc::new(loaded.connectome),
+                brain: Arc::new(brain),
+                checksum: loaded.checksum,
+            })),
+            Err(e) => Report::Failed(e.to_string()),
+        };
+        let _ = tx.send(report);
+        ctx.request_repaint();
+    });
+}
+
+/// Every fly on this machine: the data folder's, then the shipped ones.
+pub fn list_flies(data: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for dir in [data.join("flies"), flychess_sim::fly::shipped_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut found: Vec<String> = entries
+                .flatten()
+                .filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned))
+                .collect();
+            found.sort();
+            for f in found {
+                if !names.contains(&f) {
+                    names.push(f);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Ratings measured by `flychess rate` (DATA/ratings.json), as "1234 ± 56" by fly name.
+pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(data.join("ratings.json")) else { return out };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return out };
+    for r in v["ratings"].as_array().into_iter().flatten() {
+        if let (Some(name), Some(elo)) = (r["name"].as_str(), r["elo"].as_f64()) {
+            let half = (r["high"].as_f64().unwrap_or(elo) - r["low"].as_f64().unwrap_or(elo)) / 2.0;
+            out.insert(name.to_string(), format!("{elo:.0} ± {half:.0}"));
+        }
+    }
+    out
+}
+
+impl FlyChessApp {
+    /// The app on `ctx`; `storage` gives the saved settings (None: defaults).
+    pub fn new(ctx: &egui::Context, adapter: String, launch: Launch, storage: Option<&dyn eframe::Storage>) -> Self {
+        let (sender, reports) = channel();
+        start_brain_job(BrainSpec::default(), launch.data.clone(), sender.clone(), ctx.clone());
+        let mut settings: Settings = if launch.quiet { None } else { storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)) }.unwrap_or_default();
+        if launch.quiet {
+            settings.animate = !launch.moves.is_empty() || launch.screenshot.is_some();
+            settings.muted = true;
+        }
+        let speaker = if launch.quiet { Speaker::silent() } else { Speaker::new(settings.muted) };
+        let user = if settings.user_white { Color::White } else { Color::Black };
+        let mut play = PlayTab::new(settings.fly.clone(), user);
+        play.imagination = settings.imagination;
+        play.replay = settings.replay;
+        if !settings.game_pgn.is_empty() && launch.moves.is_empty() {
+            match Game::from_pgn(&settings.game_pgn) {
+                Ok(g) => play.start_game(g, user),
+                Err(e) => tracing::warn!("the saved game could not be restored: {e}"),
+            }
+        }
+        let flies = list_flies(&launch.data);
+        let ratings = read_ratings(&launch.data);
+        let tab = launch.tab.unwrap_or(Tab::Play);
+        let stockfish_edit = settings.stockfish.clone();
+        let mut app = FlyChessApp {
+            adapter,
+            brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 },
+            reports,
+            sender,
+            download: None,
+            shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
+            tab,
+            settings,
+            play,
+            thinker: None,
+            grader: None,
+            grader_status: String::new(),
+            speaker,
+            flies,
+            ratings,
+            moves_applied: false,
+            stockfish_edit,
+            launch,
+        };
+        app.apply_visuals(ctx);
+        app.start_grader(ctx);
+        app
+    }
+
+    fn apply_visuals(&self, ctx: &egui::Context) {
+        ctx.set_theme(if self.settings.dark { egui::Theme::Dark } else { egui::Theme::Light });
+        ctx.set_zoom_factor(if self.settings.larger_ui { 1.35 } else { 1.0 });
+    }
+
+    fn start_grader(&mut self, ctx: &egui::Context) {
+        let setting = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
+        let waker = ctx.clone();
+        self.grader = None;
+        self.grader_status = "Starting Stockfish…".into();
+        self.grader = Some(Grader::start(setting, move || waker.request_repaint()));
+    }
+
+    pub fn ready(&self) -> Option<&Arc<ReadyBrain>> {
+        match &self.brain {
+            BrainState::Ready(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn start_download(&mut self, ctx: &egui::Context) {
+        let data = self.launch.data.clone();
+        let dir = data.join("connectome").join(format!("malecns-{}", release::RELEASE));
+        let (tx, ctx) = (self.sender.clone(), ctx.clone());
+        self.download = Some(("starting".into(), 0.0));
+        thread::spawn(move || {
+            for spec in DOWNLOADS {
+                let f = Fetch {
+                    url: format!("{}{}", release::BASE_URL, spec.file),
+                    dest: dir.join(spec.file),
+                    bytes: spec.bytes,
+                    sha256: spec.sha256.map(str::to_owned),
+                };
+                let stage = format!("downloading {}", spec.file);
+                let result = fetch(&f, 8, &|done, total| {
+                    let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
+                    let _ = tx.send(Report::Progress { stage: stage.clone(), fraction });
+                    ctx.request_repaint();
+                });
+                if let Err(e) = result {
+                    let _ = tx.send(Report::Failed(format!("{e}")));
+                    ctx.request_repaint();
+                    return;
+                }
+            }
+            start_brain_job(BrainSpec { tables: Tables::Release { dir }, control: Default::default() }, data, tx, ctx);
+        });
+    }
+
+    fn poll_workers(&mut self, ctx: &egui::Context) -> (Vec<crate::grader::PositionGrade>, Vec<(String, String)>) {
+        while let Ok(r) = self.reports.try_recv() {
+            match r {
+                Report::Progress { stage, fraction } => {
+                    if stage.starts_with("downloading") {
+                        self.download = Some((stage, fraction));
+                    } else {
+                        self.brain = BrainState::Loading { stage, fraction };
+                    }
+                }
+                Report::Ready(ready) => {
+                    self.download = None;
+                    let ready: Arc<ReadyBrain> = Arc::from(ready);
+                    let waker = ctx.clone();
+                    self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), move || waker.request_repaint()));
+                    self.play.load_fly(&self.launch.data, &ready.checksum);
+                    self.brain = BrainState::Ready(ready);
+                }
+                Report::Failed(e) => {
+                    self.download = None;
+                    self.brain = BrainState::Failed(e);
+                }
+            }
+        }
+        let mut grades = Vec::new();
+        let mut hints = Vec::new();
+        if let Some(g) = &self.grader {
+            while let Ok(e) = g.events.try_recv() {
+                match e {
+                    GraderEvent::Ready { path } => self.grader_status = format!("Grades: Stockfish ({}) at depth {}.", path.display(), crate::grader::GRADE_DEPTH),
+                    GraderEvent::Graded(p) => grades.push(p),
+                    GraderEvent::Hint { fen, best } => hints.push((fen, best)),
+                    GraderEvent::Unavailable(msg) => self.grader_status = format!("No grades: {msg}"),
+                }
+            }
+        }
+        (grades, hints)
+    }
+
+    /// `--moves`: played once the brain and the fly are ready.
+    fn apply_launch_moves(&mut self) {
+        if self.moves_applied || self.ready().is_none() {
+            return;
+        }
+        self.moves_applied = true;
+        if self.launch.moves.is_empty() {
+            return;
+        }
+        let mut game = Game::default();
+        for m in &self.launch.moves {
+            if let Err(e) = game.play_text(m) {
+                self.play.status = format!("--moves stopped at {m}: {e}");
+                break;
+            }
+        }
+        // The user plays the side that just moved, so the fly thinks next.
+        let user = if game.plies() == 0 { Color::White } else { !game.turn() };
+        self.play.start_game(game, user);
+    }
+
+    /// The whole window for one frame.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        let (grades, hints) = self.poll_workers(&ctx);
+        self.apply_launch_moves();
+        let checksum = self.ready().map(|b| b.checksum.clone());
+        {
+            let mut cx = PlayContext {
+                thinker: self.thinker.as_ref(),
+                grader: self.grader.as_ref(),
+                grader_status: &self.grader_status,
+                speaker: &mut self.speaker,
+                theme: self.settings.board_theme,
+                flies: &self.flies,
+                ratings: &self.ratings,
+                data: &self.launch.data,
+                brain_checksum: checksum.as_deref(),
+                animate: self.settings.animate,
+            };
+            self.play.update(&ctx, &mut cx, grades, hints);
+        }
+        self.take_screenshot(&ctx);
+        egui::Panel::left("tabs").exact_size(104.0).resizable(false).show(ui, |ui| {
+            ui.add_space(8.0);
+            ui.heading("Fly Chess");
+            ui.add_space(8.0);
+            for (tab, label) in [(Tab::Play, "Play"), (Tab::Brain, "Brain"), (Tab::Train, "Train"), (Tab::Flies, "Flies"), (Tab::About, "About")] {
+                ui.selectable_value(&mut self.tab, tab, RichText::new(label).size(16.0));
+            }
+            ui.with_layout(egui::Layout::bottom_up(egui::Align::Min), |ui| {
+                self.provenance_badge(ui);
+            });
+        });
+        if self.ready().is_none() {
+            egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
+            return;
+        }
+        match self.tab {
+            Tab::Play => {
+                let ready = self.ready().cloned();
+                let mut cx = PlayContext {
+                    thinker: self.thinker.as_ref(),
+                    grader: self.grader.as_ref(),
+                    grader_status: &self.grader_status,
+                    speaker: &mut self.speaker,
+                    theme: self.settings.board_theme,
+                    flies: &self.flies,
+                    ratings: &self.ratings,
+                    data: &self.launch.data,
+                    brain_checksum: checksum.as_deref(),
+                    animate: self.settings.animate,
+                };
+                let mut card = |ui: &mut egui::Ui, play: &PlayTab| {
+                    if let Some(r) = &ready {
+                        brain_card(ui, play, &r.connectome);
+                    }
+                };
+                self.play.show(ui, &mut cx, &mut card);
+            }
+            Tab::Brain => {
+                egui::CentralPanel::default().show(ui, |ui| {
+                    if let Some(r) = self.ready().cloned() {
+                        brain_summary(ui, &r.info, &r.checksum);
+                        ui.separator();
+                        brain_card(ui, &self.play, &r.connectome);
+                    }
+                    ui.small(format!("Graphics: {}", self.adapter));
+                });
+            }
+            Tab::Train => {
+                egui::CentralPanel::default().show(ui, |ui| {
+                    ui.heading("Training runs");
+                    runs_list(ui, &self.launch.data);
+                });
+            }
+            Tab::Flies => {
+                egui::CentralPanel::default().show(ui, |ui| self.flies_tab(ui));
+            }
+            Tab::About => {
+                egui::CentralPanel::default().show(ui, |ui| self.about_tab(ui));
+            }
+        }
+    }
+
+    fn provenance_badge(&self, ui: &mut egui::Ui) {
+        if let Some(r) = self.ready() {
+            let (text, colour) = if r.info.synthetic {
+                ("synthetic stand-in", Color32::from_rgb(230, 170, 60))
+            } else {
+                ("MaleCNS v1.0", Color32::from_rgb(90, 200, 120))
+            };
+            ui.label(RichText::new(text).small().color(colour)).on_hover_text(&r.info.source);
+        }
+    }
+
+    fn start_screen(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Fly Chess");
+        ui.label("A whole fruit-fly nervous system learns and plays chess.");
+        ui.separator();
+        match &self.brain {
+            BrainState::Loading { stage, fraction } => {
+                ui.label(format!("Preparing the brain: {stage}"));
+                ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
+                ui.small("The first start generates the synthetic stand-in connectome, builds its brain file and measures its homeostasis; later starts load it in about a second.");
+            }
+            BrainState::Failed(e) => {
+                ui.colored_label(Color32::LIGHT_RED, format!("The brain could not be prepared: {e}"));
+            }
+            BrainState::Ready(_) => {}
+        }
+        ui.small(format!("Graphics: {}", self.adapter));
+    }
+
+    fn flies_tab(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Flies");
+        let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
+        egui::Grid::new("flies").num_columns(6).striped(true).show(ui, |ui| {
+            for h in ["fly", "brain", "trained on", "HOLD top-1", "good moves", "Elo"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for name in self.flies.clone() {
+                let fly = flychess_sim::fly::find(&name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p));
+                match fly {
+                    Ok(f) => {
+                        ui.label(&name);
+                        let same = f.meta.brain_checksum == checksum;
+                        ui.label(if same { f.meta.brain.clone() } else { format!("{} (another brain)", f.meta.brain) });
+                        ui.label(format!("{} positions, {}", f.meta.train_positions, f.meta.created));
+                        match &f.meta.hold {
+                            Some(m) => {
+                                ui.label(format!("{:.1}%", 100.0 * m.top1));
+                                ui.label(format!("{:.1}%", 100.0 * m.good));
+                            }
+                            None => {
+                                ui.label("—");
+                                ui.label("—");
+                            }
+                        }
+                        ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
+                    }
+                    Err(e) => {
+                        ui.label(&name);
+                        ui.colored_label(Color32::LIGHT_RED, e.to_string());
+                        for _ in 0..4 {
+                            ui.label("");
+                        }
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+
+    fn about_tab(&mut self, ui: &mut egui::Ui) {
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.heading("Settings");
+            let before = (self.settings.dark, self.settings.larger_ui);
+            ui.checkbox(&mut self.settings.dark, "Dark theme");
+            ui.checkbox(&mut self.settings.larger_ui, "Larger UI (projectors)");
+            if before != (self.settings.dark, self.settings.larger_ui) {
+                self.apply_visuals(ui.ctx());
+            }
+            egui::ComboBox::from_label("Board colours").selected_text(self.settings.board_theme.name()).show_ui(ui, |ui| {
+                for t in BoardTheme::ALL {
+                    ui.selectable_value(&mut self.settings.board_theme, t, t.name());
+                }
+            });
+            if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
+                self.speaker.muted = self.settings.muted || self.launch.quiet;
+            }
+            ui.checkbox(&mut self.settings.animate, "Slide pieces");
+            ui.checkbox(&mut self.play.replay, "Replay the fly's 12 steps before its move");
+            ui.horizontal(|ui| {
+                ui.label("Stockfish:");
+                ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));
+                if ui.button("Use").clicked() {
+                    self.settings.stockfish = self.stockfish_edit.clone();
+                    self.start_grader(ui.ctx());
+                }
+            });
+            ui.label(RichText::new(&self.grader_status).small());
+            ui.separator();
+            ui.heading("The brain");
+            if let Some(r) = self.ready().cloned() {
+                brain_summary(ui, &r.info, &r.checksum);
+            }
+            match &self.download {
+                Some((stage, fraction)) => {
+                    ui.label(stage);
+                    ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage());
+                }
+                None => {
+                    let synthetic = self.ready().is_some_and(|r| r.info.synthetic);
+                    if synthetic
+                        && ui
+                            .button("Get the real connectome (MaleCNS v1.0, 1.1 GB download)")
+                            .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
+                            .clicked()
+                    {
+                        self.start_download(ui.ctx());
+                    }
+                }
+            }
+            ui.small(format!("Graphics: {}", self.adapter));
+            ui.separator();
+            ui.heading("Credits");
+            for line in CREDITS {
+                ui.label(*line);
+            }
+        });
+    }
+
+    /// `--screenshot`: once the brain is ready, the moves played and the fly's answer (if any)
+    /// shown, a PNG of the window is saved and the window closes.
+    fn take_screenshot(&mut self, ctx: &egui::Context) {
+        let settled = match &self.brain {
+            BrainState::Loading { .. } => false,
+            BrainState::Failed(_) => true,
+            BrainState::Ready(_) => {
+                let fly_done = self.play.fly.is_none() || !self.play.fly_to_move() || self.tab == Tab::Brain;
+                // The brain tab is shot mid-think: during the replay of the fly's think.
+                let mid_think = self.tab != Tab::Brain || self.play.replay_progress(ctx.input(|i| i.time)).is_some_and(|p| p > 0.4);
+                self.moves_applied && fly_done && self.play.thinking.is_none() && mid_think && !self.play.board.animating()
+            }
+        };
+        let Some(shot) = &mut self.shot else { return };
+        ctx.request_repaint();
+        if !settled {
+            return;
+        }
+        if shot.settle < 3 {
+            shot.settle += 1;
+            return;
+        }
+        let Some(arrived) = &shot.arrived else {
+            let (tx, rx) = channel();
+            let waker = ctx.clone();
+            ctx.request_screenshot(move |image| {
+                let _ = tx.send(image);
+                waker.request_repaint();
+            });
+            shot.arrived = Some(rx);
+            return;
+        };
+        if let Ok(image) = arrived.try_recv() {
+            let [w, h] = image.size;
+            let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+            match image::RgbaImage::from_raw(w as u32, h as u32, bytes).map(|img| img.save(&shot.path)) {
+                Some(Ok(())) => tracing::info!("saved {}", shot.path.display()),
+                Some(Err(e)) => tracing::error!("could not save {}: {e}", shot.path.display()),
+                None => tracing::error!("the screenshot had an unexpected size"),
+            }
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    /// What eframe stores across restarts.
+    pub fn settings_to_save(&mut self) -> Settings {
+        self.settings.fly = self.play.fly_name.clone();
+        self.settings.user_white = self.play.user == Color::White;
+        self.settings.imagination = self.play.imagination;
+        self.settings.replay = self.play.replay;
+        self.settings.game_pgn = if self.play.game.is_over() { String::new() } else { self.play.pgn() };
+        self.settings.clone()
+    }
+}
+
+const CREDITS: &[&str] = &[
+    "Connectome: MaleCNS v1.0, Berg et al., Cell 189:5504-5526 (2026), CC BY 4.0 (the embedded default is a synthetic stand-in with its published structure).",
+    "Pieces: cburnett (Colin M.L. Burnett), GPL-2.0-or-later, via lichess-org/chessground.",
+    "Sounds: chess-console (Stefan Haack), CC BY 4.0.",
+    "Opening names: lichess-org/chess-openings, CC0.",
+    "Grades: Stockfish (GPL-3.0), run as a separate program.",
+    "Chess rules: shakmaty and pgn-reader (GPL-3.0-or-later). Fly Chess is GPL-3.0-or-later.",
+];
+
+impl eframe::App for FlyChessApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if !self.launch.quiet {
+            let s = self.settings_to_save();
+            eframe::set_value(storage, eframe::APP_KEY, &s);
+        }
+    }
+}
+
+/// Mean rate per region at each of the 12 steps of a think.
+pub fn region_activity(rates: &[f32], neurons: usize, connectome: &Connectome) -> Vec<[f32; 14]> {
+    let steps = rates.len() / neurons.max(1);
+    let mut counts = [0usize; 14];
+    for r in &connectome.neurons.region {
+        counts[*r as usize] += 1;
+    }
+    (0..steps)
+        .map(|t| {
+            let mut sum = [0f32; 14];
+            for (j, r) in connectome.neurons.region.iter().enumerate() {
+                sum[*r as usize] += rates[t * neurons + j];
+            }
+            let mut mean = [0f32; 14];
+            for k in 0..14 {
+                mean[k] = if counts[k] > 0 { sum[k] / counts[k] as f32 } else { 0.0 };
+            }
+            mean
+        })
+        .collect()
+}
+
+/// The brain card: the step being replayed and how active each region is at that step.
+pub fn brain_card(ui: &mut egui::Ui, play: &PlayTab, connectome: &Connectome) {
+    let Some(t) = play.shown_thought() else {
+        ui.weak("The brain card fills in when the fly thinks.");
+        return;
+    };
+    let now = ui.input(|i| i.time);
+    let step = match play.replay_progress(now) {
+        Some(p) => {
+            ui.ctx().request_repaint();
+            ((p * 12.0).floor() as usize).min(11)
+        }
+        None => 11,
+    };
+    let id = egui::Id::unique(("region-activity", t.id));
+    let activity: Arc<Vec<[f32; 14]>> = match ui.ctx().data(|d| d.get_temp(id)) {
+        Some(a) => a,
+        None => {
+            let a = Arc::new(region_activity(&t.rates, t.neurons, connectome));
+            ui.ctx().data_mut(|d| d.insert_temp(id, a.clone()));
+            a
+        }
+    };
+    ui.label(RichText::new(format!("Brain: step {} of 12", step + 1)).strong());
+    let top = activity.iter().flat_map(|a| a.iter()).copied().fold(1e-6f32, f32::max);
+    egui::Grid::new("region-bars").num_columns(2).show(ui, |ui| {
+        for r in Region::ALL {
+            let v = activity[step][r as usize];
+            ui.label(RichText::new(r.name()).small());
+            ui.add(egui::ProgressBar::new(v / top).desired_width(160.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
+            ui.end_row();
+        }
+    });
+}
+
+fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
+    let colour = if info.synthetic { Color32::from_rgb(230, 170, 60) } else { Color32::from_rgb(90, 200, 120) };
+    ui.horizontal(|ui| {
+        ui.label("Brain:");
+        ui.colored_label(colour, RichText::new(&info.source).strong());
+    });
+    if info.synthetic {
+        ui.small("A made-up nervous system with the published structure of MaleCNS v1.0, used until the real tables are downloaded.");
+    }
+    egui::Grid::new("brain-summary").num_columns(2).striped(true).show(ui, |ui| {
+        let mut row = |k: &str, v: String| {
+            ui.label(k);
+            ui.label(v);
+            ui.end_row();
+        };
+        row("neurons", format!("{} ({} with a cell-body position)", info.neurons, info.with_soma));
+        row("connections (≥ 5 synapses)", format!("{}", info.connections));
+        row("photoreceptors on the eye", format!("{} of {}", info.photoreceptors_placed, info.photoreceptors));
+        row("descending neurons", format!("{}", info.descending));
+        row("Kenyon cells / MBONs", format!("{} / {}", info.kenyon, info.mbon));
+        row(
+            "eye to descending neurons",
+            info.eye_to_descending_shortest_path.map(|h| format!("{h} synapses")).unwrap_or_else(|| "not reached".into()),
+        );
+        row("brain id (sha256)", checksum.chars().take(16).collect());
+    });
+}
+
+/// Training runs found in DATA/runs (curves come with the Train tab's issue).
+fn runs_list(ui: &mut egui::Ui, data: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(data.join("runs")) else {
+        ui.weak("No training runs yet: `flychess train --name NAME` writes runs/NAME/metrics.jsonl.");
+        return;
+    };
+    for e in entries.flatten() {
+        let metrics = e.path().join("metrics.jsonl");
+        let passes = std::fs::read_to_string(&metrics).map(|t| t.lines().count()).unwrap_or(0);
+        ui.label(format!("{}: {passes} passes recorded", e.file_name().to_string_lossy()));
+    }
+}
+
+/// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12
+/// steps × 163,803 neurons × the batch) outgrows the default 128 MiB binding, and burn needs the
+/// adapter's features — except MAPPABLE_PRIMARY_BUFFERS, which would slow every buffer down.
+fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
+    use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup, WgpuSetupCreateNew};
+    use eframe::wgpu;
+    let mut setup = WgpuSetupCreateNew::without_display_handle();
+    setup.device_descriptor = Arc::new(|adapter: &wgpu::Adapter| wgpu::DeviceDescriptor {
+        label: Some("flychess"),
+        required_features: adapter.features() - wgpu::Features::MAPPABLE_PRIMARY_BUFFERS,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    });
+    WgpuConfiguration { wgpu_setup: WgpuSetup::CreateNew(setup), ..Default::default() }
+}
+
+/// Opens the window and runs until it closes.
+pub fn run(launch: Launch) -> Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([640.0, 480.0])
+            .with_title("Fly Chess")
+            .with_icon(app_icon()),
+        wgpu_options: wgpu_options(),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Fly Chess",
+        options,
+        Box::new(move |cc| {
+            let adapter = match &cc.wgpu_render_state {
+                Some(rs) => {
+                    let info = rs.adapter.get_info();
+                    let kind = if info.device_type == eframe::wgpu::DeviceType::Cpu { "software renderer" } else { "GPU" };
+                    format!("{} ({kind}, {:?})", info.name, info.backend)
+                }
+                None => "no wgpu adapter".into(),
+            };
+            tracing::info!("drawing with {adapter}");
+            Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage)))
+        }),
+    )
+    .map_err(|e| anyhow!("could not open a window: {e}"))
+}
+
+/// The window icon: the white knight, rasterised from the piece set.
+fn app_icon() -> egui::IconData {
+    let piece = shakmaty::Piece { color: Color::White, role: shakmaty::Role::Knight };
+    match crate::pieces::rasterise(piece, 64) {
+        Ok(img) => egui::IconData { rgba: img.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect(), width: 64, height: 64 },
+        Err(_) => egui::IconData::default(),
+    }
+}

@@ -1,0 +1,832 @@
+//! The Play tab: a game against a fly on the board widget, with a player bar above and below,
+//! the brain card, and the right panel — what the fly says after its move, the moves it
+//! considered and the moves it expects from you (each with Stockfish's accuracy and verdict once
+//! graded), the opening name, the move list, both players' accuracy, and the game's buttons
+//! (resign, takeback, hint, new game, flip, back/forward, PGN save/load/copy, FEN copy). The fly
+//! thinks on the thinker thread and Stockfish grades on the grader thread; this tab only sends
+//! requests and shows answers as they come.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+use shakmaty::san::San;
+use shakmaty::{CastlingMode, Color, Move, Position};
+
+use flychess_sim::eval::Verdict;
+use flychess_sim::fly::Fly;
+use flychess_sim::readout::Policy;
+
+use crate::game::{parse_move, Game};
+use crate::grader::{GradeJob, MoveGrade, PositionGrade};
+use crate::openings::Openings;
+use crate::sound::{Sound, Speaker};
+use crate::thinker::{ThinkRequest, Thought, Thinker};
+use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
+
+/// How many of the fly's moves are listed and graded.
+pub const CANDIDATES: usize = 8;
+
+/// The imagination weight used in the app (SPEC §4 picks it on HOLD; 1.0 until `imagine-tune`).
+pub const IMAGINATION_WEIGHT: f32 = 1.0;
+
+/// Seconds the brain card replays a think before the move is played (12 steps).
+pub const REPLAY_SECONDS: f64 = 1.3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RightTab {
+    Considered,
+    Expects,
+}
+
+/// A finished think waiting for its replay to end before the move is played.
+struct Pending {
+    thought: Thought,
+    play_at: f64,
+}
+
+pub struct PlayTab {
+    pub game: Game,
+    /// Changes with every new or loaded game (stale answers are ignored).
+    pub game_id: u64,
+    pub user: Color,
+    pub orientation: Color,
+    pub fly_name: String,
+    pub fly: Option<Arc<Fly>>,
+    /// None: following the game; Some(ply): looking at the position after `ply` moves.
+    pub cursor: Option<usize>,
+    pub board: BoardState,
+    /// The think in flight: (request id, when it started).
+    pub thinking: Option<(u64, f64)>,
+    next_request: u64,
+    pending: Option<Pending>,
+    /// The fly's thoughts by the ply it moved at.
+    pub thoughts: HashMap<usize, Thought>,
+    /// Stockfish's grades by ply, with the FEN they belong to.
+    pub grades: HashMap<usize, PositionGrade>,
+    requested: HashMap<usize, String>,
+    pub hint: Option<(String, Move)>,
+    pub imagination: bool,
+    pub blur: bool,
+    pub right_tab: RightTab,
+    resign_asked: bool,
+    pub status: String,
+    pub typed: String,
+    pub pgn_path: String,
+    pub new_game: Option<NewGame>,
+    pub report_open: bool,
+    pub replay: bool,
+}
+
+/// The new-game dialog's choices.
+#[derive(Clone, Debug)]
+pub struct NewGame {
+    pub fly: String,
+    /// None: random.
+    pub colour: Option<Color>,
+}
+
+/// What the tab needs from the app each frame.
+pub struct PlayContext<'a> {
+    pub thinker: Option<&'a Thinker>,
+    pub grader: Option<&'a crate::grader::Grader>,
+    pub grader_status: &'a str,
+    pub speaker: &'a mut Speaker,
+    pub theme: BoardTheme,
+    pub flies: &'a [String],
+    pub ratings: &'a HashMap<String, String>,
+    pub data: &'a std::path::Path,
+    pub brain_checksum: Option<&'a str>,
+    pub animate: bool,
+}
+
+impl PlayTab {
+    pub fn new(fly_name: String, user: Color) -> PlayTab {
+        PlayTab {
+            game: Game::default(),
+            game_id: 1,
+            user,
+            orientation: user,
+            fly_name,
+            fly: None,
+            cursor: None,
+            board: BoardState::default(),
+            thinking: None,
+            next_request: 1,
+            pending: None,
+            thoughts: HashMap::new(),
+            grades: HashMap::new(),
+            requested: HashMap::new(),
+            hint: None,
+            imagination: false,
+            blur: false,
+            right_tab: RightTab::Considered,
+            resign_asked: false,
+            status: String::new(),
+            typed: String::new(),
+            pgn_path: String::new(),
+            new_game: None,
+            report_open: false,
+            replay: true,
+        }
+    }
+
+    /// Loads the fly by name for the brain with `checksum`.
+    pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str) {
+        match flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p)) {
+            Ok(f) if f.meta.brain_checksum == checksum => {
+                self.fly = Some(Arc::new(f));
+            }
+            Ok(f) => {
+                self.status = format!("Fly {} was trained on another brain ({}); pick another fly.", self.fly_name, f.meta.brain);
+                self.fly = None;
+            }
+            Err(e) => {
+                self.status = format!("Fly {} could not be loaded: {e}", self.fly_name);
+                self.fly = None;
+            }
+        }
+    }
+
+    pub fn start_game(&mut self, game: Game, user: Color) {
+        self.game = game;
+        self.game_id += 1;
+        self.user = user;
+        self.orientation = user;
+        self.cursor = None;
+        self.thinking = None;
+        self.pending = None;
+        self.thoughts.clear();
+        self.grades.clear();
+        self.requested.clear();
+        self.hint = None;
+        self.board.premove = None;
+        self.board.promotion = None;
+        self.resign_asked = false;
+        self.report_open = false;
+        self.status.clear();
+    }
+
+    /// The ply shown on the board.
+    pub fn shown_ply(&self) -> usize {
+        self.cursor.unwrap_or(self.game.plies()).min(self.game.plies())
+    }
+
+    pub fn fly_to_move(&self) -> bool {
+        !self.game.is_over() && self.game.turn() != self.user
+    }
+
+    /// Takes back to the user's last turn (one move if the fly has not answered yet, else two).
+    pub fn take_back(&mut self, speaker: &mut Speaker) {
+        let n = if self.game.turn() == self.user { 2 } else { 1 };
+        let n = if self.game.plies() < n { self.game.plies() } else { n };
+        if n == 0 && !self.game.is_over() {
+            return;
+        }
+        self.game.take_back(n);
+        self.thinking = None;
+        self.pending = None;
+        self.cursor = None;
+        self.hint = None;
+        self.board.premove = None;
+        self.resign_asked = false;
+        let plies = self.game.plies();
+        self.thoughts.retain(|&k, _| k < plies);
+        speaker.play(Sound::TakeBack);
+    }
+
+    /// Plays `m` for whoever is to move; sounds, premove and grading follow.
+    pub fn play_move(&mut self, m: Move, cx: &mut PlayContext) -> bool {
+        let ply = self.game.plies();
+        match self.game.play(m) {
+            Ok(san) => {
+                cx.speaker.play(if self.game.is_over() { Sound::GameEnd } else { Sound::of_move(&san) });
+                self.hint = None;
+                self.request_grade(ply, cx);
+                if self.game.is_over() {
+                    self.report_open = true;
+                }
+                true
+            }
+            Err(e) => {
+                self.status = e.to_string();
+                cx.speaker.play(Sound::Illegal);
+                false
+            }
+        }
+    }
+
+    /// Asks Stockfish to grade the position before move `ply`: the best move, the played move,
+    /// and the fly's candidates (its choices if it moved, its expectations if the user did).
+    fn request_grade(&mut self, ply: usize, cx: &PlayContext) {
+        let Some(grader) = cx.grader else { return };
+        let fen = self.game.fen(ply);
+        if self.requested.get(&ply) == Some(&fen) {
+            return;
+        }
+        let mut moves: Vec<String> = self.candidates(ply).iter().take(CANDIDATES).map(|(m, _)| uci(m)).collect();
+        if let Some(m) = self.game.moves().get(ply) {
+            moves.push(uci(m));
+        }
+        self.requested.insert(ply, fen.clone());
+        grader.grade(GradeJob { game: self.game_id, ply, fen, moves });
+    }
+
+    /// The fly's moves for the position before `ply` with their probabilities, most likely first:
+    /// what it considered (its own move) or what it expected (the user's move).
+    pub fn candidates(&self, ply: usize) -> Vec<(Move, f32)> {
+        let policy: Option<&Policy> = match self.thoughts.get(&ply) {
+            Some(t) => Some(&t.policy),
+            None => ply.checked_sub(1).and_then(|p| self.thoughts.get(&p)).and_then(|t| t.expects.as_ref()),
+        };
+        let Some(p) = policy else { return Vec::new() };
+        let mut v: Vec<(Move, f32)> = p.moves.iter().copied().zip(p.probability.iter().copied()).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+
+    /// The grade of a move at `ply`, if Stockfish has it and the position is still that one.
+    pub fn grade_of(&self, ply: usize, m: &Move) -> Option<MoveGrade> {
+        let g = self.grades.get(&ply)?;
+        if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
+            return None;
+        }
+        g.grade(&uci(m))
+    }
+
+    /// Mean accuracy of `colour`'s graded moves.
+    pub fn accuracy(&self, colour: Color) -> Option<(f64, usize)> {
+        let values: Vec<f64> = self
+            .game
+            .moves()
+            .iter()
+            .enumerate()
+            .filter(|(ply, _)| self.game.position(*ply).turn() == colour)
+            .filter_map(|(ply, m)| self.grade_of(ply, m).map(|g| g.accuracy))
+            .collect();
+        (!values.is_empty()).then(|| (values.iter().sum::<f64>() / values.len() as f64, values.len()))
+    }
+
+    /// Per frame: answers from the thinker and grader, the fly's turn, the premove.
+    pub fn update(&mut self, ctx: &egui::Context, cx: &mut PlayContext, grades: Vec<PositionGrade>, hints: Vec<(String, String)>) {
+        let now = ctx.input(|i| i.time);
+        for g in grades {
+            if g.game == self.game_id {
+                self.grades.insert(g.ply, g);
+            }
+        }
+        for (fen, best) in hints {
+            if fen == self.game.fen(self.game.plies()) {
+                if let Ok(m) = parse_move(self.game.current(), &best) {
+                    self.hint = Some((fen, m));
+                }
+            }
+        }
+        if let Some(thinker) = cx.thinker {
+            while let Ok(t) = thinker.answers.try_recv() {
+                if self.thinking.map(|(id, _)| id) == Some(t.id) {
+                    self.thinking = None;
+                    let delay = if self.replay && cx.animate { REPLAY_SECONDS } else { 0.0 };
+                    self.pending = Some(Pending { thought: t, play_at: now + delay });
+                }
+            }
+        }
+        if let Some(p) = &self.pending {
+            if now >= p.play_at {
+                let p = self.pending.take().expect("checked");
+                let ply = self.game.plies();
+                if self.game.current() == &p.thought.position {
+                    let chosen = p.thought.chosen;
+                    self.thoughts.insert(ply, p.thought);
+                    self.play_move(chosen, cx);
+                }
+            } else {
+                ctx.request_repaint_after(std::time::Duration::from_secs_f64((p.play_at - now).max(0.01)));
+            }
+        }
+        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none() {
+            if let (Some(thinker), Some(fly)) = (cx.thinker, &self.fly) {
+                let id = self.next_request;
+                self.next_request += 1;
+                self.thinking = Some((id, now));
+                thinker.ask(ThinkRequest {
+                    id,
+                    fly: fly.clone(),
+                    position: self.game.current().clone(),
+                    earlier: self.game.keys().to_vec(),
+                    imagination: self.imagination.then_some(IMAGINATION_WEIGHT),
+                });
+            }
+        }
+        if !self.fly_to_move() && !self.game.is_over() {
+            if let Some(pre) = self.board.premove.take() {
+                match pre.legal_in(self.game.current()) {
+                    Some(m) => {
+                        self.play_move(m, cx);
+                    }
+                    None => self.status = "Premove dropped: no longer legal.".into(),
+                }
+            }
+        }
+    }
+
+    /// The think currently shown by the brain card: the one in the replay, else the last.
+    pub fn shown_thought(&self) -> Option<&Thought> {
+        self.pending.as_ref().map(|p| &p.thought).or_else(|| self.thoughts.iter().max_by_key(|(k, _)| **k).map(|(_, t)| t))
+    }
+
+    /// Whether a finished think is being replayed before its move is played.
+    pub fn replaying(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Seconds into the replay of the pending think (None: no replay running).
+    pub fn replay_progress(&self, now: f64) -> Option<f64> {
+        self.pending.as_ref().map(|p| ((now - (p.play_at - REPLAY_SECONDS)) / REPLAY_SECONDS).clamp(0.0, 1.0))
+    }
+
+    pub fn keyboard(&mut self, ctx: &egui::Context) {
+        let typing = ctx.memory(|m| m.focused().is_some());
+        if typing {
+            return;
+        }
+        let (left, right, up, down, flip) = ctx.input(|i| {
+            (
+                i.key_pressed(egui::Key::ArrowLeft),
+                i.key_pressed(egui::Key::ArrowRight),
+                i.key_pressed(egui::Key::ArrowUp),
+                i.key_pressed(egui::Key::ArrowDown),
+                i.key_pressed(egui::Key::F),
+            )
+        });
+        let plies = self.game.plies();
+        let shown = self.shown_ply();
+        if left && shown > 0 {
+            self.cursor = Some(shown - 1);
+        }
+        if right {
+            self.cursor = if shown + 1 >= plies { None } else { Some(shown + 1) };
+        }
+        if up {
+            self.cursor = Some(0);
+        }
+        if down {
+            self.cursor = None;
+        }
+        if flip {
+            self.orientation = !self.orientation;
+        }
+    }
+
+    /// The tab's whole UI.
+    pub fn show(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext, brain_card: &mut dyn FnMut(&mut egui::Ui, &PlayTab)) {
+        self.keyboard(ui.ctx());
+        egui::Panel::right("play-right").default_size(380.0).min_size(280.0).resizable(true).show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                self.right_panel(ui, cx);
+                ui.separator();
+                brain_card(ui, self);
+            });
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let top = !self.orientation;
+            self.player_bar(ui, top, cx);
+            let bar_height = 30.0;
+            let avail = ui.available_size() - egui::vec2(0.0, bar_height + 8.0);
+            let ply = self.shown_ply();
+            let live = self.cursor.is_none();
+            let position = self.game.position(ply).clone();
+            let mut arrows = Vec::new();
+            if let (true, Some((fen, m))) = (live, &self.hint) {
+                if *fen == self.game.fen(ply) {
+                    let (from, to) = crate::ui::board::move_squares(m);
+                    arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
+                }
+            }
+            let view = BoardView {
+                position: &position,
+                orientation: self.orientation,
+                user: (live && !self.game.is_over() && self.fly.is_some()).then_some(self.user),
+                last_move: ply.checked_sub(1).map(|p| self.game.moves()[p]),
+                theme: cx.theme,
+                arrows,
+                animate: cx.animate,
+            };
+            let action = ui
+                .allocate_ui(avail.max(egui::vec2(64.0, 64.0)), |ui| {
+                    ui.centered_and_justified(|ui| self.board.show(ui, &view)).inner
+                })
+                .inner;
+            match action {
+                Some(BoardAction::Move(m)) => {
+                    self.play_move(m, cx);
+                }
+                Some(BoardAction::Illegal) => cx.speaker.play(Sound::Illegal),
+                Some(BoardAction::Premoved) | None => {}
+            }
+            self.player_bar(ui, !top, cx);
+        });
+        self.new_game_window(ui.ctx(), cx);
+        self.report_window(ui.ctx());
+    }
+
+    fn player_bar(&self, ui: &mut egui::Ui, colour: Color, cx: &PlayContext) {
+        ui.horizontal(|ui| {
+            let (dot, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+            let fill = if colour == Color::White { Color32::from_gray(240) } else { Color32::from_gray(20) };
+            ui.painter().circle(dot.center(), 6.0, fill, egui::Stroke::new(1.0, Color32::GRAY));
+            if colour == self.user {
+                ui.label(RichText::new("You").strong());
+            } else {
+                let elo = cx.ratings.get(&self.fly_name).cloned().unwrap_or_else(|| "unrated".into());
+                ui.label(RichText::new(format!("Fly {}", self.fly_name)).strong());
+                ui.label(RichText::new(elo).weak());
+                if let Some((_, since)) = self.thinking {
+                    let secs = ui.input(|i| i.time) - since;
+                    ui.spinner();
+                    ui.label(format!("thinking… {secs:.1} s"));
+                    ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+                } else if self.pending.is_some() {
+                    ui.label("replaying its 12 steps…");
+                }
+            }
+            if let Some((acc, n)) = self.accuracy(colour) {
+                ui.label(format!("accuracy {acc:.0}% ({n} {} graded)", if n == 1 { "move" } else { "moves" }));
+            }
+        });
+    }
+
+    fn right_panel(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
+        ui.heading("Game");
+        if let Some(end) = self.game.ending() {
+            ui.label(RichText::new(format!("{} — {}", end.result, end.reason)).strong().color(Color32::from_rgb(230, 170, 60)));
+        } else if self.fly.is_none() {
+            ui.label("No fly to play: pick one in New game.");
+        }
+        let uci_moves = self.game.uci();
+        if self.game.starts_from_initial_position() {
+            if let Some(o) = Openings::shipped().name(&uci_moves) {
+                ui.label(RichText::new(format!("{} {}", o.eco, o.name)).italics());
+            }
+        }
+        self.fly_says(ui);
+        ui.horizontal(|ui| {
+            ui.toggle_value(&mut self.blur, "Blur").on_hover_text("Hide the fly's probabilities and grades");
+            ui.checkbox(&mut self.imagination, "Imagination")
+                .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)");
+        });
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.right_tab, RightTab::Considered, "Fly considered");
+            ui.selectable_value(&mut self.right_tab, RightTab::Expects, "Fly expects");
+        });
+        self.candidate_list(ui);
+        ui.label(RichText::new(cx.grader_status).small().weak());
+        ui.separator();
+        self.move_list(ui);
+        ui.separator();
+        self.buttons(ui, cx);
+    }
+
+    fn fly_says(&self, ui: &mut egui::Ui) {
+        let Some((&ply, t)) = self.thoughts.iter().max_by_key(|(k, _)| **k) else { return };
+        let Some(m) = self.game.moves().get(ply) else { return };
+        let san = San::from_move(self.game.position(ply), *m).to_string();
+        let p = t.policy.moves.iter().position(|x| x == m).map(|i| t.policy.probability[i]).unwrap_or(0.0);
+        let feeling = match t.value {
+            v if v > 0.5 => "I think I'm winning.",
+            v if v > 0.15 => "I think I'm a bit better.",
+            v if v > -0.15 => "I think it's about even.",
+            v if v > -0.5 => "I think you're a bit better.",
+            _ => "I think you're winning.",
+        };
+        let prob = if self.blur { String::new() } else { format!(" I gave it {:.0}%.", 100.0 * p) };
+        let mut text = format!("“{san}.{prob} {feeling}”");
+        if let Some(fav) = t.skipped_favourite {
+            let fav_san = San::from_move(self.game.position(ply), fav).to_string();
+            text.push_str(&format!(" (My favourite was {fav_san}, but it would repeat an earlier position.)"));
+        }
+        if let Some(grade) = self.grade_of(ply, m).filter(|_| !self.blur) {
+            text.push_str(&format!(" Stockfish: {} ({:.0}%).", grade.verdict.name(), grade.accuracy));
+        }
+        ui.label(RichText::new(text).size(15.0));
+        ui.small(format!("{:.0} ms for 12 steps of {} neurons and the readout", t.think_ms, t.neurons));
+    }
+
+    fn candidate_list(&self, ui: &mut egui::Ui) {
+        let plies = self.game.plies();
+        // Considered: the fly's last own move. Expects: its forecast for the user's move after it.
+        let fly_ply = self.thoughts.keys().max().copied();
+        let ply = match self.right_tab {
+            RightTab::Considered => fly_ply,
+            RightTab::Expects => fly_ply.map(|p| p + 1),
+        };
+        let Some(ply) = ply else {
+            ui.weak("The fly has not moved yet.");
+            return;
+        };
+        let list = self.candidates(ply);
+        if list.is_empty() {
+            ui.weak("Nothing yet.");
+            return;
+        }
+        let pos = self.game.position(ply);
+        // Expectations are graded only once the user has moved.
+        let graded = ply < plies;
+        let played = self.game.moves().get(ply).copied();
+        egui::Grid::new(("candidates", ply)).num_columns(4).striped(true).show(ui, |ui| {
+            for (m, p) in list.iter().take(CANDIDATES) {
+                let san = San::from_move(pos, *m).to_string();
+                let label = if Some(*m) == played { RichText::new(format!("» {san}")).strong() } else { RichText::new(san) };
+                ui.label(label);
+                if self.blur {
+                    ui.label("•••");
+                } else {
+                    ui.add(egui::ProgressBar::new(*p).desired_width(90.0).text(format!("{:.1}%", 100.0 * p)));
+                }
+                match (graded && !self.blur).then(|| self.grade_of(ply, m)).flatten() {
+                    Some(g) => {
+                        ui.label(format!("{:.0}%", g.accuracy));
+                        ui.label(RichText::new(g.verdict.name()).color(verdict_colour(g.verdict)));
+                    }
+                    None => {
+                        ui.label("");
+                        ui.label("");
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+
+    fn move_list(&mut self, ui: &mut egui::Ui) {
+        let book = Openings::shipped();
+        let first_black = self.game.position(0).turn() == Color::Black;
+        let start_number = self.game.position(0).fullmoves().get() as usize;
+        let shown = self.shown_ply();
+        egui::ScrollArea::vertical().id_salt("moves").max_height(220.0).stick_to_bottom(true).show(ui, |ui| {
+            egui::Grid::new("move-list").num_columns(3).show(ui, |ui| {
+                let plies = self.game.plies();
+                let mut ply = 0;
+                let mut row = 0;
+                while ply < plies {
+                    ui.label(format!("{}.", start_number + row));
+                    for col in 0..2 {
+                        if (row == 0 && col == 0 && first_black) || ply >= plies {
+                            ui.label(if ply >= plies { "" } else { "…" });
+                            continue;
+                        }
+                        let m = self.game.moves()[ply];
+                        let mut text = self.game.san()[ply].clone();
+                        if self.game.starts_from_initial_position() && book.is_book(self.game.position(ply + 1)) {
+                            text.push_str(" ·");
+                        }
+                        let mut rich = RichText::new(text);
+                        if !self.blur {
+                            if let Some(g) = self.grade_of(ply, &m) {
+                                if g.verdict != Verdict::Best && g.verdict != Verdict::Good {
+                                    rich = rich.color(verdict_colour(g.verdict));
+                                }
+                            }
+                        }
+                        if ui.selectable_label(shown == ply + 1, rich).clicked() {
+                            self.cursor = if ply + 1 == plies { None } else { Some(ply + 1) };
+                        }
+                        ply += 1;
+                    }
+                    row += 1;
+                    ui.end_row();
+                }
+            });
+        });
+    }
+
+    fn buttons(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
+        ui.horizontal_wrapped(|ui| {
+            if ui.button("«").on_hover_text("Start (Up arrow)").clicked() {
+                self.cursor = Some(0);
+            }
+            if ui.button("‹").on_hover_text("Back (Left arrow)").clicked() {
+                self.cursor = Some(self.shown_ply().saturating_sub(1));
+            }
+            if ui.button("›").on_hover_text("Forward (Right arrow)").clicked() {
+                let next = self.shown_ply() + 1;
+                self.cursor = if next >= self.game.plies() { None } else { Some(next) };
+            }
+            if ui.button("»").on_hover_text("Now (Down arrow)").clicked() {
+                self.cursor = None;
+            }
+            if ui.button("Flip").on_hover_text("F").clicked() {
+                self.orientation = !self.orientation;
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            if ui.button("Take back").clicked() {
+                self.take_back(cx.speaker);
+            }
+            let hint_enabled = cx.grader.is_some() && !self.game.is_over() && !self.fly_to_move();
+            if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked() {
+                if let Some(g) = cx.grader {
+                    g.hint(self.game.fen(self.game.plies()));
+                }
+            }
+            let resign = if self.resign_asked { "Really resign?" } else { "Resign" };
+            if ui.add_enabled(!self.game.is_over(), egui::Button::new(resign)).clicked() {
+                if self.resign_asked {
+                    self.game.resign(self.user);
+                    self.resign_asked = false;
+                    self.report_open = true;
+                    cx.speaker.play(Sound::GameEnd);
+                } else {
+                    self.resign_asked = true;
+                }
+            }
+            if ui.button("New game").clicked() {
+                self.new_game = Some(NewGame { fly: self.fly_name.clone(), colour: Some(self.user) });
+            }
+            if ui.add_enabled(self.game.plies() > 0, egui::Button::new("Report")).clicked() {
+                self.report_open = true;
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("Move:");
+            let r = ui.add(egui::TextEdit::singleline(&mut self.typed).hint_text("e4, Nf3, e2e4").desired_width(90.0));
+            if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                let text = std::mem::take(&mut self.typed);
+                if self.game.turn() == self.user && self.cursor.is_none() {
+                    match parse_move(self.game.current(), &text) {
+                        Ok(m) => {
+                            self.play_move(m, cx);
+                        }
+                        Err(e) => self.status = e.to_string(),
+                    }
+                } else {
+                    self.status = "It is not your turn.".into();
+                }
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            if ui.button("Copy FEN").clicked() {
+                ui.ctx().copy_text(self.game.fen(self.shown_ply()));
+                self.status = "FEN copied.".into();
+            }
+            if ui.button("Copy PGN").clicked() {
+                ui.ctx().copy_text(self.pgn());
+                self.status = "PGN copied.".into();
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("PGN file:");
+            ui.add(egui::TextEdit::singleline(&mut self.pgn_path).desired_width(140.0).hint_text("path/to/game.pgn"));
+            if ui.button("…").on_hover_text("Choose a file").clicked() {
+                match rfd::FileDialog::new().add_filter("PGN", &["pgn"]).set_file_name("game.pgn").save_file() {
+                    Some(p) => self.pgn_path = p.display().to_string(),
+                    None => self.status = "No file chosen (or no file dialog on this desktop): type a path instead.".into(),
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Save PGN")).clicked() {
+                self.status = match save_atomically(&PathBuf::from(&self.pgn_path), &self.pgn()) {
+                    Ok(()) => format!("Saved {}", self.pgn_path),
+                    Err(e) => format!("Could not save {}: {e}", self.pgn_path),
+                };
+            }
+            if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Load PGN")).clicked() {
+                match std::fs::read_to_string(&self.pgn_path).map_err(anyhow::Error::from).and_then(|t| Game::from_pgn(&t)) {
+                    Ok(g) => {
+                        let user = self.user;
+                        self.start_game(g, user);
+                        self.status = format!("Loaded {} ({} moves).", self.pgn_path, self.game.plies());
+                    }
+                    Err(e) => self.status = format!("Could not load {}: {e}", self.pgn_path),
+                }
+            }
+        });
+        if !self.status.is_empty() {
+            ui.label(RichText::new(&self.status).small());
+        }
+    }
+
+    pub fn pgn(&self) -> String {
+        let fly = format!("Fly {}", self.fly_name);
+        let (white, black) = if self.user == Color::White { ("You", fly.as_str()) } else { (fly.as_str(), "You") };
+        self.game.pgn(white, black, &flychess_sim::fly::today())
+    }
+
+    fn new_game_window(&mut self, ctx: &egui::Context, cx: &mut PlayContext) {
+        let Some(mut ng) = self.new_game.take() else { return };
+        let mut open = true;
+        let mut start = false;
+        egui::Window::new("New game").open(&mut open).collapsible(false).show(ctx, |ui| {
+            ui.label("Opponent:");
+            for name in cx.flies {
+                let elo = cx.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
+                ui.radio_value(&mut ng.fly, name.clone(), format!("{name} ({elo})"));
+            }
+            ui.label("You play:");
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut ng.colour, Some(Color::White), "White");
+                ui.radio_value(&mut ng.colour, Some(Color::Black), "Black");
+                ui.radio_value(&mut ng.colour, None, "Random");
+            });
+            start = ui.button("Start").clicked();
+        });
+        if start {
+            let colour = ng.colour.unwrap_or(if ctx.input(|i| i.time).fract() < 0.5 { Color::White } else { Color::Black });
+            self.fly_name = ng.fly.clone();
+            if let Some(c) = cx.brain_checksum {
+                self.load_fly(cx.data, c);
+            }
+            self.start_game(Game::default(), colour);
+        } else if open {
+            self.new_game = Some(ng);
+        }
+    }
+
+    /// White's win chance after each ply from Stockfish's grades (None where not graded yet).
+    pub fn evaluation_curve(&self) -> Vec<(usize, f64)> {
+        (0..=self.game.plies())
+            .filter_map(|ply| {
+                let g = self.grades.get(&ply)?;
+                if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
+                    return None;
+                }
+                let pov = if self.game.position(ply).turn() == Color::White { g.best_score } else { g.best_score.flip() };
+                Some((ply, pov.win_percent()))
+            })
+            .collect()
+    }
+
+    fn report_window(&mut self, ctx: &egui::Context) {
+        if !self.report_open {
+            return;
+        }
+        let mut open = true;
+        let mut jump = None;
+        egui::Window::new("Game report").open(&mut open).default_width(420.0).show(ctx, |ui| {
+            if let Some(end) = self.game.ending() {
+                ui.strong(format!("{} — {}", end.result, end.reason));
+            }
+            for colour in [Color::White, Color::Black] {
+                let who = if colour == self.user { "You".to_string() } else { format!("Fly {}", self.fly_name) };
+                let mut counts: HashMap<&str, usize> = HashMap::new();
+                for (ply, m) in self.game.moves().iter().enumerate() {
+                    if self.game.position(ply).turn() == colour {
+                        if let Some(g) = self.grade_of(ply, m) {
+                            *counts.entry(g.verdict.name()).or_default() += 1;
+                        }
+                    }
+                }
+                let acc = self.accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());
+                let list: Vec<String> = ["best", "good", "inaccuracy", "mistake", "blunder"]
+                    .iter()
+                    .map(|v| format!("{} {v}", counts.get(v).copied().unwrap_or(0)))
+                    .collect();
+                ui.label(format!("{who} ({}): accuracy {acc}; {}", if colour == Color::White { "White" } else { "Black" }, list.join(", ")));
+            }
+            let curve = self.evaluation_curve();
+            let points: Vec<[f64; 2]> = curve.iter().map(|&(p, w)| [p as f64, w]).collect();
+            let plot = egui_plot::Plot::new("evaluation").height(160.0).include_y(0.0).include_y(100.0).allow_scroll(false);
+            let response = plot.show(ui, |plot_ui| {
+                plot_ui.line(egui_plot::Line::new("White's win chance (%)", points.clone()));
+                plot_ui.points(egui_plot::Points::new("moves", points.clone()).radius(3.0));
+                if plot_ui.response().clicked() {
+                    plot_ui.pointer_coordinate().map(|c| c.x.round().max(0.0) as usize)
+                } else {
+                    None
+                }
+            });
+            jump = response.inner;
+            ui.small("Click the graph to jump to that move. Grades: Stockfish at depth 12.");
+        });
+        if let Some(ply) = jump {
+            let ply = ply.min(self.game.plies());
+            self.cursor = if ply == self.game.plies() { None } else { Some(ply) };
+        }
+        self.report_open = open;
+    }
+}
+
+fn uci(m: &Move) -> String {
+    m.to_uci(CastlingMode::Standard).to_string()
+}
+
+pub fn verdict_colour(v: Verdict) -> Color32 {
+    match v {
+        Verdict::Best => Color32::from_rgb(90, 200, 120),
+        Verdict::Good => Color32::from_rgb(150, 190, 150),
+        Verdict::Inaccuracy => Color32::from_rgb(230, 200, 60),
+        Verdict::Mistake => Color32::from_rgb(230, 140, 40),
+        Verdict::Blunder => Color32::from_rgb(230, 70, 60),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder, renamed over it.
+pub fn save_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

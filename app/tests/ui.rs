@@ -1,0 +1,235 @@
+//! The Play tab driven through the real UI with egui_kittest: the real default brain (calibrated,
+//! shared with the other test binaries), the shipped fly or a fly written to disk here, the real
+//! thinker thread, and the pointer events a user makes (press, move, release on squares).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use shakmaty::{Color, Square};
+
+use flychess::game::Game;
+use flychess::ui::{FlyChessApp, Launch};
+use flychess_sim::fly::{Fly, FlyMeta};
+use flychess_sim::readout::{Readout, FROM};
+
+type App = Option<FlyChessApp>;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain")
+}
+
+fn harness(data: &Path) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .with_step_dt(1.0 / 30.0)
+        .with_accessibility_check(false)
+        .build_ui_state(
+            |ui, app: &mut App| {
+                if let Some(a) = app {
+                    a.show(ui)
+                }
+            },
+            None,
+        );
+    let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
+    let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None);
+    *h.state_mut() = Some(app);
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
+    h
+}
+
+fn app<'h>(h: &'h Harness<'static, App>) -> &'h FlyChessApp {
+    h.state().as_ref().unwrap()
+}
+
+fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
+    h.state_mut().as_mut().unwrap()
+}
+
+/// Steps the UI (in real time, the workers are real threads) until `done` holds.
+fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
+    let start = Instant::now();
+    while !done(app(h)) {
+        assert!(start.elapsed() < Duration::from_secs(180), "timed out waiting for {what}; status: {}", app(h).play.status);
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.step();
+}
+
+/// Presses on `from`, moves to `to`, releases: a drag-and-drop as the mouse makes it.
+fn drag(h: &mut Harness<'static, App>, from: Square, to: Square) {
+    let a = app(h).play.board.square_center(from);
+    let b = app(h).play.board.square_center(to);
+    h.hover_at(a);
+    h.step();
+    h.drag_at(a);
+    h.step();
+    h.hover_at(a + (b - a) * 0.5);
+    h.step();
+    h.hover_at(b);
+    h.step();
+    h.drop_at(b);
+    h.step();
+}
+
+fn click(h: &mut Harness<'static, App>, sq: Square) {
+    let p = app(h).play.board.square_center(sq);
+    h.hover_at(p);
+    h.step();
+    h.drag_at(p);
+    h.step();
+    h.drop_at(p);
+    h.step();
+}
+
+/// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
+fn write_e5_fly(data: &Path, checksum: &str, name: &str) {
+    let mut readout = Readout::new_zero(1314);
+    readout.bias[usize::from(Square::E2)] = 10.0;
+    readout.bias[FROM + usize::from(Square::E4)] = 10.0;
+    let meta = FlyMeta {
+        name: name.into(),
+        kind: "test".into(),
+        brain: "default".into(),
+        brain_checksum: checksum.into(),
+        homeostasis: String::new(),
+        reading: flychess_sim::cache::Reading::Mean9To12,
+        data: "none".into(),
+        train_positions: 0,
+        val: None,
+        hold: None,
+        created: "2026-11-30".into(),
+    };
+    std::fs::create_dir_all(data.join("flies")).unwrap();
+    Fly { meta, readout }.save(&data.join("flies").join(format!("{name}.fly"))).unwrap();
+}
+
+fn use_fly(h: &mut Harness<'static, App>, name: &str) {
+    let data = data();
+    let checksum = app(h).ready().unwrap().checksum.clone();
+    write_e5_fly(&data, &checksum, name);
+    let a = app_mut(h);
+    a.play.fly_name = name.into();
+    a.play.load_fly(&data, &checksum);
+    assert!(a.play.fly.is_some(), "{}", a.play.status);
+}
+
+#[test]
+fn drag_e2_e4_the_fly_answers_legally_and_a_takeback_restores_the_start() {
+    let mut h = harness(&data());
+    assert_eq!(app(&h).play.user, Color::White);
+    drag(&mut h, Square::E2, Square::E4);
+    assert_eq!(app(&h).play.game.san().first().map(String::as_str), Some("e4"));
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    // The fly's move was played through the same legality check as the user's.
+    let game = &app(&h).play.game;
+    let mut replay = Game::default();
+    for m in game.moves() {
+        replay.play(*m).expect("every move is legal");
+    }
+    let thought = app(&h).play.thoughts.get(&1).expect("its thought is kept");
+    assert!((thought.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert_eq!(thought.rates.len(), 12 * thought.neurons, "every step of every neuron, for the brain view");
+    h.get_by_label("Take back").click();
+    h.step();
+    h.step();
+    assert_eq!(app(&h).play.game.plies(), 0);
+    assert!(!app(&h).play.fly_to_move());
+}
+
+#[test]
+fn a_pawn_promotes_through_the_picker() {
+    let mut h = harness(&data());
+    let game = Game::from_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
+    app_mut(&mut h).play.start_game(game, Color::White);
+    h.step();
+    drag(&mut h, Square::E7, Square::E8);
+    assert!(app(&h).play.board.promotion.is_some(), "the picker opens");
+    assert_eq!(app(&h).play.game.plies(), 0);
+    // The picker stacks queen, knight, rook, bishop down from the promotion square.
+    click(&mut h, Square::E7);
+    assert_eq!(app(&h).play.game.san().first().map(String::as_str), Some("e8=N"));
+}
+
+#[test]
+fn a_premove_is_played_when_legal_and_dropped_when_not() {
+    let mut h = harness(&data());
+    use_fly(&mut h, "e5-lover-premove");
+    {
+        let a = app_mut(&mut h);
+        a.settings.animate = true;
+        a.play.replay = true;
+    }
+    // 1. e4, and while the fly's 1... e5 is being replayed, premove e4-e5: blocked, dropped.
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's think to arrive", |a| a.play.replaying());
+    drag(&mut h, Square::E4, Square::E5);
+    assert!(app(&h).play.board.premove.is_some(), "premove set while the fly is to move");
+    wait(&mut h, "the fly's move", |a| a.play.game.plies() == 2);
+    assert_eq!(app(&h).play.game.san()[1], "e5");
+    assert_eq!(app(&h).play.game.plies(), 2, "the premove was dropped");
+    assert!(app(&h).play.board.premove.is_none());
+    assert!(app(&h).play.status.contains("Premove dropped"), "{}", app(&h).play.status);
+    // 2. d4, premove Nf3 while the fly thinks: legal, played the moment it is our turn.
+    drag(&mut h, Square::D2, Square::D4);
+    wait(&mut h, "the fly's think to arrive", |a| a.play.replaying());
+    drag(&mut h, Square::G1, Square::F3);
+    wait(&mut h, "the premove", |a| a.play.game.plies() >= 5);
+    assert_eq!(app(&h).play.game.san()[4], "Nf3");
+}
+
+#[test]
+fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
+    let mut h = harness(&data());
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    drag(&mut h, Square::G1, Square::F3);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 4);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("game.pgn");
+    app_mut(&mut h).play.pgn_path = path.display().to_string();
+    h.step();
+    h.get_by_label("Save PGN").click();
+    h.step();
+    h.step();
+    let text = std::fs::read_to_string(&path).expect("saved");
+    assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly backprop\"]"), "{text}");
+    let back = Game::from_pgn(&text).unwrap();
+    assert_eq!(back.san(), app(&h).play.game.san());
+    // Loading it through the UI gives the same game.
+    app_mut(&mut h).play.start_game(Game::default(), Color::White);
+    h.step();
+    h.get_by_label("Load PGN").click();
+    h.step();
+    h.step();
+    assert_eq!(app(&h).play.game.san(), back.san());
+}
+
+#[test]
+fn threefold_repetition_is_called_on_the_third_occurrence_only() {
+    let mut h = harness(&data());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shuffle.pgn");
+    std::fs::write(&path, "[White \"A\"]\n[Black \"B\"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 *\n").unwrap();
+    {
+        let a = app_mut(&mut h);
+        a.play.user = Color::Black;
+        a.play.pgn_path = path.display().to_string();
+    }
+    h.step();
+    h.get_by_label("Load PGN").click();
+    h.step();
+    h.step();
+    let play = &app(&h).play;
+    assert_eq!(play.game.plies(), 7);
+    assert_eq!(play.orientation, Color::Black);
+    // The start position has occurred twice (plies 0 and 4): no draw yet.
+    assert!(play.game.ending().is_none());
+    drag(&mut h, Square::F6, Square::G8);
+    let end = app(&h).play.game.ending().expect("the third occurrence ends the game");
+    assert_eq!((end.result.as_str(), end.reason.as_str()), ("1/2-1/2", "threefold repetition"));
+    assert!(!app(&h).play.fly_to_move());
+}
