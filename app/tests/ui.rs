@@ -233,3 +233,40 @@ fn threefold_repetition_is_called_on_the_third_occurrence_only() {
     assert_eq!((end.result.as_str(), end.reason.as_str()), ("1/2-1/2", "threefold repetition"));
     assert!(!app(&h).play.fly_to_move());
 }
+
+#[test]
+fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() {
+    let mut h = harness(&data());
+    app_mut(&mut h).tab = flychess::ui::Tab::About;
+    h.step();
+    app_mut(&mut h).stockfish_edit = "/nonexistent/stockfish".into();
+    h.step();
+    h.get_by_label("Use").click();
+    h.step();
+    wait(&mut h, "the broken path to be reported", |a| a.grader_status.contains("/nonexistent/stockfish"));
+    assert!(app(&h).grader_status.contains("not there") && app(&h).grader_status.contains("install"), "{}", app(&h).grader_status);
+    // Playing does not need Stockfish.
+    app_mut(&mut h).tab = flychess::ui::Tab::Play;
+    h.step();
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    assert!(app(&h).play.grades.is_empty());
+    let Ok(real) = flychess_sim::engine::find_stockfish(None) else {
+        assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
+        return;
+    };
+    app_mut(&mut h).tab = flychess::ui::Tab::About;
+    h.step();
+    app_mut(&mut h).stockfish_edit = real.display().to_string();
+    h.step();
+    h.get_by_label("Use").click();
+    h.step();
+    wait(&mut h, "Stockfish to be ready", |a| a.grader_status.starts_with("Grades: Stockfish"));
+    // New moves are graded again.
+    app_mut(&mut h).tab = flychess::ui::Tab::Play;
+    h.step();
+    drag(&mut h, Square::G1, Square::F3);
+    wait(&mut h, "a grade", |a| !a.play.grades.is_empty());
+    let grade = app(&h).play.grade_of(2, &app(&h).play.game.moves()[2]).expect("Nf3 is graded");
+    assert!((0.0..=100.0).contains(&grade.accuracy));
+}

@@ -143,7 +143,8 @@ pub struct FlyChessApp {
     pub flies: Vec<String>,
     pub ratings: HashMap<String, String>,
     moves_applied: bool,
-    stockfish_edit: String,
+    /// The Stockfish path being typed in the settings.
+    pub stockfish_edit: String,
 }
 
 struct Shot {
@@ -552,7 +553,7 @@ impl FlyChessApp {
                 ui.label("Stockfish:");
                 ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));
                 if ui.button("Use").clicked() {
-                    self.settings.stockfish = self.stockfish_edit.clone();
+                    self.settings.stockfish = self.stockfish_edit.trim().to_string();
                     self.start_grader(ui.ctx());
                 }
             });
@@ -779,6 +780,12 @@ fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
     WgpuConfiguration { wgpu_setup: WgpuSetup::CreateNew(setup), ..Default::default() }
 }
 
+/// What to do when no window could be opened.
+pub const NO_WINDOW_HELP: &str = "Fly Chess draws with wgpu (Vulkan, Metal, DirectX 12, or OpenGL as a fallback). \
+On Linux install the Vulkan loader and Mesa drivers (Debian/Ubuntu: `sudo apt-get install libvulkan1 mesa-vulkan-drivers`), \
+or force a backend with the environment variable WGPU_BACKEND=vulkan|gl|dx12|metal. \
+Everything but the window also works from the command line: `flychess --help`.";
+
 /// Opens the window and runs until it closes.
 pub fn run(launch: Launch) -> Result<()> {
     let options = eframe::NativeOptions {
@@ -806,7 +813,7 @@ pub fn run(launch: Launch) -> Result<()> {
             Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage)))
         }),
     )
-    .map_err(|e| anyhow!("could not open a window: {e}"))
+    .map_err(|e| anyhow!("could not open a window: {e}\n\n{NO_WINDOW_HELP}"))
 }
 
 /// The window icon: the white knight, rasterised from the piece set.
