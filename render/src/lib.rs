@@ -1,5 +1,8 @@
-//! Fly Chess brain renderer. This crate will own the point-cloud pipelines (WGSL in `shaders/`),
-//! picking and the egui paint callback; today it owns the orbit camera that frames a brain's
-//! cell-body cloud (`camera`).
+//! Fly Chess brain renderer: the point cloud of every neuron with a cell body, drawn by our own
+//! WGSL (`shaders/brain_cloud.wgsl`) through wgpu — the pipeline, the offscreen target for tests
+//! and benchmarks, and CPU picking (`cloud`); the paint callback that puts it inside egui on
+//! eframe's device (`egui_view`); and the orbit camera (`camera`).
 
 pub mod camera;
+pub mod cloud;
+pub mod egui_view;
