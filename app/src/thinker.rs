@@ -43,13 +43,15 @@ pub struct Thought {
     /// Every step's rates for this think: `rates[step * neurons + neuron]`.
     pub rates: Arc<Vec<f32>>,
     pub neurons: usize,
+    /// The same brain's rates for an empty board (what the board itself moved is the difference).
+    pub baseline: Arc<Vec<f32>>,
     /// Its policy for the position after its move: what it expects the opponent to play.
     pub expects: Option<Policy>,
     pub think_ms: f64,
 }
 
 /// Thinks for `request` on the calling thread (the worker's body; tests call it directly).
-pub fn think(brain: &Brain, descending: &[u32], request: &ThinkRequest) -> Option<Thought> {
+pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, request: &ThinkRequest) -> Option<Thought> {
     let started = Instant::now();
     let pos = &request.position;
     if pos.legal_moves().is_empty() {
@@ -81,6 +83,7 @@ pub fn think(brain: &Brain, descending: &[u32], request: &ThinkRequest) -> Optio
         skipped_favourite,
         neurons: rates.neurons,
         rates: Arc::new(rates.data),
+        baseline: baseline.clone(),
         expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
@@ -100,12 +103,13 @@ impl Thinker {
         std::thread::Builder::new()
             .name("fly-thinker".into())
             .spawn(move || {
+                let baseline = Arc::new(cpu::think(&brain, &[[[false; 64]; 12]]).data);
                 while let Ok(mut request) = jobs.recv() {
                     // Only the newest request matters.
                     while let Ok(newer) = jobs.try_recv() {
                         request = newer;
                     }
-                    if let Some(t) = think(&brain, &descending, &request) {
+                    if let Some(t) = think(&brain, &descending, &baseline, &request) {
                         if done.send(t).is_err() {
                             break;
                         }

@@ -34,7 +34,7 @@ fn harness(data: &Path) -> Harness<'static, App> {
             None,
         );
     let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
-    let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None);
+    let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
     *h.state_mut() = Some(app);
     wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
     h

@@ -6,6 +6,7 @@
 //! Each tab lives in its own module; this one wires them together.
 
 pub mod board;
+pub mod brain_view;
 pub mod play;
 
 use std::collections::HashMap;
@@ -21,7 +22,6 @@ use shakmaty::Color;
 use flychess_sim::brain::Brain;
 use flychess_sim::connectome::download::{fetch, Fetch};
 use flychess_sim::connectome::release::{self, DOWNLOADS};
-use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::{Connectome, Info};
 use flychess_sim::store::{self, BrainSpec, Tables};
 
@@ -30,6 +30,7 @@ use crate::grader::{Grader, GraderEvent};
 use crate::sound::Speaker;
 use crate::thinker::Thinker;
 use board::BoardTheme;
+use brain_view::BrainView;
 use play::{PlayContext, PlayTab};
 
 /// The fly the app plays by default (shipped in models/).
@@ -143,6 +144,9 @@ pub struct FlyChessApp {
     pub flies: Vec<String>,
     pub ratings: HashMap<String, String>,
     moves_applied: bool,
+    /// eframe's wgpu device and queue (None in tests without a renderer).
+    pub render_state: Option<eframe::egui_wgpu::RenderState>,
+    pub brain_view: Option<BrainView>,
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
 }
@@ -219,7 +223,7 @@ pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
 
 impl FlyChessApp {
     /// The app on `ctx`; `storage` gives the saved settings (None: defaults).
-    pub fn new(ctx: &egui::Context, adapter: String, launch: Launch, storage: Option<&dyn eframe::Storage>) -> Self {
+    pub fn new(ctx: &egui::Context, adapter: String, launch: Launch, storage: Option<&dyn eframe::Storage>, render_state: Option<eframe::egui_wgpu::RenderState>) -> Self {
         let (sender, reports) = channel();
         start_brain_job(BrainSpec::default(), launch.data.clone(), sender.clone(), ctx.clone());
         let mut settings: Settings = if launch.quiet { None } else { storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)) }.unwrap_or_default();
@@ -259,6 +263,8 @@ impl FlyChessApp {
             flies,
             ratings,
             moves_applied: false,
+            render_state,
+            brain_view: None,
             stockfish_edit,
             launch,
         };
@@ -332,6 +338,11 @@ impl FlyChessApp {
                     let waker = ctx.clone();
                     self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), move || waker.request_repaint()));
                     self.play.load_fly(&self.launch.data, &ready.checksum);
+                    let view = BrainView::new(&ready.connectome, self.render_state.is_some());
+                    if let Some(rs) = &self.render_state {
+                        flychess_render::egui_view::install(rs, &view.geometry);
+                    }
+                    self.brain_view = Some(view);
                     self.brain = BrainState::Ready(ready);
                 }
                 Report::Failed(e) => {
@@ -428,22 +439,20 @@ impl FlyChessApp {
                     brain_checksum: checksum.as_deref(),
                     animate: self.settings.animate,
                 };
+                let view = &mut self.brain_view;
                 let mut card = |ui: &mut egui::Ui, play: &PlayTab| {
-                    if let Some(r) = &ready {
-                        brain_card(ui, play, &r.connectome);
+                    if let (Some(r), Some(v)) = (&ready, view.as_mut()) {
+                        let now = ui.input(|i| i.time);
+                        v.card(ui, play.shown_thought(), play.replay_progress(now), &r.connectome, &r.brain);
                     }
                 };
                 self.play.show(ui, &mut cx, &mut card);
             }
             Tab::Brain => {
-                egui::CentralPanel::default().show(ui, |ui| {
-                    if let Some(r) = self.ready().cloned() {
-                        brain_summary(ui, &r.info, &r.checksum);
-                        ui.separator();
-                        brain_card(ui, &self.play, &r.connectome);
-                    }
-                    ui.small(format!("Graphics: {}", self.adapter));
-                });
+                if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
+                    let now = ui.input(|i| i.time);
+                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r.connectome, &r.brain, self.render_state.as_ref());
+                }
             }
             Tab::Train => {
                 egui::CentralPanel::default().show(ui, |ui| {
@@ -595,11 +604,20 @@ impl FlyChessApp {
         let settled = match &self.brain {
             BrainState::Loading { .. } => false,
             BrainState::Failed(_) => true,
+            BrainState::Ready(_) if self.tab == Tab::Brain => {
+                // The brain tab is shot mid-think: the fly's last think, paused at step 6 of 12.
+                let thought = self.play.shown_thought().is_some() && self.play.thinking.is_none() && !self.play.replaying();
+                if thought && self.shot.is_some() {
+                    if let Some(v) = &mut self.brain_view {
+                        v.playing = false;
+                        v.step = 5;
+                    }
+                }
+                self.moves_applied && (thought || self.launch.moves.is_empty())
+            }
             BrainState::Ready(_) => {
-                let fly_done = self.play.fly.is_none() || !self.play.fly_to_move() || self.tab == Tab::Brain;
-                // The brain tab is shot mid-think: during the replay of the fly's think.
-                let mid_think = self.tab != Tab::Brain || self.play.replay_progress(ctx.input(|i| i.time)).is_some_and(|p| p > 0.4);
-                self.moves_applied && fly_done && self.play.thinking.is_none() && mid_think && !self.play.board.animating()
+                let fly_done = self.play.fly.is_none() || !self.play.fly_to_move();
+                self.moves_applied && fly_done && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
             }
         };
         let Some(shot) = &mut self.shot else { return };
@@ -664,63 +682,6 @@ impl eframe::App for FlyChessApp {
             eframe::set_value(storage, eframe::APP_KEY, &s);
         }
     }
-}
-
-/// Mean rate per region at each of the 12 steps of a think.
-pub fn region_activity(rates: &[f32], neurons: usize, connectome: &Connectome) -> Vec<[f32; 14]> {
-    let steps = rates.len() / neurons.max(1);
-    let mut counts = [0usize; 14];
-    for r in &connectome.neurons.region {
-        counts[*r as usize] += 1;
-    }
-    (0..steps)
-        .map(|t| {
-            let mut sum = [0f32; 14];
-            for (j, r) in connectome.neurons.region.iter().enumerate() {
-                sum[*r as usize] += rates[t * neurons + j];
-            }
-            let mut mean = [0f32; 14];
-            for k in 0..14 {
-                mean[k] = if counts[k] > 0 { sum[k] / counts[k] as f32 } else { 0.0 };
-            }
-            mean
-        })
-        .collect()
-}
-
-/// The brain card: the step being replayed and how active each region is at that step.
-pub fn brain_card(ui: &mut egui::Ui, play: &PlayTab, connectome: &Connectome) {
-    let Some(t) = play.shown_thought() else {
-        ui.weak("The brain card fills in when the fly thinks.");
-        return;
-    };
-    let now = ui.input(|i| i.time);
-    let step = match play.replay_progress(now) {
-        Some(p) => {
-            ui.ctx().request_repaint();
-            ((p * 12.0).floor() as usize).min(11)
-        }
-        None => 11,
-    };
-    let id = egui::Id::unique(("region-activity", t.id));
-    let activity: Arc<Vec<[f32; 14]>> = match ui.ctx().data(|d| d.get_temp(id)) {
-        Some(a) => a,
-        None => {
-            let a = Arc::new(region_activity(&t.rates, t.neurons, connectome));
-            ui.ctx().data_mut(|d| d.insert_temp(id, a.clone()));
-            a
-        }
-    };
-    ui.label(RichText::new(format!("Brain: step {} of 12", step + 1)).strong());
-    let top = activity.iter().flat_map(|a| a.iter()).copied().fold(1e-6f32, f32::max);
-    egui::Grid::new("region-bars").num_columns(2).show(ui, |ui| {
-        for r in Region::ALL {
-            let v = activity[step][r as usize];
-            ui.label(RichText::new(r.name()).small());
-            ui.add(egui::ProgressBar::new(v / top).desired_width(160.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
-            ui.end_row();
-        }
-    });
 }
 
 fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
@@ -810,7 +771,7 @@ pub fn run(launch: Launch) -> Result<()> {
                 None => "no wgpu adapter".into(),
             };
             tracing::info!("drawing with {adapter}");
-            Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage)))
+            Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage, cc.wgpu_render_state.clone())))
         }),
     )
     .map_err(|e| anyhow!("could not open a window: {e}\n\n{NO_WINDOW_HELP}"))

@@ -1,0 +1,658 @@
+//! The brain view: every neuron with a cell body as a point in 3D (drawn by `flychess_render` on
+//! eframe's device), replaying the fly's last think step by step. It owns the camera (orbit,
+//! pan, zoom, front/side/top), the colour mode and its legend, the per-region bars of how much the
+//! board moved each region at the shown step, playback (pause, step, slider, speed), picking and
+//! inspecting a neuron (identity, degrees, strongest partners to jump to, its 12-step rate plot),
+//! finding neurons by type or class with an undoable selection and a partner-list CSV export,
+//! a classroom mode with one computed sentence per step, and a high-resolution image export.
+//! Shown full size in the Brain tab and as a card in the Play tab.
+
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+use glam::Vec3;
+
+use flychess_render::camera::{OrbitCamera, Preset};
+use flychess_render::cloud::{activity_colour, pick, CloudGeometry, ColourMode, ViewSettings, REGION_PALETTE};
+use flychess_render::egui_view::{callback, CloudCallback, FrameRates};
+use flychess_sim::brain::Brain;
+use flychess_sim::connectome::rules::Region;
+use flychess_sim::connectome::Connectome;
+
+use crate::thinker::Thought;
+
+pub const STEPS: usize = 12;
+
+/// Per-region summaries of one think, per step.
+pub struct ThinkSummary {
+    /// Mean rate per region and step.
+    pub mean: Vec<[f32; 14]>,
+    /// Mean |rate − empty-board rate| per region and step: how much the board moved it.
+    pub moved: Vec<[f32; 14]>,
+}
+
+impl ThinkSummary {
+    pub fn of(t: &Thought, connectome: &Connectome) -> ThinkSummary {
+        let n = t.neurons;
+        let steps = t.rates.len() / n.max(1);
+        let regions = &connectome.neurons.region;
+        let mut counts = [0usize; 14];
+        for r in regions {
+            counts[*r as usize] += 1;
+        }
+        let mut mean = vec![[0f32; 14]; steps];
+        let mut moved = vec![[0f32; 14]; steps];
+        for s in 0..steps {
+            for (j, r) in regions.iter().enumerate() {
+                let v = t.rates[s * n + j];
+                mean[s][*r as usize] += v;
+                moved[s][*r as usize] += (v - t.baseline.get(s * n + j).copied().unwrap_or(0.0)).abs();
+            }
+            for k in 0..14 {
+                let c = counts[k].max(1) as f32;
+                mean[s][k] /= c;
+                moved[s][k] /= c;
+            }
+        }
+        ThinkSummary { mean, moved }
+    }
+
+    /// One sentence for `step` (0-based): the regions whose firing changed most since the step
+    /// before.
+    pub fn sentence(&self, step: usize) -> String {
+        let now = &self.mean[step.min(self.mean.len() - 1)];
+        let before = if step == 0 { [0f32; 14] } else { self.mean[step - 1] };
+        let mut change: Vec<(usize, f32)> = (0..14).map(|k| (k, now[k] - before[k])).collect();
+        change.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        let name = |k: usize| Region::ALL[k].name();
+        let verb = |d: f32| if d >= 0.0 { "fire more" } else { "quieten" };
+        let (a, b) = (change[0], change[1]);
+        if a.1.abs() < 1e-4 {
+            return format!("Step {}: the brain has settled; nothing changes much any more.", step + 1);
+        }
+        if step == 0 {
+            return format!("Step 1: the eye sees the board; {} and {} light up first.", name(a.0), name(b.0));
+        }
+        format!(
+            "Step {}: {} {} ({:+.3}) and {} {} ({:+.3}) — the biggest changes since step {}.",
+            step + 1,
+            name(a.0),
+            verb(a.1),
+            a.1,
+            name(b.0),
+            verb(b.1),
+            b.1,
+            step
+        )
+    }
+}
+
+/// A neuron's partners, strongest first: (partner, signed weight).
+pub struct Partners {
+    pub inputs: Vec<(u32, f32)>,
+    pub outputs: Vec<(u32, f32)>,
+}
+
+pub fn partners(brain: &Brain, neuron: u32) -> Partners {
+    let j = neuron as usize;
+    let mut inputs: Vec<(u32, f32)> =
+        (brain.row_start[j] as usize..brain.row_start[j + 1] as usize).map(|e| (brain.pre[e], brain.weight[e])).collect();
+    let mut outputs = Vec::new();
+    for post in 0..brain.neurons {
+        for e in brain.row_start[post] as usize..brain.row_start[post + 1] as usize {
+            if brain.pre[e] == neuron {
+                outputs.push((post as u32, brain.weight[e]));
+            }
+        }
+    }
+    inputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    outputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    Partners { inputs, outputs }
+}
+
+pub struct BrainView {
+    pub geometry: Arc<CloudGeometry>,
+    pub camera: OrbitCamera,
+    pub mode: ColourMode,
+    pub white_background: bool,
+    /// Playback of the shown think when no replay drives it.
+    pub playing: bool,
+    pub speed: f32,
+    pub step: usize,
+    step_clock: f64,
+    pub selected: Option<u32>,
+    /// Neurons found by the search (the selection stepped through with N).
+    pub selection: Vec<u32>,
+    pub cursor: usize,
+    history: Vec<(Option<u32>, Vec<u32>)>,
+    pub search: String,
+    partners: Option<(u32, Arc<Partners>)>,
+    marks: Arc<Vec<f32>>,
+    marks_version: u64,
+    marks_dirty: bool,
+    summary: Option<(u64, Arc<ThinkSummary>)>,
+    pub classroom: bool,
+    pub status: String,
+    /// Whether eframe's device has the renderer installed (false: no wgpu, a text view instead).
+    pub gpu: bool,
+    viewport: [f32; 2],
+}
+
+impl BrainView {
+    pub fn new(connectome: &Connectome, gpu: bool) -> BrainView {
+        let regions: Vec<u8> = connectome.neurons.region.iter().map(|r| *r as u8).collect();
+        let geometry = Arc::new(CloudGeometry::new(&connectome.neurons.soma_um, &regions));
+        let camera = OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
+        let n = geometry.neurons();
+        BrainView {
+            geometry,
+            camera,
+            mode: ColourMode::Activity,
+            white_background: false,
+            playing: false,
+            speed: 1.0,
+            step: STEPS - 1,
+            step_clock: 0.0,
+            selected: None,
+            selection: Vec::new(),
+            cursor: 0,
+            history: Vec::new(),
+            search: String::new(),
+            partners: None,
+            marks: Arc::new(vec![0.0; n]),
+            marks_version: 1,
+            marks_dirty: false,
+            summary: None,
+            classroom: false,
+            status: String::new(),
+            gpu,
+            viewport: [1.0, 1.0],
+        }
+    }
+
+    fn summary(&mut self, t: &Thought, connectome: &Connectome) -> Arc<ThinkSummary> {
+        match &self.summary {
+            Some((id, s)) if *id == t.id => s.clone(),
+            _ => {
+                let s = Arc::new(ThinkSummary::of(t, connectome));
+                self.summary = Some((t.id, s.clone()));
+                s
+            }
+        }
+    }
+
+    /// Selects `neuron` (None clears), remembering the previous selection for undo.
+    pub fn select(&mut self, neuron: Option<u32>) {
+        self.history.push((self.selected, self.selection.clone()));
+        self.selected = neuron;
+        self.partners = None;
+        self.marks_dirty = true;
+    }
+
+    pub fn undo(&mut self) {
+        if let Some((sel, selection)) = self.history.pop() {
+            self.selected = sel;
+            self.selection = selection;
+            self.partners = None;
+            self.marks_dirty = true;
+        }
+    }
+
+    /// Finds neurons whose type or class contains `query` (case-insensitive).
+    pub fn find(&mut self, connectome: &Connectome, query: &str) {
+        let q = query.trim().to_lowercase();
+        self.history.push((self.selected, self.selection.clone()));
+        self.selection = if q.is_empty() {
+            Vec::new()
+        } else {
+            let n = &connectome.neurons;
+            (0..n.len())
+                .filter(|&i| n.type_name(i).to_lowercase().contains(&q) || n.class_name(i).to_lowercase().contains(&q))
+                .map(|i| i as u32)
+                .collect()
+        };
+        self.cursor = 0;
+        self.selected = self.selection.first().copied();
+        self.partners = None;
+        self.marks_dirty = true;
+        self.status = format!("{} neurons match {query:?}", self.selection.len());
+    }
+
+    /// The next neuron of the selection (the N key).
+    pub fn next_in_selection(&mut self) {
+        if !self.selection.is_empty() {
+            self.cursor = (self.cursor + 1) % self.selection.len();
+            let n = self.selection[self.cursor];
+            self.select(Some(n));
+            self.history.pop();
+        }
+    }
+
+    fn partners_of(&mut self, brain: &Brain, neuron: u32) -> Arc<Partners> {
+        match &self.partners {
+            Some((n, p)) if *n == neuron => p.clone(),
+            _ => {
+                let p = Arc::new(partners(brain, neuron));
+                self.partners = Some((neuron, p.clone()));
+                p
+            }
+        }
+    }
+
+    fn refresh_marks(&mut self, brain: &Brain) {
+        if !self.marks_dirty {
+            return;
+        }
+        self.marks_dirty = false;
+        let mut marks = vec![0f32; self.geometry.neurons()];
+        for &s in &self.selection {
+            marks[s as usize] = 1.0;
+        }
+        if let Some(sel) = self.selected {
+            let p = self.partners_of(brain, sel);
+            for &(k, _) in p.inputs.iter().take(30).chain(p.outputs.iter().take(30)) {
+                marks[k as usize] = 1.0;
+            }
+            marks[sel as usize] = 2.0;
+        }
+        self.marks = Arc::new(marks);
+        self.marks_version += 1;
+    }
+
+    /// The step shown now: driven by the Play tab's replay if one runs, else by this view's own
+    /// playback (looping through the 12 steps while Play is on) or its slider; idle otherwise.
+    fn current_step(&mut self, now: f64, replay: Option<f64>) -> usize {
+        if let Some(p) = replay {
+            self.step = ((p * STEPS as f64).floor() as usize).min(STEPS - 1);
+            return self.step;
+        }
+        if self.playing {
+            let per_step = 1.3 / STEPS as f64 / self.speed.max(0.05) as f64;
+            if now - self.step_clock >= per_step {
+                self.step = (self.step + 1) % STEPS;
+                self.step_clock = now;
+            }
+        }
+        self.step
+    }
+
+    fn settings(&self, rect: egui::Rect, ppp: f32, card: bool) -> ViewSettings {
+        let viewport = [rect.width() * ppp, rect.height() * ppp];
+        let scale = if card { 0.7 } else { 1.0 } * ppp;
+        ViewSettings {
+            view_proj: self.camera.view_projection(viewport[0] / viewport[1].max(1.0)),
+            viewport_px: viewport,
+            point_px: [1.2 * scale, 3.2 * scale],
+            ghost: 0.08,
+            rate_scale: 1.0,
+            mode: self.mode,
+            white_background: self.white_background,
+        }
+    }
+
+    /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
+    fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
+        let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+        let bg = if self.white_background { Color32::WHITE } else { Color32::from_rgb(8, 8, 14) };
+        ui.painter().rect_filled(rect, 4.0, bg);
+        if response.dragged_by(egui::PointerButton::Primary) {
+            let d = response.drag_delta();
+            self.camera.orbit(-d.x * 0.01, d.y * 0.01);
+        }
+        if response.dragged_by(egui::PointerButton::Secondary) || response.dragged_by(egui::PointerButton::Middle) {
+            let d = response.drag_delta();
+            self.camera.pan(d.x / rect.height(), d.y / rect.height());
+        }
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                self.camera.zoom((-scroll * 0.002).exp());
+            }
+        }
+        let ppp = ui.ctx().pixels_per_point();
+        let view = self.settings(rect, ppp, card);
+        self.viewport = view.viewport_px;
+        if response.clicked() {
+            if let Some(p) = response.interact_pointer_pos() {
+                let at = [(p.x - rect.min.x) * ppp, (p.y - rect.min.y) * ppp];
+                let hit = pick(&self.geometry, view.view_proj, view.viewport_px, at, 6.0 * ppp);
+                self.select(hit);
+            }
+        }
+        if !self.gpu {
+            ui.painter().text(rect.center(), egui::Align2::CENTER_CENTER, "No wgpu device: the 3D view needs one.", egui::FontId::proportional(14.0), Color32::GRAY);
+            return;
+        }
+        let rates = match thought {
+            Some(t) => FrameRates::Upload { id: t.id, rates: t.rates.clone() },
+            None => FrameRates::Silent,
+        };
+        let cb = CloudCallback { view, step, rates, marks: Some((self.marks_version, self.marks.clone())) };
+        ui.painter().add(callback(rect, cb));
+    }
+
+    /// The card in the Play tab: the cloud, the step, and the biggest regions.
+    pub fn card(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, connectome: &Connectome, brain: &Brain) {
+        let now = ui.input(|i| i.time);
+        let step = self.current_step(now, replay);
+        if replay.is_some() {
+            ui.ctx().request_repaint();
+        }
+        self.refresh_marks(brain);
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(format!("Brain: step {} of {STEPS}", step + 1)).strong());
+            if thought.is_none() {
+                ui.weak("(fills in when the fly thinks)");
+            }
+        });
+        let w = ui.available_width().min(420.0);
+        self.cloud(ui, egui::vec2(w, w * 0.62), thought, step, true);
+        if let Some(t) = thought {
+            let s = self.summary(t, connectome);
+            ui.small(s.sentence(step));
+        }
+    }
+
+    /// The Brain tab: the cloud full size with every control.
+    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, connectome: &Connectome, brain: &Brain, render_state: Option<&eframe::egui_wgpu::RenderState>) {
+        let now = ui.input(|i| i.time);
+        let step = self.current_step(now, replay);
+        if replay.is_some() || (self.playing && thought.is_some()) {
+            ui.ctx().request_repaint();
+        }
+        self.keys(ui, connectome);
+        self.refresh_marks(brain);
+        let summary = thought.map(|t| self.summary(t, connectome));
+        egui::Panel::right("brain-side").default_size(330.0).resizable(true).show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                self.controls(ui, step, render_state, thought);
+                ui.separator();
+                self.legend(ui, summary.as_deref(), step);
+                ui.separator();
+                self.find_panel(ui, connectome, brain);
+                ui.separator();
+                self.inspector(ui, thought, connectome, brain);
+            });
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let size = if self.classroom { 20.0 } else { 14.0 };
+            ui.label(RichText::new(format!("Step {} of {STEPS}", step + 1)).size(size + 4.0).strong());
+            if let Some(s) = &summary {
+                ui.label(RichText::new(s.sentence(step)).size(size));
+            } else {
+                ui.label(RichText::new("Play a move: the fly's next think is replayed here, step by step.").size(size));
+            }
+            let avail = ui.available_size();
+            self.cloud(ui, avail, thought, step, false);
+        });
+    }
+
+    fn keys(&mut self, ui: &egui::Ui, connectome: &Connectome) {
+        if ui.ctx().memory(|m| m.focused().is_some()) {
+            return;
+        }
+        let (space, left, right, n, undo, esc) = ui.input(|i| {
+            (
+                i.key_pressed(egui::Key::Space),
+                i.key_pressed(egui::Key::ArrowLeft),
+                i.key_pressed(egui::Key::ArrowRight),
+                i.key_pressed(egui::Key::N),
+                i.modifiers.command && i.key_pressed(egui::Key::Z),
+                i.key_pressed(egui::Key::Escape),
+            )
+        });
+        if space {
+            self.playing = !self.playing;
+        }
+        if left {
+            self.playing = false;
+            self.step = self.step.saturating_sub(1);
+        }
+        if right {
+            self.playing = false;
+            self.step = (self.step + 1).min(STEPS - 1);
+        }
+        if n {
+            self.next_in_selection();
+        }
+        if undo {
+            self.undo();
+        }
+        if esc && self.classroom {
+            self.classroom = false;
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Fullscreen(false));
+        }
+        let _ = connectome;
+    }
+
+    fn controls(&mut self, ui: &mut egui::Ui, step: usize, render_state: Option<&eframe::egui_wgpu::RenderState>, thought: Option<&Thought>) {
+        ui.horizontal_wrapped(|ui| {
+            if ui.button(if self.playing { "Pause" } else { "Play" }).on_hover_text("Space").clicked() {
+                self.playing = !self.playing;
+            }
+            if ui.button("‹ Step").on_hover_text("Left arrow").clicked() {
+                self.playing = false;
+                self.step = step.saturating_sub(1);
+            }
+            if ui.button("Step ›").on_hover_text("Right arrow").clicked() {
+                self.playing = false;
+                self.step = (step + 1).min(STEPS - 1);
+            }
+        });
+        let mut shown = self.step + 1;
+        if ui.add(egui::Slider::new(&mut shown, 1..=STEPS).text("step")).changed() {
+            self.playing = false;
+            self.step = shown - 1;
+        }
+        ui.add(egui::Slider::new(&mut self.speed, 0.1..=4.0).logarithmic(true).text("speed"));
+        ui.horizontal(|ui| {
+            for (p, label) in [(Preset::Front, "Front"), (Preset::Side, "Side"), (Preset::Top, "Top")] {
+                if ui.button(label).clicked() {
+                    self.camera.preset(p);
+                }
+            }
+            if ui.button("Reset").clicked() {
+                self.camera = OrbitCamera::framing(&self.geometry.placed().collect::<Vec<_>>());
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, ColourMode::Activity, "Activity");
+            ui.selectable_value(&mut self.mode, ColourMode::Region, "Region");
+            ui.checkbox(&mut self.white_background, "White background");
+        });
+        ui.horizontal(|ui| {
+            if ui.checkbox(&mut self.classroom, "Classroom").changed() {
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.classroom));
+                ui.ctx().set_zoom_factor(if self.classroom { 1.5 } else { 1.0 });
+            }
+            if ui.button("Export image…").on_hover_text("3840 × 2160 PNG for slides").clicked() {
+                self.status = match (render_state, rfd::FileDialog::new().add_filter("PNG", &["png"]).set_file_name("brain.png").save_file()) {
+                    (Some(rs), Some(path)) => match self.export_image(rs, thought, step, &path) {
+                        Ok(()) => format!("Saved {}", path.display()),
+                        Err(e) => format!("Could not export: {e}"),
+                    },
+                    (None, _) => "No wgpu device to render with.".into(),
+                    (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
+                };
+            }
+        });
+        ui.small("Drag: orbit. Right-drag: pan. Wheel: zoom. Click a neuron to inspect it.");
+        if !self.status.is_empty() {
+            ui.small(&self.status);
+        }
+    }
+
+    /// Renders the view at 3840×2160 offscreen and saves it as PNG.
+    pub fn export_image(&self, rs: &eframe::egui_wgpu::RenderState, thought: Option<&Thought>, step: usize, path: &std::path::Path) -> anyhow::Result<()> {
+        use flychess_render::cloud::{CloudRenderer, Offscreen, Rates, OFFSCREEN_FORMAT};
+        let size = [3840u32, 2160u32];
+        let mut cloud = CloudRenderer::new(&rs.device, OFFSCREEN_FORMAT, &self.geometry);
+        if let Some(t) = thought {
+            cloud.upload_rates(&rs.queue, &t.rates);
+        }
+        cloud.set_marks(&rs.queue, &self.marks);
+        let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size[0] as f32, size[1] as f32));
+        let mut view = self.settings(rect, 1.0, false);
+        view.point_px = [view.point_px[0] * 2.0, view.point_px[1] * 2.0];
+        let target = Offscreen::new(&rs.device, size);
+        let bg = if self.white_background { [1.0, 1.0, 1.0, 1.0] } else { [0.03, 0.03, 0.055, 1.0] };
+        target.render(&rs.device, &rs.queue, &cloud, &view, Rates::Uploaded, step, bg);
+        let pixels = target.read(&rs.device, &rs.queue).map_err(|e| anyhow::anyhow!(e))?;
+        let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let tmp = tempfile::Builder::new().suffix(".png").tempfile_in(dir)?;
+        img.save(tmp.path())?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    fn legend(&self, ui: &mut egui::Ui, summary: Option<&ThinkSummary>, step: usize) {
+        match self.mode {
+            ColourMode::Activity => {
+                ui.label("Rate (inferno map):");
+                let (rect, _) = ui.allocate_exact_size(egui::vec2(200.0, 12.0), egui::Sense::hover());
+                for k in 0..50 {
+                    let c = activity_colour(k as f32 / 49.0);
+                    let x0 = rect.min.x + rect.width() * k as f32 / 50.0;
+                    let r = egui::Rect::from_min_max(egui::pos2(x0, rect.min.y), egui::pos2(x0 + rect.width() / 50.0 + 0.5, rect.max.y));
+                    ui.painter().rect_filled(r, 0.0, Color32::from_rgb((c[0] * 255.0) as u8, (c[1] * 255.0) as u8, (c[2] * 255.0) as u8));
+                }
+                ui.horizontal(|ui| {
+                    ui.small("0");
+                    ui.add_space(170.0);
+                    ui.small("1");
+                });
+            }
+            ColourMode::Region => {}
+        }
+        ui.label("How much the board moved each region (mean |rate − empty board|):");
+        let top = summary.map(|s| s.moved.iter().flat_map(|a| a.iter()).copied().fold(1e-6f32, f32::max)).unwrap_or(1.0);
+        egui::Grid::new("region-legend").num_columns(2).show(ui, |ui| {
+            for r in Region::ALL {
+                let c = REGION_PALETTE[r as usize];
+                ui.horizontal(|ui| {
+                    let (sq, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+                    ui.painter().rect_filled(sq, 2.0, Color32::from_rgb(c[0], c[1], c[2]));
+                    ui.label(RichText::new(r.name()).small());
+                });
+                match summary {
+                    Some(s) => {
+                        let v = s.moved[step.min(s.moved.len() - 1)][r as usize];
+                        ui.add(egui::ProgressBar::new(v / top).desired_width(110.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
+                    }
+                    None => {
+                        ui.label("");
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+
+    fn find_panel(&mut self, ui: &mut egui::Ui, connectome: &Connectome, brain: &Brain) {
+        ui.label("Find neurons by type or class (e.g. KC, MBON, descending):");
+        ui.horizontal(|ui| {
+            let r = ui.add(egui::TextEdit::singleline(&mut self.search).desired_width(150.0));
+            let go = ui.button("Find").clicked() || (r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)));
+            if go {
+                let q = self.search.clone();
+                self.find(connectome, &q);
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            if ui.add_enabled(!self.selection.is_empty(), egui::Button::new("Next (N)")).clicked() {
+                self.next_in_selection();
+            }
+            if ui.add_enabled(!self.history.is_empty(), egui::Button::new("Undo (Ctrl+Z)")).clicked() {
+                self.undo();
+            }
+            let exportable = !self.selection.is_empty() || self.selected.is_some();
+            if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
+                self.status = match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
+                    Some(path) => match crate::ui::play::save_atomically(&path, &self.partners_csv(connectome, brain)) {
+                        Ok(()) => format!("Saved {}", path.display()),
+                        Err(e) => format!("Could not save: {e}"),
+                    },
+                    None => "No file chosen (or no file dialog on this desktop).".into(),
+                };
+            }
+        });
+        if !self.selection.is_empty() {
+            ui.small(format!("{} selected; showing {} of them", self.selection.len(), self.cursor + 1));
+        }
+    }
+
+    /// The partner list of the selection (or the selected neuron) as CSV.
+    pub fn partners_csv(&self, connectome: &Connectome, brain: &Brain) -> String {
+        let n = &connectome.neurons;
+        let mut out = String::from("neuron_body_id,neuron_type,direction,partner_body_id,partner_type,partner_region,weight\n");
+        let list: Vec<u32> = if self.selection.is_empty() { self.selected.into_iter().collect() } else { self.selection.clone() };
+        for &k in &list {
+            let p = partners(brain, k);
+            for (dir, rows) in [("input", &p.inputs), ("output", &p.outputs)] {
+                for &(q, w) in rows {
+                    out.push_str(&format!(
+                        "{},{},{dir},{},{},{},{w}\n",
+                        n.body_id[k as usize],
+                        csv_field(n.type_name(k as usize)),
+                        n.body_id[q as usize],
+                        csv_field(n.type_name(q as usize)),
+                        n.region[q as usize].name()
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn inspector(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, connectome: &Connectome, brain: &Brain) {
+        let Some(sel) = self.selected else {
+            ui.weak("Click a neuron to inspect it.");
+            return;
+        };
+        let n = &connectome.neurons;
+        let i = sel as usize;
+        let p = self.partners_of(brain, sel);
+        ui.heading(format!("Neuron {}", n.body_id[i]));
+        egui::Grid::new("neuron").num_columns(2).striped(true).show(ui, |ui| {
+            let mut row = |k: &str, v: String| {
+                ui.label(k);
+                ui.label(v);
+                ui.end_row();
+            };
+            row("type", n.type_name(i).to_string());
+            row("class", format!("{} / {}", n.class_name(i), n.superclass_name(i)));
+            row("region", n.region[i].name().to_string());
+            row("transmitter", n.transmitter[i].name().to_string());
+            row("inputs / outputs", format!("{} / {}", p.inputs.len(), p.outputs.len()));
+            let s = n.soma_um[i];
+            row("cell body (µm)", format!("{:.0}, {:.0}, {:.0}", s[0], s[1], s[2]));
+        });
+        if let Some(t) = thought {
+            let points: Vec<[f64; 2]> = (0..STEPS).map(|s| [(s + 1) as f64, t.rates.get(s * t.neurons + i).copied().unwrap_or(0.0) as f64]).collect();
+            egui_plot::Plot::new(("rate", sel)).height(110.0).include_y(0.0).include_y(1.0).allow_scroll(false).allow_drag(false).show(ui, |plot| {
+                plot.line(egui_plot::Line::new("rate", points));
+            });
+        }
+        let mut jump = None;
+        for (title, rows) in [("Strongest inputs", &p.inputs), ("Strongest outputs", &p.outputs)] {
+            ui.label(RichText::new(title).strong());
+            for &(q, w) in rows.iter().take(8) {
+                let text = format!("{} {} ({:+.2})", n.body_id[q as usize], n.type_name(q as usize), w);
+                if ui.link(text).clicked() {
+                    jump = Some(q);
+                }
+            }
+        }
+        if let Some(q) = jump {
+            self.select(Some(q));
+            if let Some(pos) = self.geometry.positions.get(q as usize).filter(|p| p[0].is_finite()) {
+                self.camera.target = Vec3::new(pos[0], pos[1], pos[2]);
+            }
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
