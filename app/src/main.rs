@@ -128,6 +128,9 @@ enum Command {
         /// in the data folder), check both give the same rates, and print the speed ratio.
         #[arg(long)]
         reference: bool,
+        /// Measure the brain view instead: the frame time of the full point cloud at 1280×800.
+        #[arg(long)]
+        render: bool,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -278,7 +281,8 @@ fn main() -> std::process::ExitCode {
             fly_cli::analyse(&which, &data, &fly, &list, json)
         }
         Some(Command::Cache { positions, batch, which }) => cli::cache(&which, &data, positions, batch).map(|_| ()),
-        Some(Command::Bench { json, batches, reference, which }) => cli::bench(&which, &data, &batches, json, reference),
+        Some(Command::Bench { json, render: true, which, .. }) => cli::render_bench(&which, &data, json),
+        Some(Command::Bench { json, batches, reference, which, .. }) => cli::bench(&which, &data, &batches, json, reference),
     };
     report(result)
 }

@@ -270,3 +270,66 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     let grade = app(&h).play.grade_of(2, &app(&h).play.game.moves()[2]).expect("Nf3 is graded");
     assert!((0.0..=100.0).contains(&grade.accuracy));
 }
+
+#[test]
+fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
+    use flychess::ui::Tab;
+    use flychess_render::cloud::project;
+    let mut h = harness(&data());
+    // A think to inspect: 1. e4 and the fly's answer.
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    app_mut(&mut h).tab = Tab::Brain;
+    h.step();
+    h.step();
+    let ready = app(&h).ready().unwrap().clone();
+    let kenyon = ready.connectome.groups.kenyon.len();
+    app_mut(&mut h).brain_view.as_mut().unwrap().search = "Kenyon_cell".into();
+    h.step();
+    h.get_by_label("Find").click();
+    h.step();
+    h.step();
+    let view = app(&h).brain_view.as_ref().unwrap();
+    assert_eq!(view.selection.len(), kenyon, "every Kenyon cell, nothing else");
+    let first = view.selected.unwrap();
+    assert_eq!(ready.connectome.neurons.region[first as usize], flychess_sim::connectome::rules::Region::KenyonCells);
+    // N steps through the selection; the inspector shows the neuron.
+    h.key_press(eframe::egui::Key::N);
+    h.step();
+    let second = app(&h).brain_view.as_ref().unwrap().selected.unwrap();
+    assert_ne!(first, second);
+    let body = ready.connectome.neurons.body_id[second as usize];
+    assert!(h.query_by_label(&format!("Neuron {body}")).is_some(), "the inspector names the neuron");
+    // The partner list: one row per connection of each selected neuron, with the header.
+    let csv = app_mut(&mut h).brain_view.as_mut().unwrap().partners_csv(&ready.connectome, &ready.brain);
+    // Every connection of a Kenyon cell, counted straight from the brain's wiring.
+    let selected: std::collections::HashSet<u32> = app(&h).brain_view.as_ref().unwrap().selection.iter().copied().collect();
+    let b = &ready.brain;
+    let inputs: usize = selected.iter().map(|&k| (b.row_start[k as usize + 1] - b.row_start[k as usize]) as usize).sum();
+    let outputs = b.pre.iter().filter(|p| selected.contains(p)).count();
+    assert_eq!(csv.lines().count(), inputs + outputs + 1);
+    assert!(csv.starts_with("neuron_body_id,"));
+    // Undo returns to the state before the search.
+    h.get_by_label("Undo (Ctrl+Z)").click();
+    h.step();
+    assert!(app(&h).brain_view.as_ref().unwrap().selection.is_empty());
+    // Clicking the cloud where a neuron is drawn selects that neuron.
+    let target = ready.connectome.groups.descending[0];
+    let view = app(&h).brain_view.as_ref().unwrap();
+    let rect = h.get_by_label("brain view").rect();
+    let ppp = h.ctx.pixels_per_point();
+    let vp = view.camera.view_projection(rect.width() / rect.height());
+    let p = ready.connectome.neurons.soma_um[target as usize];
+    let at = project(vp, [rect.width() * ppp, rect.height() * ppp], p).unwrap();
+    let screen = rect.min + eframe::egui::vec2(at[0] / ppp, at[1] / ppp);
+    h.hover_at(screen);
+    h.step();
+    h.drag_at(screen);
+    h.step();
+    h.drop_at(screen);
+    h.step();
+    let picked = app(&h).brain_view.as_ref().unwrap().selected.expect("a neuron is picked");
+    let q = ready.connectome.neurons.soma_um[picked as usize];
+    let there = project(vp, [rect.width() * ppp, rect.height() * ppp], q).unwrap();
+    assert!((there[0] - at[0]).abs() <= 6.0 * ppp && (there[1] - at[1]).abs() <= 6.0 * ppp, "the picked neuron is drawn under the pointer");
+}

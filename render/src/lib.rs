@@ -6,3 +6,6 @@
 pub mod camera;
 pub mod cloud;
 pub mod egui_view;
+
+/// The wgpu this crate draws with (the app's device and the simulator's buffers are of this version).
+pub use wgpu;

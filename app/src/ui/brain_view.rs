@@ -93,18 +93,45 @@ pub struct Partners {
     pub outputs: Vec<(u32, f32)>,
 }
 
-pub fn partners(brain: &Brain, neuron: u32) -> Partners {
+/// Outgoing connections of every neuron (the brain keeps incoming ones): sender → (receiver,
+/// weight), built once per brain so a neuron's outputs cost its out-degree.
+pub struct Outgoing {
+    start: Vec<u32>,
+    post: Vec<u32>,
+    weight: Vec<f32>,
+}
+
+impl Outgoing {
+    pub fn of(brain: &Brain) -> Outgoing {
+        let n = brain.neurons;
+        let mut start = vec![0u32; n + 1];
+        for &p in &brain.pre {
+            start[p as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut post = vec![0u32; brain.pre.len()];
+        let mut weight = vec![0f32; brain.pre.len()];
+        for j in 0..n {
+            for e in brain.row_start[j] as usize..brain.row_start[j + 1] as usize {
+                let slot = &mut fill[brain.pre[e] as usize];
+                post[*slot as usize] = j as u32;
+                weight[*slot as usize] = brain.weight[e];
+                *slot += 1;
+            }
+        }
+        Outgoing { start, post, weight }
+    }
+}
+
+pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
     let j = neuron as usize;
     let mut inputs: Vec<(u32, f32)> =
         (brain.row_start[j] as usize..brain.row_start[j + 1] as usize).map(|e| (brain.pre[e], brain.weight[e])).collect();
-    let mut outputs = Vec::new();
-    for post in 0..brain.neurons {
-        for e in brain.row_start[post] as usize..brain.row_start[post + 1] as usize {
-            if brain.pre[e] == neuron {
-                outputs.push((post as u32, brain.weight[e]));
-            }
-        }
-    }
+    let out = outgoing.start[j] as usize..outgoing.start[j + 1] as usize;
+    let mut outputs: Vec<(u32, f32)> = out.map(|e| (outgoing.post[e], outgoing.weight[e])).collect();
     inputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     outputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     Partners { inputs, outputs }
@@ -127,6 +154,7 @@ pub struct BrainView {
     history: Vec<(Option<u32>, Vec<u32>)>,
     pub search: String,
     partners: Option<(u32, Arc<Partners>)>,
+    outgoing: Option<Arc<Outgoing>>,
     marks: Arc<Vec<f32>>,
     marks_version: u64,
     marks_dirty: bool,
@@ -159,6 +187,7 @@ impl BrainView {
             history: Vec::new(),
             search: String::new(),
             partners: None,
+            outgoing: None,
             marks: Arc::new(vec![0.0; n]),
             marks_version: 1,
             marks_dirty: false,
@@ -228,11 +257,17 @@ impl BrainView {
         }
     }
 
+    /// The outgoing index of `brain`, built on first use.
+    pub fn outgoing(&mut self, brain: &Brain) -> Arc<Outgoing> {
+        self.outgoing.get_or_insert_with(|| Arc::new(Outgoing::of(brain))).clone()
+    }
+
     fn partners_of(&mut self, brain: &Brain, neuron: u32) -> Arc<Partners> {
         match &self.partners {
             Some((n, p)) if *n == neuron => p.clone(),
             _ => {
-                let p = Arc::new(partners(brain, neuron));
+                let outgoing = self.outgoing(brain);
+                let p = Arc::new(partners(brain, &outgoing, neuron));
                 self.partners = Some((neuron, p.clone()));
                 p
             }
@@ -293,6 +328,7 @@ impl BrainView {
     /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
     fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+        response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "brain view"));
         let bg = if self.white_background { Color32::WHITE } else { Color32::from_rgb(8, 8, 14) };
         ui.painter().rect_filled(rect, 4.0, bg);
         if response.dragged_by(egui::PointerButton::Primary) {
@@ -583,12 +619,13 @@ impl BrainView {
     }
 
     /// The partner list of the selection (or the selected neuron) as CSV.
-    pub fn partners_csv(&self, connectome: &Connectome, brain: &Brain) -> String {
+    pub fn partners_csv(&mut self, connectome: &Connectome, brain: &Brain) -> String {
+        let outgoing = self.outgoing(brain);
         let n = &connectome.neurons;
         let mut out = String::from("neuron_body_id,neuron_type,direction,partner_body_id,partner_type,partner_region,weight\n");
         let list: Vec<u32> = if self.selection.is_empty() { self.selected.into_iter().collect() } else { self.selection.clone() };
         for &k in &list {
-            let p = partners(brain, k);
+            let p = partners(brain, &outgoing, k);
             for (dir, rows) in [("input", &p.inputs), ("output", &p.outputs)] {
                 for &(q, w) in rows {
                     out.push_str(&format!(
