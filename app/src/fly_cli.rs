@@ -325,3 +325,96 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
     }
     Ok(())
 }
+
+/// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable, then
+/// Bradley–Terry ratings with bootstrap intervals written to DATA/ratings.json.
+pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool) -> Result<()> {
+    use flychess_sim::engine::{find_stockfish, Engine, EngineOptions};
+    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+    let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
+    let anchor_elo = Engine::start(&stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64;
+    let spec = crate::cli::spec(which)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let mut readouts = std::collections::BTreeMap::new();
+    for dir in [data.join("flies"), fly::shipped_dir()] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
+        paths.sort();
+        for p in paths {
+            match Fly::load(&p) {
+                Ok(f) if f.meta.brain_checksum == loaded.checksum => {
+                    readouts.entry(f.meta.name.clone()).or_insert(f.readout);
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("skipping {}: {e}", p.display()),
+            }
+        }
+    }
+    if readouts.is_empty() {
+        return Err(anyhow!("no fly of this brain to rate ({}); train one with `flychess train`", loaded.connectome.provenance.label()));
+    }
+    let options = if quick {
+        LadderOptions { games: 2, max_plies: 200, seed, ..Default::default() }
+    } else {
+        LadderOptions { games: games.max(2), seed, ..Default::default() }
+    };
+    let mut entrants = ladder::rungs();
+    for name in readouts.keys() {
+        entrants.push(Entrant::Fly { name: name.clone(), imagination: None });
+        if !quick {
+            entrants.push(Entrant::Fly { name: name.clone(), imagination: Some(1.0) });
+        }
+    }
+    let descending = loaded.connectome.groups.descending.clone();
+    let kit = FlyKit { brain: &brain, descending: &descending, readouts };
+    let file = data.join("ladder").join(format!(
+        "{}-seed{}-open{}-cap{}-nodes{}.jsonl",
+        &loaded.checksum[..12],
+        options.seed,
+        options.opening_plies,
+        options.max_plies,
+        options.stockfish_nodes
+    ));
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}").expect("valid template").progress_chars("=> "));
+    let started = Instant::now();
+    let rows = ladder::run(&entrants, Some(&kit), &options, &file, &|done, total, row| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!("{} – {}: {} ({})", row.white, row.black, row.result, row.termination));
+    })?;
+    bar.finish_and_clear();
+    // The clone control: the first fly against itself.
+    let first = entrants.iter().find(|e| e.is_fly()).cloned().expect("a fly");
+    let (clone_share, clone_games) = ladder::clone_match(&first, Some(&kit), &options, options.games.div_ceil(2))?;
+    let anchor = Entrant::Stockfish { random_share: 0.0 }.name();
+    let mut ratings = ladder::ratings(&rows, &anchor, anchor_elo, 300, seed);
+    ratings.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+    let report = serde_json::json!({
+        "brain": loaded.connectome.provenance.label(),
+        "anchor": anchor,
+        "anchor_elo": anchor_elo,
+        "stockfish": stockfish.display().to_string(),
+        "options": options,
+        "games": rows.len(),
+        "games_file": file.display().to_string(),
+        "seconds": started.elapsed().as_secs_f64(),
+        "clone": { "fly": first.name(), "games": clone_games.len(), "score": clone_share, "trusted": clone_share == 0.5 },
+        "endings": ladder::endings(&rows),
+        "ratings": ratings,
+    });
+    let text = serde_json::to_string_pretty(&report)?;
+    crate::cli::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
+    if json {
+        println!("{text}");
+    } else {
+        println!("{} games ({} per pairing), anchor {anchor} = {anchor_elo:.0}; saved {}", rows.len(), options.games, data.join("ratings.json").display());
+        println!("clone control: {} against itself scored {:.1}% over {} games{}", first.name(), 100.0 * clone_share, clone_games.len(), if clone_share == 0.5 { "" } else { " — NOT 50%: do not trust these ratings" });
+        for r in &ratings {
+            println!("  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%", r.name, r.elo, r.low, r.high, r.games, 100.0 * r.score);
+        }
+        let endings: Vec<String> = ladder::endings(&rows).into_iter().map(|(k, v)| format!("{k} {v}")).collect();
+        println!("games ended by: {}", endings.join(", "));
+    }
+    Ok(())
+}

@@ -47,6 +47,23 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// The rating ladder: every fly against fixed rungs (random, greedy, weakened and plain
+    /// Stockfish at its lowest UCI_Elo, the anchor), paired openings, the clone control,
+    /// Bradley–Terry ratings with 95% intervals into DATA/ratings.json. Resumable.
+    Rate {
+        /// Games per pairing (each opening twice, colours swapped).
+        #[arg(long, default_value_t = 20)]
+        games: usize,
+        /// 2 games per pairing, a 200-ply cap, flies without imagination only: minutes, not hours.
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
     Train {
         #[arg(long)]
@@ -270,6 +287,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
+        Some(Command::Rate { games, quick, seed, json, which }) => fly_cli::rate(&which, &data, games, quick, seed, json),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();
