@@ -37,7 +37,7 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());
     let mut failure = None;
-    let (best, m) = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord| {
+    let (best, m) = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord, _| {
         bar.set_position(p.pass as u64);
         bar.suspend(|| eprintln!(
             "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
@@ -63,58 +63,51 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
 }
 
 pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions) -> Result<()> {
-    let (reading, steps) = reading_of(read)?;
-    let dataset = Dataset::load(&shipped_path())?;
-    let n = positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len());
-    if n <= HOLD + VAL {
-        return Err(anyhow!("--positions must be above {} (HOLD and VAL come first)", HOLD + VAL));
-    }
-    let (cache, loaded) = crate::cli::cache(which, data, Some(n), 32)?;
-    let rows = &dataset.rows[..n];
-    let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
-    println!("targets for {} TRAIN and {} VAL positions…", train_rows.len(), val_rows.len());
-    let (train_t, val_t, hold_t) = (targets(train_rows)?, targets(val_rows)?, targets(&rows[..HOLD])?);
-    let train_x = cache.read(HOLD + VAL..n, reading)?;
-    let val_x = cache.read(HOLD..HOLD + VAL, reading)?;
-    let hold_x = cache.read(0..HOLD, reading)?;
-    let run_dir = data.join("runs").join(name);
-    std::fs::create_dir_all(&run_dir)?;
-    let mut log = std::fs::File::create(run_dir.join("metrics.jsonl"))?;
+    use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
+    let (reading, _) = reading_of(read)?;
+    let spec = crate::cli::spec(which)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let n = positions.unwrap_or(usize::MAX);
+    let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name() };
+    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone() };
+    let bar = ProgressBar::new(1000);
+    bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
-    let start = Readout::newborn(cache.meta.descending, steps, 1);
-    std::fs::write(run_dir.join("run.json"), serde_json::to_vec_pretty(&serde_json::json!({"name": name, "brain": loaded.connectome.provenance.label(), "positions": n, "read": read, "fit": options}))?)?;
-    let (readout, val) = fit_logged(name, options, &start, (&train_x, &train_t), (&val_x, &val_t), Some(&mut log))?;
-    let hold = evaluate(&readout, &hold_x, &hold_t);
-    let f = Fly {
-        meta: FlyMeta {
-            name: name.to_string(),
-            kind: "trained".into(),
-            brain: loaded.connectome.provenance.label(),
-            brain_checksum: loaded.checksum.clone(),
-            homeostasis: cache.meta.homeostasis.clone(),
-            reading,
-            data: dataset.meta.source.clone(),
-            train_positions: train_rows.len(),
-            val: Some(val),
-            hold: Some(hold),
-            created: fly::today(),
-        },
-        readout,
-    };
-    let path = data.join("flies").join(format!("{name}.fly"));
-    f.save(&path)?;
+    let controls = Controls::default();
+    let fly = training::train(&prepared, data, &job, &controls, &|e| match e {
+        TrainEvent::Stage { text, fraction } => {
+            bar.set_position((fraction * 1000.0) as u64);
+            bar.set_message(text);
+        }
+        TrainEvent::Pass(p) => bar.suspend(|| {
+            eprintln!(
+                "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
+                p.pass,
+                p.train_loss,
+                p.val.loss,
+                100.0 * p.val.top1,
+                100.0 * p.val.good,
+                p.learning_rate,
+                if p.improved { "" } else { "  (no better: step halved)" }
+            )
+        }),
+        TrainEvent::Done { .. } | TrainEvent::Stopped => {}
+    })?;
+    bar.finish_and_clear();
+    let f = fly.ok_or_else(|| anyhow!("the run was stopped"))?;
     if ship {
         f.save(&fly::shipped_dir().join(format!("{name}.fly")))?;
     }
+    let (val, hold) = (f.meta.val.unwrap_or_default(), f.meta.hold.unwrap_or_default());
     println!(
         "{name}: fitted in {:.0} s on {} positions; VAL top-1 {:.1}%, HOLD top-1 {:.1}% (good {:.1}%, loss {:.3})\n  saved {}{}",
         started.elapsed().as_secs_f64(),
-        train_rows.len(),
+        f.meta.train_positions,
         100.0 * val.top1,
         100.0 * hold.top1,
         100.0 * hold.good,
         hold.loss,
-        path.display(),
+        data.join("flies").join(format!("{name}.fly")).display(),
         if ship { " and models/" } else { "" }
     );
     Ok(())

@@ -9,4 +9,5 @@ pub mod openings;
 pub mod pieces;
 pub mod sound;
 pub mod thinker;
+pub mod training;
 pub mod ui;

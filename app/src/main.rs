@@ -57,8 +57,9 @@ enum Command {
         /// 2 games per pairing, a 200-ply cap, flies without imagination only: minutes, not hours.
         #[arg(long)]
         quick: bool,
+        /// Seed of the openings and of the simple players' choices.
         #[arg(long, default_value_t = 1)]
-        seed: u64,
+        game_seed: u64,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -287,7 +288,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
-        Some(Command::Rate { games, quick, seed, json, which }) => fly_cli::rate(&which, &data, games, quick, seed, json),
+        Some(Command::Rate { games, quick, game_seed, json, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();

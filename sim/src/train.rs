@@ -179,7 +179,7 @@ pub fn gradient(r: &Readout, x: &[f32], targets: &[Target]) -> (f64, Vec<f32>, V
 }
 
 /// Settings of a fit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitOptions {
     pub learning_rate: f32,
     pub batch: usize,
@@ -248,7 +248,7 @@ pub fn fit(
     val_x: &[f32],
     val_t: &[Target],
     options: &FitOptions,
-    record: &mut dyn FnMut(&PassRecord),
+    record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
 ) -> (Readout, Metrics) {
     let d = start.inputs;
@@ -293,7 +293,7 @@ pub fn fit(
             current = best.clone();
             adam = Adam::new(current.weights.len(), current.bias.len());
         }
-        record(&PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() });
+        record(&PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() }, &best);
         if misses >= options.patience {
             break;
         }
@@ -373,13 +373,13 @@ mod tests {
         let start = Readout::newborn(2, vec![11], 9);
         let options = FitOptions { batch: 16, max_passes: 200, learning_rate: 0.05, ..Default::default() };
         let mut passes = 0;
-        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_| passes += 1, &|| false);
+        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_, _| passes += 1, &|| false);
         assert!(m.top1 > 0.99, "{m:?}");
         assert!(m.loss < evaluate(&start, &x, &targets).loss);
         assert!(passes > 0);
         // From an already perfect readout, a fit with a harmful step returns the start unchanged.
         let bad = FitOptions { learning_rate: 50.0, max_passes: 3, ..options };
-        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_| {}, &|| false);
+        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_, _| {}, &|| false);
         assert!(m2.loss <= m.loss + 1e-12);
         assert!(evaluate(&again, &x, &targets).loss <= m.loss + 1e-12);
     }

@@ -31,7 +31,7 @@ fn the_shipped_fly_beats_the_blind_baseline_on_hold() {
     // The blind baseline: the same fit, no input.
     let train_t: Vec<Target> = dataset.rows[HOLD + VAL..].iter().map(|r| Target::of(r).unwrap()).collect();
     let val_t: Vec<Target> = dataset.rows[HOLD..HOLD + VAL].iter().map(|r| Target::of(r).unwrap()).collect();
-    let (blind, _) = fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_| {}, &|| false);
+    let (blind, _) = fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false);
     let b = evaluate(&blind, &[], &hold_t);
     eprintln!("HOLD top-1: fly {:.1}%, blind {:.1}%", 100.0 * m.top1, 100.0 * b.top1);
     assert!(m.top1 >= b.top1 + 0.05, "fly {:.3} against blind {:.3}", m.top1, b.top1);

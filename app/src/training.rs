@@ -1,0 +1,283 @@
+//! One training run, the fast way (issue 4), shared by `flychess train` and the Train tab: the
+//! frozen brain runs once over the shipped positions (the DN-rate cache, resumable), the blind
+//! baseline is fitted for reference, and the readout is fitted pass by pass over the cache. Every
+//! pass is appended to DATA/runs/NAME/metrics.jsonl (what the Train tab draws) and the best
+//! readout so far is checkpointed, so a run killed mid-way resumes from where it was. The fly is
+//! saved to DATA/flies/NAME.fly with its HOLD metrics. Progress goes to a callback; a run can be
+//! paused and stopped through `Controls`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use flychess_sim::brain::Brain;
+use flychess_sim::cache::{Cache, CacheMeta, Reading};
+use flychess_sim::connectome::Connectome;
+use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
+use flychess_sim::fly::{self, Fly, FlyMeta};
+use flychess_sim::readout::Readout;
+use flychess_sim::train::{evaluate, fit, FitOptions, Metrics, PassRecord, Target};
+
+/// What to train.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TrainJob {
+    pub name: String,
+    /// Rows of the shipped dataset used (HOLD and VAL first, the rest TRAIN).
+    pub positions: usize,
+    pub reading: Reading,
+    pub options: FitOptions,
+}
+
+/// The run's description, kept as DATA/runs/NAME/run.json.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub name: String,
+    pub brain: String,
+    pub brain_checksum: String,
+    pub positions: usize,
+    pub reading: Reading,
+    pub fit: FitOptions,
+    /// The blind baseline on VAL (move popularity only), for reference lines.
+    pub blind: Option<Metrics>,
+    pub hold: Option<Metrics>,
+    pub finished: bool,
+}
+
+pub enum TrainEvent {
+    Stage { text: String, fraction: f64 },
+    Pass(PassRecord),
+    Done { fly: PathBuf, hold: Metrics, val: Metrics },
+    Stopped,
+}
+
+/// Pause and stop, shared with whoever watches the run.
+#[derive(Default)]
+pub struct Controls {
+    pub stop: AtomicBool,
+    pub pause: AtomicBool,
+}
+
+impl Controls {
+    /// True when the run should end; blocks while paused.
+    fn should_stop(&self) -> bool {
+        while self.pause.load(Ordering::Relaxed) && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The brain a run trains on.
+pub struct Prepared<'a> {
+    pub connectome: &'a Connectome,
+    pub brain: &'a Brain,
+    pub checksum: &'a str,
+    /// The brain spec's name (cache file names).
+    pub spec_name: String,
+}
+
+pub fn runs_dir(data: &Path) -> PathBuf {
+    data.join("runs")
+}
+
+fn targets(rows: &[Row]) -> Result<Vec<Target>> {
+    Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
+}
+
+/// The DN-rate cache of `prepared` over the first `n` rows, filled as needed.
+pub fn cache(prepared: &Prepared, data: &Path, dataset: &Dataset, n: usize, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Cache>> {
+    let meta = CacheMeta {
+        brain_checksum: prepared.checksum.to_string(),
+        homeostasis: flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
+        dataset: format!("{} ({} rows)", dataset.meta.source, dataset.rows.len()),
+        descending: prepared.connectome.groups.descending.len(),
+    };
+    let path = data.join("cache").join(format!("{}-{}.dn", prepared.spec_name, &prepared.checksum[..12]));
+    let mut cache = Cache::open(&path, meta)?;
+    if cache.positions < n {
+        let started = Instant::now();
+        let from = cache.positions;
+        cache.fill(
+            prepared.brain,
+            &prepared.connectome.groups.descending,
+            &dataset.rows[..n],
+            32,
+            &|done, total| {
+                let rate = (done - from) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                let left = (total - done) as f64 / rate.max(1e-9);
+                events(TrainEvent::Stage {
+                    text: format!("the brain reads {done} of {total} positions ({rate:.0}/s, about {} left)", human(left)),
+                    fraction: done as f64 / total.max(1) as f64,
+                })
+            },
+            &|| controls.should_stop(),
+        )?;
+    }
+    Ok((cache.positions >= n).then_some(cache))
+}
+
+/// "1 min 20 s", "45 s".
+pub fn human(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{} h {} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// Runs `job` to the end (or until stopped), returning the fly when finished.
+pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Fly>> {
+    if job.name.trim().is_empty() || job.name.contains(['/', '\\']) || job.name.starts_with('.') {
+        return Err(anyhow!("{:?} cannot name a fly (no slashes, not empty)", job.name));
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let n = job.positions.min(dataset.rows.len());
+    if n <= HOLD + VAL {
+        return Err(anyhow!("a run needs more than {} positions (HOLD and VAL come first)", HOLD + VAL));
+    }
+    events(TrainEvent::Stage { text: "opening the DN-rate cache".into(), fraction: 0.0 });
+    let Some(cache) = cache(prepared, data, &dataset, n, controls, events)? else {
+        events(TrainEvent::Stopped);
+        return Ok(None);
+    };
+    let rows = &dataset.rows[..n];
+    let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    events(TrainEvent::Stage { text: format!("targets for {} TRAIN and {} VAL positions", train_rows.len(), val_rows.len()), fraction: 0.0 });
+    let (train_t, val_t, hold_t) = (targets(train_rows)?, targets(val_rows)?, targets(&rows[..HOLD])?);
+    let train_x = cache.read(HOLD + VAL..n, job.reading)?;
+    let val_x = cache.read(HOLD..HOLD + VAL, job.reading)?;
+    let hold_x = cache.read(0..HOLD, job.reading)?;
+
+    let dir = runs_dir(data).join(&job.name);
+    std::fs::create_dir_all(&dir)?;
+    let info_path = dir.join("run.json");
+    let checkpoint = dir.join("checkpoint.fly");
+    let metrics_path = dir.join("metrics.jsonl");
+    let previous: Option<RunInfo> = std::fs::read(&info_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    let resumable = previous.as_ref().is_some_and(|p| {
+        !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options
+    });
+    let steps = match job.reading {
+        Reading::Mean9To12 => Readout::default_steps(),
+        Reading::Step12 => vec![11],
+    };
+    let (start, done_passes) = match (resumable, Fly::load(&checkpoint)) {
+        (true, Ok(f)) => {
+            let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
+            events(TrainEvent::Stage { text: format!("resuming after pass {passes}"), fraction: 0.0 });
+            (f.readout, passes)
+        }
+        _ => {
+            let _ = std::fs::remove_file(&metrics_path);
+            (Readout::newborn(cache.meta.descending, steps, 1), 0)
+        }
+    };
+    // The blind baseline: the same fit with no input at all.
+    events(TrainEvent::Stage { text: "fitting the blind baseline (no brain, move popularity only)".into(), fraction: 0.0 });
+    let blind = match previous.as_ref().filter(|_| resumable).and_then(|p| p.blind) {
+        Some(b) => b,
+        None => fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &job.options, &mut |_, _| {}, &|| false).1,
+    };
+    let mut info = RunInfo {
+        name: job.name.clone(),
+        brain: prepared.connectome.provenance.label(),
+        brain_checksum: prepared.checksum.to_string(),
+        positions: n,
+        reading: job.reading,
+        fit: job.options.clone(),
+        blind: Some(blind),
+        hold: None,
+        finished: false,
+    };
+    crate::ui::play::save_atomically(&info_path, &serde_json::to_string_pretty(&info)?)?;
+    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
+    let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
+        name: job.name.clone(),
+        kind: "trained".into(),
+        brain: prepared.connectome.provenance.label(),
+        brain_checksum: prepared.checksum.to_string(),
+        homeostasis: cache.meta.homeostasis.clone(),
+        reading: job.reading,
+        data: dataset.meta.source.clone(),
+        train_positions: train_rows.len(),
+        val: readout_val,
+        hold,
+        created: fly::today(),
+    };
+    let mut failure = None;
+    let mut options = job.options.clone();
+    options.max_passes = options.max_passes.saturating_sub(done_passes);
+    let (readout, val) = fit(
+        &start,
+        &train_x,
+        &train_t,
+        &val_x,
+        &val_t,
+        &options,
+        &mut |p, best| {
+            let mut p = p.clone();
+            p.pass += done_passes;
+            let line = serde_json::to_string(&p).expect("a pass serialises");
+            if let Err(e) = writeln!(log, "{line}").and_then(|_| log.flush()) {
+                failure = Some(e.to_string());
+            }
+            if let Err(e) = (Fly { meta: meta(Some(p.val), None), readout: best.clone() }).save(&checkpoint) {
+                failure = Some(e.to_string());
+            }
+            events(TrainEvent::Pass(p));
+        },
+        &|| controls.should_stop(),
+    );
+    if let Some(e) = failure {
+        return Err(anyhow!("could not record the run: {e}"));
+    }
+    if controls.stop.load(Ordering::Relaxed) {
+        events(TrainEvent::Stopped);
+        return Ok(None);
+    }
+    let hold = evaluate(&readout, &hold_x, &hold_t);
+    let f = Fly { meta: meta(Some(val), Some(hold)), readout };
+    let path = data.join("flies").join(format!("{}.fly", job.name));
+    f.save(&path)?;
+    info.hold = Some(hold);
+    info.finished = true;
+    crate::ui::play::save_atomically(&info_path, &serde_json::to_string_pretty(&info)?)?;
+    let _ = std::fs::remove_file(&checkpoint);
+    events(TrainEvent::Done { fly: path, hold, val });
+    Ok(Some(f))
+}
+
+/// One run's curves as read from disk (the Train tab and anyone else).
+#[derive(Clone, Debug, Default)]
+pub struct RunCurves {
+    pub name: String,
+    pub passes: Vec<PassRecord>,
+    pub info: Option<RunInfo>,
+}
+
+/// Every run under DATA/runs with its metrics (unreadable lines skipped).
+pub fn read_runs(data: &Path) -> Vec<RunCurves> {
+    let Ok(entries) = std::fs::read_dir(runs_dir(data)) else { return Vec::new() };
+    let mut out: Vec<RunCurves> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let dir = e.path();
+            let passes = std::fs::read_to_string(dir.join("metrics.jsonl"))
+                .map(|t| t.lines().filter_map(|l| serde_json::from_str::<PassRecord>(l).ok()).collect())
+                .unwrap_or_default();
+            let info = std::fs::read(dir.join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+            RunCurves { name: e.file_name().to_string_lossy().into_owned(), passes, info }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
