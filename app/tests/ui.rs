@@ -2,88 +2,18 @@
 //! shared with the other test binaries), the shipped fly or a fly written to disk here, the real
 //! thinker thread, and the pointer events a user makes (press, move, release on squares).
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::path::Path;
 
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use shakmaty::{Color, Square};
 
+use common::*;
 use flychess::game::Game;
-use flychess::ui::{FlyChessApp, Launch};
 use flychess_sim::fly::{Fly, FlyMeta};
 use flychess_sim::readout::{Readout, FROM};
-
-type App = Option<FlyChessApp>;
-
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain")
-}
-
-fn harness(data: &Path) -> Harness<'static, App> {
-    let mut h = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .with_step_dt(1.0 / 30.0)
-        .with_accessibility_check(false)
-        .build_ui_state(
-            |ui, app: &mut App| {
-                if let Some(a) = app {
-                    a.show(ui)
-                }
-            },
-            None,
-        );
-    let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
-    let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
-    *h.state_mut() = Some(app);
-    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
-    h
-}
-
-fn app<'h>(h: &'h Harness<'static, App>) -> &'h FlyChessApp {
-    h.state().as_ref().unwrap()
-}
-
-fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
-    h.state_mut().as_mut().unwrap()
-}
-
-/// Steps the UI (in real time, the workers are real threads) until `done` holds.
-fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
-    let start = Instant::now();
-    while !done(app(h)) {
-        assert!(start.elapsed() < Duration::from_secs(180), "timed out waiting for {what}; status: {}", app(h).play.status);
-        h.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    h.step();
-}
-
-/// Presses on `from`, moves to `to`, releases: a drag-and-drop as the mouse makes it.
-fn drag(h: &mut Harness<'static, App>, from: Square, to: Square) {
-    let a = app(h).play.board.square_center(from);
-    let b = app(h).play.board.square_center(to);
-    h.hover_at(a);
-    h.step();
-    h.drag_at(a);
-    h.step();
-    h.hover_at(a + (b - a) * 0.5);
-    h.step();
-    h.hover_at(b);
-    h.step();
-    h.drop_at(b);
-    h.step();
-}
-
-fn click(h: &mut Harness<'static, App>, sq: Square) {
-    let p = app(h).play.board.square_center(sq);
-    h.hover_at(p);
-    h.step();
-    h.drag_at(p);
-    h.step();
-    h.drop_at(p);
-    h.step();
-}
 
 /// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
 fn write_e5_fly(data: &Path, checksum: &str, name: &str) {

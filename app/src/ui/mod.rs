@@ -8,6 +8,7 @@
 pub mod board;
 pub mod brain_view;
 pub mod play;
+pub mod train;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -108,6 +109,8 @@ pub struct Launch {
 
 /// A loaded, calibrated brain.
 pub struct ReadyBrain {
+    /// What it was built from (controls are built from the same tables).
+    pub spec: BrainSpec,
     pub connectome: Arc<Connectome>,
     pub brain: Arc<Brain>,
     pub checksum: String,
@@ -147,6 +150,11 @@ pub struct FlyChessApp {
     /// eframe's wgpu device and queue (None in tests without a renderer).
     pub render_state: Option<eframe::egui_wgpu::RenderState>,
     pub brain_view: Option<BrainView>,
+    pub train: train::TrainTab,
+    /// Fly management in the Flies tab: (fly asked to delete, rename field).
+    pub delete_asked: Option<String>,
+    pub rename: Option<(String, String)>,
+    pub flies_status: String,
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
 }
@@ -175,6 +183,7 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
             }
         }) {
             Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
+                spec: spec.clone(),
                 info: loaded.connectome.info(),
                 connectome: Arc::new(loaded.connectome),
                 brain: Arc::new(brain),
@@ -207,15 +216,94 @@ pub fn list_flies(data: &std::path::Path) -> Vec<String> {
     names
 }
 
-/// Ratings measured by `flychess rate` (DATA/ratings.json), as "1234 ± 56" by fly name.
+/// A newborn fly (untrained readout) for the loaded brain.
+fn save_newborn(ready: &ReadyBrain, data: &std::path::Path, name: &str) -> Result<()> {
+    use flychess_sim::fly::{Fly, FlyMeta};
+    let f = Fly {
+        meta: FlyMeta {
+            name: name.into(),
+            kind: "lab: newborn (untrained readout)".into(),
+            brain: ready.connectome.provenance.label(),
+            brain_checksum: ready.checksum.clone(),
+            homeostasis: flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()),
+            reading: flychess_sim::cache::Reading::Mean9To12,
+            data: "none (untrained)".into(),
+            train_positions: 0,
+            val: None,
+            hold: None,
+            created: flychess_sim::fly::today(),
+        },
+        readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
+    };
+    f.save(&data.join("flies").join(format!("{name}.fly")))?;
+    Ok(())
+}
+
+/// Renames a fly of the data folder (its file and the name inside it).
+pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
+    if new.is_empty() || new.contains(['/', '\\']) || new.starts_with('.') {
+        return Err(anyhow!("{new:?} cannot name a fly"));
+    }
+    let to = data.join("flies").join(format!("{new}.fly"));
+    if to.exists() {
+        return Err(anyhow!("a fly called {new} exists"));
+    }
+    let from = data.join("flies").join(format!("{old}.fly"));
+    let mut f = flychess_sim::fly::Fly::load(&from)?;
+    f.meta.name = new.to_string();
+    f.save(&to)?;
+    std::fs::remove_file(&from)?;
+    Ok(())
+}
+
+/// The ladder's ratings file as a table (or how to make one).
+fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
+    let Ok(text) = std::fs::read_to_string(data.join("ratings.json")) else {
+        ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        ui.colored_label(Color32::LIGHT_RED, "ratings.json could not be read");
+        return;
+    };
+    let clone = &v["clone"];
+    ui.label(format!(
+        "Anchor: {} = {}. Clone control: {} against itself scored {:.1}% over {} games{}.",
+        v["anchor"].as_str().unwrap_or("?"),
+        v["anchor_elo"],
+        clone["fly"].as_str().unwrap_or("?"),
+        100.0 * clone["score"].as_f64().unwrap_or(0.0),
+        clone["games"],
+        if clone["trusted"].as_bool() == Some(true) { "" } else { " (not 50%: do not trust these ratings)" }
+    ));
+    egui::Grid::new("ratings").num_columns(4).striped(true).show(ui, |ui| {
+        for h in ["player", "Elo", "95% interval", "games"] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for r in v["ratings"].as_array().into_iter().flatten() {
+            ui.label(r["name"].as_str().unwrap_or("?"));
+            ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{}", r["games"]));
+            ui.end_row();
+        }
+    });
+    if let Some(e) = v["endings"].as_object() {
+        let list: Vec<String> = e.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        ui.small(format!("Games ended by: {}", list.join(", ")));
+    }
+}
+
+/// Ratings measured by `flychess rate` (DATA/ratings.json), as "1234 [1180, 1290]" by fly name.
 pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
     let mut out = HashMap::new();
     let Ok(text) = std::fs::read_to_string(data.join("ratings.json")) else { return out };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return out };
     for r in v["ratings"].as_array().into_iter().flatten() {
         if let (Some(name), Some(elo)) = (r["name"].as_str(), r["elo"].as_f64()) {
-            let half = (r["high"].as_f64().unwrap_or(elo) - r["low"].as_f64().unwrap_or(elo)) / 2.0;
-            out.insert(name.to_string(), format!("{elo:.0} ± {half:.0}"));
+            let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
+            out.insert(name.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
         }
     }
     out
@@ -265,6 +353,10 @@ impl FlyChessApp {
             moves_applied: false,
             render_state,
             brain_view: None,
+            train: train::TrainTab::default(),
+            delete_asked: None,
+            rename: None,
+            flies_status: String::new(),
             stockfish_edit,
             launch,
         };
@@ -391,6 +483,9 @@ impl FlyChessApp {
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         let (grades, hints) = self.poll_workers(&ctx);
+        if self.train.poll() {
+            self.flies = list_flies(&self.launch.data);
+        }
         self.apply_launch_moves();
         let checksum = self.ready().map(|b| b.checksum.clone());
         {
@@ -455,9 +550,14 @@ impl FlyChessApp {
                 }
             }
             Tab::Train => {
+                let ready = self.ready().cloned();
+                let data = self.launch.data.clone();
                 egui::CentralPanel::default().show(ui, |ui| {
-                    ui.heading("Training runs");
-                    runs_list(ui, &self.launch.data);
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        if let Some(r) = &ready {
+                            self.train.show(ui, r, &data);
+                        }
+                    });
                 });
             }
             Tab::Flies => {
@@ -501,42 +601,160 @@ impl FlyChessApp {
     fn flies_tab(&mut self, ui: &mut egui::Ui) {
         ui.heading("Flies");
         let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
-        egui::Grid::new("flies").num_columns(6).striped(true).show(ui, |ui| {
-            for h in ["fly", "brain", "trained on", "HOLD top-1", "good moves", "Elo"] {
-                ui.strong(h);
-            }
-            ui.end_row();
-            for name in self.flies.clone() {
-                let fly = flychess_sim::fly::find(&name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p));
-                match fly {
-                    Ok(f) => {
-                        ui.label(&name);
-                        let same = f.meta.brain_checksum == checksum;
-                        ui.label(if same { f.meta.brain.clone() } else { format!("{} (another brain)", f.meta.brain) });
-                        ui.label(format!("{} positions, {}", f.meta.train_positions, f.meta.created));
-                        match &f.meta.hold {
-                            Some(m) => {
-                                ui.label(format!("{:.1}%", 100.0 * m.top1));
-                                ui.label(format!("{:.1}%", 100.0 * m.good));
+        let data = self.launch.data.clone();
+        let mut changed = false;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            egui::Grid::new("flies").num_columns(8).striped(true).show(ui, |ui| {
+                for h in ["fly", "kind", "brain", "data", "HOLD top-1", "good moves", "Elo [95%]", "made"] {
+                    ui.strong(h);
+                }
+                ui.strong("");
+                ui.end_row();
+                for name in self.flies.clone() {
+                    let path = flychess_sim::fly::find(&name, &data);
+                    let fly = path.as_ref().map_err(|e| e.to_string()).and_then(|p| flychess_sim::fly::Fly::load(p).map_err(|e| e.to_string()));
+                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+                    match fly {
+                        Ok(f) => {
+                            ui.label(RichText::new(&name).strong());
+                            ui.label(&f.meta.kind);
+                            let same = f.meta.brain_checksum == checksum;
+                            ui.label(if same { f.meta.brain.clone() } else { format!("{} (not the loaded brain)", f.meta.brain) });
+                            ui.label(format!("{} positions", f.meta.train_positions)).on_hover_text(&f.meta.data);
+                            match &f.meta.hold {
+                                Some(m) => {
+                                    ui.label(format!("{:.1}%", 100.0 * m.top1));
+                                    ui.label(format!("{:.1}%", 100.0 * m.good));
+                                }
+                                None => {
+                                    ui.label("-");
+                                    ui.label("-");
+                                }
                             }
-                            None => {
-                                ui.label("—");
-                                ui.label("—");
+                            ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
+                            ui.label(&f.meta.created);
+                        }
+                        Err(e) => {
+                            ui.label(&name);
+                            ui.colored_label(Color32::LIGHT_RED, e);
+                            for _ in 0..6 {
+                                ui.label("");
                             }
                         }
-                        ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
                     }
-                    Err(e) => {
-                        ui.label(&name);
-                        ui.colored_label(Color32::LIGHT_RED, e.to_string());
-                        for _ in 0..4 {
-                            ui.label("");
+                    ui.horizontal(|ui| {
+                        if shipped {
+                            ui.weak("shipped");
+                        } else {
+                            let asked = self.delete_asked.as_deref() == Some(name.as_str());
+                            if ui.button(if asked { "Really delete?" } else { "Delete" }).clicked() {
+                                if asked {
+                                    self.flies_status = match std::fs::remove_file(data.join("flies").join(format!("{name}.fly"))) {
+                                        Ok(()) => format!("Deleted {name}."),
+                                        Err(e) => format!("Could not delete {name}: {e}"),
+                                    };
+                                    self.delete_asked = None;
+                                    changed = true;
+                                } else {
+                                    self.delete_asked = Some(name.clone());
+                                }
+                            }
+                            if ui.button("Rename").clicked() {
+                                self.rename = Some((name.clone(), name.clone()));
+                            }
                         }
+                        if ui.button("Export…").clicked() {
+                            self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
+                                (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
+                                    Ok(_) => format!("Exported {name} to {}", to.display()),
+                                    Err(e) => format!("Could not export: {e}"),
+                                },
+                                (Err(e), _) => e.to_string(),
+                                (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
+                            };
+                        }
+                    });
+                    ui.end_row();
+                }
+            });
+            if let Some((old, mut new)) = self.rename.take() {
+                let mut keep = true;
+                ui.horizontal(|ui| {
+                    ui.label(format!("Rename {old} to"));
+                    ui.text_edit_singleline(&mut new);
+                    if ui.button("OK").clicked() {
+                        keep = false;
+                        self.flies_status = match rename_fly(&data, &old, new.trim()) {
+                            Ok(()) => format!("Renamed {old} to {}.", new.trim()),
+                            Err(e) => format!("Could not rename: {e}"),
+                        };
+                        changed = true;
+                    }
+                    if ui.button("Cancel").clicked() {
+                        keep = false;
+                    }
+                });
+                if keep {
+                    self.rename = Some((old, new));
+                }
+            }
+            if !self.flies_status.is_empty() {
+                ui.label(&self.flies_status);
+            }
+            ui.separator();
+            self.lab_flies(ui);
+            ui.separator();
+            ui.heading("Ratings");
+            ratings_view(ui, &data);
+        });
+        if changed {
+            self.flies = list_flies(&data);
+        }
+    }
+
+    /// The lab's control flies: one click builds a missing one (through the Train tab's runner).
+    fn lab_flies(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Lab flies (controls)");
+        ui.small("Built through the same paths as any fly, on 8,192 positions (2,048 to train on) so they compare with each other.");
+        let running = self.train.job.as_ref().is_some_and(train::RunningJob::running);
+        let Some(ready) = self.ready().cloned() else { return };
+        let data = self.launch.data.clone();
+        for (name, what) in [
+            ("lab-newborn", "newborn: the brain with an untrained readout"),
+            ("lab-3-minute", "3-minute fly: the probe (fast way) on few positions"),
+            ("lab-shuffled", "shuffled wiring: same neurons, connections handed out at random"),
+            ("lab-no-optic-lobe", "no optic lobe: every optic-lobe connection cut"),
+            ("lab-no-central-brain", "no central brain: every central-brain connection cut"),
+        ] {
+            ui.horizontal(|ui| {
+                let exists = self.flies.iter().any(|f| f == name);
+                ui.label(RichText::new(name).strong());
+                ui.label(what);
+                if exists {
+                    ui.weak("built");
+                } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
+                    if name == "lab-newborn" {
+                        self.flies_status = match save_newborn(&ready, &data, name) {
+                            Ok(()) => format!("Built {name}."),
+                            Err(e) => format!("Could not build {name}: {e}"),
+                        };
+                        self.flies = list_flies(&data);
+                    } else {
+                        let choice = train::lab_controls().into_iter().find(|(n, _)| name.ends_with(n) && !n.is_empty()).map(|(_, c)| c).unwrap_or(train::BrainChoice::Loaded);
+                        let kind = match &choice {
+                            train::BrainChoice::Loaded => "lab: 3-minute fly (probe only)".to_string(),
+                            c => format!("lab control: {}", c.label()),
+                        };
+                        self.train.name = name.to_string();
+                        self.train.positions = 8_192;
+                        self.train.max_passes = 30;
+                        self.train.brain = choice;
+                        self.train.start(ui.ctx(), ready.clone(), data.clone(), Some(kind));
+                        self.tab = Tab::Train;
                     }
                 }
-                ui.end_row();
-            }
-        });
+            });
+        }
     }
 
     fn about_tab(&mut self, ui: &mut egui::Ui) {
@@ -710,19 +928,6 @@ fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
         );
         row("brain id (sha256)", checksum.chars().take(16).collect());
     });
-}
-
-/// Training runs found in DATA/runs (curves come with the Train tab's issue).
-fn runs_list(ui: &mut egui::Ui, data: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(data.join("runs")) else {
-        ui.weak("No training runs yet: `flychess train --name NAME` writes runs/NAME/metrics.jsonl.");
-        return;
-    };
-    for e in entries.flatten() {
-        let metrics = e.path().join("metrics.jsonl");
-        let passes = std::fs::read_to_string(&metrics).map(|t| t.lines().count()).unwrap_or(0);
-        ui.label(format!("{}: {passes} passes recorded", e.file_name().to_string_lossy()));
-    }
 }
 
 /// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12

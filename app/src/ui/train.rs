@@ -1,0 +1,343 @@
+//! The Train tab: start a training run (the fast way) on the loaded brain or a lab control brain,
+//! watch it live — one curve per metric per run (VAL loss, top-1, good-move rate, step size) with
+//! egui_plot, several runs overlaid, the blind baseline as a dashed line — pause, resume or stop
+//! it, with progress and an honest time estimate. The run lives on its own thread (switching tabs
+//! does not touch it; a killed run resumes from its checkpoint). Runs started from the command
+//! line appear the same way: the tab draws every DATA/runs/*/metrics.jsonl. Finished runs are
+//! flies (DATA/flies/NAME.fly) and show up in the Flies tab and the new-game picker.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
+
+use flychess_sim::cache::Reading;
+use flychess_sim::calibrate::CalibrationOptions;
+use flychess_sim::connectome::Control;
+use flychess_sim::data::{HOLD, VAL};
+use flychess_sim::store::BrainSpec;
+use flychess_sim::train::{FitOptions, PassRecord};
+
+use crate::training::{self, human, Controls, Prepared, RunCurves, TrainEvent, TrainJob};
+use crate::ui::ReadyBrain;
+
+/// Which brain a run trains on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrainChoice {
+    /// The loaded brain (already calibrated).
+    Loaded,
+    /// A control brain of the same tables, built through the brain file's own path.
+    Control(Control),
+}
+
+impl BrainChoice {
+    pub fn label(&self) -> String {
+        match self {
+            BrainChoice::Loaded => "the loaded brain".into(),
+            BrainChoice::Control(Control::ShuffledWiring { seed }) => format!("shuffled wiring (seed {seed})"),
+            BrainChoice::Control(Control::Lesion { regions }) => {
+                format!("lesion: {}", regions.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "))
+            }
+            BrainChoice::Control(Control::None) => "the loaded brain".into(),
+        }
+    }
+}
+
+enum JobMsg {
+    Event(TrainEvent),
+    Finished(Result<Option<String>, String>),
+}
+
+pub struct RunningJob {
+    pub name: String,
+    pub controls: Arc<Controls>,
+    rx: Receiver<JobMsg>,
+    pub stage: String,
+    pub fraction: f64,
+    pub passes: Vec<PassRecord>,
+    pub max_passes: usize,
+    pub outcome: Option<Result<Option<String>, String>>,
+}
+
+impl RunningJob {
+    pub fn running(&self) -> bool {
+        self.outcome.is_none()
+    }
+}
+
+pub struct TrainTab {
+    pub name: String,
+    pub positions: usize,
+    pub reading: Reading,
+    pub max_passes: usize,
+    pub brain: BrainChoice,
+    pub job: Option<RunningJob>,
+    pub runs: Vec<RunCurves>,
+    pub hidden: HashSet<String>,
+    last_scan: f64,
+}
+
+impl Default for TrainTab {
+    fn default() -> Self {
+        TrainTab {
+            name: "myfly".into(),
+            positions: 20_000,
+            reading: Reading::Mean9To12,
+            max_passes: 60,
+            brain: BrainChoice::Loaded,
+            job: None,
+            runs: Vec::new(),
+            hidden: HashSet::new(),
+            last_scan: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl TrainTab {
+    /// Starts a run on its own thread (one at a time). `kind` labels the fly (e.g. a control).
+    pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, kind: Option<String>) {
+        if self.job.as_ref().is_some_and(RunningJob::running) {
+            return;
+        }
+        let job = TrainJob {
+            name: self.name.trim().to_string(),
+            positions: self.positions,
+            reading: self.reading,
+            options: FitOptions { max_passes: self.max_passes, ..FitOptions::default() },
+        };
+        let controls = Arc::new(Controls::default());
+        let (tx, rx) = channel();
+        let brain = self.brain.clone();
+        let waker = ctx.clone();
+        let c = controls.clone();
+        std::thread::Builder::new()
+            .name("training".into())
+            .spawn(move || {
+                let send = |m: JobMsg| {
+                    let _ = tx.send(m);
+                    waker.request_repaint();
+                };
+                let result = run_job(&ready, &data, &brain, &job, &c, kind, &|e| send(JobMsg::Event(e)));
+                send(JobMsg::Finished(result.map_err(|e| format!("{e:#}"))));
+            })
+            .expect("a thread can be started");
+        self.job = Some(RunningJob { name: self.name.trim().to_string(), controls, rx, stage: "starting".into(), fraction: 0.0, passes: Vec::new(), max_passes: self.max_passes, outcome: None });
+        self.last_scan = f64::NEG_INFINITY;
+    }
+
+    /// Drains the job's messages; true when a run just finished (the fly list changed).
+    pub fn poll(&mut self) -> bool {
+        let mut finished = false;
+        if let Some(job) = &mut self.job {
+            while let Ok(m) = job.rx.try_recv() {
+                match m {
+                    JobMsg::Event(TrainEvent::Stage { text, fraction }) => {
+                        job.stage = text;
+                        job.fraction = fraction;
+                    }
+                    JobMsg::Event(TrainEvent::Pass(p)) => {
+                        job.stage = format!("pass {}", p.pass);
+                        job.passes.push(p);
+                    }
+                    JobMsg::Event(TrainEvent::Done { hold, .. }) => {
+                        job.stage = format!("done: HOLD top-1 {:.1}%, good {:.1}%", 100.0 * hold.top1, 100.0 * hold.good);
+                    }
+                    JobMsg::Event(TrainEvent::Stopped) => job.stage = "stopped (start it again with the same name to resume)".into(),
+                    JobMsg::Finished(r) => {
+                        finished = r.as_ref().is_ok_and(|f| f.is_some());
+                        job.outcome = Some(r);
+                        self.last_scan = f64::NEG_INFINITY;
+                    }
+                }
+            }
+        }
+        finished
+    }
+
+    /// Re-reads DATA/runs about once a second while the tab is shown.
+    pub fn rescan(&mut self, now: f64, data: &Path) {
+        let running = self.job.as_ref().is_some_and(RunningJob::running);
+        if now - self.last_scan >= 1.0 || (running && now - self.last_scan >= 0.5) {
+            self.runs = training::read_runs(data);
+            self.last_scan = now;
+        }
+    }
+
+    pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
+        let now = ui.input(|i| i.time);
+        self.rescan(now, data);
+        ui.ctx().request_repaint_after(std::time::Duration::from_secs(1));
+        ui.heading("Train a fly");
+        let running = self.job.as_ref().is_some_and(RunningJob::running);
+        ui.add_enabled_ui(!running, |ui| {
+            egui::Grid::new("train-form").num_columns(2).show(ui, |ui| {
+                ui.label("Name");
+                ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(160.0));
+                ui.end_row();
+                ui.label("Brain");
+                egui::ComboBox::from_id_salt("train-brain").selected_text(self.brain.label()).show_ui(ui, |ui| {
+                    for c in lab_controls().into_iter().map(|(_, c)| c) {
+                        let label = c.label();
+                        ui.selectable_value(&mut self.brain, c, label);
+                    }
+                });
+                ui.end_row();
+                ui.label("Positions");
+                ui.add(egui::DragValue::new(&mut self.positions).range(HOLD + VAL + 64..=81_473).speed(100.0))
+                    .on_hover_text(format!("HOLD ({HOLD}) and VAL ({VAL}) come first; the rest trains"));
+                ui.end_row();
+                ui.label("Read");
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut self.reading, Reading::Mean9To12, "mean of steps 9-12");
+                    ui.selectable_value(&mut self.reading, Reading::Step12, "step 12");
+                });
+                ui.end_row();
+                ui.label("At most");
+                ui.add(egui::DragValue::new(&mut self.max_passes).range(1..=60).suffix(" passes"));
+                ui.end_row();
+            });
+            if ui.button("Start training").clicked() {
+                let kind = match &self.brain {
+                    BrainChoice::Loaded => None,
+                    other => Some(format!("control: {}", other.label())),
+                };
+                self.start(ui.ctx(), ready.clone(), data.to_path_buf(), kind);
+            }
+        });
+        self.job_panel(ui);
+        ui.separator();
+        self.curves(ui);
+    }
+
+    fn job_panel(&mut self, ui: &mut egui::Ui) {
+        let Some(job) = &mut self.job else { return };
+        ui.separator();
+        ui.label(RichText::new(format!("Run {}", job.name)).strong());
+        match &job.outcome {
+            None => {
+                let passes = job.passes.len();
+                let fraction = if passes > 0 { passes as f32 / job.max_passes as f32 } else { job.fraction as f32 };
+                ui.add(egui::ProgressBar::new(fraction).text(&job.stage).animate(true));
+                if passes > 0 {
+                    let mean = job.passes.iter().map(|p| p.seconds).sum::<f64>() / passes as f64;
+                    let misses = job.passes.iter().rev().take_while(|p| !p.improved).count();
+                    let left_if_patient = (4usize.saturating_sub(misses)).max(1);
+                    ui.small(format!(
+                        "{:.1} s per pass; at most {} left ({} more passes), maybe {} if VAL stops improving",
+                        mean,
+                        human(mean * (job.max_passes - passes.min(job.max_passes)) as f64),
+                        job.max_passes.saturating_sub(passes),
+                        human(mean * left_if_patient as f64)
+                    ));
+                }
+                ui.horizontal(|ui| {
+                    let paused = job.controls.pause.load(Ordering::Relaxed);
+                    if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
+                        job.controls.pause.store(!paused, Ordering::Relaxed);
+                    }
+                    if ui.button("Stop").clicked() {
+                        job.controls.stop.store(true, Ordering::Relaxed);
+                    }
+                });
+            }
+            Some(Ok(Some(fly))) => {
+                ui.colored_label(Color32::from_rgb(90, 200, 120), format!("{} Saved as fly {fly}: pick it in New game.", job.stage));
+            }
+            Some(Ok(None)) => {
+                ui.label(&job.stage);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(Color32::LIGHT_RED, format!("The run failed: {e}"));
+            }
+        }
+    }
+
+    fn curves(&mut self, ui: &mut egui::Ui) {
+        if self.runs.is_empty() {
+            ui.weak("No runs yet. Start one above, or run `flychess train --name NAME`: its curves appear here as it goes.");
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Runs:");
+            for r in &self.runs {
+                let mut shown = !self.hidden.contains(&r.name);
+                let label = format!("{} ({} passes)", r.name, r.passes.len());
+                if ui.checkbox(&mut shown, label).changed() {
+                    if shown {
+                        self.hidden.remove(&r.name);
+                    } else {
+                        self.hidden.insert(r.name.clone());
+                    }
+                }
+            }
+        });
+        let shown: Vec<&RunCurves> = self.runs.iter().filter(|r| !self.hidden.contains(&r.name)).collect();
+        type Metric = (&'static str, fn(&PassRecord) -> f64, Option<fn(&flychess_sim::train::Metrics) -> f64>);
+        let metrics: [Metric; 4] = [
+            ("VAL loss", |p| p.val.loss, Some(|m| m.loss)),
+            ("VAL top-1 (%)", |p| 100.0 * p.val.top1, Some(|m| 100.0 * m.top1)),
+            ("VAL good-move rate (%)", |p| 100.0 * p.val.good, Some(|m| 100.0 * m.good)),
+            ("step size", |p| p.learning_rate as f64, None),
+        ];
+        let width = (ui.available_width() / 2.0 - 12.0).max(200.0);
+        let height = ((ui.available_height() - 40.0) / 2.0).clamp(140.0, 320.0);
+        egui::Grid::new("curves").num_columns(2).show(ui, |ui| {
+            for (k, (title, value, blind)) in metrics.iter().enumerate() {
+                ui.vertical(|ui| {
+                    ui.label(RichText::new(*title).strong());
+                    Plot::new(("curve", k)).width(width).height(height).legend(Legend::default()).x_axis_label("pass").show(ui, |plot| {
+                        for r in &shown {
+                            let points: Vec<[f64; 2]> = r.passes.iter().map(|p| [p.pass as f64, value(p)]).collect();
+                            plot.line(Line::new(r.name.clone(), points));
+                            if let (Some(b), Some(info)) = (blind, r.info.as_ref().and_then(|i| i.blind)) {
+                                plot.hline(HLine::new(format!("{} blind baseline", r.name), b(&info)).style(LineStyle::dashed_loose()));
+                            }
+                        }
+                    });
+                });
+                if k % 2 == 1 {
+                    ui.end_row();
+                }
+            }
+        });
+    }
+}
+
+/// The loaded brain and the lab's control brains.
+pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
+    use flychess_sim::connectome::rules::Region;
+    vec![
+        ("", BrainChoice::Loaded),
+        ("shuffled", BrainChoice::Control(Control::ShuffledWiring { seed: 1 })),
+        ("no-optic-lobe", BrainChoice::Control(Control::Lesion { regions: vec![Region::OpticLobe] })),
+        ("no-central-brain", BrainChoice::Control(Control::Lesion { regions: vec![Region::CentralBrain] })),
+    ]
+}
+
+/// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.
+fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob, controls: &Controls, kind: Option<String>, events: &(dyn Fn(TrainEvent) + Sync)) -> anyhow::Result<Option<String>> {
+    let fly = match brain {
+        BrainChoice::Loaded | BrainChoice::Control(Control::None) => {
+            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name() };
+            training::train(&prepared, data, job, controls, events)?
+        }
+        BrainChoice::Control(control) => {
+            let spec = BrainSpec { tables: ready.spec.tables.clone(), control: control.clone() };
+            let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
+                events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
+            })?;
+            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name() };
+            training::train(&prepared, data, job, controls, events)?
+        }
+    };
+    let Some(mut f) = fly else { return Ok(None) };
+    if let Some(kind) = kind {
+        f.meta.kind = kind;
+        f.save(&data.join("flies").join(format!("{}.fly", job.name)))?;
+    }
+    Ok(Some(f.meta.name))
+}

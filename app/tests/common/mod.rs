@@ -1,0 +1,89 @@
+//! Helpers shared by the UI tests: a harness around the real app on the shared default brain,
+//! waiting in real time for its worker threads, and pointer gestures on board squares.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use shakmaty::Square;
+
+use flychess::ui::{FlyChessApp, Launch};
+
+pub type App = Option<FlyChessApp>;
+
+pub fn data() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain")
+}
+
+pub fn harness(data: &Path) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .with_step_dt(1.0 / 30.0)
+        .with_accessibility_check(false)
+        .build_ui_state(
+            |ui, app: &mut App| {
+                if let Some(a) = app {
+                    a.show(ui)
+                }
+            },
+            None,
+        );
+    let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
+    let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
+    *h.state_mut() = Some(app);
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
+    h
+}
+
+pub fn app<'h>(h: &'h Harness<'static, App>) -> &'h FlyChessApp {
+    h.state().as_ref().unwrap()
+}
+
+pub fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
+    h.state_mut().as_mut().unwrap()
+}
+
+/// Steps the UI (in real time, the workers are real threads) until `done` holds.
+pub fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
+    let start = Instant::now();
+    while !done(app(h)) {
+        assert!(start.elapsed() < Duration::from_secs(limit_seconds()), "timed out waiting for {what}; status: {}", app(h).play.status);
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.step();
+}
+
+/// Presses on `from`, moves to `to`, releases: a drag-and-drop as the mouse makes it.
+pub fn drag(h: &mut Harness<'static, App>, from: Square, to: Square) {
+    let a = app(h).play.board.square_center(from);
+    let b = app(h).play.board.square_center(to);
+    h.hover_at(a);
+    h.step();
+    h.drag_at(a);
+    h.step();
+    h.hover_at(a + (b - a) * 0.5);
+    h.step();
+    h.hover_at(b);
+    h.step();
+    h.drop_at(b);
+    h.step();
+}
+
+pub fn click(h: &mut Harness<'static, App>, sq: Square) {
+    let p = app(h).play.board.square_center(sq);
+    h.hover_at(p);
+    h.step();
+    h.drag_at(p);
+    h.step();
+    h.drop_at(p);
+    h.step();
+}
+
+
+/// How long a wait may take: generous, the first run builds the brain and caches.
+fn limit_seconds() -> u64 {
+    std::env::var("FLYCHESS_TEST_WAIT").ok().and_then(|v| v.parse().ok()).unwrap_or(900)
+}

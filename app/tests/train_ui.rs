@@ -1,0 +1,118 @@
+//! The Train and Flies tabs driven through the real UI: a run started from the tab trains for
+//! real (the DN-rate cache of the shared default brain, the fit) and its curve fills in; a run
+//! written by someone else (the CLI) appears by its metrics file alone; flies are renamed and
+//! deleted from the Flies tab, and a lab fly is built with one click.
+
+mod common;
+
+use egui_kittest::kittest::Queryable;
+
+use common::*;
+use flychess::ui::Tab;
+use flychess_sim::train::{Metrics, PassRecord};
+
+#[test]
+fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
+    let data = data();
+    let name = format!("outside-{}", std::process::id());
+    let dir = data.join("runs").join(&name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines: Vec<String> = (1..=3)
+        .map(|pass| {
+            let val = Metrics { loss: 3.5 - 0.1 * pass as f64, policy_loss: 3.0, top1: 0.1 + 0.01 * pass as f64, good: 0.2, positions: 2048 };
+            serde_json::to_string(&PassRecord { pass, train_loss: 3.4, val, learning_rate: 2e-3, improved: true, seconds: 1.0 }).unwrap()
+        })
+        .collect();
+    std::fs::write(dir.join("metrics.jsonl"), lines.join("\n") + "\n").unwrap();
+    let mut h = harness(&data);
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    h.step();
+    let run = app(&h).train.runs.iter().find(|r| r.name == name).expect("the run is listed");
+    assert_eq!(run.passes.len(), 3);
+    assert!((run.passes[2].val.loss - 3.2).abs() < 1e-9);
+    assert!(h.query_by_label(&format!("{name} (3 passes)")).is_some(), "its toggle is on screen");
+    // A pass appended later appears on the next scan.
+    let mut more = std::fs::OpenOptions::new().append(true).open(dir.join("metrics.jsonl")).unwrap();
+    use std::io::Write;
+    let val = Metrics { loss: 3.1, policy_loss: 3.0, top1: 0.14, good: 0.2, positions: 2048 };
+    writeln!(more, "{}", serde_json::to_string(&PassRecord { pass: 4, train_loss: 3.3, val, learning_rate: 1e-3, improved: true, seconds: 1.0 }).unwrap()).unwrap();
+    wait(&mut h, "the fourth pass", |a| a.train.runs.iter().any(|r| r.name == name && r.passes.len() == 4));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
+    let data = data();
+    let mut h = harness(&data);
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    {
+        let t = &mut app_mut(&mut h).train;
+        t.name = "ui-short-run".into();
+        t.positions = 6_144 + 512;
+        t.max_passes = 2;
+    }
+    h.step();
+    h.get_by_label("Start training").click();
+    h.step();
+    assert!(app(&h).train.job.as_ref().is_some_and(|j| j.running()), "the run started");
+    // The tab can be left while it runs.
+    app_mut(&mut h).tab = Tab::Play;
+    h.step();
+    wait(&mut h, "the run to finish", |a| a.train.job.as_ref().is_some_and(|j| !j.running()));
+    let job = app(&h).train.job.as_ref().unwrap();
+    assert!(matches!(&job.outcome, Some(Ok(Some(f))) if f == "ui-short-run"), "{:?}", job.outcome);
+    assert!(!job.passes.is_empty() && job.passes.len() <= 2);
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    wait(&mut h, "the curve", |a| a.train.runs.iter().any(|r| r.name == "ui-short-run" && !r.passes.is_empty()));
+    let run = app(&h).train.runs.iter().find(|r| r.name == "ui-short-run").unwrap();
+    let info = run.info.as_ref().expect("run.json");
+    assert!(info.finished && info.hold.is_some() && info.blind.is_some());
+    let fly = flychess_sim::fly::Fly::load(&data.join("flies").join("ui-short-run.fly")).unwrap();
+    assert_eq!(fly.meta.train_positions, 512);
+    assert!(app(&h).flies.iter().any(|f| f == "ui-short-run"), "the new fly is offered in the picker");
+}
+
+#[test]
+fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
+    let data = data();
+    let mut h = harness(&data);
+    let pid = std::process::id();
+    let (a, b) = (format!("to-rename-{pid}"), format!("renamed-{pid}"));
+    let _ = std::fs::remove_file(data.join("flies").join("lab-newborn.fly"));
+    // A fly on disk to manage: a copy of the shipped one.
+    let mut f = flychess_sim::fly::Fly::load(&flychess_sim::fly::shipped_dir().join("backprop.fly")).unwrap();
+    f.meta.name = a.clone();
+    f.save(&data.join("flies").join(format!("{a}.fly"))).unwrap();
+    {
+        let app = app_mut(&mut h);
+        app.flies = flychess::ui::list_flies(&data);
+        app.tab = Tab::Flies;
+    }
+    h.step();
+    flychess::ui::rename_fly(&data, &a, &b).unwrap();
+    assert!(flychess::ui::rename_fly(&data, &b, "bad/name").is_err());
+    assert_eq!(flychess_sim::fly::Fly::load(&data.join("flies").join(format!("{b}.fly"))).unwrap().meta.name, b);
+    app_mut(&mut h).flies = flychess::ui::list_flies(&data);
+    h.step();
+    h.step();
+    // Delete asks twice.
+    let row_buttons = h.get_all_by_label("Delete").count();
+    assert!(row_buttons >= 1);
+    app_mut(&mut h).delete_asked = Some(b.clone());
+    h.step();
+    h.get_by_label("Really delete?").click();
+    h.step();
+    h.step();
+    assert!(!data.join("flies").join(format!("{b}.fly")).exists());
+    // The newborn lab fly: one click.
+    let build = h.get_all_by_label("Build").next().expect("a Build button");
+    build.click();
+    h.step();
+    h.step();
+    let newborn = flychess_sim::fly::Fly::load(&data.join("flies").join("lab-newborn.fly")).unwrap();
+    assert!(newborn.meta.kind.contains("newborn"));
+    assert!(app(&h).flies.iter().any(|f| f == "lab-newborn"));
+}
