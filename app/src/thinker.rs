@@ -2,7 +2,9 @@
 //! requests over crossbeam channels: the 12 steps for the position (every step's rates kept for
 //! the brain view), the readout's policy over the legal moves and its value, the move it plays
 //! (repetition-avoiding; with imagination, the one-move look-ahead of `sim::play::imagine`), and
-//! what it expects the opponent to play next. Requests carry an id; the window ignores answers to
+//! what it expects the opponent to play next. The 12 steps run on the CPU engine, or on the GPU
+//! engine when it shares the window's device (a real GPU): then the view draws straight from the
+//! engine's rates buffer. Requests carry an id; the window ignores answers to
 //! requests it no longer wants (a takeback or new game mid-think). When the window goes, the
 //! request channel closes and the worker ends after the think in hand.
 
@@ -12,6 +14,7 @@ use std::time::Instant;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use shakmaty::{Chess, Move, Position};
 
+use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{cpu, Brain};
 use flychess_sim::chess::planes;
 use flychess_sim::fly::Fly;
@@ -42,6 +45,9 @@ pub struct Thought {
     pub value: f32,
     /// Every step's rates for this think: `rates[step * neurons + neuron]`.
     pub rates: Arc<Vec<f32>>,
+    /// The same rates still on the GPU, when the GPU engine thought on the view's device: the
+    /// brain view binds this buffer as it is.
+    pub gpu_rates: Option<eframe::wgpu::Buffer>,
     pub neurons: usize,
     /// The same brain's rates for an empty board (what the board itself moved is the difference).
     pub baseline: Arc<Vec<f32>>,
@@ -51,13 +57,30 @@ pub struct Thought {
 }
 
 /// Thinks for `request` on the calling thread (the worker's body; tests call it directly).
-pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, request: &ThinkRequest) -> Option<Thought> {
+pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, request: &ThinkRequest, gpu: &mut Option<GpuEngine>) -> Option<Thought> {
     let started = Instant::now();
     let pos = &request.position;
     if pos.legal_moves().is_empty() {
         return None;
     }
-    let rates = cpu::think(brain, &[planes(pos)]);
+    let board = [planes(pos)];
+    let mut gpu_rates = None;
+    let rates = match gpu.as_mut().map(|g| {
+        let buffer = g.think(&board)?.clone();
+        g.wait()?;
+        Ok::<_, flychess_sim::Error>((buffer, g.read_rates()?))
+    }) {
+        Some(Ok((buffer, rates))) => {
+            gpu_rates = Some(buffer);
+            rates
+        }
+        Some(Err(e)) => {
+            tracing::warn!("the GPU engine failed ({e}); thinking on the CPU from now on");
+            *gpu = None;
+            cpu::think(brain, &board)
+        }
+        None => cpu::think(brain, &board),
+    };
     let readout = &request.fly.readout;
     let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
     let p = policy(pos, &heads);
@@ -83,6 +106,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         skipped_favourite,
         neurons: rates.neurons,
         rates: Arc::new(rates.data),
+        gpu_rates,
         baseline: baseline.clone(),
         expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -96,20 +120,22 @@ pub struct Thinker {
 }
 
 impl Thinker {
-    /// Starts the worker; `wake` is called after each answer (the window's repaint).
-    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, wake: impl Fn() + Send + 'static) -> Thinker {
+    /// Starts the worker; `wake` is called after each answer (the window's repaint). With `gpu`,
+    /// the 12 steps run on that engine (the view's device) and the view binds its rates buffer.
+    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, gpu: Option<GpuEngine>, wake: impl Fn() + Send + 'static) -> Thinker {
         let (requests, jobs) = unbounded::<ThinkRequest>();
         let (done, answers) = unbounded();
         std::thread::Builder::new()
             .name("fly-thinker".into())
             .spawn(move || {
                 let baseline = Arc::new(cpu::think(&brain, &[[[false; 64]; 12]]).data);
+                let mut gpu = gpu;
                 while let Ok(mut request) = jobs.recv() {
                     // Only the newest request matters.
                     while let Ok(newer) = jobs.try_recv() {
                         request = newer;
                     }
-                    if let Some(t) = think(&brain, &descending, &baseline, &request) {
+                    if let Some(t) = think(&brain, &descending, &baseline, &request, &mut gpu) {
                         if done.send(t).is_err() {
                             break;
                         }

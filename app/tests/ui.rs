@@ -263,3 +263,32 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     let there = project(vp, [rect.width() * ppp, rect.height() * ppp], q).unwrap();
     assert!((there[0] - at[0]).abs() <= 6.0 * ppp && (there[1] - at[1]).abs() <= 6.0 * ppp, "the picked neuron is drawn under the pointer");
 }
+
+#[test]
+fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
+    use flychess::ui::Tab;
+    use flychess_sim::connectome::rules::Region;
+    let mut h = harness(&data());
+    drag(&mut h, Square::D2, Square::D4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    app_mut(&mut h).tab = Tab::Brain;
+    h.step();
+    // Index 1 of the controls (after shuffled wiring): no optic lobe.
+    app_mut(&mut h).brain_view.as_mut().unwrap().control_choice = 1;
+    h.step();
+    h.get_by_label("Think again").click();
+    h.step();
+    wait(&mut h, "the lesioned brain's think", |a| a.brain_view.as_ref().unwrap().control.is_some());
+    let view = app(&h).brain_view.as_ref().unwrap();
+    let c = view.control.as_ref().unwrap();
+    assert_eq!(c.label, "lesion: optic lobe");
+    assert!(view.show_control, "the control's think is shown");
+    let t = app(&h).play.shown_thought().unwrap();
+    assert_eq!(c.of, t.id, "the same board");
+    let ready = app(&h).ready().unwrap().clone();
+    let intact = flychess::ui::brain_view::region_means(&t.rates, &ready.connectome);
+    // Cutting the optic lobe's outputs changes what the visual projection neurons do.
+    let vp = Region::VisualProjection as usize;
+    assert!((c.mean[11][vp] - intact[11][vp]).abs() > 1e-3, "{} vs {}", c.mean[11][vp], intact[11][vp]);
+    assert!(h.query_by_label("Show lesion: optic lobe").is_some());
+}

@@ -13,6 +13,10 @@ fn xvfb() -> bool {
 }
 
 fn screenshot(args: &[&str], png: &Path) -> image::RgbaImage {
+    screenshot_with(args, png, "cpu")
+}
+
+fn screenshot_with(args: &[&str], png: &Path, engine: &str) -> image::RgbaImage {
     let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1400x900x24"])
@@ -22,6 +26,7 @@ fn screenshot(args: &[&str], png: &Path) -> image::RgbaImage {
         .arg("--screenshot")
         .arg(png)
         .args(args)
+        .env("FLYCHESS_ENGINE", engine)
         .output()
         .expect("xvfb-run runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -41,4 +46,33 @@ fn the_window_plays_the_given_moves_and_saves_a_screenshot() {
     let light = img.pixels().filter(|p| p.0[..3] == [240, 217, 181]).count();
     let dark = img.pixels().filter(|p| p.0[..3] == [181, 136, 99]).count();
     assert!(light > 50_000 && dark > 50_000, "light {light}, dark {dark}");
+}
+
+/// Warm (inferno-coloured) pixels in the middle of the window: lit neurons of the cloud.
+fn lit_neurons(img: &image::RgbaImage) -> usize {
+    let (w, h) = img.dimensions();
+    img.enumerate_pixels()
+        .filter(|(x, y, _)| *x > w / 8 && *x < w * 3 / 4 && *y > h / 8 && *y < h * 7 / 8)
+        .filter(|(_, _, p)| p.0[0] > 150 && p.0[0] as i32 > p.0[2] as i32 + 60)
+        .count()
+}
+
+#[test]
+fn the_brain_tab_shows_the_cloud_mid_think_on_either_engine() {
+    if !xvfb() {
+        eprintln!("skipping: no xvfb-run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The CPU engine (what a software adapter picks), its rates uploaded once per think.
+    let cpu = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("cpu.png"), "cpu");
+    let lit_cpu = lit_neurons(&cpu);
+    assert!(lit_cpu > 2_000, "{lit_cpu} lit pixels");
+    // The GPU engine on the window's own device, its rates buffer bound by the view as it is.
+    let gpu = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("gpu.png"), "gpu");
+    let lit_gpu = lit_neurons(&gpu);
+    assert!(lit_gpu > 2_000, "{lit_gpu} lit pixels");
+    // Both engines give the same rates: the same picture, give or take antialiasing.
+    let diff = (lit_cpu as f64 - lit_gpu as f64).abs() / lit_cpu as f64;
+    assert!(diff < 0.05, "cpu {lit_cpu}, gpu {lit_gpu}");
 }

@@ -19,9 +19,45 @@ use flychess_sim::brain::Brain;
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::Connectome;
 
+use std::path::Path;
+
 use crate::thinker::Thought;
+use crate::ui::ReadyBrain;
 
 pub const STEPS: usize = 12;
+
+/// The same board thought again by a control brain (a lesion or shuffled wiring), to compare.
+pub struct ControlThink {
+    pub label: String,
+    /// The think it repeats.
+    pub of: u64,
+    pub id: u64,
+    pub rates: Arc<Vec<f32>>,
+    /// Mean rate per region and step.
+    pub mean: Vec<[f32; 14]>,
+}
+
+/// Mean rate per region at each step of `rates` (`steps × neurons`).
+pub fn region_means(rates: &[f32], connectome: &Connectome) -> Vec<[f32; 14]> {
+    let regions = &connectome.neurons.region;
+    let n = regions.len().max(1);
+    let mut counts = [0usize; 14];
+    for r in regions {
+        counts[*r as usize] += 1;
+    }
+    (0..rates.len() / n)
+        .map(|s| {
+            let mut m = [0f32; 14];
+            for (j, r) in regions.iter().enumerate() {
+                m[*r as usize] += rates[s * n + j];
+            }
+            for k in 0..14 {
+                m[k] /= counts[k].max(1) as f32;
+            }
+            m
+        })
+        .collect()
+}
 
 /// Per-region summaries of one think, per step.
 pub struct ThinkSummary {
@@ -164,6 +200,11 @@ pub struct BrainView {
     /// Whether eframe's device has the renderer installed (false: no wgpu, a text view instead).
     pub gpu: bool,
     viewport: [f32; 2],
+    /// Which lab control thinks again (index into `train::lab_controls()`, the loaded brain excluded).
+    pub control_choice: usize,
+    control_job: Option<std::sync::mpsc::Receiver<Result<ControlThink, String>>>,
+    pub control: Option<ControlThink>,
+    pub show_control: bool,
 }
 
 impl BrainView {
@@ -196,6 +237,10 @@ impl BrainView {
             status: String::new(),
             gpu,
             viewport: [1.0, 1.0],
+            control_choice: 1,
+            control_job: None,
+            control: None,
+            show_control: false,
         }
     }
 
@@ -327,6 +372,7 @@ impl BrainView {
 
     /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
     fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
+        let control = self.control.as_ref().filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of)).map(|c| (c.id, c.rates.clone()));
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "brain view"));
         let bg = if self.white_background { Color32::WHITE } else { Color32::from_rgb(8, 8, 14) };
@@ -360,6 +406,11 @@ impl BrainView {
             return;
         }
         let rates = match thought {
+            _ if control.is_some() => {
+                let (id, rates) = control.expect("checked");
+                FrameRates::Upload { id, rates }
+            }
+            Some(Thought { gpu_rates: Some(buffer), .. }) => FrameRates::Buffer(buffer.clone()),
             Some(t) => FrameRates::Upload { id: t.id, rates: t.rates.clone() },
             None => FrameRates::Silent,
         };
@@ -390,7 +441,9 @@ impl BrainView {
     }
 
     /// The Brain tab: the cloud full size with every control.
-    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, connectome: &Connectome, brain: &Brain, render_state: Option<&eframe::egui_wgpu::RenderState>) {
+    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, ready: &Arc<ReadyBrain>, data: &Path, render_state: Option<&eframe::egui_wgpu::RenderState>) {
+        let (connectome, brain) = (&*ready.connectome, &*ready.brain);
+        self.poll_control(connectome);
         let now = ui.input(|i| i.time);
         let step = self.current_step(now, replay);
         if replay.is_some() || (self.playing && thought.is_some()) {
@@ -402,6 +455,8 @@ impl BrainView {
         egui::Panel::right("brain-side").default_size(330.0).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.controls(ui, step, render_state, thought);
+                ui.separator();
+                self.control_panel(ui, thought, ready, data, summary.as_deref(), step);
                 ui.separator();
                 self.legend(ui, summary.as_deref(), step);
                 ui.separator();
@@ -421,6 +476,68 @@ impl BrainView {
             let avail = ui.available_size();
             self.cloud(ui, avail, thought, step, false);
         });
+    }
+
+    fn poll_control(&mut self, connectome: &Connectome) {
+        let Some(rx) = &self.control_job else { return };
+        if let Ok(result) = rx.try_recv() {
+            self.control_job = None;
+            match result {
+                Ok(mut c) => {
+                    c.mean = region_means(&c.rates, connectome);
+                    self.status = format!("{} thought the same board again.", c.label);
+                    self.control = Some(c);
+                    self.show_control = true;
+                }
+                Err(e) => self.status = format!("The control brain could not think: {e}"),
+            }
+        }
+    }
+
+    /// Lesion a region or shuffle the wiring, think again on the shown board, compare.
+    fn control_panel(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, ready: &Arc<ReadyBrain>, data: &Path, summary: Option<&ThinkSummary>, step: usize) {
+        let controls: Vec<crate::ui::train::BrainChoice> = crate::ui::train::lab_controls().into_iter().skip(1).map(|(_, c)| c).collect();
+        ui.label(RichText::new("Controls").strong());
+        ui.horizontal(|ui| {
+            let i = self.control_choice.min(controls.len() - 1);
+            egui::ComboBox::from_id_salt("control-brain").selected_text(controls[i].label()).show_ui(ui, |ui| {
+                for (k, c) in controls.iter().enumerate() {
+                    ui.selectable_value(&mut self.control_choice, k, c.label());
+                }
+            });
+            let busy = self.control_job.is_some();
+            if ui.add_enabled(thought.is_some() && !busy, egui::Button::new("Think again")).on_hover_text("The same board through the control brain (built and calibrated once, then kept)").clicked() {
+                if let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone()) {
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
+                    let (data, position, of, label, waker) = (data.to_path_buf(), t.position.clone(), t.id, controls[i].label(), ui.ctx().clone());
+                    std::thread::spawn(move || {
+                        let result = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {}).map_err(|e| e.to_string()).map(|(_, brain)| {
+                            let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&position)]);
+                            ControlThink { label, of, id: of | (1 << 62), rates: Arc::new(rates.data), mean: Vec::new() }
+                        });
+                        let _ = tx.send(result);
+                        waker.request_repaint();
+                    });
+                    self.control_job = Some(rx);
+                    self.status = "Building the control brain (first time: about a minute) and thinking…".into();
+                }
+            }
+            if busy {
+                ui.spinner();
+            }
+        });
+        let Some(c) = self.control.as_ref().filter(|c| thought.is_some_and(|t| t.id == c.of)) else { return };
+        ui.checkbox(&mut self.show_control, format!("Show {}", c.label));
+        if let Some(s) = summary {
+            let (intact, lesioned) = (&s.mean[step.min(s.mean.len() - 1)], &c.mean[step.min(c.mean.len() - 1)]);
+            let mut diff: Vec<(usize, f32)> = (0..14).map(|k| (k, lesioned[k] - intact[k])).collect();
+            diff.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            ui.small(format!("Biggest changes at step {} ({} minus the intact brain):", step + 1, c.label));
+            for (k, d) in diff.iter().take(4) {
+                ui.small(format!("  {}: {:+.3} mean rate", Region::ALL[*k].name(), d));
+            }
+        }
     }
 
     fn keys(&mut self, ui: &egui::Ui, connectome: &Connectome) {

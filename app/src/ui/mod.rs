@@ -150,6 +150,8 @@ pub struct FlyChessApp {
     /// eframe's wgpu device and queue (None in tests without a renderer).
     pub render_state: Option<eframe::egui_wgpu::RenderState>,
     pub brain_view: Option<BrainView>,
+    /// Which engine the fly thinks with, in words.
+    pub engine: String,
     pub train: train::TrainTab,
     /// Fly management in the Flies tab: (fly asked to delete, rename field).
     pub delete_asked: Option<String>,
@@ -353,6 +355,7 @@ impl FlyChessApp {
             moves_applied: false,
             render_state,
             brain_view: None,
+            engine: String::new(),
             train: train::TrainTab::default(),
             delete_asked: None,
             rename: None,
@@ -368,6 +371,43 @@ impl FlyChessApp {
     fn apply_visuals(&self, ctx: &egui::Context) {
         ctx.set_theme(if self.settings.dark { egui::Theme::Dark } else { egui::Theme::Light });
         ctx.set_zoom_factor(if self.settings.larger_ui { 1.35 } else { 1.0 });
+    }
+
+    /// The GPU engine on the window's own device when that is a real GPU (or when
+    /// FLYCHESS_ENGINE=gpu asks for it); None: the CPU engine (software adapters, no wgpu,
+    /// FLYCHESS_ENGINE=cpu, or a device too small for the brain). Said once in the log and shown
+    /// in About.
+    fn simulator_engine(&mut self, ready: &ReadyBrain) -> Option<flychess_sim::brain::gpu::GpuEngine> {
+        let forced = std::env::var("FLYCHESS_ENGINE").ok();
+        let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
+        let Some(rs) = &self.render_state else {
+            self.engine = format!("{cpu_threads}: no wgpu device");
+            tracing::info!("simulator: {}", self.engine);
+            return None;
+        };
+        let software = rs.adapter.get_info().device_type == eframe::wgpu::DeviceType::Cpu;
+        let want = match forced.as_deref() {
+            Some("gpu") => true,
+            Some("cpu") => false,
+            _ => !software,
+        };
+        if !want {
+            self.engine = if software { format!("{cpu_threads}: faster than the software GPU here") } else { format!("{cpu_threads}: asked by FLYCHESS_ENGINE") };
+            tracing::info!("simulator: {}", self.engine);
+            return None;
+        }
+        match flychess_sim::brain::gpu::GpuEngine::new(rs.device.clone(), rs.queue.clone(), &ready.brain) {
+            Ok(g) => {
+                self.engine = "GPU engine on the window's device (the view draws its rates buffer directly)".into();
+                tracing::info!("simulator: {}", self.engine);
+                Some(g)
+            }
+            Err(e) => {
+                self.engine = format!("{cpu_threads}: the GPU engine could not start ({e})");
+                tracing::warn!("simulator: {}", self.engine);
+                None
+            }
+        }
     }
 
     fn start_grader(&mut self, ctx: &egui::Context) {
@@ -428,7 +468,8 @@ impl FlyChessApp {
                     self.download = None;
                     let ready: Arc<ReadyBrain> = Arc::from(ready);
                     let waker = ctx.clone();
-                    self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), move || waker.request_repaint()));
+                    let gpu = self.simulator_engine(&ready);
+                    self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || waker.request_repaint()));
                     self.play.load_fly(&self.launch.data, &ready.checksum);
                     let view = BrainView::new(&ready.connectome, self.render_state.is_some());
                     if let Some(rs) = &self.render_state {
@@ -546,7 +587,7 @@ impl FlyChessApp {
             Tab::Brain => {
                 if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
                     let now = ui.input(|i| i.time);
-                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r.connectome, &r.brain, self.render_state.as_ref());
+                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r, &self.launch.data, self.render_state.as_ref());
                 }
             }
             Tab::Train => {
@@ -808,6 +849,7 @@ impl FlyChessApp {
                 }
             }
             ui.small(format!("Graphics: {}", self.adapter));
+            ui.small(format!("Simulator: {}", self.engine));
             ui.separator();
             ui.heading("Credits");
             for line in CREDITS {
