@@ -135,6 +135,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t), None)?;
     let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
+    let (won, fastest) = fastest_wins(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, hold_rows)?;
     let report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
@@ -144,6 +145,8 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
         "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
         "board_top1": board_m.top1, "board_good": board_m.good, "board_loss": board_m.loss,
         "random_top1": random_top1,
+        "won_positions": won,
+        "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -153,8 +156,36 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
             println!("  {what:13} top-1 {:5.1}%  good {:5.1}%  loss {:.3}", 100.0 * m.top1, 100.0 * m.good, m.loss);
         }
         println!("  {:13} top-1 {:5.1}%", "random move", 100.0 * random_top1);
+        if won > 0 {
+            println!("  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)", 100.0 * fastest as f64 / won as f64);
+        }
     }
     Ok(())
+}
+
+/// Of the rows where Stockfish found a forced mate for the side to move, how many, and in how many
+/// the fly's most probable move is one of the quickest mates labelled.
+fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, usize)> {
+    use flychess_sim::chess::position_from_fen;
+    use flychess_sim::eval::Score;
+    use flychess_sim::readout::policy;
+    use shakmaty::CastlingMode;
+    let d = readout.inputs;
+    let mut won = 0;
+    let mut found = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let quickest = row.moves.iter().filter_map(|m| match m.score { Score::Mate(n) if n > 0 => Some(n), _ => None }).min();
+        let Some(q) = quickest else { continue };
+        won += 1;
+        let pos = position_from_fen(&row.fen)?;
+        let p = policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
+        let Some(fav) = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])) else { continue };
+        let uci = p.moves[fav].to_uci(CastlingMode::Standard).to_string();
+        if row.moves.iter().any(|m| m.score == Score::Mate(q) && m.mv.uci() == uci) {
+            found += 1;
+        }
+    }
+    Ok((won, found))
 }
 
 /// A newborn fly (untrained readout) for a brain, saved like any other.
@@ -355,7 +386,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     for name in readouts.keys() {
         entrants.push(Entrant::Fly { name: name.clone(), imagination: None });
         if !quick {
-            entrants.push(Entrant::Fly { name: name.clone(), imagination: Some(1.0) });
+            entrants.push(Entrant::Fly { name: name.clone(), imagination: Some(flychess::training::tuned_imagination(data, name)) });
         }
     }
     let descending = loaded.connectome.groups.descending.clone();
@@ -408,6 +439,83 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         }
         let endings: Vec<String> = ladder::endings(&rows).into_iter().map(|(k, v)| format!("{k} {v}")).collect();
         println!("games ended by: {}", endings.join(", "));
+    }
+    Ok(())
+}
+
+/// The imagination weights `imagine-tune` tries (SPEC §4); ∞ lets the value decide.
+pub const IMAGINATION_WEIGHTS: [f32; 9] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, f32::INFINITY];
+
+/// `flychess imagine-tune`: on the first `positions` HOLD positions, the fly's move with one-move
+/// imagination at each weight, scored against Stockfish's labels (top-1, good move); the best
+/// weight is written to DATA/imagination.json for this fly (the app and `play` use it).
+pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
+    use flychess_sim::chess::{planes, position_from_fen};
+    use flychess_sim::play::look_ahead;
+    use flychess_sim::readout::{policy, think_features};
+    let f = Fly::load(&fly::find(name, data)?)?;
+    let spec = crate::cli::spec(which)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    if loaded.checksum != f.meta.brain_checksum {
+        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.rows[..positions.clamp(1, HOLD)];
+    let descending = &loaded.connectome.groups.descending;
+    let bar = ProgressBar::new(rows.len() as u64);
+    bar.set_style(ProgressStyle::with_template("imagining [{bar:40}] {pos}/{len} positions, eta {eta}").expect("valid template").progress_chars("=> "));
+    let started = Instant::now();
+    // Per weight: (top-1 hits, good hits); plus the plain fly for reference.
+    let mut hits = vec![(0usize, 0usize); IMAGINATION_WEIGHTS.len()];
+    let mut plain = (0usize, 0usize);
+    for row in rows {
+        let pos = position_from_fen(&row.fen)?;
+        let target = Target::of(row)?;
+        let features = think_features(&brain, &[planes(&pos)], descending, &f.readout.read_steps);
+        let p = policy(&pos, &f.readout.heads(&features[0]));
+        let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])).unwrap_or(0);
+        plain.0 += usize::from(favourite == target.best);
+        plain.1 += usize::from(target.good.contains(&favourite));
+        let seen = look_ahead(&brain, &f.readout, descending, &pos, &p, &[]);
+        for (k, &w) in IMAGINATION_WEIGHTS.iter().enumerate() {
+            let pick = seen.pick(w);
+            hits[k].0 += usize::from(pick == target.best);
+            hits[k].1 += usize::from(target.good.contains(&pick));
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let n = rows.len() as f64;
+    let best = (0..IMAGINATION_WEIGHTS.len()).max_by(|&a, &b| hits[a].cmp(&hits[b]).then(b.cmp(&a))).expect("weights");
+    let weight = |w: f32| if w.is_infinite() { serde_json::json!("inf") } else { serde_json::json!(w) };
+    let table: Vec<serde_json::Value> = IMAGINATION_WEIGHTS
+        .iter()
+        .zip(&hits)
+        .map(|(&w, &(t, g))| serde_json::json!({"w": weight(w), "top1": t as f64 / n, "good": g as f64 / n}))
+        .collect();
+    let report = serde_json::json!({
+        "fly": name,
+        "positions": rows.len(),
+        "seconds": started.elapsed().as_secs_f64(),
+        "plain": {"top1": plain.0 as f64 / n, "good": plain.1 as f64 / n},
+        "weights": table,
+        "chosen": weight(IMAGINATION_WEIGHTS[best]),
+    });
+    // Kept per fly in DATA/imagination.json.
+    let path = data.join("imagination.json");
+    let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    all.insert(name.to_string(), report.clone());
+    crate::cli::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{name}, one-move imagination on {} HOLD positions ({:.0} s):", rows.len(), started.elapsed().as_secs_f64());
+        println!("  plain        top-1 {:5.1}%  good {:5.1}%", 100.0 * plain.0 as f64 / n, 100.0 * plain.1 as f64 / n);
+        for (&w, &(t, g)) in IMAGINATION_WEIGHTS.iter().zip(&hits) {
+            let mark = if w == IMAGINATION_WEIGHTS[best] || (w.is_infinite() && IMAGINATION_WEIGHTS[best].is_infinite()) { "  <- chosen" } else { "" };
+            println!("  w = {:<6}   top-1 {:5.1}%  good {:5.1}%{mark}", if w.is_infinite() { "inf".to_string() } else { format!("{w}") }, 100.0 * t as f64 / n, 100.0 * g as f64 / n);
+        }
+        println!("saved {}", path.display());
     }
     Ok(())
 }

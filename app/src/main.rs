@@ -65,6 +65,18 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// Choose the imagination weight w on HOLD positions (0 … 16, ∞) for a fly; saved for the app.
+    ImagineTune {
+        #[arg(long)]
+        fly: String,
+        /// HOLD positions to try (each costs one think per legal move).
+        #[arg(long, default_value_t = 256)]
+        positions: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
     Train {
         #[arg(long)]
@@ -289,6 +301,7 @@ fn main() -> std::process::ExitCode {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
         Some(Command::Rate { games, quick, game_seed, json, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json),
+        Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();

@@ -281,3 +281,16 @@ pub fn read_runs(data: &Path) -> Vec<RunCurves> {
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
+
+/// The imagination weight `flychess imagine-tune` chose for `fly` (DATA/imagination.json), or
+/// 1.0 when it has not been tuned.
+pub fn tuned_imagination(data: &Path, fly: &str) -> f32 {
+    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else {
+        return 1.0;
+    };
+    match &v[fly]["chosen"] {
+        serde_json::Value::Number(n) => n.as_f64().unwrap_or(1.0) as f32,
+        serde_json::Value::String(s) if s == "inf" => f32::INFINITY,
+        _ => 1.0,
+    }
+}

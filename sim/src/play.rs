@@ -81,43 +81,76 @@ impl Player<'_> {
     }
 }
 
-/// One-move imagination (SPEC §4): the fly looks at the board after each of its own legal moves
-/// (never the replies), all of them through the brain in one batch. A mate is played. A move
-/// that ends the game in a rules draw scores exactly a draw, and is dropped when a move that does
-/// not draw looks good for the fly (its value after, from the fly's side, above 0). Otherwise
-/// score = ln max(P, 1e-12) + w·(−value after), the value after being the opponent's. Moves that
-/// bring back an earlier position are avoided while others exist.
-pub fn imagine(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64], w: f32) -> Move {
+/// What one-move imagination sees (SPEC §4): for each of the fly's legal moves (in the policy's
+/// order) its probability, the value of the board after it from the fly's side, whether it ends
+/// the game in a rules draw or repeats an earlier position, and a mate if there is one. All the
+/// boards after go through the brain as one batch; the replies are never looked at.
+pub struct LookAhead {
+    pub probability: Vec<f32>,
+    /// −(the opponent's value after the move): the fly's own outlook, in [−1, 1].
+    pub ours: Vec<f32>,
+    pub draws: Vec<bool>,
+    pub repeats: Vec<bool>,
+    pub mate: Option<usize>,
+}
+
+pub fn look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64]) -> LookAhead {
     let afters: Vec<Chess> = p.moves.iter().map(|m| {
         let mut a = pos.clone();
         a.play_unchecked(*m);
         a
     }).collect();
-    if let Some(i) = afters.iter().position(|a| a.is_checkmate()) {
-        return p.moves[i];
-    }
-    let features = think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
-    let ours: Vec<f32> = features.iter().map(|d| -readout.heads(d).value).collect();
-    let draws: Vec<bool> = afters
+    let mate = afters.iter().position(|a| a.is_checkmate());
+    let ours: Vec<f32> = if mate.is_some() {
+        vec![0.0; afters.len()]
+    } else {
+        let features = think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
+        features.iter().map(|d| -readout.heads(d).value).collect()
+    };
+    let draws = afters
         .iter()
         .map(|a| {
             let key = position_key(a);
             a.is_stalemate() || a.is_insufficient_material() || a.halfmoves() >= 100 || earlier.iter().filter(|&&k| k == key).count() >= 2
         })
         .collect();
-    let hopeful = (0..afters.len()).any(|i| !draws[i] && ours[i] > 0.0);
-    let repeats: Vec<bool> = afters.iter().map(|a| earlier.contains(&position_key(a))).collect();
-    let fresh_exists = repeats.iter().any(|r| !r);
-    let score = |i: usize| -> f32 {
-        let value = if draws[i] { 0.0 } else { ours[i] };
-        p.probability[i].max(1e-12).ln() + w * value
-    };
-    (0..afters.len())
-        .filter(|&i| !(hopeful && draws[i]) && !(fresh_exists && repeats[i]))
-        .max_by(|&a, &b| score(a).total_cmp(&score(b)))
-        .or_else(|| (0..afters.len()).max_by(|&a, &b| score(a).total_cmp(&score(b))))
-        .map(|i| p.moves[i])
-        .expect("a position in play has legal moves")
+    let repeats = afters.iter().map(|a| earlier.contains(&position_key(a))).collect();
+    LookAhead { probability: p.probability.clone(), ours, draws, repeats, mate }
+}
+
+impl LookAhead {
+    /// The move imagination plays with weight `w` (∞: the value decides, the probability breaks
+    /// ties). A mate is played. A move that ends the game in a rules draw scores exactly a draw,
+    /// and is dropped when a move that does not draw looks good for the fly (its value after
+    /// above 0). Otherwise score = ln max(P, 1e-12) + w·value. Moves that bring back an earlier
+    /// position are avoided while others exist.
+    pub fn pick(&self, w: f32) -> usize {
+        if let Some(m) = self.mate {
+            return m;
+        }
+        let n = self.probability.len();
+        let hopeful = (0..n).any(|i| !self.draws[i] && self.ours[i] > 0.0);
+        let fresh_exists = self.repeats.iter().any(|r| !r);
+        let value = |i: usize| if self.draws[i] { 0.0 } else { self.ours[i] };
+        let key = |i: usize| -> (f32, f32) {
+            let lp = self.probability[i].max(1e-12).ln();
+            if w.is_infinite() { (value(i), lp) } else { (lp + w * value(i), 0.0) }
+        };
+        let better = |a: &usize, b: &usize| {
+            let (ka, kb) = (key(*a), key(*b));
+            ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+        };
+        (0..n)
+            .filter(|&i| !(hopeful && self.draws[i]) && !(fresh_exists && self.repeats[i]))
+            .max_by(better)
+            .or_else(|| (0..n).max_by(better))
+            .expect("a position in play has legal moves")
+    }
+}
+
+/// One-move imagination with weight `w`: `look_ahead` then `LookAhead::pick`.
+pub fn imagine(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64], w: f32) -> Move {
+    p.moves[look_ahead(brain, readout, descending, pos, p, earlier).pick(w)]
 }
 
 fn value(role: Role) -> f64 {

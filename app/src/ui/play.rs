@@ -28,9 +28,6 @@ use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
 /// How many of the fly's moves are listed and graded.
 pub const CANDIDATES: usize = 8;
 
-/// The imagination weight used in the app (SPEC §4 picks it on HOLD; 1.0 until `imagine-tune`).
-pub const IMAGINATION_WEIGHT: f32 = 1.0;
-
 /// Seconds the brain card replays a think before the move is played (12 steps).
 pub const REPLAY_SECONDS: f64 = 1.3;
 
@@ -315,7 +312,8 @@ impl PlayTab {
                     fly: fly.clone(),
                     position: self.game.current().clone(),
                     earlier: self.game.keys().to_vec(),
-                    imagination: self.imagination.then_some(IMAGINATION_WEIGHT),
+                    // The weight `flychess imagine-tune` chose on HOLD for this fly (1 until tuned).
+                    imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, &self.fly_name)),
                 });
             }
         }
