@@ -460,6 +460,23 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
 pub fn data(cmd: DataCommand) -> Result<()> {
     use flychess_sim::data::{shipped_path, Dataset};
     match cmd {
+        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed } => {
+            use flychess::label::{label, sample, LabelOptions};
+            let stockfish = flychess_sim::engine::find_stockfish(None)?;
+            println!("sampling positions from {}…", pgn.display());
+            let samples = sample(&pgn, seed)?;
+            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+            let file = out.join("labels.jsonl");
+            let total = positions.min(samples.len());
+            println!("{} positions sampled; labelling {total} with {} at depth {depth}, MultiPV {multipv}, {workers} engines", samples.len(), stockfish.display());
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(ProgressStyle::with_template("labelling [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+            let options = LabelOptions { depth, multipv, workers, positions, seed, stockfish };
+            let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
+            bar.finish_and_clear();
+            println!("{done} positions labelled in {} (import with `flychess data import --jsonl {} --out FILE.flyd`)", file.display(), file.display());
+            Ok(())
+        }
         DataCommand::Import { jsonl, out, source, labeller } => {
             let file = std::fs::File::open(&jsonl).with_context(|| format!("opening {}", jsonl.display()))?;
             let reader: Box<dyn std::io::BufRead> = if jsonl.extension().is_some_and(|e| e == "zst") {

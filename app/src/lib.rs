@@ -5,6 +5,7 @@
 
 pub mod game;
 pub mod grader;
+pub mod label;
 pub mod openings;
 pub mod pieces;
 pub mod sound;

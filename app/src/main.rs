@@ -228,6 +228,28 @@ pub enum DataCommand {
         #[arg(long, default_value = "Stockfish 15.1, 1 thread, 32 MB hash, MultiPV 8, depth 10")]
         labeller: String,
     },
+    /// Sample positions from real games in a PGN file (one per game, sometimes two, at a random
+    /// ply; duplicates and finished positions skipped; shuffled) and label them with Stockfish
+    /// (MultiPV 8 at a fixed depth, one engine per worker) into DIR/labels.jsonl, the format
+    /// `data import` reads. Resumable: a killed run continues after its last complete line.
+    Label {
+        #[arg(long)]
+        pgn: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// How many positions to label (the first ones of the shuffled sample).
+        #[arg(long, default_value_t = 10_000)]
+        positions: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        #[arg(long, default_value_t = 8)]
+        multipv: usize,
+        /// Engines run at once (default: one per core).
+        #[arg(long)]
+        workers: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Summary of a dataset (default: the one shipped with the project).
     Info {
         path: Option<PathBuf>,

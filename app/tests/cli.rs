@@ -1,5 +1,6 @@
 //! The `flychess brain …` commands as a user runs them: the real binary, real files on disk.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -121,4 +122,49 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad FEN"));
     let missing = flychess(t.path(), &["analyse", "--fly", "nobody", "--fen", start]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no fly named \"nobody\""));
+}
+
+#[test]
+fn positions_sampled_from_a_pgn_are_labelled_resumed_and_imported() {
+    if flychess_sim::engine::find_stockfish(None).is_err() {
+        assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let pgn = t.path().join("games.pgn");
+    // Six short games; the last two are the same game (its positions are only taken once).
+    let games = [
+        "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 *",
+        "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 5. e3 O-O *",
+        "1. c4 e5 2. Nc3 Nf6 3. g3 d5 4. cxd5 Nxd5 5. Bg2 Nb6 *",
+        "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 *",
+        "1. f3 e5 2. g4 Qh4# 0-1",
+        "1. f3 e5 2. g4 Qh4# 0-1",
+    ];
+    let text: String = games.iter().enumerate().map(|(i, g)| format!("[Event \"g{i}\"]\n[Result \"*\"]\n\n{g}\n\n")).collect();
+    std::fs::write(&pgn, text).unwrap();
+    let out = t.path().join("labelled");
+    let run = |positions: &str| flychess(t.path(), &["data", "label", "--pgn", pgn.to_str().unwrap(), "--out", out.to_str().unwrap(), "--positions", positions, "--depth", "4", "--workers", "2"]);
+    let first = run("3");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let labels = out.join("labels.jsonl");
+    let three = std::fs::read_to_string(&labels).unwrap();
+    assert_eq!(three.lines().count(), 3);
+    // A torn line (a kill mid-write) is cut off and the run continues after the clean prefix.
+    std::fs::OpenOptions::new().append(true).open(&labels).unwrap().write_all(b"{\"i\": 3, \"fen\": \"rnb").unwrap();
+    let second = run("100");
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let all = std::fs::read_to_string(&labels).unwrap();
+    assert!(all.starts_with(&three), "the first lines are kept as they were");
+    let rows: Vec<serde_json::Value> = all.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let fens: std::collections::HashSet<&str> = rows.iter().map(|r| r["fen"].as_str().unwrap()).collect();
+    assert_eq!(fens.len(), rows.len(), "no position twice");
+    assert!(rows.iter().enumerate().all(|(k, r)| r["i"] == k), "in sample order");
+    assert!(rows.iter().all(|r| r["moves"].as_array().unwrap().len() == (r["legal"].as_u64().unwrap() as usize).min(8)));
+    assert!(rows.iter().all(|r| r["depth"] == 4));
+    let flyd = t.path().join("new.flyd");
+    let import = flychess(t.path(), &["data", "import", "--jsonl", labels.to_str().unwrap(), "--out", flyd.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
+    let info = json(&flychess(t.path(), &["data", "info", flyd.to_str().unwrap(), "--json"]));
+    assert_eq!(info["positions"].as_u64().unwrap() as usize, rows.len());
 }

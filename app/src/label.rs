@@ -1,0 +1,224 @@
+//! `flychess data label`: more labelled positions from real games. Positions are sampled from a
+//! PGN file (one per game, sometimes two, at a uniformly random ply, seeded; finished positions and
+//! positions already taken — same placement, side to move, castling, en passant — are skipped),
+//! shuffled with the seed, and labelled by Stockfish (MultiPV 8 at a fixed depth, one thread per
+//! engine, one engine per worker) in the JSONL format `flychess data import` reads. Lines are
+//! written in sample order, so a killed run leaves a clean prefix and resumes after it.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, Result};
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::{Chess, EnPassantMode, Position};
+
+use flychess_sim::engine::{EngineOptions, Limit, Supervised};
+use flychess_sim::eval::Score;
+use flychess_sim::play::Dice;
+use flychess_sim::readout::position_key;
+
+/// A position picked from a game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub fen: String,
+    /// 1-based number of the game in the file.
+    pub game: u32,
+    /// Half-moves played before the position.
+    pub ply: u16,
+    pub legal: u8,
+}
+
+/// Reads the games' positions (the start and after every move), game by game.
+struct Positions {
+    fens: Vec<(Chess, u16)>,
+    broken: bool,
+}
+
+struct GameVisitor;
+
+impl pgn_reader::Visitor for GameVisitor {
+    type Tags = Option<Chess>;
+    type Movetext = Positions;
+    type Output = Positions;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        ControlFlow::Continue(None)
+    }
+
+    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: pgn_reader::RawTag<'_>) -> ControlFlow<Self::Output> {
+        if name.eq_ignore_ascii_case(b"FEN") {
+            *tags = value
+                .decode_utf8()
+                .ok()
+                .and_then(|f| f.parse::<Fen>().ok())
+                .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).ok());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
+        ControlFlow::Continue(Positions { fens: vec![(tags.unwrap_or_default(), 0)], broken: false })
+    }
+
+    fn san(&mut self, m: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        if m.broken {
+            return ControlFlow::Continue(());
+        }
+        let (last, ply) = m.fens.last().expect("a start").clone();
+        match san_plus.san.to_move(&last) {
+            Ok(mv) => {
+                let mut next = last;
+                next.play_unchecked(mv);
+                m.fens.push((next, ply + 1));
+            }
+            Err(_) => m.broken = true,
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _m: &mut Self::Movetext) -> ControlFlow<Self::Output, pgn_reader::Skip> {
+        ControlFlow::Continue(pgn_reader::Skip(true))
+    }
+
+    fn end_game(&mut self, m: Self::Movetext) -> Self::Output {
+        m
+    }
+}
+
+/// Samples positions from every game of `pgn` (see the module header), then shuffles them.
+pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
+    let file = std::fs::File::open(pgn).map_err(|e| anyhow!("{}: {e}", pgn.display()))?;
+    let mut reader = pgn_reader::Reader::new(BufReader::new(file));
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut game = 0u32;
+    while let Some(positions) = reader.read_game(&mut GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? {
+        game += 1;
+        let mut dice = Dice::new(seed ^ (game as u64).wrapping_mul(0x9E37_79B9));
+        let takes = if dice.chance(0.2) { 2 } else { 1 };
+        for _ in 0..takes {
+            let (pos, ply) = &positions.fens[dice.below(positions.fens.len())];
+            let legal = pos.legal_moves().len();
+            if legal == 0 || !seen.insert(position_key(pos)) {
+                continue;
+            }
+            let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
+            out.push(Sample { fen, game, ply: *ply, legal: legal.min(255) as u8 });
+        }
+    }
+    // Shuffle (Fisher–Yates with the seed) so that the first rows make fair HOLD and VAL splits.
+    let mut dice = Dice::new(seed.wrapping_add(0x5EED));
+    for i in (1..out.len()).rev() {
+        out.swap(i, dice.below(i + 1));
+    }
+    Ok(out)
+}
+
+/// One labelled line, as `data import` reads it.
+pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::engine::Line]) -> String {
+    let moves: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| {
+            let (cp, mate) = match l.score {
+                Score::Cp(c) => (Some(c), None),
+                Score::Mate(m) => (None, Some(m)),
+            };
+            serde_json::json!({"uci": l.uci, "cp": cp, "mate": mate, "wdl": l.wdl})
+        })
+        .collect();
+    serde_json::json!({"i": i, "fen": s.fen, "game": s.game, "ply": s.ply, "legal": s.legal, "depth": depth, "moves": moves}).to_string()
+}
+
+pub struct LabelOptions {
+    pub depth: u32,
+    pub multipv: usize,
+    pub workers: usize,
+    pub positions: usize,
+    pub seed: u64,
+    pub stockfish: PathBuf,
+}
+
+/// Labels the first `options.positions` samples into `out` (appending after the lines already
+/// there), calling `progress(done, total)` after each line.
+pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<usize> {
+    let done = match std::fs::File::open(out) {
+        Ok(f) => {
+            // Keep the clean prefix; a torn last line from a kill is cut off.
+            let mut good = Vec::new();
+            for l in BufReader::new(f).lines() {
+                let l = l?;
+                if serde_json::from_str::<serde_json::Value>(&l).is_ok() {
+                    good.push(l);
+                } else {
+                    break;
+                }
+            }
+            let text: String = good.iter().map(|l| format!("{l}\n")).collect();
+            crate::ui::play::save_atomically(out, &text)?;
+            good.len()
+        }
+        Err(_) => 0,
+    };
+    let total = options.positions.min(samples.len());
+    if done >= total {
+        return Ok(done);
+    }
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(out)?);
+    // Results wait here until every earlier line is written: the file stays in sample order.
+    let pending: Mutex<(usize, BTreeMap<usize, String>)> = Mutex::new((done, BTreeMap::new()));
+    let next = Mutex::new(done);
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..options.workers.max(1) {
+            s.spawn(|| {
+                let mut engine = Supervised::new(options.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                loop {
+                    let i = {
+                        let mut n = next.lock().expect("lock");
+                        if *n >= total || failure.lock().map(|f| f.is_some()).unwrap_or(true) {
+                            break;
+                        }
+                        *n += 1;
+                        *n - 1
+                    };
+                    let sample = &samples[i];
+                    let want = options.multipv.min(sample.legal as usize).max(1);
+                    let text = match engine.analyse(&sample.fen, Limit::Depth(options.depth), want, std::time::Duration::from_secs(120)) {
+                        Ok(lines) if !lines.is_empty() => line(i, sample, options.depth, &lines),
+                        Ok(_) => {
+                            *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
+                            break;
+                        }
+                        Err(e) => {
+                            *failure.lock().expect("lock") = Some(anyhow!("{e}"));
+                            break;
+                        }
+                    };
+                    let mut guard = pending.lock().expect("lock");
+                    let (written, waiting) = &mut *guard;
+                    waiting.insert(i, text);
+                    let mut f = file.lock().expect("lock");
+                    while let Some(t) = waiting.remove(written) {
+                        if let Err(e) = writeln!(f, "{t}").and_then(|_| f.flush()) {
+                            *failure.lock().expect("lock") = Some(e.into());
+                            return;
+                        }
+                        *written += 1;
+                        progress(*written, total);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    Ok(pending.into_inner().map(|p| p.0).unwrap_or(done))
+}
