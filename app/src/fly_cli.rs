@@ -62,14 +62,15 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
     Ok((best, m))
 }
 
-pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
     let spec = crate::cli::spec(which)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name() };
-    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone() };
+    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
@@ -517,5 +518,47 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
         }
         println!("saved {}", path.display());
     }
+    Ok(())
+}
+
+/// `flychess lessons`: the finishing lessons. Won positions of the shipped TRAIN split (the mover
+/// mates by force or leads by 3 pawns or more) relabelled by Stockfish with every legal move
+/// scored, so mates can be ranked by distance and a stalemating move shows as the draw it is;
+/// written to DATA/lessons/labels.jsonl (resumable) for `train --lessons SHARE`.
+pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>) -> Result<()> {
+    use flychess::label::{label, LabelOptions, Sample};
+    use flychess_sim::chess::position_from_fen;
+    use flychess_sim::eval::Score;
+    use shakmaty::Position;
+    let dataset = Dataset::load(&shipped_path())?;
+    let won: Vec<&Row> = dataset.rows[HOLD + VAL..]
+        .iter()
+        .filter(|r| r.moves.first().is_some_and(|m| match m.score { Score::Mate(n) => n > 0, Score::Cp(cp) => cp >= 300 }))
+        .collect();
+    let samples: Vec<Sample> = won.iter().map(|r| Sample { fen: r.fen.clone(), game: r.game, ply: r.ply, legal: r.legal }).collect();
+    let traps = won
+        .iter()
+        .take(positions)
+        .filter(|r| {
+            position_from_fen(&r.fen).is_ok_and(|p| {
+                p.legal_moves().iter().any(|m| {
+                    let mut a = p.clone();
+                    a.play_unchecked(*m);
+                    a.is_stalemate()
+                })
+            })
+        })
+        .count();
+    let stockfish = flychess_sim::engine::find_stockfish(None)?;
+    let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let total = positions.min(samples.len());
+    println!("{} won TRAIN positions; relabelling {total} with every legal move at depth {depth} ({traps} of them hold a stalemate trap)", samples.len());
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+    let file = flychess::training::lessons_path(data);
+    let options = LabelOptions { depth, multipv: 255, workers, positions, seed: 0, stockfish };
+    let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
+    bar.finish_and_clear();
+    println!("{done} lessons in {}; mix them into training with `flychess train --lessons 0.1`", file.display());
     Ok(())
 }

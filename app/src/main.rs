@@ -65,6 +65,17 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// The finishing lessons: won TRAIN positions relabelled by Stockfish with every legal move
+    /// scored (mates ranked by distance, stalemates as draws) into DATA/lessons/, for
+    /// `train --lessons SHARE`. Resumable.
+    Lessons {
+        #[arg(long, default_value_t = 1_000)]
+        positions: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        #[arg(long)]
+        workers: Option<usize>,
+    },
     /// Choose the imagination weight w on HOLD positions (0 … 16, ∞) for a fly; saved for the app.
     ImagineTune {
         #[arg(long)]
@@ -93,6 +104,9 @@ enum Command {
         /// Make an untrained (newborn) fly instead.
         #[arg(long)]
         newborn: bool,
+        /// Share of TRAIN made of finishing lessons (`flychess lessons`), e.g. 0.1.
+        #[arg(long, default_value_t = 0.0)]
+        lessons: f64,
         #[command(flatten)]
         fit: FitArgs,
         #[command(flatten)]
@@ -316,9 +330,10 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
-        Some(Command::Train { name, positions, read, ship, newborn, fit, which }) => {
-            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options()) }
+        Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, which }) => {
+            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons) }
         }
+        Some(Command::Lessons { positions, depth, workers }) => fly_cli::lessons(&data, positions, depth, workers),
         Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }

@@ -31,6 +31,46 @@ pub struct TrainJob {
     pub positions: usize,
     pub reading: Reading,
     pub options: FitOptions,
+    /// Share of TRAIN made of finishing lessons (DATA/lessons/labels.jsonl, `flychess lessons`);
+    /// 0: none.
+    #[serde(default)]
+    pub lessons: f64,
+}
+
+/// Where `flychess lessons` writes its relabelled won positions.
+pub fn lessons_path(data: &Path) -> PathBuf {
+    data.join("lessons").join("labels.jsonl")
+}
+
+/// Finishing lessons for TRAIN (rows `train_rows` of the dataset, features `train_x` with `d`
+/// per row): every lesson whose position is among them, with its mate-distance target, repeated
+/// until lessons make `share` of the extended set. Returns the extra features and targets.
+pub fn lesson_rows(data: &Path, train_rows: &[Row], train_x: &[f32], d: usize, share: f64) -> Result<(Vec<f32>, Vec<Target>)> {
+    if share <= 0.0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let path = lessons_path(data);
+    let file = std::fs::File::open(&path).map_err(|e| anyhow!("{}: {e} (make them with `flychess lessons`)", path.display()))?;
+    let lessons = Dataset::from_jsonl(std::io::BufReader::new(file), "lessons", "Stockfish")?;
+    let index: std::collections::HashMap<&str, usize> = train_rows.iter().enumerate().map(|(i, r)| (r.fen.as_str(), i)).collect();
+    let found: Vec<(usize, Target)> = lessons
+        .rows
+        .iter()
+        .filter_map(|r| index.get(r.fen.as_str()).map(|&i| Target::lesson(r).map(|t| (i, t))))
+        .collect::<flychess_sim::Result<_>>()?;
+    if found.is_empty() {
+        return Err(anyhow!("none of the lessons in {} is among the TRAIN positions used", path.display()));
+    }
+    let share = share.min(0.9);
+    let extra = ((share / (1.0 - share)) * train_rows.len() as f64).ceil() as usize;
+    let mut x = Vec::with_capacity(extra * d);
+    let mut t = Vec::with_capacity(extra);
+    for k in 0..extra {
+        let (i, target) = &found[k % found.len()];
+        x.extend_from_slice(&train_x[i * d..(i + 1) * d]);
+        t.push(target.clone());
+    }
+    Ok((x, t))
 }
 
 /// The run's description, kept as DATA/runs/NAME/run.json.
@@ -42,6 +82,8 @@ pub struct RunInfo {
     pub positions: usize,
     pub reading: Reading,
     pub fit: FitOptions,
+    #[serde(default)]
+    pub lessons: f64,
     /// The blind baseline on VAL (move popularity only), for reference lines.
     pub blind: Option<Metrics>,
     pub hold: Option<Metrics>,
@@ -152,7 +194,14 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
     events(TrainEvent::Stage { text: format!("targets for {} TRAIN and {} VAL positions", train_rows.len(), val_rows.len()), fraction: 0.0 });
     let (train_t, val_t, hold_t) = (targets(train_rows)?, targets(val_rows)?, targets(&rows[..HOLD])?);
-    let train_x = cache.read(HOLD + VAL..n, job.reading)?;
+    let mut train_x = cache.read(HOLD + VAL..n, job.reading)?;
+    let mut train_t = train_t;
+    if job.lessons > 0.0 {
+        let (x, t) = lesson_rows(data, train_rows, &train_x, cache.meta.descending, job.lessons)?;
+        events(TrainEvent::Stage { text: format!("{} finishing-lesson rows mixed into TRAIN ({:.0}%)", t.len(), 100.0 * job.lessons), fraction: 0.0 });
+        train_x.extend(x);
+        train_t.extend(t);
+    }
     let val_x = cache.read(HOLD..HOLD + VAL, job.reading)?;
     let hold_x = cache.read(0..HOLD, job.reading)?;
 
@@ -163,7 +212,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let metrics_path = dir.join("metrics.jsonl");
     let previous: Option<RunInfo> = std::fs::read(&info_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let resumable = previous.as_ref().is_some_and(|p| {
-        !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options
+        !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options && p.lessons == job.lessons
     });
     let steps = match job.reading {
         Reading::Mean9To12 => Readout::default_steps(),
@@ -193,6 +242,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         positions: n,
         reading: job.reading,
         fit: job.options.clone(),
+        lessons: job.lessons,
         blind: Some(blind),
         hold: None,
         finished: false,

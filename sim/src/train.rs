@@ -38,8 +38,31 @@ pub struct Target {
     pub good: Vec<usize>,
 }
 
+/// The win chance a finishing lesson gives a score: centipawns as usual (at most 97.5 % once
+/// clipped), a forced mate above every centipawn score and the sooner the better (mate in 1:
+/// 100 %, in 2: 98.75 %, in 3: 98.1 %, …), being mated mirrored below every centipawn score.
+pub fn lesson_win_percent(score: crate::eval::Score) -> f64 {
+    use crate::eval::{Score, CP_CLIP};
+    let top = win_percent(CP_CLIP);
+    match score {
+        Score::Mate(n) if n > 0 => top + (100.0 - top) * 0.5f64.powi(n - 1),
+        Score::Mate(n) => (100.0 - top) * (1.0 - 0.5f64.powi((-n).max(1) - 1)),
+        Score::Cp(cp) => win_percent(cp as f64),
+    }
+}
+
 impl Target {
     pub fn of(row: &Row) -> Result<Target> {
+        Target::scored(row, |s| win_percent(s.as_cp()))
+    }
+
+    /// A finishing lesson's target (seed "Making it stronger" 2): like `of`, but mates are ranked
+    /// by distance (`lesson_win_percent`), so the quickest mate gets the largest share.
+    pub fn lesson(row: &Row) -> Result<Target> {
+        Target::scored(row, lesson_win_percent)
+    }
+
+    fn scored(row: &Row, win_of: impl Fn(crate::eval::Score) -> f64) -> Result<Target> {
         let pos = position_from_fen(&row.fen)?;
         let mover = pos.turn();
         let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
@@ -52,7 +75,7 @@ impl Target {
             .collect();
         let uci: Vec<String> = moves.iter().map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string()).collect();
         let mut share = vec![0f32; legal.len()];
-        let win: Vec<f64> = row.moves.iter().map(|m| win_percent(m.score.as_cp())).collect();
+        let win: Vec<f64> = row.moves.iter().map(|m| win_of(m.score)).collect();
         let best_win = win.first().copied().ok_or_else(|| Error::Invalid(format!("{}: no labelled move", row.fen)))?;
         let mut best = None;
         let mut good = Vec::new();
@@ -318,6 +341,29 @@ mod tests {
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    #[test]
+    fn lessons_prefer_the_quickest_mate_and_starve_the_stalemate() {
+        // White: Kb6, Qc1; Black: Ka8. Qc8# mates at once; Qc7 stalemates; Qh1+ mates a move later.
+        let fen = "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1";
+        let labelled = [("c1c8", Score::Mate(1)), ("c1h1", Score::Mate(2)), ("c1c4", Score::Mate(3)), ("c1c7", Score::Cp(0))];
+        let r = Row {
+            fen: fen.into(),
+            game: 1,
+            ply: 1,
+            legal: 0,
+            moves: labelled.iter().map(|(u, s)| MoveLabel { mv: MoveCode::parse_uci(u).unwrap(), score: *s, wdl: None }).collect(),
+        };
+        let lesson = Target::lesson(&r).unwrap();
+        let plain = Target::of(&r).unwrap();
+        let share = |t: &Target, u: &str| t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()];
+        assert!(share(&lesson, "c1c8") > share(&lesson, "c1h1") && share(&lesson, "c1h1") > share(&lesson, "c1c4"));
+        assert!((share(&plain, "c1c8") - share(&plain, "c1h1")).abs() < 1e-6, "the plain target cannot tell mates apart");
+        assert!(share(&lesson, "c1c7") < 1e-6, "the stalemate is all but excluded");
+        assert!(lesson_win_percent(Score::Mate(9)) > lesson_win_percent(Score::Cp(5000)));
+        assert!(lesson_win_percent(Score::Mate(-1)) < lesson_win_percent(Score::Mate(-4)));
+        assert!(lesson_win_percent(Score::Mate(-9)) < lesson_win_percent(Score::Cp(-5000)));
+    }
 
     #[test]
     fn targets_share_by_win_chance() {

@@ -74,6 +74,8 @@ pub struct TrainTab {
     pub positions: usize,
     pub reading: Reading,
     pub max_passes: usize,
+    /// Share of TRAIN made of finishing lessons (0: none).
+    pub lessons: f64,
     pub brain: BrainChoice,
     pub job: Option<RunningJob>,
     pub runs: Vec<RunCurves>,
@@ -88,6 +90,7 @@ impl Default for TrainTab {
             positions: 20_000,
             reading: Reading::Mean9To12,
             max_passes: 60,
+            lessons: 0.0,
             brain: BrainChoice::Loaded,
             job: None,
             runs: Vec::new(),
@@ -108,6 +111,7 @@ impl TrainTab {
             positions: self.positions,
             reading: self.reading,
             options: FitOptions { max_passes: self.max_passes, ..FitOptions::default() },
+            lessons: self.lessons,
         };
         let controls = Arc::new(Controls::default());
         let (tx, rx) = channel();
@@ -198,6 +202,12 @@ impl TrainTab {
                 ui.end_row();
                 ui.label("At most");
                 ui.add(egui::DragValue::new(&mut self.max_passes).range(1..=60).suffix(" passes"));
+                ui.end_row();
+                ui.label("Finishing lessons");
+                let mut percent = self.lessons * 100.0;
+                ui.add(egui::DragValue::new(&mut percent).range(0.0..=50.0).suffix(" % of TRAIN"))
+                    .on_hover_text("Won positions relabelled by mate distance (`flychess lessons`), mixed into training");
+                self.lessons = percent / 100.0;
                 ui.end_row();
             });
             if ui.button("Start training").clicked() {
