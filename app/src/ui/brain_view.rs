@@ -205,6 +205,8 @@ pub struct BrainView {
     control_job: Option<std::sync::mpsc::Receiver<Result<ControlThink, String>>>,
     pub control: Option<ControlThink>,
     pub show_control: bool,
+    /// A replay drove the step last frame.
+    replaying: bool,
 }
 
 impl BrainView {
@@ -241,6 +243,7 @@ impl BrainView {
             control_job: None,
             control: None,
             show_control: false,
+            replaying: false,
         }
     }
 
@@ -344,7 +347,12 @@ impl BrainView {
     fn current_step(&mut self, now: f64, replay: Option<f64>) -> usize {
         if let Some(p) = replay {
             self.step = ((p * STEPS as f64).floor() as usize).min(STEPS - 1);
+            self.replaying = true;
             return self.step;
+        }
+        if std::mem::take(&mut self.replaying) {
+            // The replay is over: the move is played and the view rests on step 12.
+            self.step = STEPS - 1;
         }
         if self.playing {
             let per_step = 1.3 / STEPS as f64 / self.speed.max(0.05) as f64;
