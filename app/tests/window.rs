@@ -76,3 +76,20 @@ fn the_brain_tab_shows_the_cloud_mid_think_on_either_engine() {
     let diff = (lit_cpu as f64 - lit_gpu as f64).abs() / lit_cpu as f64;
     assert!(diff < 0.05, "cpu {lit_cpu}, gpu {lit_gpu}");
 }
+
+#[test]
+fn without_a_display_the_app_says_what_failed_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(dir.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .expect("the binary runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("could not open a window") && err.contains("WGPU_BACKEND") && err.contains("mesa-vulkan-drivers"), "{err}");
+    assert!(!err.contains("panicked"), "a message, not a panic: {err}");
+}

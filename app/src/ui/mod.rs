@@ -1005,7 +1005,9 @@ pub fn run(launch: Launch) -> Result<()> {
         wgpu_options: wgpu_options(),
         ..Default::default()
     };
-    eframe::run_native(
+    // A failure deep in the window system can panic instead of returning an error: either way the
+    // user gets the same readable message (stderr, and a message box where the desktop has one).
+    let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eframe::run_native(
         "Fly Chess",
         options,
         Box::new(move |cc| {
@@ -1020,8 +1022,18 @@ pub fn run(launch: Launch) -> Result<()> {
             tracing::info!("drawing with {adapter}");
             Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage, cc.wgpu_render_state.clone())))
         }),
-    )
-    .map_err(|e| anyhow!("could not open a window: {e}\n\n{NO_WINDOW_HELP}"))
+    )));
+    let failure = match opened {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "the window system failed".into()),
+    };
+    let text = format!("Fly Chess could not open a window: {failure}\n\n{NO_WINDOW_HELP}");
+    // Best effort: where no dialog can be shown either, stderr still has it.
+    let _ = std::panic::catch_unwind(|| {
+        rfd::MessageDialog::new().set_level(rfd::MessageLevel::Error).set_title("Fly Chess").set_description(&text).show();
+    });
+    Err(anyhow!(text))
 }
 
 /// The window icon: the white knight, rasterised from the piece set.
