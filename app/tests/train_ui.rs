@@ -72,7 +72,8 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     assert!(info.finished && info.hold.is_some() && info.blind.is_some());
     let fly = flychess_sim::fly::Fly::load(&data.join("flies").join("ui-short-run.fly")).unwrap();
     assert_eq!(fly.meta.train_positions, 512);
-    assert!(app(&h).flies.iter().any(|f| f == "ui-short-run"), "the new fly is offered in the picker");
+    assert!(app(&h).flies.iter().any(|f| f == "ui-short-run"), "the new fly is listed");
+    assert!(app(&h).playable.iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
 }
 
 #[test]

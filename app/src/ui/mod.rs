@@ -145,6 +145,9 @@ pub struct FlyChessApp {
     pub grader_status: String,
     speaker: Speaker,
     pub flies: Vec<String>,
+    /// The flies of the loaded brain (what the new-game picker offers).
+    pub playable: Vec<String>,
+    playable_for: Option<(Vec<String>, String)>,
     pub ratings: HashMap<String, String>,
     moves_applied: bool,
     /// eframe's wgpu device and queue (None in tests without a renderer).
@@ -351,6 +354,8 @@ impl FlyChessApp {
             grader_status: String::new(),
             speaker,
             flies,
+            playable: Vec::new(),
+            playable_for: None,
             ratings,
             moves_applied: false,
             render_state,
@@ -520,10 +525,30 @@ impl FlyChessApp {
         self.play.start_game(game, user);
     }
 
+    /// Keeps the picker's list to the flies of the loaded brain (a fly of a control brain cannot
+    /// play on this one); recomputed when the fly list or the brain changes.
+    fn refresh_playable(&mut self) {
+        let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
+        let key = (self.flies.clone(), checksum.clone());
+        if self.playable_for.as_ref() == Some(&key) {
+            return;
+        }
+        self.playable = self
+            .flies
+            .iter()
+            .filter(|name| {
+                flychess_sim::fly::find(name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.brain_checksum == checksum)
+            })
+            .cloned()
+            .collect();
+        self.playable_for = Some(key);
+    }
+
     /// The whole window for one frame.
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         let (grades, hints) = self.poll_workers(&ctx);
+        self.refresh_playable();
         if self.train.poll() {
             self.flies = list_flies(&self.launch.data);
         }
@@ -536,7 +561,7 @@ impl FlyChessApp {
                 grader_status: &self.grader_status,
                 speaker: &mut self.speaker,
                 theme: self.settings.board_theme,
-                flies: &self.flies,
+                flies: &self.playable,
                 ratings: &self.ratings,
                 data: &self.launch.data,
                 brain_checksum: checksum.as_deref(),
@@ -569,7 +594,7 @@ impl FlyChessApp {
                     grader_status: &self.grader_status,
                     speaker: &mut self.speaker,
                     theme: self.settings.board_theme,
-                    flies: &self.flies,
+                    flies: &self.playable,
                     ratings: &self.ratings,
                     data: &self.launch.data,
                     brain_checksum: checksum.as_deref(),
