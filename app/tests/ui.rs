@@ -292,3 +292,30 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
     assert!((c.mean[11][vp] - intact[11][vp]).abs() > 1e-3, "{} vs {}", c.mean[11][vp], intact[11][vp]);
     assert!(h.query_by_label("Show lesion: optic lobe").is_some());
 }
+
+#[test]
+fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
+    if flychess_sim::engine::find_stockfish(None).is_err() {
+        assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
+        return;
+    }
+    let mut h = harness(&data());
+    wait(&mut h, "Stockfish", |a| a.grader_status.starts_with("Grades: Stockfish"));
+    // Scholar's mate threat: after 1. e4 e5 2. Qh5 Nc6 3. Bc4 the user (White) has a mate in one.
+    let game = Game::from_pgn("1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 *").unwrap();
+    app_mut(&mut h).play.start_game(game, Color::White);
+    h.step();
+    h.get_by_label("Hint").click();
+    h.step();
+    wait(&mut h, "the hint", |a| a.play.hint.is_some());
+    let (_, m) = app(&h).play.hint.clone().unwrap();
+    assert_eq!(m.to_uci(shakmaty::CastlingMode::Standard).to_string(), "h5f7", "Qxf7# is the best move");
+    // Play it: the game ends by mate, the report opens with a graded accuracy for White.
+    drag(&mut h, Square::H5, Square::F7);
+    let end = app(&h).play.game.ending().expect("mate");
+    assert_eq!(end.reason, "checkmate");
+    assert!(app(&h).play.report_open);
+    wait(&mut h, "White's last move graded", |a| a.play.grade_of(6, &a.play.game.moves()[6]).is_some());
+    assert_eq!(app(&h).play.grade_of(6, &app(&h).play.game.moves()[6]).unwrap().verdict, flychess_sim::eval::Verdict::Best);
+    assert!(h.query_by_label("Game report").is_some());
+}
