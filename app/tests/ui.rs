@@ -239,6 +239,12 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     let outputs = b.pre.iter().filter(|p| selected.contains(p)).count();
     assert_eq!(csv.lines().count(), inputs + outputs + 1);
     assert!(csv.starts_with("neuron_body_id,"));
+    // Without a file dialog the list goes into DATA/exports.
+    let before = std::fs::read_dir(data().join("exports")).map(|d| d.count()).unwrap_or(0);
+    h.get_by_label("CSV into the data folder").click();
+    h.step();
+    let after: Vec<_> = std::fs::read_dir(data().join("exports")).unwrap().flatten().collect();
+    assert_eq!(after.len(), before + 1);
     // Undo returns to the state before the search.
     h.get_by_label("Undo (Ctrl+Z)").click();
     h.step();

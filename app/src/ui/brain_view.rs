@@ -462,13 +462,13 @@ impl BrainView {
         let summary = thought.map(|t| self.summary(t, connectome));
         egui::Panel::right("brain-side").default_size(330.0).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
-                self.controls(ui, step, render_state, thought);
+                self.controls(ui, step, render_state, thought, data);
                 ui.separator();
                 self.control_panel(ui, thought, ready, data, summary.as_deref(), step);
                 ui.separator();
                 self.legend(ui, summary.as_deref(), step);
                 ui.separator();
-                self.find_panel(ui, connectome, brain);
+                self.find_panel(ui, connectome, brain, data);
                 ui.separator();
                 self.inspector(ui, thought, connectome, brain);
             });
@@ -586,7 +586,7 @@ impl BrainView {
         let _ = connectome;
     }
 
-    fn controls(&mut self, ui: &mut egui::Ui, step: usize, render_state: Option<&eframe::egui_wgpu::RenderState>, thought: Option<&Thought>) {
+    fn controls(&mut self, ui: &mut egui::Ui, step: usize, render_state: Option<&eframe::egui_wgpu::RenderState>, thought: Option<&Thought>, data: &Path) {
         ui.horizontal_wrapped(|ui| {
             if ui.button(if self.playing { "Pause" } else { "Play" }).on_hover_text("Space").clicked() {
                 self.playing = !self.playing;
@@ -633,7 +633,15 @@ impl BrainView {
                         Err(e) => format!("Could not export: {e}"),
                     },
                     (None, _) => "No wgpu device to render with.".into(),
-                    (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
+                    (_, None) => "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
+                };
+            }
+            if ui.small_button("PNG into the data folder").clicked() {
+                let path = export_path(data, "brain", "png");
+                self.status = match render_state.map(|rs| self.export_image(rs, thought, step, &path)) {
+                    Some(Ok(())) => format!("Saved {}", path.display()),
+                    Some(Err(e)) => format!("Could not export: {e}"),
+                    None => "No wgpu device to render with.".into(),
                 };
             }
         });
@@ -661,6 +669,7 @@ impl BrainView {
         let pixels = target.read(&rs.device, &rs.queue).map_err(|e| anyhow::anyhow!(e))?;
         let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        std::fs::create_dir_all(dir)?;
         let tmp = tempfile::Builder::new().suffix(".png").tempfile_in(dir)?;
         img.save(tmp.path())?;
         tmp.persist(path).map_err(|e| e.error)?;
@@ -710,7 +719,7 @@ impl BrainView {
         });
     }
 
-    fn find_panel(&mut self, ui: &mut egui::Ui, connectome: &Connectome, brain: &Brain) {
+    fn find_panel(&mut self, ui: &mut egui::Ui, connectome: &Connectome, brain: &Brain, data: &Path) {
         ui.label("Find neurons by type or class (e.g. KC, MBON, descending):");
         ui.horizontal(|ui| {
             let r = ui.add(egui::TextEdit::singleline(&mut self.search).desired_width(150.0));
@@ -734,7 +743,15 @@ impl BrainView {
                         Ok(()) => format!("Saved {}", path.display()),
                         Err(e) => format!("Could not save: {e}"),
                     },
-                    None => "No file chosen (or no file dialog on this desktop).".into(),
+                    None => "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
+                };
+            }
+            if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
+                let path = export_path(data, "partners", "csv");
+                let csv = self.partners_csv(connectome, brain);
+                self.status = match std::fs::create_dir_all(path.parent().expect("a folder")).and_then(|_| crate::ui::play::save_atomically(&path, &csv)) {
+                    Ok(()) => format!("Saved {}", path.display()),
+                    Err(e) => format!("Could not save: {e}"),
                 };
             }
         });
@@ -813,6 +830,12 @@ impl BrainView {
             }
         }
     }
+}
+
+/// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog.
+pub fn export_path(data: &Path, name: &str, ext: &str) -> std::path::PathBuf {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    data.join("exports").join(format!("{name}-{secs}.{ext}"))
 }
 
 fn csv_field(s: &str) -> String {
