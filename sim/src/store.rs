@@ -123,8 +123,21 @@ fn require_tables(paths: &TablePaths) -> Result<()> {
     Ok(())
 }
 
+/// Held while a brain is prepared: threads of one process (the window's start-up, a training run,
+/// parallel tests) must not generate, build or calibrate the same brain at the same time.
+static PREPARING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn preparing() -> std::sync::MutexGuard<'static, ()> {
+    PREPARING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Loads the brain of `spec`, building it first when its file is missing, damaged or stale.
 pub fn ensure(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<Loaded> {
+    let _guard = preparing();
+    ensure_unlocked(spec, data, progress)
+}
+
+fn ensure_unlocked(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<Loaded> {
     let path = spec.brain_path(data);
     let key = spec.inputs_key(data)?;
     if path.exists() {
@@ -160,7 +173,8 @@ pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress
 /// A brain ready to think: its file loaded (built when needed) and its homeostasis measured (or
 /// read back). `progress` sees the build stages, then "calibrating homeostasis" step by step.
 pub fn ready_brain(spec: &BrainSpec, data: &Path, options: crate::calibrate::CalibrationOptions, progress: Progress) -> Result<(Loaded, crate::brain::Brain)> {
-    let loaded = ensure(spec, data, progress)?;
+    let _guard = preparing();
+    let loaded = ensure_unlocked(spec, data, progress)?;
     let mut brain = crate::brain::Brain::new(&loaded.connectome);
     let steps = crate::brain::STEPS as f64;
     let h = crate::calibrate::ensure(&brain, &spec.brain_path(data), &loaded.checksum, options, &|t| {

@@ -49,6 +49,9 @@ pub fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
 pub fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
     let start = Instant::now();
     while !done(app(h)) {
+        if let flychess::ui::BrainState::Failed(e) = &app(h).brain {
+            panic!("the brain could not be prepared while waiting for {what}: {e}");
+        }
         assert!(start.elapsed() < Duration::from_secs(limit_seconds()), "timed out waiting for {what}; status: {}", app(h).play.status);
         h.step();
         std::thread::sleep(Duration::from_millis(5));

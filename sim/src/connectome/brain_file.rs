@@ -118,9 +118,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn temp_path(path: &Path) -> PathBuf {
+/// A temporary name beside `path`, unique per process and per call (two threads writing the same
+/// file never share one).
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut name = path.file_name().map(|s| s.to_os_string()).unwrap_or_default();
-    name.push(format!(".{}.tmp", std::process::id()));
+    name.push(format!(".{}.{n}.tmp", std::process::id()));
     path.with_file_name(name)
 }
 

@@ -257,7 +257,7 @@ fn strings(col: &ArrayRef) -> Option<Vec<Option<String>>> {
 /// Writes record batches as a Feather v2 file (LZ4-compressed, as pyarrow writes them) through a
 /// temporary file that is renamed into place.
 pub fn write(path: &Path, batches: &[RecordBatch], metadata: &[(&str, String)]) -> Result<()> {
-    let tmp = path.with_extension("feather.partial");
+    let tmp = crate::connectome::brain_file::temp_path(path);
     let result = (|| -> std::result::Result<(), String> {
         let file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
         let options = IpcWriteOptions::default()
