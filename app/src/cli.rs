@@ -664,13 +664,3 @@ pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
 fn wgpu_types_poll() -> flychess_render::wgpu::PollType {
     flychess_render::wgpu::PollType::Wait { submission_index: None, timeout: None }
 }
-
-/// Writes `bytes` to `path` through a temporary file in the same folder, renamed over it.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}

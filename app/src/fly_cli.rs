@@ -3,7 +3,6 @@
 //! next to the controls fitted the same way on the same rows (the blind baseline and the
 //! board-linear readout), plus the random mover.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -31,35 +30,31 @@ fn reading_of(read: &[usize]) -> Result<(Reading, Vec<usize>)> {
     }
 }
 
-/// Fits with a pass-by-pass progress line; every pass is appended to `log` when given.
-fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target]), mut log: Option<&mut std::fs::File>) -> Result<(Readout, Metrics)> {
+/// One pass of a fit as the progress log prints it.
+fn pass_line(name: &str, p: &PassRecord) -> String {
+    format!(
+        "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
+        p.pass,
+        p.train_loss,
+        p.val.loss,
+        100.0 * p.val.top1,
+        100.0 * p.val.good,
+        p.learning_rate,
+        if p.improved { "" } else { "  (no better: step halved)" }
+    )
+}
+
+/// Fits with a pass-by-pass progress line (the controls `eval` fits beside a fly).
+fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> (Readout, Metrics) {
     let bar = ProgressBar::new(options.max_passes as u64);
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());
-    let mut failure = None;
-    let (best, m) = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord, _| {
+    let fitted = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord, _| {
         bar.set_position(p.pass as u64);
-        bar.suspend(|| eprintln!(
-            "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
-            p.pass,
-            p.train_loss,
-            p.val.loss,
-            100.0 * p.val.top1,
-            100.0 * p.val.good,
-            p.learning_rate,
-            if p.improved { "" } else { "  (no better: step halved)" }
-        ));
-        if let Some(f) = log.as_deref_mut() {
-            if let Err(e) = serde_json::to_writer(&mut *f, p).map_err(std::io::Error::from).and_then(|_| writeln!(f)) {
-                failure = Some(e);
-            }
-        }
+        bar.suspend(|| eprintln!("{}", pass_line(name, p)));
     }, &|| false);
     bar.finish_and_clear();
-    if let Some(e) = failure {
-        return Err(anyhow!("could not write the metrics log: {e}"));
-    }
-    Ok((best, m))
+    fitted
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -80,18 +75,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
             bar.set_position((fraction * 1000.0) as u64);
             bar.set_message(text);
         }
-        TrainEvent::Pass(p) => bar.suspend(|| {
-            eprintln!(
-                "  {name}: pass {:>2}  train loss {:.4}  VAL loss {:.4}  top-1 {:.1}%  good {:.1}%  step {:.1e}{}",
-                p.pass,
-                p.train_loss,
-                p.val.loss,
-                100.0 * p.val.top1,
-                100.0 * p.val.good,
-                p.learning_rate,
-                if p.improved { "" } else { "  (no better: step halved)" }
-            )
-        }),
+        TrainEvent::Pass(p) => bar.suspend(|| eprintln!("{}", pass_line(name, &p))),
         TrainEvent::Done { .. } | TrainEvent::Stopped => {}
     })?;
     bar.finish_and_clear();
@@ -128,12 +112,12 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let fly_m = evaluate(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
-    let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t), None)?;
+    let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t));
     let blind_m = evaluate(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
     let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
-    let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t), None)?;
+    let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t));
     let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, hold_rows)?;
@@ -360,19 +344,15 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     let anchor_elo = Engine::start(&stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64;
     let spec = crate::cli::spec(which)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    // Every fly of this brain, the user's first (a shipped fly of the same name is shadowed).
     let mut readouts = std::collections::BTreeMap::new();
-    for dir in [data.join("flies"), fly::shipped_dir()] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
-        paths.sort();
-        for p in paths {
-            match Fly::load(&p) {
-                Ok(f) if f.meta.brain_checksum == loaded.checksum => {
-                    readouts.entry(f.meta.name.clone()).or_insert(f.readout);
-                }
-                Ok(_) => {}
-                Err(e) => eprintln!("skipping {}: {e}", p.display()),
+    for name in flychess::ui::list_flies(data) {
+        match fly::find(&name, data).and_then(|p| Fly::load(&p)) {
+            Ok(f) if f.meta.brain_checksum == loaded.checksum => {
+                readouts.insert(f.meta.name.clone(), f.readout);
             }
+            Ok(_) => {}
+            Err(e) => eprintln!("skipping fly {name}: {e}"),
         }
     }
     if readouts.is_empty() {
@@ -429,7 +409,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         "ratings": ratings,
     });
     let text = serde_json::to_string_pretty(&report)?;
-    crate::cli::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
+    flychess_sim::connectome::brain_file::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
     if json {
         println!("{text}");
     } else {
@@ -506,7 +486,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     let path = data.join("imagination.json");
     let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     all.insert(name.to_string(), report.clone());
-    crate::cli::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

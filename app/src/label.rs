@@ -158,7 +158,7 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                 }
             }
             let text: String = good.iter().map(|l| format!("{l}\n")).collect();
-            crate::ui::play::save_atomically(out, &text)?;
+            flychess_sim::connectome::brain_file::write_atomically(out, text.as_bytes())?;
             good.len()
         }
         Err(_) => 0,

@@ -247,7 +247,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         hold: None,
         finished: false,
     };
-    crate::ui::play::save_atomically(&info_path, &serde_json::to_string_pretty(&info)?)?;
+    flychess_sim::connectome::brain_file::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
     let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
         name: job.name.clone(),
@@ -299,7 +299,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     f.save(&path)?;
     info.hold = Some(hold);
     info.finished = true;
-    crate::ui::play::save_atomically(&info_path, &serde_json::to_string_pretty(&info)?)?;
+    flychess_sim::connectome::brain_file::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let _ = std::fs::remove_file(&checkpoint);
     events(TrainEvent::Done { fly: path, hold, val });
     Ok(Some(f))

@@ -668,11 +668,9 @@ impl BrainView {
         target.render(&rs.device, &rs.queue, &cloud, &view, Rates::Uploaded, step, bg);
         let pixels = target.read(&rs.device, &rs.queue).map_err(|e| anyhow::anyhow!(e))?;
         let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let tmp = tempfile::Builder::new().suffix(".png").tempfile_in(dir)?;
-        img.save(tmp.path())?;
-        tmp.persist(path).map_err(|e| e.error)?;
+        let mut png = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut png, image::ImageFormat::Png)?;
+        flychess_sim::connectome::brain_file::write_atomically(path, &png.into_inner())?;
         Ok(())
     }
 
@@ -739,7 +737,7 @@ impl BrainView {
             let exportable = !self.selection.is_empty() || self.selected.is_some();
             if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
                 self.status = match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
-                    Some(path) => match crate::ui::play::save_atomically(&path, &self.partners_csv(connectome, brain)) {
+                    Some(path) => match flychess_sim::connectome::brain_file::write_atomically(&path, self.partners_csv(connectome, brain).as_bytes()) {
                         Ok(()) => format!("Saved {}", path.display()),
                         Err(e) => format!("Could not save: {e}"),
                     },
@@ -749,7 +747,7 @@ impl BrainView {
             if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
                 let path = export_path(data, "partners", "csv");
                 let csv = self.partners_csv(connectome, brain);
-                self.status = match std::fs::create_dir_all(path.parent().expect("a folder")).and_then(|_| crate::ui::play::save_atomically(&path, &csv)) {
+                self.status = match flychess_sim::connectome::brain_file::write_atomically(&path, csv.as_bytes()) {
                     Ok(()) => format!("Saved {}", path.display()),
                     Err(e) => format!("Could not save: {e}"),
                 };

@@ -553,22 +553,6 @@ impl FlyChessApp {
             self.flies = list_flies(&self.launch.data);
         }
         self.apply_launch_moves();
-        let checksum = self.ready().map(|b| b.checksum.clone());
-        {
-            let mut cx = PlayContext {
-                thinker: self.thinker.as_ref(),
-                grader: self.grader.as_ref(),
-                grader_status: &self.grader_status,
-                speaker: &mut self.speaker,
-                theme: self.settings.board_theme,
-                flies: &self.playable,
-                ratings: &self.ratings,
-                data: &self.launch.data,
-                brain_checksum: checksum.as_deref(),
-                animate: self.settings.animate,
-            };
-            self.play.update(&ctx, &mut cx, grades, hints);
-        }
         self.take_screenshot(&ctx);
         egui::Panel::left("tabs").exact_size(104.0).resizable(false).show(ui, |ui| {
             ui.add_space(8.0);
@@ -581,25 +565,28 @@ impl FlyChessApp {
                 self.provenance_badge(ui);
             });
         });
-        if self.ready().is_none() {
+        // The game goes on whichever tab is shown (the fly moves, grades arrive); one context per
+        // frame serves the update and the Play tab.
+        let ready = self.ready().cloned();
+        let mut cx = PlayContext {
+            thinker: self.thinker.as_ref(),
+            grader: self.grader.as_ref(),
+            grader_status: &self.grader_status,
+            speaker: &mut self.speaker,
+            theme: self.settings.board_theme,
+            flies: &self.playable,
+            ratings: &self.ratings,
+            data: &self.launch.data,
+            brain_checksum: ready.as_ref().map(|r| r.checksum.as_str()),
+            animate: self.settings.animate,
+        };
+        self.play.update(&ctx, &mut cx, grades, hints);
+        if ready.is_none() {
             egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
             return;
         }
         match self.tab {
             Tab::Play => {
-                let ready = self.ready().cloned();
-                let mut cx = PlayContext {
-                    thinker: self.thinker.as_ref(),
-                    grader: self.grader.as_ref(),
-                    grader_status: &self.grader_status,
-                    speaker: &mut self.speaker,
-                    theme: self.settings.board_theme,
-                    flies: &self.playable,
-                    ratings: &self.ratings,
-                    data: &self.launch.data,
-                    brain_checksum: checksum.as_deref(),
-                    animate: self.settings.animate,
-                };
                 let view = &mut self.brain_view;
                 let mut card = |ui: &mut egui::Ui, play: &PlayTab| {
                     if let (Some(r), Some(v)) = (&ready, view.as_mut()) {

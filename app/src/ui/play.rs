@@ -685,7 +685,7 @@ impl PlayTab {
         });
         ui.horizontal(|ui| {
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Save PGN")).clicked() {
-                self.status = match save_atomically(&PathBuf::from(&self.pgn_path), &self.pgn()) {
+                self.status = match flychess_sim::connectome::brain_file::write_atomically(&PathBuf::from(&self.pgn_path), self.pgn().as_bytes()) {
                     Ok(()) => format!("Saved {}", self.pgn_path),
                     Err(e) => format!("Could not save {}: {e}", self.pgn_path),
                 };
@@ -820,11 +820,3 @@ pub fn verdict_colour(v: Verdict) -> Color32 {
     }
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder, renamed over it.
-pub fn save_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
