@@ -2,7 +2,9 @@
 //! for the whole batch: a receiving neuron's row is walked once and every sender's rates of all
 //! positions (contiguous in the batch-inner layout) are gathered with one weight. Rows are split
 //! into blocks that threads take in order, and within a row the sum runs in edge order, so the
-//! result is bit-for-bit the same for any batch size and thread count.
+//! result is bit-for-bit the same for any batch size and thread count. Senders are read as 16-bit
+//! offsets within 65,536-neuron banks (`SenderBanks`), the first step (all rates 0) skips the
+//! connections, and every batch size up to 32 has its own register-resident kernel.
 //!
 //! Every operation is a plain IEEE multiply or add (never fused), in the same order as
 //! `shaders/brain_step.wgsl`: WGSL leaves the precision of `fma` to the driver (Mesa lavapipe does
@@ -80,80 +82,149 @@ fn activate_with(leak: f32, beta: f32, mu: f32, gain: f32, u: f32, r_prev: f32) 
     madd(leak, tanh_relu_with(z), (1.0 - leak) * r_prev)
 }
 
+/// The CPU engine's copy of the senders: each sender index kept as its low 16 bits, and every row
+/// cut into banks where the high bits change (bank k holds senders k·65536 ..). Senders are sorted
+/// within a row (`Brain::from_parts` makes sure), so walking the banks in order is walking the row in
+/// edge order: the same sums, bit for bit, from 6 bytes per connection instead of 8 (the CSR is
+/// streamed from memory once per step, which is what bounds a single position).
+#[derive(Clone, Debug)]
+pub struct SenderBanks {
+    /// Banks per row: ⌈neurons / 65536⌉ (3 for the MaleCNS).
+    pub banks: usize,
+    /// Bank k of row j is `low[start[j·banks + k] .. start[j·banks + k + 1]]`.
+    pub start: Vec<u32>,
+    pub low: Vec<u16>,
+}
+
+impl SenderBanks {
+    pub fn new(neurons: usize, row_start: &[u32], pre: &[u32]) -> SenderBanks {
+        let banks = neurons.div_ceil(1 << 16).max(1);
+        let mut start = Vec::with_capacity(neurons * banks + 1);
+        for j in 0..neurons {
+            let (s, e) = (row_start[j] as usize, row_start[j + 1] as usize);
+            let row = &pre[s..e];
+            for k in 0..banks {
+                start.push((s + row.partition_point(|&p| ((p >> 16) as usize) < k)) as u32);
+            }
+        }
+        start.push(pre.len() as u32);
+        SenderBanks { banks, start, low: pre.iter().map(|&p| p as u16).collect() }
+    }
+}
+
 /// One row for a batch of exactly B positions: the accumulators stay in registers.
 #[inline(always)]
-fn row<const B: usize>(pre: &[u32], weight: &[f32], r_prev: &[f32], acc: &mut [f32; B]) {
+fn row<const B: usize>(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &mut [f32; B]) {
     let mut a = *acc;
-    for (&p, &w) in pre.iter().zip(weight) {
-        let base = p as usize * B;
-        let src: &[f32; B] = r_prev[base..base + B].try_into().expect("B rates");
-        for i in 0..B {
-            a[i] = madd(src[i], w, a[i]);
+    let bounds = &banks.start[j * banks.banks..=(j + 1) * banks.banks];
+    for (k, edges) in bounds.windows(2).enumerate() {
+        let (s, e) = (edges[0] as usize, edges[1] as usize);
+        let high = k << 16;
+        for (&low, &w) in banks.low[s..e].iter().zip(&weight[s..e]) {
+            let base = (high | low as usize) * B;
+            let src: &[f32; B] = r_prev[base..base + B].try_into().expect("B rates");
+            for i in 0..B {
+                a[i] = madd(src[i], w, a[i]);
+            }
         }
     }
     *acc = a;
 }
 
+/// The same for any batch size (the accumulators live in memory).
 #[inline(always)]
-fn gather(brain: &Brain, j: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, acc: &mut [f32]) {
+fn row_any(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &mut [f32]) {
+    let batch = acc.len();
+    let bounds = &banks.start[j * banks.banks..=(j + 1) * banks.banks];
+    for (k, edges) in bounds.windows(2).enumerate() {
+        let (s, e) = (edges[0] as usize, edges[1] as usize);
+        let high = k << 16;
+        for (&low, &w) in banks.low[s..e].iter().zip(&weight[s..e]) {
+            let base = (high | low as usize) * batch;
+            for (a, &r) in acc.iter_mut().zip(&r_prev[base..base + batch]) {
+                *a = madd(r, w, *a);
+            }
+        }
+    }
+}
+
+/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
+#[inline(always)]
+fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, acc: &mut [f32]) {
     let slot = brain.eye_slot[j];
     if slot == NO_EYE {
         acc.fill(0.0);
     } else {
         acc.copy_from_slice(&x_eye[slot as usize * batch..(slot as usize + 1) * batch]);
     }
-    let (start, end) = (brain.row_start[j] as usize, brain.row_start[j + 1] as usize);
-    let (pre, weight) = (&brain.pre[start..end], &brain.weight[start..end]);
+    // With all previous rates at +0 every product is ±0 and adding it leaves the sum's bits as they
+    // are (the eye's input is never −0), so the first step skips the connections altogether.
+    let Some(r_prev) = r_prev else { return };
+    let (banks, weight) = (&brain.banks, &brain.weight[..]);
     macro_rules! fixed {
-        ($b:literal) => {
-            row::<$b>(pre, weight, r_prev, acc.try_into().expect("batch-sized slice"))
+        ($($b:literal)*) => {
+            match batch {
+                $($b => row::<$b>(banks, j, weight, r_prev, acc.try_into().expect("batch-sized slice")),)*
+                _ => row_any(banks, j, weight, r_prev, acc),
+            }
         };
     }
-    match batch {
-        1 => fixed!(1),
-        2 => fixed!(2),
-        4 => fixed!(4),
-        8 => fixed!(8),
-        16 => fixed!(16),
-        32 => fixed!(32),
-        64 => fixed!(64),
-        128 => fixed!(128),
-        _ => {
-            for (&p, &w) in pre.iter().zip(weight) {
-                let src = &r_prev[p as usize * batch..(p as usize + 1) * batch];
-                for (a, &r) in acc.iter_mut().zip(src) {
-                    *a = madd(r, w, *a);
+    fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 40 48 64 128);
+}
+
+/// The new rates of rows `first..` of a block from their inputs `u` (in place). For one position
+/// the rows are contiguous, so the nonlinearity runs over the block in vector lanes too.
+#[inline(always)]
+fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, batch: usize, u: &mut [f32]) {
+    let (mu, gain) = brain.step_constants(t);
+    let (leak, beta) = (brain.params.leak, brain.params.beta);
+    let rows = u.len() / batch;
+    let (mu, gain) = (&mu[first..first + rows], &gain[first..first + rows]);
+    match r_prev {
+        Some(r_prev) if batch == 1 => {
+            for (((v, &rp), &m), &g) in u.iter_mut().zip(&r_prev[first..first + rows]).zip(mu).zip(gain) {
+                *v = activate_with(leak, beta, m, g, *v, rp);
+            }
+        }
+        Some(r_prev) => {
+            for (k, row) in u.chunks_exact_mut(batch).enumerate() {
+                let prev = &r_prev[(first + k) * batch..(first + k + 1) * batch];
+                for (v, &rp) in row.iter_mut().zip(prev) {
+                    *v = activate_with(leak, beta, mu[k], gain[k], *v, rp);
+                }
+            }
+        }
+        None => {
+            for (k, row) in u.chunks_exact_mut(batch).enumerate() {
+                for v in row.iter_mut() {
+                    *v = activate_with(leak, beta, mu[k], gain[k], *v, 0.0);
                 }
             }
         }
     }
 }
 
-/// Rows `first..` of one block (`out` holds them, batch-inner).
+/// Rows `first..` of one block (`out` holds them, batch-inner): every row's input first, then the
+/// nonlinearity over the whole block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, out: &mut [f32]) {
-    let (mu, gain) = brain.step_constants(t);
-    let (leak, beta) = (brain.params.leak, brain.params.beta);
+fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, out: &mut [f32]) {
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
-        let j = first + k;
-        gather(brain, j, r_prev, x_eye, batch, acc);
-        if stage == Stage::Full {
-            let prev = &r_prev[j * batch..(j + 1) * batch];
-            for (v, &rp) in acc.iter_mut().zip(prev) {
-                *v = activate_with(leak, beta, mu[j], gain[j], *v, rp);
-            }
-        }
+        gather(brain, first + k, r_prev, x_eye, batch, acc);
+    }
+    if stage == Stage::Full {
+        activate_rows(brain, t, first, r_prev, batch, out);
     }
 }
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, out: &mut [f32]) {
+unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, out: &mut [f32]) {
     block(brain, t, stage, first, r_prev, x_eye, batch, out)
 }
 
-fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: &[f32], x_eye: &[f32], batch: usize, out: &mut [f32]) {
+/// `r_prev: None` means every previous rate is 0 (the first step).
+fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, out: &mut [f32]) {
     let avx2 = has_avx2();
     out.par_chunks_mut(BLOCK * batch).enumerate().for_each(|(b, chunk)| {
         if avx2 {
@@ -165,9 +236,9 @@ fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: &[f32], x_eye: &[f32], ba
     });
 }
 
-/// u = W r + x for every neuron of a batch: `u[neuron · batch + b]` (`t` only names the step).
+/// u = W r + x for every neuron of a batch: `u[neuron · batch + b]`.
 pub fn input_sum(brain: &Brain, r_prev: &[f32], x_eye: &[f32], batch: usize, u: &mut [f32]) {
-    rows(brain, 0, Stage::InputOnly, r_prev, x_eye, batch, u);
+    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, u);
 }
 
 /// r_new from u (in place: `u` becomes the new rates) at step `t`.
@@ -178,32 +249,19 @@ pub fn activate(brain: &Brain, t: usize, r_prev: &[f32], batch: usize, u: &mut [
             // SAFETY: the CPU was checked to have AVX2.
             unsafe { activate_block_avx2(brain, t, b * BLOCK, r_prev, batch, chunk) }
         } else {
-            activate_block(brain, t, b * BLOCK, r_prev, batch, chunk)
+            activate_rows(brain, t, b * BLOCK, Some(r_prev), batch, chunk)
         }
     });
 }
 
-#[inline(always)]
-fn activate_block(brain: &Brain, t: usize, first: usize, r_prev: &[f32], batch: usize, chunk: &mut [f32]) {
-    let (mu, gain) = brain.step_constants(t);
-    let (leak, beta) = (brain.params.leak, brain.params.beta);
-    for (k, row) in chunk.chunks_exact_mut(batch).enumerate() {
-        let j = first + k;
-        let prev = &r_prev[j * batch..(j + 1) * batch];
-        for (v, &rp) in row.iter_mut().zip(prev) {
-            *v = activate_with(leak, beta, mu[j], gain[j], *v, rp);
-        }
-    }
-}
-
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
 unsafe fn activate_block_avx2(brain: &Brain, t: usize, first: usize, r_prev: &[f32], batch: usize, chunk: &mut [f32]) {
-    activate_block(brain, t, first, r_prev, batch, chunk)
+    activate_rows(brain, t, first, Some(r_prev), batch, chunk)
 }
 
 /// One fused step: r_new = f(W r_prev + x).
 pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, r_new: &mut [f32]) {
-    rows(brain, t, Stage::Full, r_prev, x_eye, batch, r_new);
+    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, r_new);
 }
 
 /// All 12 steps of a batch of boards, every step kept (what the viewer replays).
@@ -212,11 +270,10 @@ pub fn think(brain: &Brain, boards: &[Planes]) -> Rates {
     let n = brain.neurons;
     let x = brain.eye_input(boards);
     let mut data = vec![0f32; STEPS * n * batch];
-    let zeros = vec![0f32; n * batch];
     for t in 0..STEPS {
         let (done, rest) = data.split_at_mut(t * n * batch);
-        let prev: &[f32] = if t == 0 { &zeros } else { &done[(t - 1) * n * batch..] };
-        step(brain, t, prev, &x, batch, &mut rest[..n * batch]);
+        let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
+        rows(brain, t, Stage::Full, prev, &x, batch, &mut rest[..n * batch]);
     }
     Rates { batch, neurons: n, data }
 }
@@ -230,7 +287,7 @@ pub fn run(brain: &Brain, boards: &[Planes], mut visit: impl FnMut(usize, &[f32]
     let mut prev = vec![0f32; n * batch];
     let mut next = vec![0f32; n * batch];
     for t in 0..STEPS {
-        step(brain, t, &prev, &x, batch, &mut next);
+        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), &x, batch, &mut next);
         visit(t, &next);
         std::mem::swap(&mut prev, &mut next);
     }
@@ -238,7 +295,27 @@ pub fn run(brain: &Brain, boards: &[Planes], mut visit: impl FnMut(usize, &[f32]
 
 #[cfg(test)]
 mod tests {
-    use super::tanh_relu;
+    use super::{tanh_relu, SenderBanks};
+
+    #[test]
+    fn sender_banks_give_back_every_sender_in_row_order() {
+        // Three rows over 200,000 neurons: one spanning all four banks, one empty, one in bank 2.
+        let pre = vec![3, 65_535, 65_536, 140_000, 199_999, 131_072, 131_073];
+        let row_start = vec![0, 5, 5, 7];
+        let mut rows = vec![0; 200_000 - 3];
+        rows.fill(7);
+        let row_start: Vec<u32> = row_start.into_iter().chain(rows).collect();
+        let banks = SenderBanks::new(200_000, &row_start, &pre);
+        assert_eq!(banks.banks, 4);
+        for j in 0..3 {
+            let mut back = Vec::new();
+            for k in 0..banks.banks {
+                let (s, e) = (banks.start[j * 4 + k] as usize, banks.start[j * 4 + k + 1] as usize);
+                back.extend(banks.low[s..e].iter().map(|&l| (k as u32) << 16 | l as u32));
+            }
+            assert_eq!(back, pre[row_start[j] as usize..row_start[j + 1] as usize], "row {j}");
+        }
+    }
 
     #[test]
     fn tanh_relu_matches_f64_everywhere() {

@@ -77,6 +77,8 @@ pub struct Brain {
     homeostasis: Homeostasis,
     /// α / σₜ per step and neuron, worked out once so every engine multiplies by the same number.
     gain: Vec<f32>,
+    /// The senders as the CPU engine reads them (see `cpu::SenderBanks`).
+    pub(crate) banks: cpu::SenderBanks,
 }
 
 impl Brain {
@@ -86,7 +88,20 @@ impl Brain {
         Brain::from_parts(c.neurons.len(), c.inputs.row_start.clone(), c.inputs.pre.clone(), weight, c.eye.cells.clone())
     }
 
-    pub fn from_parts(neurons: usize, row_start: Vec<u32>, pre: Vec<u32>, weight: Vec<f32>, eye: Vec<EyeCell>) -> Brain {
+    /// A brain from its CSR (each row's connections are put in sender order, which every engine
+    /// sums in).
+    pub fn from_parts(neurons: usize, row_start: Vec<u32>, mut pre: Vec<u32>, mut weight: Vec<f32>, eye: Vec<EyeCell>) -> Brain {
+        for j in 0..neurons {
+            let r = row_start[j] as usize..row_start[j + 1] as usize;
+            if !pre[r.clone()].is_sorted() {
+                let mut edges: Vec<(u32, f32)> = pre[r.clone()].iter().copied().zip(weight[r.clone()].iter().copied()).collect();
+                edges.sort_by_key(|e| e.0);
+                for (k, (p, w)) in r.zip(edges) {
+                    (pre[k], weight[k]) = (p, w);
+                }
+            }
+        }
+        let banks = cpu::SenderBanks::new(neurons, &row_start, &pre);
         let mut eye_slot = vec![NO_EYE; neurons];
         for (i, c) in eye.iter().enumerate() {
             eye_slot[c.neuron as usize] = i as u32;
@@ -101,6 +116,7 @@ impl Brain {
             params: Params::default(),
             gain: vec![Params::default().alpha; STEPS * neurons],
             homeostasis: Homeostasis::neutral(neurons),
+            banks,
         }
     }
 
@@ -159,5 +175,24 @@ impl Rates {
     /// All 12 steps of one position, `[step · neurons + neuron]`: what the viewer replays.
     pub fn position(&self, b: usize) -> Vec<f32> {
         (0..STEPS).flat_map(|t| (0..self.neurons).map(move |j| (t, j))).map(|(t, j)| self.at(t, j, b)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_summed_in_sender_order_whatever_order_they_came_in() {
+        // Neuron 2 hears 0 and 1 (given in reverse order); 0 is an eye cell.
+        let eye = vec![EyeCell { neuron: 0, square: 0, role: crate::eye::EyeRole::Own }];
+        let sorted = Brain::from_parts(3, vec![0, 0, 0, 2], vec![0, 1], vec![0.5, -0.25], eye.clone());
+        let reversed = Brain::from_parts(3, vec![0, 0, 0, 2], vec![1, 0], vec![-0.25, 0.5], eye);
+        assert_eq!((reversed.pre.clone(), reversed.weight.clone()), (sorted.pre.clone(), sorted.weight.clone()));
+        let mut board = [[false; 64]; 12];
+        board[0][0] = true;
+        let (seen, blank) = (cpu::think(&sorted, &[board]), cpu::think(&sorted, &[[[false; 64]; 12]]));
+        assert_eq!(seen, cpu::think(&reversed, &[board]));
+        assert_ne!(seen.at(2, 2, 0), blank.at(2, 2, 0), "the board reaches neuron 2");
     }
 }
