@@ -45,7 +45,7 @@ fn pass_line(name: &str, p: &PassRecord) -> String {
 }
 
 /// Fits with a pass-by-pass progress line (the controls `eval` fits beside a fly).
-fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> (Readout, Metrics) {
+fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> Result<(Readout, Metrics)> {
     let bar = ProgressBar::new(options.max_passes as u64);
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());
@@ -54,7 +54,7 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
         bar.suspend(|| eprintln!("{}", pass_line(name, p)));
     }, &|| false);
     bar.finish_and_clear();
-    fitted
+    Ok(fitted?)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -81,7 +81,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
     bar.finish_and_clear();
     let f = fly.ok_or_else(|| anyhow!("the run was stopped"))?;
     if ship {
-        f.save(&fly::shipped_dir().join(format!("{name}.fly")))?;
+        f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     let (val, hold) = (f.meta.val.unwrap_or_default(), f.meta.hold.unwrap_or_default());
     println!(
@@ -112,12 +112,12 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let fly_m = evaluate(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
-    let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t));
+    let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
     let blind_m = evaluate(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
     let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
-    let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t));
+    let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t))?;
     let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, hold_rows)?;
@@ -196,7 +196,7 @@ pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Resul
     let path = data.join("flies").join(format!("{name}.fly"));
     f.save(&path)?;
     if ship {
-        f.save(&fly::shipped_dir().join(format!("{name}.fly")))?;
+        f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     println!("saved the newborn fly {}", path.display());
     Ok(())

@@ -1,8 +1,9 @@
 //! The fly thinks off the UI thread. A worker thread owns the calibrated brain and answers think
 //! requests over crossbeam channels: the 12 steps for the position (every step's rates kept for
 //! the brain view), the readout's policy over the legal moves and its value, the move it plays
-//! (repetition-avoiding; with imagination, the one-move look-ahead of `sim::play::imagine`), and
-//! what it expects the opponent to play next. The 12 steps run on the CPU engine, or on the GPU
+//! (repetition-avoiding; with imagination, the one-move look-ahead of `sim::play::look_ahead`), and
+//! what it expects the opponent to play next (read from the look-ahead's board after the chosen
+//! move when imagination has thought it, else one more think). The 12 steps run on the CPU engine, or on the GPU
 //! engine when it shares the window's device (a real GPU): then the view draws straight from the
 //! engine's rates buffer. Requests carry an id; the window ignores answers to
 //! requests it no longer wants (a takeback or new game mid-think). When the window goes, the
@@ -18,7 +19,7 @@ use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{cpu, Brain};
 use flychess_sim::chess::planes;
 use flychess_sim::fly::Fly;
-use flychess_sim::play::imagine;
+use flychess_sim::play::look_ahead;
 use flychess_sim::readout::{choose, descending_features, policy, think_features, Policy};
 
 pub struct ThinkRequest {
@@ -86,16 +87,23 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
     let p = policy(pos, &heads);
     let (index, skipped) = choose(pos, &p, &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
-    let chosen = match request.imagination {
-        Some(w) => imagine(brain, readout, descending, pos, &p, &request.earlier, w),
-        None => p.moves[index],
+    let (chosen, seen) = match request.imagination {
+        Some(w) => {
+            let seen = look_ahead(brain, readout, descending, pos, &p, &request.earlier);
+            (p.moves[seen.pick(w)], Some(seen))
+        }
+        None => (p.moves[index], None),
     };
     let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
     let mut after = pos.clone();
     after.play_unchecked(chosen);
     let expects = (!after.legal_moves().is_empty()).then(|| {
-        let f = think_features(brain, &[planes(&after)], descending, &readout.read_steps);
-        policy(&after, &readout.heads(&f[0]))
+        // Imagination has already thought the board after the chosen move.
+        let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k));
+        match imagined {
+            Some(f) => policy(&after, &readout.heads(f)),
+            None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
+        }
     });
     Some(Thought {
         id: request.id,

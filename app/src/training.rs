@@ -233,7 +233,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     events(TrainEvent::Stage { text: "fitting the blind baseline (no brain, move popularity only)".into(), fraction: 0.0 });
     let blind = match previous.as_ref().filter(|_| resumable).and_then(|p| p.blind) {
         Some(b) => b,
-        None => fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &job.options, &mut |_, _| {}, &|| false).1,
+        None => fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &job.options, &mut |_, _| {}, &|| false)?.1,
     };
     let mut info = RunInfo {
         name: job.name.clone(),
@@ -285,7 +285,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             events(TrainEvent::Pass(p));
         },
         &|| controls.should_stop(),
-    );
+    )?;
     if let Some(e) = failure {
         return Err(anyhow!("could not record the run: {e}"));
     }

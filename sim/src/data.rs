@@ -212,9 +212,10 @@ impl Dataset {
     }
 }
 
-/// The labelled positions shipped with the project (from ../shared/data, converted and committed).
+/// The labelled positions shipped with the project (from ../shared/data, converted and committed;
+/// embedded in the binary and written out by `shipped`).
 pub fn shipped_path() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join("positions.flyd")
+    crate::shipped::dir().join("positions.flyd")
 }
 
 #[cfg(test)]

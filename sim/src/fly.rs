@@ -56,9 +56,9 @@ impl Fly {
     }
 }
 
-/// The flies shipped with the project.
+/// The flies shipped with the project (embedded in the binary and written out by `shipped`).
 pub fn shipped_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("models")
+    crate::shipped::dir().join("flies")
 }
 
 /// Finds a fly by name: the user's flies first, then the shipped ones.

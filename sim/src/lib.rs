@@ -5,6 +5,7 @@
 //! built (see ARCHITECTURE.md for the whole data flow).
 
 pub mod brain;
+pub mod burn_fit;
 pub mod cache;
 pub mod calibrate;
 pub mod chess;
@@ -20,6 +21,7 @@ pub mod ladder;
 pub mod play;
 pub mod rating;
 pub mod readout;
+pub mod shipped;
 pub mod store;
 pub mod train;
 

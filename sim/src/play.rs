@@ -58,14 +58,14 @@ impl Player<'_> {
         Ok(match self {
             Player::Random(d) => moves[d.below(moves.len())],
             Player::Greedy(d) => greedy(pos, &moves, d),
-            Player::Fly { brain, readout, descending, imagination } => {
+            Player::Fly { brain, readout, descending, imagination: Some(w) } => {
+                let (p, seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
+                p.moves[seen.pick(*w)]
+            }
+            Player::Fly { brain, readout, descending, imagination: None } => {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
-                let heads = readout.heads(&features[0]);
-                let p = policy(pos, &heads);
-                match imagination {
-                    Some(w) => imagine(brain, readout, descending, pos, &p, earlier, *w),
-                    None => p.moves[choose(pos, &p, earlier).expect("a position in play has legal moves").0],
-                }
+                let p = policy(pos, &readout.heads(&features[0]));
+                p.moves[choose(pos, &p, earlier).expect("a position in play has legal moves").0]
             }
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {
@@ -92,21 +92,47 @@ pub struct LookAhead {
     pub draws: Vec<bool>,
     pub repeats: Vec<bool>,
     pub mate: Option<usize>,
+    /// The DN features of each board after (empty when a move mates): what the app reads the
+    /// opponent's expected reply from without thinking that board again.
+    pub features: Vec<Vec<f32>>,
 }
 
 pub fn look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64]) -> LookAhead {
-    let afters: Vec<Chess> = p.moves.iter().map(|m| {
+    let afters = boards_after(pos, &p.moves);
+    look_ahead_with(&afters, p, earlier, || think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps))
+        .with_values(readout)
+}
+
+/// The fly's policy and its look-ahead from one batch through the brain: the position itself and
+/// the board after each of its legal moves think together (one board more in the batch costs far
+/// less than a think of its own).
+pub fn think_and_look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, earlier: &[u64]) -> (crate::readout::Policy, LookAhead) {
+    let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+    let afters = boards_after(pos, &moves);
+    let mate = afters.iter().any(|a| a.is_checkmate());
+    let boards: Vec<_> = std::iter::once(pos).chain(if mate { &afters[..0] } else { &afters[..] }).map(planes).collect();
+    let mut features = think_features(brain, &boards, descending, &readout.read_steps);
+    let p = policy(pos, &readout.heads(&features[0]));
+    debug_assert!(p.moves == moves, "the policy lists the legal moves in generation order");
+    let after_features = features.split_off(1);
+    let seen = look_ahead_with(&afters, &p, earlier, || after_features).with_values(readout);
+    (p, seen)
+}
+
+/// The board after each move.
+fn boards_after(pos: &Chess, moves: &[Move]) -> Vec<Chess> {
+    moves.iter().map(|m| {
         let mut a = pos.clone();
         a.play_unchecked(*m);
         a
-    }).collect();
+    }).collect()
+}
+
+/// The look-ahead of `p` over `afters` (the boards after its moves, in its order) with their DN
+/// features from `think` (not called when a move mates: the mate is played, values are not needed).
+fn look_ahead_with(afters: &[Chess], p: &crate::readout::Policy, earlier: &[u64], think: impl FnOnce() -> Vec<Vec<f32>>) -> LookAhead {
     let mate = afters.iter().position(|a| a.is_checkmate());
-    let ours: Vec<f32> = if mate.is_some() {
-        vec![0.0; afters.len()]
-    } else {
-        let features = think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
-        features.iter().map(|d| -readout.heads(d).value).collect()
-    };
+    let features = if mate.is_some() { Vec::new() } else { think() };
     let draws = afters
         .iter()
         .map(|a| {
@@ -115,10 +141,16 @@ pub fn look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Ch
         })
         .collect();
     let repeats = afters.iter().map(|a| earlier.contains(&position_key(a))).collect();
-    LookAhead { probability: p.probability.clone(), ours, draws, repeats, mate }
+    LookAhead { probability: p.probability.clone(), ours: Vec::new(), draws, repeats, mate, features }
 }
 
 impl LookAhead {
+    /// Fills `ours` from the features (zeros when a move mates: the mate is played).
+    fn with_values(mut self, readout: &Readout) -> LookAhead {
+        self.ours = if self.features.is_empty() { vec![0.0; self.probability.len()] } else { self.features.iter().map(|d| -readout.heads(d).value).collect() };
+        self
+    }
+
     /// The move imagination plays with weight `w` (∞: the value decides, the probability breaks
     /// ties). A mate is played. A move that ends the game in a rules draw scores exactly a draw,
     /// and is dropped when a move that does not draw looks good for the fly (its value after
@@ -146,11 +178,6 @@ impl LookAhead {
             .or_else(|| (0..n).max_by(better))
             .expect("a position in play has legal moves")
     }
-}
-
-/// One-move imagination with weight `w`: `look_ahead` then `LookAhead::pick`.
-pub fn imagine(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64], w: f32) -> Move {
-    p.moves[look_ahead(brain, readout, descending, pos, p, earlier).pick(w)]
 }
 
 fn value(role: Role) -> f64 {

@@ -7,13 +7,15 @@
 //!
 //! The same fit serves the controls: the blind baseline (no input at all: only the biases learn
 //! from/to/promotion popularity) and the board-linear readout (the 768 board planes as input).
-//! The gradient is written out by hand (the model is one linear layer and a softmax over legal
-//! moves) and checked against finite differences in the tests.
+//! The steps run on burn (autodiff and Adam on the ndarray backend, `burn_fit`); the gradient is
+//! also written out by hand here (the model is one linear layer and a softmax over legal moves),
+//! checked against finite differences, and burn's gradient is checked against it.
 
 use rayon::prelude::*;
 use shakmaty::Position;
 use serde::{Deserialize, Serialize};
 
+use crate::burn_fit::BurnFit;
 use crate::chess::{planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
@@ -156,7 +158,8 @@ pub fn evaluate(r: &Readout, x: &[f32], targets: &[Target]) -> Metrics {
     }
 }
 
-/// Mean loss and its gradient (weights, biases) over a batch.
+/// Mean loss and its gradient (weights, biases) over a batch, written out by hand: the reference the
+/// burn fit (`burn_fit`) is tested against.
 pub fn gradient(r: &Readout, x: &[f32], targets: &[Target]) -> (f64, Vec<f32>, Vec<f32>) {
     let d = r.inputs;
     let zero = || (0f64, vec![0f32; OUTPUTS * d], vec![0f32; OUTPUTS]);
@@ -229,40 +232,10 @@ pub struct PassRecord {
     pub seconds: f64,
 }
 
-/// Adam state.
-struct Adam {
-    m_w: Vec<f32>,
-    v_w: Vec<f32>,
-    m_b: Vec<f32>,
-    v_b: Vec<f32>,
-    t: i32,
-}
-
-impl Adam {
-    fn new(w: usize, b: usize) -> Adam {
-        Adam { m_w: vec![0.0; w], v_w: vec![0.0; w], m_b: vec![0.0; b], v_b: vec![0.0; b], t: 0 }
-    }
-    fn step(&mut self, r: &mut Readout, gw: &[f32], gb: &[f32], lr: f32) {
-        const B1: f32 = 0.9;
-        const B2: f32 = 0.999;
-        const EPS: f32 = 1e-8;
-        self.t += 1;
-        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
-        let update = |p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]| {
-            p.par_iter_mut().zip(g).zip(m.par_iter_mut().zip(v.par_iter_mut())).for_each(|((p, &g), (m, v))| {
-                *m = B1 * *m + (1.0 - B1) * g;
-                *v = B2 * *v + (1.0 - B2) * g * g;
-                *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPS);
-            });
-        };
-        update(&mut r.weights, gw, &mut self.m_w, &mut self.v_w);
-        update(&mut r.bias, gb, &mut self.m_b, &mut self.v_b);
-    }
-}
-
 /// Fits `start` on (train_x, train_t), watching (val_x, val_t). `record` sees every pass; `stop`
 /// ends the fit early (the best so far is returned). Returns the best readout (never worse on VAL
-/// than `start`) and its VAL metrics.
+/// than `start`) and its VAL metrics. The steps are burn's (autodiff and Adam, `burn_fit`); the
+/// passes, the halving and the bookkeeping are here.
 #[allow(clippy::too_many_arguments)]
 pub fn fit(
     start: &Readout,
@@ -273,12 +246,11 @@ pub fn fit(
     options: &FitOptions,
     record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
-) -> (Readout, Metrics) {
+) -> Result<(Readout, Metrics)> {
     let d = start.inputs;
     let start_val = evaluate(start, val_x, val_t);
     let (mut best, mut best_val) = (start.clone(), start_val);
-    let mut current = start.clone();
-    let mut adam = Adam::new(current.weights.len(), current.bias.len());
+    let mut steps = BurnFit::on_cpu(start);
     let mut lr = options.learning_rate;
     let mut misses = 0;
     // A fixed shuffle of TRAIN, new each pass (deterministic from the seed).
@@ -299,11 +271,10 @@ pub fn fit(
         for chunk in order.chunks(options.batch.max(1)) {
             let x: Vec<f32> = chunk.iter().flat_map(|&i| train_x[i * d..(i + 1) * d].iter().copied()).collect();
             let t: Vec<Target> = chunk.iter().map(|&i| train_t[i].clone()).collect();
-            let (loss, gw, gb) = gradient(&current, &x, &t);
-            train_loss += loss * chunk.len() as f64;
-            adam.step(&mut current, &gw, &gb, lr);
+            train_loss += steps.step(&x, &t, lr)? * chunk.len() as f64;
         }
         train_loss /= order.len().max(1) as f64;
+        let current = steps.readout(start)?;
         let val = evaluate(&current, val_x, val_t);
         let improved = val.loss < best_val.loss - options.min_improvement;
         if improved {
@@ -313,15 +284,14 @@ pub fn fit(
         } else {
             misses += 1;
             lr *= 0.5;
-            current = best.clone();
-            adam = Adam::new(current.weights.len(), current.bias.len());
+            steps.restart_from(&best);
         }
         record(&PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() }, &best);
         if misses >= options.patience {
             break;
         }
     }
-    (best, best_val)
+    Ok((best, best_val))
 }
 
 #[cfg(test)]
@@ -411,6 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn burns_gradient_is_the_hand_written_one() {
+        let rows = [
+            row(START, &[("e2e4", 30), ("g1f3", 20), ("a2a3", -150)]),
+            row("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", &[("g1f3", 40)]),
+            // Black to move with a promotion among the moves: mirrored frame, promotion head.
+            row("8/8/8/8/8/8/4p3/K6k b - - 0 1", &[("e2e1q", 900), ("e2e1n", 300)]),
+        ];
+        let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
+        for d in [0usize, 7] {
+            let x: Vec<f32> = (0..targets.len() * d).map(|i| (i as f32 * 0.37).sin().abs()).collect();
+            let r = Readout::newborn(d, vec![11], 4);
+            let (loss, gw, gb) = gradient(&r, &x, &targets);
+            let (burn_loss, burn_gw, burn_gb) = BurnFit::on_cpu(&r).gradient(&x, &targets).unwrap();
+            assert!((loss - burn_loss).abs() < 1e-4 * loss.max(1.0), "loss {loss} vs burn {burn_loss}");
+            assert_eq!((burn_gw.len(), burn_gb.len()), (gw.len(), gb.len()));
+            let worst = gw.iter().chain(&gb).zip(burn_gw.iter().chain(&burn_gb)).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            assert!(worst < 1e-5, "inputs {d}: gradients differ by up to {worst}");
+            assert!(gb.iter().any(|&g| g.abs() > 1e-3), "the check is not vacuous");
+        }
+    }
+
+    #[test]
     fn the_fit_learns_and_never_returns_worse_than_it_started() {
         // Positions whose best move is always e2e4-like from one feature: learnable.
         let rows: Vec<Row> = (0..64).map(|i| if i % 2 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30)]) }).collect();
@@ -419,13 +411,13 @@ mod tests {
         let start = Readout::newborn(2, vec![11], 9);
         let options = FitOptions { batch: 16, max_passes: 200, learning_rate: 0.05, ..Default::default() };
         let mut passes = 0;
-        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_, _| passes += 1, &|| false);
+        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_, _| passes += 1, &|| false).unwrap();
         assert!(m.top1 > 0.99, "{m:?}");
         assert!(m.loss < evaluate(&start, &x, &targets).loss);
         assert!(passes > 0);
         // From an already perfect readout, a fit with a harmful step returns the start unchanged.
         let bad = FitOptions { learning_rate: 50.0, max_passes: 3, ..options };
-        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_, _| {}, &|| false);
+        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_, _| {}, &|| false).unwrap();
         assert!(m2.loss <= m.loss + 1e-12);
         assert!(evaluate(&again, &x, &targets).loss <= m.loss + 1e-12);
     }

@@ -31,8 +31,32 @@ fn the_shipped_fly_beats_the_blind_baseline_on_hold() {
     // The blind baseline: the same fit, no input.
     let train_t: Vec<Target> = dataset.rows[HOLD + VAL..].iter().map(|r| Target::of(r).unwrap()).collect();
     let val_t: Vec<Target> = dataset.rows[HOLD..HOLD + VAL].iter().map(|r| Target::of(r).unwrap()).collect();
-    let (blind, _) = fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false);
+    let (blind, _) = fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false).unwrap();
     let b = evaluate(&blind, &[], &hold_t);
     eprintln!("HOLD top-1: fly {:.1}%, blind {:.1}%", 100.0 * m.top1, 100.0 * b.top1);
     assert!(m.top1 >= b.top1 + 0.05, "fly {:.3} against blind {:.3}", m.top1, b.top1);
+}
+
+#[test]
+fn one_batch_imagination_sees_exactly_what_separate_thinks_see() {
+    use flychess_sim::chess::{planes, position_from_fen};
+    use flychess_sim::play::{look_ahead, think_and_look_ahead};
+    use flychess_sim::readout::{policy, think_features};
+    let fly = Fly::load(&shipped_dir().join("backprop.fly")).unwrap();
+    let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+    let (loaded, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
+    let descending = &loaded.connectome.groups.descending;
+    let r = &fly.readout;
+    // After 1.e4 e5 (29 moves), and a black middlegame position with captures and checks.
+    for fen in ["rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 b - - 0 7"] {
+        let pos = position_from_fen(fen).unwrap();
+        let p = policy(&pos, &r.heads(&think_features(&brain, &[planes(&pos)], descending, &r.read_steps)[0]));
+        let apart = look_ahead(&brain, r, descending, &pos, &p, &[]);
+        let (p1, together) = think_and_look_ahead(&brain, r, descending, &pos, &[]);
+        assert_eq!((&p1.moves, &p1.probability), (&p.moves, &p.probability), "{fen}");
+        assert_eq!(together.features, apart.features, "{fen}");
+        assert_eq!(together.ours, apart.ours, "{fen}");
+        assert_eq!(together.features.len(), p.moves.len());
+        assert_eq!(together.pick(4.0), apart.pick(4.0));
+    }
 }
