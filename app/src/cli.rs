@@ -332,7 +332,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         }
         if let Some(m) = report["fly_move"].as_object() {
             println!(
-                "  one move of fly {:?} after 1.e4 e5: {:.0} ms, with imagination {:.0} ms ({} boards in one batch)",
+                "  one move of fly {:?} after 1.e4 e5: {:.0} ms, with imagination {:.0} ms (the position and {} boards after, one batch)",
                 m["fly"].as_str().unwrap_or(""),
                 m["ms"].as_f64().unwrap_or(0.0),
                 m["ms_imagination"].as_f64().unwrap_or(0.0),
