@@ -43,7 +43,8 @@ struct Batch {
 }
 
 impl Batch {
-    fn new(x: &[f32], targets: &[Target], inputs: usize, device: &Device) -> Batch {
+    /// `x` is moved into the tensor (no copy); the targets are only read.
+    fn new(x: Vec<f32>, targets: &[&Target], inputs: usize, device: &Device) -> Batch {
         let n = targets.len();
         let width = targets.iter().map(|t| t.legal.len()).max().unwrap_or(0).max(1);
         let mut from = vec![0i64; n * width];
@@ -65,7 +66,7 @@ impl Batch {
         let ints = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [n * width]), device);
         let floats = |v: Vec<f32>, shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(v, shape), device);
         Batch {
-            x: (inputs > 0).then(|| floats(x.to_vec(), [n, inputs])),
+            x: (inputs > 0).then(|| floats(x, [n, inputs])),
             from: ints(from),
             to: ints(to),
             promotion: ints(promotion),
@@ -158,7 +159,7 @@ impl BurnFit {
     }
 
     /// One Adam step on a batch; returns the batch's mean loss before the step.
-    pub fn step(&mut self, x: &[f32], targets: &[Target], learning_rate: f32) -> Result<f64> {
+    pub fn step(&mut self, x: Vec<f32>, targets: &[&Target], learning_rate: f32) -> Result<f64> {
         let batch = Batch::new(x, targets, self.inputs, &self.device);
         let loss = self.module.loss(&batch);
         let grads = GradientsParams::from_grads(loss.backward(), &self.module);
@@ -169,7 +170,7 @@ impl BurnFit {
     /// Mean loss and its gradient (weights, biases) of a batch at the current weights, as
     /// `train::gradient` computes them by hand.
     pub fn gradient(&self, x: &[f32], targets: &[Target]) -> Result<(f64, Vec<f32>, Vec<f32>)> {
-        let batch = Batch::new(x, targets, self.inputs, &self.device);
+        let batch = Batch::new(x.to_vec(), &targets.iter().collect::<Vec<_>>(), self.inputs, &self.device);
         let loss = self.module.loss(&batch);
         let mut grads = loss.backward();
         let read = |t: Option<Tensor<2>>, what: &str| -> Result<Vec<f32>> {

@@ -270,8 +270,8 @@ pub fn fit(
         let mut train_loss = 0.0;
         for chunk in order.chunks(options.batch.max(1)) {
             let x: Vec<f32> = chunk.iter().flat_map(|&i| train_x[i * d..(i + 1) * d].iter().copied()).collect();
-            let t: Vec<Target> = chunk.iter().map(|&i| train_t[i].clone()).collect();
-            train_loss += steps.step(&x, &t, lr)? * chunk.len() as f64;
+            let t: Vec<&Target> = chunk.iter().map(|&i| &train_t[i]).collect();
+            train_loss += steps.step(x, &t, lr)? * chunk.len() as f64;
         }
         train_loss /= order.len().max(1) as f64;
         let current = steps.readout(start)?;

@@ -112,22 +112,30 @@ impl SenderBanks {
     }
 }
 
-/// One row for a batch of exactly B positions: the accumulators stay in registers.
+/// Every connection of row `j` in edge order, as (sender, weight): the banks in order, each
+/// sender rebuilt from its bank and its low 16 bits.
 #[inline(always)]
-fn row<const B: usize>(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &mut [f32; B]) {
-    let mut a = *acc;
+fn for_each_connection(banks: &SenderBanks, j: usize, weight: &[f32], mut f: impl FnMut(usize, f32)) {
     let bounds = &banks.start[j * banks.banks..=(j + 1) * banks.banks];
     for (k, edges) in bounds.windows(2).enumerate() {
         let (s, e) = (edges[0] as usize, edges[1] as usize);
         let high = k << 16;
         for (&low, &w) in banks.low[s..e].iter().zip(&weight[s..e]) {
-            let base = (high | low as usize) * B;
-            let src: &[f32; B] = r_prev[base..base + B].try_into().expect("B rates");
-            for i in 0..B {
-                a[i] = madd(src[i], w, a[i]);
-            }
+            f(high | low as usize, w);
         }
     }
+}
+
+/// One row for a batch of exactly B positions: the accumulators stay in registers.
+#[inline(always)]
+fn row<const B: usize>(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &mut [f32; B]) {
+    let mut a = *acc;
+    for_each_connection(banks, j, weight, |p, w| {
+        let src: &[f32; B] = r_prev[p * B..p * B + B].try_into().expect("B rates");
+        for i in 0..B {
+            a[i] = madd(src[i], w, a[i]);
+        }
+    });
     *acc = a;
 }
 
@@ -135,17 +143,11 @@ fn row<const B: usize>(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[
 #[inline(always)]
 fn row_any(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &mut [f32]) {
     let batch = acc.len();
-    let bounds = &banks.start[j * banks.banks..=(j + 1) * banks.banks];
-    for (k, edges) in bounds.windows(2).enumerate() {
-        let (s, e) = (edges[0] as usize, edges[1] as usize);
-        let high = k << 16;
-        for (&low, &w) in banks.low[s..e].iter().zip(&weight[s..e]) {
-            let base = (high | low as usize) * batch;
-            for (a, &r) in acc.iter_mut().zip(&r_prev[base..base + batch]) {
-                *a = madd(r, w, *a);
-            }
+    for_each_connection(banks, j, weight, |p, w| {
+        for (a, &r) in acc.iter_mut().zip(&r_prev[p * batch..(p + 1) * batch]) {
+            *a = madd(r, w, *a);
         }
-    }
+    });
 }
 
 /// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
