@@ -234,12 +234,78 @@ fn timed_runs(engine: &str, batch: usize, boards: &[Planes], mut think: impl FnM
     }))
 }
 
-/// Peak resident memory of this process in MB (Linux; None elsewhere).
-fn peak_memory_mb() -> Option<f64> {
+/// A memory figure of this process in MB from /proc/self/status (`VmHWM`: the peak resident
+/// set, `VmRSS`: now; Linux only, None elsewhere).
+fn status_mb(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+fn peak_memory_mb() -> Option<f64> {
+    status_mb("VmHWM:")
+}
+
+/// What one think of `boards` adds to the memory in use, in MB: the peak resident set is reset to
+/// the current one (Linux's /proc/self/clear_refs), the think runs, and the new peak is read.
+fn think_memory_mb(think: impl FnOnce()) -> Option<f64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let before = status_mb("VmRSS:")?;
+    think();
+    Some(peak_memory_mb()? - before)
+}
+
+/// The memory goal of a brain and a batch of 32, measured: the brain's own bytes (counted) plus
+/// what a batch-32 think adds at its peak, both for a think that keeps two steps (training's
+/// probe, the ladder) and one that keeps all 12 (what the viewer replays).
+fn memory_report(brain: &Brain, boards: &[Planes]) -> serde_json::Value {
+    let batch = boards.len();
+    let brain_mb = brain.bytes() as f64 / (1024.0 * 1024.0);
+    let two_steps = think_memory_mb(|| cpu::run(brain, boards, |_, r| {
+        std::hint::black_box(r);
+    }));
+    let every_step = think_memory_mb(|| {
+        std::hint::black_box(cpu::think(brain, boards));
+    });
+    serde_json::json!({
+        "batch": batch,
+        "brain_mb": brain_mb,
+        "think_two_steps_mb": two_steps,
+        "think_every_step_mb": every_step,
+        "brain_and_batch_two_steps_mb": two_steps.map(|t| brain_mb + t),
+        "brain_and_batch_every_step_mb": every_step.map(|t| brain_mb + t),
+    })
+}
+
+/// The blank-board shortcut (`cpu::BlankShortcut`) measured: the share of rows walked at each step,
+/// and one position's think with and without it, interleaved, the same rates checked bit for bit.
+fn shortcut_report(brain: &Brain, board: &[Planes]) -> serde_json::Value {
+    let walked = brain.blank_shortcut().walked_share();
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    let mut identical = true;
+    for _ in 0..7 {
+        let started = Instant::now();
+        let a = cpu::think_walking(brain, board, false);
+        without.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        let b = cpu::think(brain, board);
+        with.push(started.elapsed().as_secs_f64() * 1000.0);
+        identical &= a == b;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (with, without) = (median(&mut with), median(&mut without));
+    serde_json::json!({
+        "rows_walked_by_step": walked,
+        "rows_walked": walked.iter().sum::<f64>() / STEPS as f64,
+        "ms_walking_every_row": without,
+        "ms_with_shortcut": with,
+        "speedup": without / with,
+        "identical": identical,
+    })
 }
 
 pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, reference: bool) -> Result<()> {
@@ -264,6 +330,8 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         })?);
     }
     let one_position_ms = rows.iter().find(|r| r["batch"] == 1).map(|r| r["ms_per_position"].clone());
+    let shortcut = shortcut_report(&brain, &boards[..1]);
+    let memory = memory_report(&brain, &boards[..32]);
     let gpu = match gpu_engine::headless_device() {
         Err(e) => serde_json::json!({ "adapter": null, "note": format!("no GPU engine: {e}") }),
         Ok(d) => {
@@ -299,6 +367,8 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         "gpu": gpu,
         "runs": rows,
         "one_position_ms": one_position_ms,
+        "blank_shortcut": shortcut,
+        "memory": memory,
         "fly_move": fly_move,
         "peak_memory_mb": peak_memory_mb(),
     });
@@ -328,6 +398,25 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 r["max_difference"].as_f64().unwrap_or(0.0),
                 r["mean_difference"].as_f64().unwrap_or(0.0),
                 100.0 * r["share_within_1e-4"].as_f64().unwrap_or(0.0)
+            );
+        }
+        let s = &report["blank_shortcut"];
+        println!(
+            "  blank-board shortcut: {:.0}% of rows walked over the 12 steps; one position {:.1} ms against {:.1} ms walking every row ({:.2}x, same rates: {})",
+            100.0 * s["rows_walked"].as_f64().unwrap_or(0.0),
+            s["ms_with_shortcut"].as_f64().unwrap_or(0.0),
+            s["ms_walking_every_row"].as_f64().unwrap_or(0.0),
+            s["speedup"].as_f64().unwrap_or(0.0),
+            s["identical"]
+        );
+        let m = &report["memory"];
+        if let (Some(two), Some(every)) = (m["brain_and_batch_two_steps_mb"].as_f64(), m["brain_and_batch_every_step_mb"].as_f64()) {
+            println!(
+                "  memory: brain {:.0} MB; brain + a batch of {} thinking {:.0} MB (keeping two steps) or {:.0} MB (keeping all 12 for the viewer)",
+                m["brain_mb"].as_f64().unwrap_or(0.0),
+                m["batch"],
+                two,
+                every
             );
         }
         if let Some(m) = report["fly_move"].as_object() {

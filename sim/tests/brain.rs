@@ -16,6 +16,12 @@ use flychess_sim::store::{self, BrainSpec};
 
 /// A small random brain: signed weights, an eye, and an arbitrary homeostasis.
 fn small_brain(seed: u64) -> Brain {
+    small_brain_hearing(seed, None)
+}
+
+/// `reach: Some(k)`: neuron j hears only neurons j − k .. j − 1 (and the eye sits on the first
+/// neurons), so the board's influence spreads by about k neurons a step.
+fn small_brain_hearing(seed: u64, reach: Option<usize>) -> Brain {
     let mut s = seed;
     let mut rnd = move || {
         s ^= s << 13;
@@ -28,7 +34,12 @@ fn small_brain(seed: u64) -> Brain {
     let (mut pre, mut weight) = (Vec::new(), Vec::new());
     for _ in 0..n {
         let k = 5 + (rnd() * 30.0) as usize;
-        let mut senders: Vec<u32> = (0..k).map(|_| (rnd() * n as f64) as u32).collect();
+        let j = row_start.len() - 1;
+        let (from, span) = match reach {
+            Some(k) => (j.saturating_sub(k), j.min(k)),
+            None => (0, n),
+        };
+        let mut senders: Vec<u32> = (0..k * (span > 0) as usize).map(|_| (from + (rnd() * span as f64) as usize) as u32).collect();
         senders.sort();
         senders.dedup();
         for p in senders {
@@ -40,7 +51,7 @@ fn small_brain(seed: u64) -> Brain {
     }
     let eye: Vec<EyeCell> = (0..60)
         .map(|i| EyeCell {
-            neuron: i * 3,
+            neuron: if reach.is_some() { i } else { i * 3 },
             square: (rnd() * 64.0) as u8,
             role: EyeRole::from_u8((rnd() * 8.0) as u8).unwrap(),
         })
@@ -106,6 +117,29 @@ fn the_cpu_engine_matches_a_plain_f64_reference() {
         // And the rates really move: this is not a brain of zeros.
         assert!(rates.data.iter().any(|&r| r > 0.1));
     }
+}
+
+#[test]
+fn rows_the_board_has_not_reached_take_the_blank_boards_input_with_the_same_results() {
+    let brain = small_brain_hearing(13, Some(25));
+    let walked = brain.blank_shortcut().walked_share();
+    // The board reaches about 25 more neurons a step: most rows are not walked early on.
+    assert!(walked[1] < 0.3 && walked[5] < 0.7, "walked shares {walked:?}");
+    assert!(walked.iter().skip(1).zip(walked.iter().skip(2)).all(|(a, b)| a <= b), "the reach only grows: {walked:?}");
+    for batch in [1usize, 3, 8] {
+        let b = boards(200..200 + batch);
+        let (short, full) = (cpu::think(&brain, &b), cpu::think_walking(&brain, &b, false));
+        assert!(short.data.iter().zip(&full.data).all(|(x, y)| x.to_bits() == y.to_bits()), "batch {batch}");
+        // The board does change the rates the rows it reached: the shortcut is not a blank think.
+        let blank = cpu::think(&brain, &[[[false; 64]; 12]]);
+        assert!((0..brain.neurons).any(|j| short.at(11, j, 0) != blank.at(11, j, 0)));
+    }
+    // And on the default brain, where the reach covers everything after a few steps.
+    let brain = &default_brain().brain;
+    let walked = brain.blank_shortcut().walked_share();
+    assert!(walked[1] < 0.5 && walked[11] == 1.0, "default brain: {walked:?}");
+    let b = boards(40..43);
+    assert_eq!(cpu::think(brain, &b), cpu::think_walking(brain, &b, false));
 }
 
 #[test]

@@ -79,6 +79,9 @@ pub struct Brain {
     gain: Vec<f32>,
     /// The senders as the CPU engine reads them (see `cpu::SenderBanks`).
     pub(crate) banks: cpu::SenderBanks,
+    /// What every think shares with a blank board's think (see `cpu::BlankShortcut`), worked out
+    /// on first use and forgotten when the homeostasis changes.
+    pub(crate) blank: std::sync::OnceLock<std::sync::Arc<cpu::BlankShortcut>>,
 }
 
 impl Brain {
@@ -117,6 +120,7 @@ impl Brain {
             gain: vec![Params::default().alpha; STEPS * neurons],
             homeostasis: Homeostasis::neutral(neurons),
             banks,
+            blank: std::sync::OnceLock::new(),
         }
     }
 
@@ -129,6 +133,7 @@ impl Brain {
         assert_eq!(h.neurons, self.neurons, "homeostasis of another brain");
         self.gain = h.sigma.iter().map(|&s| self.params.alpha / s).collect();
         self.homeostasis = h;
+        self.blank = std::sync::OnceLock::new();
     }
 
     /// (μₜ, α/σₜ) of step `t`.
@@ -144,6 +149,24 @@ impl Brain {
 
     pub fn connections(&self) -> usize {
         self.pre.len()
+    }
+
+    /// Bytes the brain holds in memory: its wiring (both the CSR and the CPU engine's banks), the
+    /// eye, the homeostasis and gains, and the blank-board shortcut once worked out.
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        let shortcut = self.blank.get().map_or(0, |b| b.bytes());
+        size_of_val(&self.row_start[..])
+            + size_of_val(&self.pre[..])
+            + size_of_val(&self.weight[..])
+            + size_of_val(&self.eye[..])
+            + size_of_val(&self.eye_slot[..])
+            + size_of_val(&self.homeostasis.mu[..])
+            + size_of_val(&self.homeostasis.sigma[..])
+            + size_of_val(&self.gain[..])
+            + size_of_val(&self.banks.start[..])
+            + size_of_val(&self.banks.low[..])
+            + shortcut
     }
 
     /// The eye's input for a batch of boards: `[eye cell · batch + position]`.
