@@ -49,6 +49,7 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
     let bar = ProgressBar::new(options.max_passes as u64);
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());
+    bar.suspend(|| eprintln!("{name}: fitting on {}", options.on.describe().unwrap_or_else(|e| e.to_string())));
     let fitted = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord, _| {
         bar.set_position(p.pass as u64);
         bar.suspend(|| eprintln!("{}", pass_line(name, p)));

@@ -284,11 +284,28 @@ pub struct FitArgs {
     /// Most passes over TRAIN.
     #[arg(long, default_value_t = 60)]
     passes: usize,
+    /// Where the fit runs: a hardware GPU when there is one (auto), the CPU, or the best GPU
+    /// adapter even a software one (gpu).
+    #[arg(long, value_enum, default_value_t = FitOnArg::Auto)]
+    fit_on: FitOnArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum FitOnArg {
+    Auto,
+    Cpu,
+    Gpu,
 }
 
 impl FitArgs {
     fn options(&self) -> flychess_sim::train::FitOptions {
-        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, ..Default::default() }
+        use flychess_sim::burn_fit::FitOn;
+        let on = match self.fit_on {
+            FitOnArg::Auto => FitOn::Auto,
+            FitOnArg::Cpu => FitOn::Cpu,
+            FitOnArg::Gpu => FitOn::Gpu,
+        };
+        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, on, ..Default::default() }
     }
 }
 

@@ -265,6 +265,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let mut failure = None;
     let mut options = job.options.clone();
     options.max_passes = options.max_passes.saturating_sub(done_passes);
+    events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
     let (readout, val) = fit(
         &start,
         &train_x,

@@ -4,8 +4,8 @@
 //! tensor ops: the heads are one matrix product, a move's score is its from + to + promotion
 //! outputs gathered from the flattened heads, positions are padded to the batch's most legal moves
 //! (padding scores −1e9, share 0) and the softmax is a log-softmax along each row. burn runs it on
-//! its ndarray backend on the CPU; the hand-written gradient in `train` is the reference it is
-//! tested against.
+//! its ndarray backend on the CPU, or on its wgpu backend where there is a GPU (`FitOn`); the
+//! hand-written gradient in `train` is the reference both are tested against.
 
 use burn::module::{Module, Param};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
@@ -116,6 +116,70 @@ impl HeadsModule {
     }
 }
 
+/// Where a fit runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FitOn {
+    /// A hardware GPU when there is one (burn's wgpu backend), else the CPU. A software adapter
+    /// such as Mesa lavapipe counts as none: on the CPU it is slower than the CPU backend.
+    #[default]
+    Auto,
+    /// burn's ndarray backend on the CPU.
+    Cpu,
+    /// burn's wgpu backend on the best adapter there is, software ones included (an error without
+    /// any adapter).
+    Gpu,
+}
+
+/// The adapter burn's wgpu backend picks by default (wgpu's choice with high performance
+/// preferred), asked for once: its name and whether it is a hardware GPU.
+fn gpu_adapter() -> Option<&'static (String, bool)> {
+    static ADAPTER: std::sync::OnceLock<Option<(String, bool)>> = std::sync::OnceLock::new();
+    ADAPTER
+        .get_or_init(|| {
+            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+            let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            }))
+            .ok()?;
+            let info = adapter.get_info();
+            Some((format!("{} ({:?})", info.name, info.backend), info.device_type != wgpu::DeviceType::Cpu))
+        })
+        .as_ref()
+}
+
+impl FitOn {
+    /// The GPU adapter's name when the fit runs on one, None for the CPU.
+    fn gpu(self) -> Result<Option<&'static String>> {
+        Ok(match (self, gpu_adapter()) {
+            (FitOn::Cpu, _) | (FitOn::Auto, None) => None,
+            (FitOn::Auto, Some((name, hardware))) => hardware.then_some(name),
+            (FitOn::Gpu, Some((name, _))) => Some(name),
+            (FitOn::Gpu, None) => return Err(Error::Invalid("no GPU adapter for the fit (fit on the CPU instead)".into())),
+        })
+    }
+
+    /// Where the fit will run, for people.
+    pub fn describe(self) -> Result<String> {
+        Ok(match self.gpu()? {
+            Some(name) => format!("burn wgpu on {name}"),
+            None => "burn ndarray on the CPU".to_string(),
+        })
+    }
+
+    /// The burn device (with autodiff) a fit runs on.
+    pub fn device(self) -> Result<Device> {
+        Ok(match self.gpu()? {
+            Some(_) => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice).autodiff(),
+            // burn 0.22 marks ndarray deprecated in favour of its newer `flex` CPU backend; ndarray
+            // is the one this project specifies and has measured.
+            #[allow(deprecated)]
+            None => Device::ndarray().autodiff(),
+        })
+    }
+}
+
 /// A fit in progress: the module, Adam's state and the device they live on.
 pub struct BurnFit {
     device: Device,
@@ -141,11 +205,12 @@ fn scalar(t: Tensor<1>) -> Result<f64> {
 impl BurnFit {
     /// A fit starting from `start` on burn's CPU backend (ndarray) with autodiff.
     pub fn on_cpu(start: &Readout) -> BurnFit {
-        // burn 0.22 marks ndarray deprecated in favour of its newer `flex` CPU backend; ndarray is
-        // the one this project specifies and has measured.
-        #[allow(deprecated)]
-        let device = Device::ndarray();
-        BurnFit::new(start, device.autodiff())
+        BurnFit::on(start, FitOn::Cpu).expect("the CPU backend is always there")
+    }
+
+    /// A fit starting from `start` where `on` says.
+    pub fn on(start: &Readout, on: FitOn) -> Result<BurnFit> {
+        Ok(BurnFit::new(start, on.device()?))
     }
 
     pub fn new(start: &Readout, device: Device) -> BurnFit {

@@ -83,7 +83,7 @@ impl Cache {
             let b = boards.len();
             let mut mean = vec![0f32; descending.len() * b];
             let mut last = vec![0f32; descending.len() * b];
-            cpu::run(brain, &boards, |t, rates| {
+            cpu::run_reading(brain, &boards, descending, STEPS - 4, |t, rates| {
                 if t >= STEPS - 4 {
                     for (k, &j) in descending.iter().enumerate() {
                         for p in 0..b {

@@ -89,12 +89,14 @@ pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &
 }
 
 /// The readout's input for a batch of boards without keeping every step of every neuron: the brain
-/// runs with two buffers and only the descending neurons of the read steps are averaged.
-/// `[position][descending]`, equal to `descending_features` of a full think.
+/// runs with two buffers, working out only what the descending neurons of the read steps depend
+/// on (`cpu::run_reading`), and those are averaged. `[position][descending]`, equal to
+/// `descending_features` of a full think.
 pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
     let b = boards.len();
     let mut sums = vec![vec![0f32; descending.len()]; b];
-    crate::brain::cpu::run(brain, boards, |t, rates| {
+    let first_read = steps.iter().copied().min().unwrap_or(crate::brain::STEPS - 1);
+    crate::brain::cpu::run_reading(brain, boards, descending, first_read, |t, rates| {
         if steps.contains(&t) {
             for (p, row) in sums.iter_mut().enumerate() {
                 for (k, &j) in descending.iter().enumerate() {

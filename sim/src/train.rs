@@ -7,7 +7,8 @@
 //!
 //! The same fit serves the controls: the blind baseline (no input at all: only the biases learn
 //! from/to/promotion popularity) and the board-linear readout (the 768 board planes as input).
-//! The steps run on burn (autodiff and Adam on the ndarray backend, `burn_fit`); the gradient is
+//! The steps run on burn (autodiff and Adam, on the ndarray backend or on wgpu where there is a GPU:
+//! `burn_fit`); the gradient is
 //! also written out by hand here (the model is one linear layer and a softmax over legal moves),
 //! checked against finite differences, and burn's gradient is checked against it.
 
@@ -15,7 +16,7 @@ use rayon::prelude::*;
 use shakmaty::Position;
 use serde::{Deserialize, Serialize};
 
-use crate::burn_fit::BurnFit;
+use crate::burn_fit::{BurnFit, FitOn};
 use crate::chess::{planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
@@ -213,11 +214,15 @@ pub struct FitOptions {
     pub patience: usize,
     pub min_improvement: f64,
     pub seed: u64,
+    /// Where the steps run (burn on the CPU, or on a GPU); runs recorded before it existed read
+    /// as `auto`.
+    #[serde(default)]
+    pub on: FitOn,
 }
 
 impl Default for FitOptions {
     fn default() -> Self {
-        FitOptions { learning_rate: 2e-3, batch: 8_192, max_passes: 60, patience: 4, min_improvement: 1e-4, seed: 1 }
+        FitOptions { learning_rate: 2e-3, batch: 8_192, max_passes: 60, patience: 4, min_improvement: 1e-4, seed: 1, on: FitOn::Auto }
     }
 }
 
@@ -250,7 +255,7 @@ pub fn fit(
     let d = start.inputs;
     let start_val = evaluate(start, val_x, val_t);
     let (mut best, mut best_val) = (start.clone(), start_val);
-    let mut steps = BurnFit::on_cpu(start);
+    let mut steps = BurnFit::on(start, options.on)?;
     let mut lr = options.learning_rate;
     let mut misses = 0;
     // A fixed shuffle of TRAIN, new each pass (deterministic from the seed).
@@ -380,8 +385,9 @@ mod tests {
         assert!(((loss(&a) - loss(&b)) / 2e-2 - gb[12] as f64).abs() < 2e-3);
     }
 
-    #[test]
-    fn burns_gradient_is_the_hand_written_one() {
+    /// burn's gradient on `on` against the hand-written one: three positions (white and black to
+    /// move, a promotion among the moves), with no inputs and with 7.
+    fn burns_gradient_matches_on(on: FitOn) {
         let rows = [
             row(START, &[("e2e4", 30), ("g1f3", 20), ("a2a3", -150)]),
             row("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", &[("g1f3", 40)]),
@@ -393,13 +399,54 @@ mod tests {
             let x: Vec<f32> = (0..targets.len() * d).map(|i| (i as f32 * 0.37).sin().abs()).collect();
             let r = Readout::newborn(d, vec![11], 4);
             let (loss, gw, gb) = gradient(&r, &x, &targets);
-            let (burn_loss, burn_gw, burn_gb) = BurnFit::on_cpu(&r).gradient(&x, &targets).unwrap();
-            assert!((loss - burn_loss).abs() < 1e-4 * loss.max(1.0), "loss {loss} vs burn {burn_loss}");
+            let (burn_loss, burn_gw, burn_gb) = BurnFit::on(&r, on).unwrap().gradient(&x, &targets).unwrap();
+            assert!((loss - burn_loss).abs() < 1e-4 * loss.max(1.0), "{on:?}: loss {loss} vs burn {burn_loss}");
             assert_eq!((burn_gw.len(), burn_gb.len()), (gw.len(), gb.len()));
             let worst = gw.iter().chain(&gb).zip(burn_gw.iter().chain(&burn_gb)).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-            assert!(worst < 1e-5, "inputs {d}: gradients differ by up to {worst}");
+            assert!(worst < 1e-5, "{on:?}, inputs {d}: gradients differ by up to {worst}");
             assert!(gb.iter().any(|&g| g.abs() > 1e-3), "the check is not vacuous");
         }
+    }
+
+    #[test]
+    fn burns_gradient_is_the_hand_written_one() {
+        burns_gradient_matches_on(FitOn::Cpu);
+    }
+
+    #[test]
+    fn burn_on_a_gpu_gives_the_hand_written_gradient_and_the_cpus_fit() {
+        // On Mesa lavapipe in CI (FLYCHESS_CI=1 makes a missing adapter a failure there).
+        let on = match FitOn::Gpu.describe() {
+            Ok(name) => {
+                eprintln!("fitting on {name}");
+                FitOn::Gpu
+            }
+            Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
+            Err(e) => return eprintln!("skipping the GPU fit: {e}"),
+        };
+        burns_gradient_matches_on(on);
+        // A whole fit: the same passes on both, the same answer within float rounding.
+        let rows: Vec<Row> = (0..48).map(|i| if i % 3 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30), ("d2d4", 10)]) }).collect();
+        let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
+        let x: Vec<f32> = (0..48).flat_map(|i| if i % 3 == 0 { [1.0, 0.0, 0.5] } else { [0.0, 1.0, 0.5] }).collect();
+        let start = Readout::newborn(3, vec![11], 5);
+        let fitted = |on: FitOn| {
+            let options = FitOptions { batch: 16, max_passes: 6, learning_rate: 0.05, on, ..Default::default() };
+            let mut losses = Vec::new();
+            let (r, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |p, _| losses.push(p.train_loss), &|| false).unwrap();
+            (r, m, losses)
+        };
+        let ((cpu, cpu_m, cpu_losses), (gpu, gpu_m, gpu_losses)) = (fitted(FitOn::Cpu), fitted(on));
+        assert_eq!(cpu_losses.len(), gpu_losses.len());
+        for (a, b) in cpu_losses.iter().zip(&gpu_losses) {
+            assert!((a - b).abs() < 1e-4, "pass losses {cpu_losses:?} vs {gpu_losses:?}");
+        }
+        assert!(cpu_losses.last() < cpu_losses.first(), "the fit learns: {cpu_losses:?}");
+        // Weights whose gradient is zero but for rounding drift apart under Adam (it divides by the
+        // gradient's own size), so the two fits are compared by what they do.
+        let (a, b) = (evaluate(&cpu, &x, &targets), evaluate(&gpu, &x, &targets));
+        assert!((a.loss - b.loss).abs() < 1e-4 && (cpu_m.loss - gpu_m.loss).abs() < 1e-4, "{a:?} vs {b:?}");
+        assert_eq!((a.top1, cpu_m.top1), (b.top1, gpu_m.top1));
     }
 
     #[test]

@@ -142,6 +142,41 @@ fn rows_the_board_has_not_reached_take_the_blank_boards_input_with_the_same_resu
     assert_eq!(cpu::think(brain, &b), cpu::think_walking(brain, &b, false));
 }
 
+/// `run_reading` against `run` for `neurons` from step `first` on: the same rates bit for bit.
+fn reading_matches_run(brain: &Brain, b: &[Planes], neurons: &[u32], first: usize) {
+    let batch = b.len();
+    let mut full = Vec::new();
+    cpu::run(brain, b, |t, r| {
+        if t >= first {
+            full.push(neurons.iter().flat_map(|&j| r[j as usize * batch..(j as usize + 1) * batch].to_vec()).collect::<Vec<f32>>())
+        }
+    });
+    let mut read = Vec::new();
+    cpu::run_reading(brain, b, neurons, first, |t, r| {
+        assert!(t >= first);
+        read.push(neurons.iter().flat_map(|&j| r[j as usize * batch..(j as usize + 1) * batch].to_vec()).collect::<Vec<f32>>())
+    });
+    assert_eq!(read.len(), STEPS - first);
+    assert!(full.iter().flatten().zip(read.iter().flatten()).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+#[test]
+fn a_reader_of_a_few_neurons_gets_their_exact_rates_from_fewer_rows() {
+    let brain = small_brain_hearing(17, Some(25));
+    let last: Vec<u32> = (390..400).collect();
+    let walked = brain.needed_rows(&last, 8).walked_share();
+    assert!(walked[11] < 0.05 && walked[10] < 0.2, "rows worked out per step {walked:?}");
+    for batch in [1usize, 4] {
+        reading_matches_run(&brain, &boards(60..60 + batch), &last, 8);
+        reading_matches_run(&brain, &boards(60..60 + batch), &last, 11);
+    }
+    // On the default brain, read from its descending neurons as the readout does.
+    let d = default_brain();
+    let walked = d.brain.needed_rows(&d.descending, 8).walked_share();
+    assert!(walked[11] < 0.1 && walked[10] < 0.5, "default brain: {walked:?}");
+    reading_matches_run(&d.brain, &boards(70..73), &d.descending, 8);
+}
+
 #[test]
 fn run_and_think_give_the_same_rates() {
     let brain = small_brain(3);
@@ -158,6 +193,7 @@ fn run_and_think_give_the_same_rates() {
 struct Default {
     brain: Brain,
     regions: Vec<Region>,
+    descending: Vec<u32>,
     data: std::path::PathBuf,
 }
 
@@ -167,7 +203,7 @@ fn default_brain() -> &'static Default {
         // Shared with the other test binaries of this crate (built once per target folder).
         let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
         let (loaded, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
-        Default { brain, regions: loaded.connectome.neurons.region, data }
+        Default { brain, regions: loaded.connectome.neurons.region, descending: loaded.connectome.groups.descending.clone(), data }
     })
 }
 

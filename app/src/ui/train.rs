@@ -20,6 +20,7 @@ use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::connectome::Control;
 use flychess_sim::data::{HOLD, VAL};
 use flychess_sim::store::BrainSpec;
+use flychess_sim::burn_fit::FitOn;
 use flychess_sim::train::{FitOptions, PassRecord};
 
 use crate::training::{self, human, Controls, Prepared, RunCurves, TrainEvent, TrainJob};
@@ -74,6 +75,8 @@ pub struct TrainTab {
     pub positions: usize,
     pub reading: Reading,
     pub max_passes: usize,
+    /// Where the fit runs (burn on the CPU or a GPU).
+    pub fit_on: FitOn,
     /// Share of TRAIN made of finishing lessons (0: none).
     pub lessons: f64,
     pub brain: BrainChoice,
@@ -90,6 +93,7 @@ impl Default for TrainTab {
             positions: 20_000,
             reading: Reading::Mean9To12,
             max_passes: 60,
+            fit_on: FitOn::Auto,
             lessons: 0.0,
             brain: BrainChoice::Loaded,
             job: None,
@@ -110,7 +114,7 @@ impl TrainTab {
             name: self.name.trim().to_string(),
             positions: self.positions,
             reading: self.reading,
-            options: FitOptions { max_passes: self.max_passes, ..FitOptions::default() },
+            options: FitOptions { max_passes: self.max_passes, on: self.fit_on, ..FitOptions::default() },
             lessons: self.lessons,
         };
         let controls = Arc::new(Controls::default());
@@ -202,6 +206,13 @@ impl TrainTab {
                 ui.end_row();
                 ui.label("At most");
                 ui.add(egui::DragValue::new(&mut self.max_passes).range(1..=60).suffix(" passes"));
+                ui.end_row();
+                ui.label("Fit on");
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut self.fit_on, FitOn::Auto, "auto").on_hover_text("A GPU when there is one, else the CPU");
+                    ui.selectable_value(&mut self.fit_on, FitOn::Cpu, "CPU");
+                    ui.selectable_value(&mut self.fit_on, FitOn::Gpu, "GPU").on_hover_text("The best adapter there is, even a software one");
+                });
                 ui.end_row();
                 ui.label("Finishing lessons");
                 let mut percent = self.lessons * 100.0;

@@ -156,7 +156,7 @@ impl BlankShortcut {
         let n = brain.neurons;
         let no_eye = vec![0f32; brain.eye.len()];
         let mut blank = vec![0f32; n];
-        rows(brain, 0, Stage::Full, None, &no_eye, 1, None, &mut blank);
+        rows(brain, 0, Stage::Full, None, &no_eye, 1, Skip::default(), &mut blank);
         let mut varies: Vec<bool> = brain.eye_slot.iter().map(|&s| s != NO_EYE).collect();
         let mut steps = vec![None];
         for t in 1..STEPS {
@@ -168,7 +168,7 @@ impl BlankShortcut {
                 break;
             }
             let mut blank_input = vec![0f32; n];
-            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, None, &mut blank_input);
+            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, Skip::default(), &mut blank_input);
             let mut rates = blank_input.clone();
             activate(brain, t, &blank, 1, &mut rates);
             steps.push(Some(StepShortcut { varies: next.clone(), blank_input }));
@@ -227,8 +227,13 @@ fn row_any(banks: &SenderBanks, j: usize, weight: &[f32], r_prev: &[f32], acc: &
 
 /// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
 #[inline(always)]
-fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, shortcut: Option<&StepShortcut>, acc: &mut [f32]) {
-    if let Some(s) = shortcut
+fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
+    if let Some(needed) = skip.needed
+        && !needed[j]
+    {
+        return;
+    }
+    if let Some(s) = skip.blank
         && !s.varies[j]
     {
         acc.fill(s.blank_input[j]);
@@ -291,9 +296,9 @@ fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, 
 /// nonlinearity over the whole block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, shortcut: Option<&StepShortcut>, out: &mut [f32]) {
+fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
-        gather(brain, first + k, r_prev, x_eye, batch, shortcut, acc);
+        gather(brain, first + k, r_prev, x_eye, batch, skip, acc);
     }
     if stage == Stage::Full {
         activate_rows(brain, t, first, r_prev, batch, out);
@@ -303,28 +308,37 @@ fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, shortcut: Option<&StepShortcut>, out: &mut [f32]) {
-    block(brain, t, stage, first, r_prev, x_eye, batch, shortcut, out)
+unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+    block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
 }
 
-/// `r_prev: None` means every previous rate is 0 (the first step). `shortcut` only where `r_prev`
-/// are the previous step's rates of a think from rest with the brain as it is.
+/// What a step may leave out; only where `r_prev` are the previous step's rates of a think from
+/// rest with the brain as it is.
+#[derive(Clone, Copy, Default)]
+struct Skip<'a> {
+    /// Rows the board cannot have reached take the blank board's input (`BlankShortcut`).
+    blank: Option<&'a StepShortcut>,
+    /// Only these rows are worked out; the others keep whatever the buffer held (`NeededRows`).
+    needed: Option<&'a [bool]>,
+}
+
+/// `r_prev: None` means every previous rate is 0 (the first step).
 #[allow(clippy::too_many_arguments)]
-fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, shortcut: Option<&StepShortcut>, out: &mut [f32]) {
+fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
     let avx2 = has_avx2();
     out.par_chunks_mut(BLOCK * batch).enumerate().for_each(|(b, chunk)| {
         if avx2 {
             // SAFETY: the CPU was checked to have AVX2.
-            unsafe { block_avx2(brain, t, stage, b * BLOCK, r_prev, x_eye, batch, shortcut, chunk) }
+            unsafe { block_avx2(brain, t, stage, b * BLOCK, r_prev, x_eye, batch, skip, chunk) }
         } else {
-            block(brain, t, stage, b * BLOCK, r_prev, x_eye, batch, shortcut, chunk)
+            block(brain, t, stage, b * BLOCK, r_prev, x_eye, batch, skip, chunk)
         }
     });
 }
 
 /// u = W r + x for every neuron of a batch: `u[neuron · batch + b]`.
 pub fn input_sum(brain: &Brain, r_prev: &[f32], x_eye: &[f32], batch: usize, u: &mut [f32]) {
-    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, None, u);
+    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, Skip::default(), u);
 }
 
 /// r_new from u (in place: `u` becomes the new rates) at step `t`.
@@ -347,7 +361,7 @@ unsafe fn activate_block_avx2(brain: &Brain, t: usize, first: usize, r_prev: &[f
 
 /// One fused step: r_new = f(W r_prev + x).
 pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, r_new: &mut [f32]) {
-    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, None, r_new);
+    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), r_new);
 }
 
 /// All 12 steps of a batch of boards, every step kept (what the viewer replays).
@@ -366,14 +380,31 @@ pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates 
     for t in 0..STEPS {
         let (done, rest) = data.split_at_mut(t * n * batch);
         let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
-        rows(brain, t, Stage::Full, prev, &x, batch, blank.and_then(|b| b.step(t)), &mut rest[..n * batch]);
+        rows(brain, t, Stage::Full, prev, &x, batch, Skip { blank: blank.and_then(|b| b.step(t)), needed: None }, &mut rest[..n * batch]);
     }
     Rates { batch, neurons: n, data }
 }
 
 /// The 12 steps with only two buffers; `visit(t, rates)` sees every step (for readouts that keep
 /// a few neurons of a few steps, without holding all 12 steps of a large batch).
-pub fn run(brain: &Brain, boards: &[Planes], mut visit: impl FnMut(usize, &[f32])) {
+pub fn run(brain: &Brain, boards: &[Planes], visit: impl FnMut(usize, &[f32])) {
+    run_with(brain, boards, None, visit)
+}
+
+/// `run` for a caller that reads only `neurons`, and only from step `first_read` (0-based) on:
+/// each step works out only the rows those rates depend on (`NeededRows`), so `visit(t, rates)`
+/// sees meaningful rates for `neurons` (the same, bit for bit, as `run` gives) and arbitrary
+/// values elsewhere, and is called for steps `first_read..` only.
+pub fn run_reading(brain: &Brain, boards: &[Planes], neurons: &[u32], first_read: usize, mut visit: impl FnMut(usize, &[f32])) {
+    let needed = brain.needed_rows(neurons, first_read);
+    run_with(brain, boards, Some(&needed), |t, rates| {
+        if t >= first_read {
+            visit(t, rates)
+        }
+    })
+}
+
+fn run_with(brain: &Brain, boards: &[Planes], needed: Option<&NeededRows>, mut visit: impl FnMut(usize, &[f32])) {
     let batch = boards.len();
     let n = brain.neurons;
     let x = brain.eye_input(boards);
@@ -381,9 +412,88 @@ pub fn run(brain: &Brain, boards: &[Planes], mut visit: impl FnMut(usize, &[f32]
     let mut next = vec![0f32; n * batch];
     let blank = brain.blank_shortcut();
     for t in 0..STEPS {
-        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), &x, batch, blank.step(t), &mut next);
+        let skip = Skip { blank: blank.step(t), needed: needed.and_then(|m| m.steps[t].as_deref()) };
+        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), &x, batch, skip, &mut next);
         visit(t, &next);
         std::mem::swap(&mut prev, &mut next);
+    }
+}
+
+/// The rows a reader of some neurons from some step on needs at each step: at the last step the
+/// neurons themselves; a step earlier those rows again, every neuron they hear (their input) and,
+/// within the read steps, the neurons. Read backwards from the descending neurons this drops most
+/// of the brain in the last two steps (default brain: see `walked_share`), exactly: the rates of
+/// the rows that are worked out are the ones every other engine path gives.
+#[derive(Debug)]
+pub struct NeededRows {
+    /// Per step: which rows are worked out (None: all of them).
+    steps: Vec<Option<Vec<bool>>>,
+}
+
+impl NeededRows {
+    fn new(brain: &Brain, neurons: &[u32], first_read: usize) -> NeededRows {
+        let n = brain.neurons;
+        let mut steps = vec![None; STEPS];
+        let mut needed = vec![false; n];
+        for t in (0..STEPS).rev() {
+            if t + 1 < STEPS {
+                // Row j at step t + 1 reads its own and its senders' rates of step t.
+                let mut earlier = needed.clone();
+                for j in (0..n).filter(|&j| needed[j]) {
+                    for &p in &brain.pre[brain.row_start[j] as usize..brain.row_start[j + 1] as usize] {
+                        earlier[p as usize] = true;
+                    }
+                }
+                needed = earlier;
+            }
+            if t >= first_read {
+                for &j in neurons {
+                    needed[j as usize] = true;
+                }
+            }
+            if needed.iter().all(|&x| x) {
+                break;
+            }
+            steps[t] = Some(needed.clone());
+        }
+        NeededRows { steps }
+    }
+
+    /// Per step, the share of rows worked out.
+    pub fn walked_share(&self) -> [f64; STEPS] {
+        std::array::from_fn(|t| match &self.steps[t] {
+            Some(m) => m.iter().filter(|&&x| x).count() as f64 / m.len().max(1) as f64,
+            None => 1.0,
+        })
+    }
+}
+
+impl Brain {
+    /// The rows a reader of `neurons` from step `first_read` on needs (worked out once per set of
+    /// neurons and first step, then kept with the brain).
+    pub fn needed_rows(&self, neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (neurons, first_read).hash(&mut h);
+        let key = h.finish();
+        let mut kept = self.needed.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, rows)) = kept.iter().find(|(k, _)| *k == key) {
+            return rows.clone();
+        }
+        let rows = std::sync::Arc::new(NeededRows::new(self, neurons, first_read));
+        kept.push((key, rows.clone()));
+        rows
+    }
+}
+
+/// The brain's kept `NeededRows`, by a hash of what they were asked for (a clone of the brain
+/// starts without any).
+#[derive(Debug, Default)]
+pub(crate) struct NeededCache(std::sync::Mutex<Vec<(u64, std::sync::Arc<NeededRows>)>>);
+
+impl Clone for NeededCache {
+    fn clone(&self) -> Self {
+        NeededCache::default()
     }
 }
 

@@ -82,6 +82,8 @@ pub struct Brain {
     /// What every think shares with a blank board's think (see `cpu::BlankShortcut`), worked out
     /// on first use and forgotten when the homeostasis changes.
     pub(crate) blank: std::sync::OnceLock<std::sync::Arc<cpu::BlankShortcut>>,
+    /// The rows readers of a few neurons need (see `cpu::NeededRows`), kept once worked out.
+    pub(crate) needed: cpu::NeededCache,
 }
 
 impl Brain {
@@ -121,6 +123,7 @@ impl Brain {
             homeostasis: Homeostasis::neutral(neurons),
             banks,
             blank: std::sync::OnceLock::new(),
+            needed: cpu::NeededCache::default(),
         }
     }
 
