@@ -307,7 +307,6 @@ fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
     block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
 }

@@ -73,6 +73,7 @@ pub struct Brain {
     pub eye: Vec<EyeCell>,
     /// Per neuron: its index in `eye`, or `NO_EYE`.
     pub eye_slot: Vec<u32>,
+    /// Set before the homeostasis: the gains and the blank-board shortcut are worked out from it.
     pub params: Params,
     homeostasis: Homeostasis,
     /// α / σₜ per step and neuron, worked out once so every engine multiplies by the same number.
