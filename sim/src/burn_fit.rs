@@ -132,18 +132,13 @@ pub enum FitOn {
 }
 
 /// The adapter burn's wgpu backend picks by default (wgpu's choice with high performance
-/// preferred), asked for once: its name and whether it is a hardware GPU.
+/// preferred, as the GPU engine's `best_adapter`), asked for once: its name and whether it is a
+/// hardware GPU.
 fn gpu_adapter() -> Option<&'static (String, bool)> {
     static ADAPTER: std::sync::OnceLock<Option<(String, bool)>> = std::sync::OnceLock::new();
     ADAPTER
         .get_or_init(|| {
-            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-            let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::HighPerformance,
-                ..Default::default()
-            }))
-            .ok()?;
-            let info = adapter.get_info();
+            let info = crate::brain::gpu::best_adapter().ok()?.get_info();
             Some((format!("{} ({:?})", info.name, info.backend), info.device_type != wgpu::DeviceType::Cpu))
         })
         .as_ref()

@@ -151,7 +151,7 @@ impl Outgoing {
         let mut post = vec![0u32; brain.pre.len()];
         let mut weight = vec![0f32; brain.pre.len()];
         for j in 0..n {
-            for e in brain.row_start[j] as usize..brain.row_start[j + 1] as usize {
+            for e in brain.row(j) {
                 let slot = &mut fill[brain.pre[e] as usize];
                 post[*slot as usize] = j as u32;
                 weight[*slot as usize] = brain.weight[e];
@@ -165,7 +165,7 @@ impl Outgoing {
 pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
     let j = neuron as usize;
     let mut inputs: Vec<(u32, f32)> =
-        (brain.row_start[j] as usize..brain.row_start[j + 1] as usize).map(|e| (brain.pre[e], brain.weight[e])).collect();
+        brain.row(j).map(|e| (brain.pre[e], brain.weight[e])).collect();
     let out = outgoing.start[j] as usize..outgoing.start[j + 1] as usize;
     let mut outputs: Vec<(u32, f32)> = out.map(|e| (outgoing.post[e], outgoing.weight[e])).collect();
     inputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));

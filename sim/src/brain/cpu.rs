@@ -162,7 +162,7 @@ impl BlankShortcut {
         for t in 1..STEPS {
             let next: Vec<bool> = (0..n)
                 .into_par_iter()
-                .map(|j| varies[j] || brain.pre[brain.row_start[j] as usize..brain.row_start[j + 1] as usize].iter().any(|&p| varies[p as usize]))
+                .map(|j| varies[j] || brain.pre[brain.row(j)].iter().any(|&p| varies[p as usize]))
                 .collect();
             if next.iter().all(|&v| v) {
                 break;
@@ -439,7 +439,7 @@ impl NeededRows {
                 // Row j at step t + 1 reads its own and its senders' rates of step t.
                 let mut earlier = needed.clone();
                 for j in (0..n).filter(|&j| needed[j]) {
-                    for &p in &brain.pre[brain.row_start[j] as usize..brain.row_start[j + 1] as usize] {
+                    for &p in &brain.pre[brain.row(j)] {
                         earlier[p as usize] = true;
                     }
                 }
@@ -471,24 +471,20 @@ impl Brain {
     /// The rows a reader of `neurons` from step `first_read` on needs (worked out once per set of
     /// neurons and first step, then kept with the brain).
     pub fn needed_rows(&self, neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (neurons, first_read).hash(&mut h);
-        let key = h.finish();
         let mut kept = self.needed.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, rows)) = kept.iter().find(|(k, _)| *k == key) {
+        if let Some((_, _, rows)) = kept.iter().find(|(n, f, _)| n == neurons && *f == first_read) {
             return rows.clone();
         }
         let rows = std::sync::Arc::new(NeededRows::new(self, neurons, first_read));
-        kept.push((key, rows.clone()));
+        kept.push((neurons.to_vec(), first_read, rows.clone()));
         rows
     }
 }
 
-/// The brain's kept `NeededRows`, by a hash of what they were asked for (a clone of the brain
-/// starts without any).
+/// The brain's kept `NeededRows`, with the neurons and first step they were asked for (a clone
+/// of the brain starts without any).
 #[derive(Debug, Default)]
-pub(crate) struct NeededCache(std::sync::Mutex<Vec<(u64, std::sync::Arc<NeededRows>)>>);
+pub(crate) struct NeededCache(std::sync::Mutex<Vec<(Vec<u32>, usize, std::sync::Arc<NeededRows>)>>);
 
 impl Clone for NeededCache {
     fn clone(&self) -> Self {

@@ -35,15 +35,21 @@ pub struct Device {
     pub adapter_name: String,
 }
 
-/// A headless device on the best adapter there is (a real GPU, else Mesa lavapipe), with the
-/// adapter's own limits so large batches fit in one binding.
-pub fn headless_device() -> Result<Device> {
+/// The best adapter there is, without a window: a real GPU (high performance preferred), else
+/// Mesa lavapipe.
+pub fn best_adapter() -> Result<wgpu::Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()
     }))
-    .map_err(|e| Error::Invalid(format!("no GPU adapter: {e}")))?;
+    .map_err(|e| Error::Invalid(format!("no GPU adapter: {e}")))
+}
+
+/// A headless device on the best adapter there is (a real GPU, else Mesa lavapipe), with the
+/// adapter's own limits so large batches fit in one binding.
+pub fn headless_device() -> Result<Device> {
+    let adapter = best_adapter()?;
     let info = adapter.get_info();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("flychess headless"),

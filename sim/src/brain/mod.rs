@@ -155,6 +155,11 @@ impl Brain {
         self.pre.len()
     }
 
+    /// Row `j`'s connections: `pre[row(j)]` are the neurons `j` hears, `weight[row(j)]` how much.
+    pub fn row(&self, j: usize) -> std::ops::Range<usize> {
+        self.row_start[j] as usize..self.row_start[j + 1] as usize
+    }
+
     /// Bytes the brain holds in memory: its wiring (both the CSR and the CPU engine's banks), the
     /// eye, the homeostasis and gains, and the blank-board shortcut once worked out.
     pub fn bytes(&self) -> usize {
