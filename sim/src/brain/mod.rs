@@ -78,8 +78,6 @@ pub struct Brain {
     homeostasis: Homeostasis,
     /// α / σₜ per step and neuron, worked out once so every engine multiplies by the same number.
     gain: Vec<f32>,
-    /// The senders as the CPU engine reads them (see `cpu::SenderBanks`).
-    pub(crate) banks: cpu::SenderBanks,
     /// What every think shares with a blank board's think (see `cpu::BlankShortcut`), worked out
     /// on first use and forgotten when the homeostasis changes.
     pub(crate) blank: std::sync::OnceLock<std::sync::Arc<cpu::BlankShortcut>>,
@@ -107,7 +105,6 @@ impl Brain {
                 }
             }
         }
-        let banks = cpu::SenderBanks::new(neurons, &row_start, &pre);
         let mut eye_slot = vec![NO_EYE; neurons];
         for (i, c) in eye.iter().enumerate() {
             eye_slot[c.neuron as usize] = i as u32;
@@ -122,7 +119,6 @@ impl Brain {
             params: Params::default(),
             gain: vec![Params::default().alpha; STEPS * neurons],
             homeostasis: Homeostasis::neutral(neurons),
-            banks,
             blank: std::sync::OnceLock::new(),
             needed: cpu::NeededCache::default(),
         }
@@ -160,7 +156,7 @@ impl Brain {
         self.row_start[j] as usize..self.row_start[j + 1] as usize
     }
 
-    /// Bytes the brain holds in memory: its wiring (both the CSR and the CPU engine's banks), the
+    /// Bytes the brain holds in memory: its wiring (the CSR), the
     /// eye, the homeostasis and gains, and the blank-board shortcut once worked out.
     pub fn bytes(&self) -> usize {
         use std::mem::size_of_val;
@@ -173,8 +169,6 @@ impl Brain {
             + size_of_val(&self.homeostasis.mu[..])
             + size_of_val(&self.homeostasis.sigma[..])
             + size_of_val(&self.gain[..])
-            + size_of_val(&self.banks.start[..])
-            + size_of_val(&self.banks.low[..])
             + shortcut
     }
 
