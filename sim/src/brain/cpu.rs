@@ -62,6 +62,7 @@ fn tanh_relu_with(z: f32) -> f32 {
     // tanh(9) rounds to 1 in f32: clamping 2z at 18 changes nothing and keeps 2^n in range.
     // max/min rather than clamp: the same value for every number (±0 give the same rate), a NaN
     // becomes 0, and both compile to vector instructions.
+    #[allow(clippy::manual_clamp)]
     let x = (2.0 * z).max(0.0).min(18.0);
     // SAFETY: x is in [0, 18], so this is in [0.5, 26.5]: a plain truncation, in range.
     let n: i32 = unsafe { madd(x, LOG2E, 0.5).to_int_unchecked() };
@@ -480,7 +481,10 @@ impl Brain {
 /// The brain's kept `NeededRows`, with the neurons and first step they were asked for (a clone
 /// of the brain starts without any).
 #[derive(Debug, Default)]
-pub(crate) struct NeededCache(std::sync::Mutex<Vec<(Vec<u32>, usize, std::sync::Arc<NeededRows>)>>);
+pub(crate) struct NeededCache(std::sync::Mutex<Vec<NeededEntry>>);
+
+/// A kept `NeededRows` with the neurons and first read step it was worked out for.
+type NeededEntry = (Vec<u32>, usize, std::sync::Arc<NeededRows>);
 
 impl Clone for NeededCache {
     fn clone(&self) -> Self {

@@ -97,7 +97,7 @@ impl GpuEngine {
     pub fn new(device: wgpu::Device, queue: wgpu::Queue, brain: &Brain) -> Result<GpuEngine> {
         let limits = device.limits();
         let biggest = (brain.connections() * 4) as u64;
-        if biggest > limits.max_storage_buffer_binding_size as u64 {
+        if biggest > limits.max_storage_buffer_binding_size {
             return Err(Error::Invalid(format!(
                 "the device binds at most {} bytes per buffer, the brain's connections need {biggest}",
                 limits.max_storage_buffer_binding_size
