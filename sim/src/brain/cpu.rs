@@ -516,5 +516,10 @@ mod tests {
         assert!(worst < 2e-7, "worst error {worst}");
         assert_eq!(tanh_relu(0.0), 0.0);
         assert_eq!(tanh_relu(-3.0), 0.0);
+        // Out-of-range inputs stay in range (the truncation inside is only safe for x in [0, 18]).
+        assert!((tanh_relu(f32::INFINITY) - 1.0).abs() < 1e-7);
+        assert_eq!(tanh_relu(f32::NEG_INFINITY), 0.0);
+        assert_eq!(tanh_relu(f32::NAN), 0.0);
+        assert_eq!(tanh_relu(-0.0).to_bits(), tanh_relu(0.0).to_bits(), "±0 give the same rate");
     }
 }
