@@ -71,12 +71,14 @@ pub struct LadderOptions {
     pub max_plies: usize,
     pub seed: u64,
     pub stockfish_nodes: u64,
+    /// Games played at once. Many: the fly moves of games in flight think as one batch
+    /// (`together`), which measured 2.6× faster with 16 than 2 on fly games, the same games.
     pub workers: usize,
 }
 
 impl Default for LadderOptions {
     fn default() -> Self {
-        LadderOptions { games: 20, opening_plies: 4, max_plies: 300, seed: 1, stockfish_nodes: 20_000, workers: 2 }
+        LadderOptions { games: 20, opening_plies: 4, max_plies: 300, seed: 1, stockfish_nodes: 20_000, workers: 16 }
     }
 }
 

@@ -23,6 +23,7 @@ pub mod rating;
 pub mod readout;
 pub mod shipped;
 pub mod store;
+pub mod together;
 pub mod train;
 
 pub use error::{Error, Result};

@@ -91,8 +91,14 @@ pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &
 /// The readout's input for a batch of boards without keeping every step of every neuron: the brain
 /// runs with two buffers, working out only what the descending neurons of the read steps depend
 /// on (`cpu::run_reading`), and those are averaged. `[position][descending]`, equal to
-/// `descending_features` of a full think.
+/// `descending_features` of a full think. Calls made at the same time from several threads for
+/// the same brain think as one batch (`together`), with the same results.
 pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
+    crate::together::think_together(crate::together::Kind::of(brain, descending, steps), boards, |boards| think_features_alone(brain, boards, descending, steps))
+}
+
+/// `think_features` for exactly these boards, in this thread.
+pub fn think_features_alone(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
     let b = boards.len();
     let mut sums = vec![vec![0f32; descending.len()]; b];
     let first_read = steps.iter().copied().min().unwrap_or(crate::brain::STEPS - 1);

@@ -331,6 +331,36 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
 }
 
 #[test]
+fn readout_features_asked_for_at_once_by_many_threads_think_together_with_the_same_results() {
+    use flychess_sim::readout::{think_features, think_features_alone};
+    let brain = &default_brain().brain;
+    let dn: Vec<u32> = (1000..1300).collect();
+    let steps = vec![8, 9, 10, 11];
+    // Six threads, three rounds each, started together: one board each, or three.
+    let jobs: Vec<Vec<Planes>> = (0..18).map(|k| boards(40 + 3 * k..40 + 3 * k + if k % 4 == 0 { 3 } else { 1 })).collect();
+    let (_, shared_before) = flychess_sim::together::counts();
+    let start = std::sync::Barrier::new(6);
+    let got: Vec<Vec<Vec<f32>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|t| {
+                let (jobs, start, dn, steps) = (&jobs, &start, &dn, &steps);
+                s.spawn(move || {
+                    start.wait();
+                    (0..3).map(|round| think_features(brain, &jobs[3 * t + round], dn, steps)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a thinking thread")).collect()
+    });
+    // Thread t's rounds are jobs 3t, 3t + 1, 3t + 2, which is the order they come back in.
+    for (k, (features, job)) in got.iter().zip(&jobs).enumerate() {
+        assert_eq!(features, &think_features_alone(brain, job, &dn, &steps), "job {k}: the same features, bit for bit, as thinking alone");
+    }
+    let (_, shared_after) = flychess_sim::together::counts();
+    assert!(shared_after > shared_before, "six threads asking at once shared at least one batch");
+}
+
+#[test]
 fn readout_features_without_keeping_every_step_match_a_full_think() {
     use flychess_sim::readout::{descending_features, think_features};
     let brain = small_brain(5);
