@@ -450,6 +450,13 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 m["ms_imagination"].as_f64().unwrap_or(0.0),
                 m["boards_imagined"]
             );
+            let g = &m["games_at_once"];
+            println!(
+                "  fly moves of {} games asked for at once: {:.0} ms a move (one at a time: {:.0} ms a move)",
+                g["games"],
+                g["ms_per_move"].as_f64().unwrap_or(0.0),
+                g["ms_per_move_one_at_a_time"].as_f64().unwrap_or(0.0)
+            );
         }
         match report["gpu"]["adapter"].as_str() {
             Some(name) => println!("  gpu adapter: {name}"),
@@ -700,12 +707,33 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
         }
         Ok(started.elapsed().as_secs_f64() * 1000.0 / 3.0)
     };
+    // The ladder's case: one fly move in each of the games it plays at once, asked for one after
+    // another and then all at once from as many threads (their thinks go through the brain together).
+    let games = flychess_sim::ladder::LadderOptions::default().workers;
+    let positions: Vec<shakmaty::Chess> = sample_positions().into_iter().skip(300).filter(|p| !p.legal_moves().is_empty()).take(games).collect();
+    let one_move = |pos: &shakmaty::Chess| Player::Fly { brain, readout: &fly.readout, descending, imagination: None }.choose(pos, &[]).map(|_| ());
+    let started = Instant::now();
+    for pos in &positions {
+        one_move(pos)?;
+    }
+    let one_at_a_time = started.elapsed().as_secs_f64() * 1000.0 / positions.len() as f64;
+    let start = std::sync::Barrier::new(positions.len());
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        let moves: Vec<_> = positions.iter().map(|pos| s.spawn(|| {
+            start.wait();
+            one_move(pos)
+        })).collect();
+        moves.into_iter().try_for_each(|m| m.join().map_err(|_| anyhow!("a move's thread panicked"))?.map_err(anyhow::Error::from))
+    })?;
+    let at_once = started.elapsed().as_secs_f64() * 1000.0 / positions.len() as f64;
     use shakmaty::Position;
     Ok(Some(serde_json::json!({
         "fly": fly.meta.name,
         "ms": time(None)?,
         "ms_imagination": time(Some(1.0))?,
         "boards_imagined": pos.legal_moves().len(),
+        "games_at_once": { "games": positions.len(), "ms_per_move": at_once, "ms_per_move_one_at_a_time": one_at_a_time },
     })))
 }
 
