@@ -2,8 +2,8 @@
 //! for the whole batch: a receiving neuron's row is walked once and every sender's rates of all
 //! positions (contiguous in the batch-inner layout) are gathered with one weight. Rows are split
 //! into blocks that threads take in order, and within a row the sum runs in edge order, so the
-//! result is bit-for-bit the same for any batch size and thread count. Large batches ask for the
-//! senders' rates a few connections ahead (a prefetch), the first step (all rates 0) skips the
+//! result is bit-for-bit the same for any batch size and thread count. Batches of 8 or more ask
+//! for the senders' rates 24 connections ahead (a prefetch), the first step (all rates 0) skips the
 //! connections, the rows the board cannot have reached yet take a blank board's input instead of
 //! being walked (`BlankShortcut`), and every batch size up to 32 has its own register-resident
 //! kernel.
