@@ -357,7 +357,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         Ok(d) => {
             let name = d.adapter_name.clone();
             let mut engine = gpu_engine::GpuEngine::new(d.device, d.queue, &brain)?;
-            let limit = engine.device().limits().max_storage_buffer_binding_size as u64;
+            let limit = engine.device().limits().max_storage_buffer_binding_size;
             let mut gpu_rows = Vec::new();
             for &batch in batches {
                 if engine.rates_bytes(batch) > limit {

@@ -270,14 +270,14 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
     let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
-        if let Some((loaded, _)) = &prepared {
-            if !matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish")) {
-                let f = Fly::load(&fly::find(name, data)?)?;
-                if f.meta.brain_checksum != loaded.checksum {
-                    return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
-                }
-                flies.insert(name.to_string(), f);
+        if let Some((loaded, _)) = &prepared
+            && !matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish"))
+        {
+            let f = Fly::load(&fly::find(name, data)?)?;
+            if f.meta.brain_checksum != loaded.checksum {
+                return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
             }
+            flies.insert(name.to_string(), f);
         }
     }
     let descending: Vec<u32> = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();

@@ -231,10 +231,10 @@ impl Game {
 /// A move typed or given as text: UCI first, then SAN.
 pub fn parse_move(pos: &Chess, text: &str) -> Result<Move> {
     let text = text.trim();
-    if let Ok(uci) = text.parse::<UciMove>() {
-        if let Ok(m) = uci.to_move(pos) {
-            return Ok(m);
-        }
+    if let Ok(uci) = text.parse::<UciMove>()
+        && let Ok(m) = uci.to_move(pos)
+    {
+        return Ok(m);
     }
     let san: San = text.trim_end_matches(['+', '#', '!', '?']).parse().map_err(|_| anyhow!("{text:?} is neither a UCI nor a SAN move"))?;
     san.to_move(pos).map_err(|_| anyhow!("{text} is not a legal move here"))

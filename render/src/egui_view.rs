@@ -68,11 +68,11 @@ impl CallbackTrait for CloudCallback {
             }
             _ => {}
         }
-        if let Some((version, marks)) = &self.marks {
-            if *version != installed.marked {
-                installed.renderer.set_marks(queue, marks);
-                installed.marked = *version;
-            }
+        if let Some((version, marks)) = &self.marks
+            && *version != installed.marked
+        {
+            installed.renderer.set_marks(queue, marks);
+            installed.marked = *version;
         }
         Vec::new()
     }

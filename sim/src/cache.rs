@@ -62,7 +62,7 @@ impl Cache {
         let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
         let per = row_bytes(meta.descending);
         let positions = len / per;
-        if len % per != 0 {
+        if !len.is_multiple_of(per) {
             let f = OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
             f.set_len((positions * per) as u64).map_err(|e| Error::io(path, e))?;
         }

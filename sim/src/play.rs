@@ -253,10 +253,10 @@ pub fn rules_ending(pos: &Chess, keys: &[u64]) -> Option<Ending> {
     if pos.is_insufficient_material() {
         return end("1/2-1/2", "insufficient material");
     }
-    if let Some(&last) = keys.last() {
-        if keys.iter().filter(|&&k| k == last).count() >= 3 {
-            return end("1/2-1/2", "threefold repetition");
-        }
+    if let Some(&last) = keys.last()
+        && keys.iter().filter(|&&k| k == last).count() >= 3
+    {
+        return end("1/2-1/2", "threefold repetition");
     }
     if pos.halfmoves() >= 100 {
         return end("1/2-1/2", "fifty-move rule");

@@ -299,6 +299,9 @@ pub fn fit(
     Ok((best, best_val))
 }
 
+/// Check `PROMOTIONS` stays in step with the promotion codes used here.
+const _: () = assert!(PROMOTIONS == 5);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,6 +472,3 @@ mod tests {
         assert!(evaluate(&again, &x, &targets).loss <= m.loss + 1e-12);
     }
 }
-
-/// Check `PROMOTIONS` stays in step with the promotion codes used here.
-const _: () = assert!(PROMOTIONS == 5);

@@ -66,7 +66,7 @@ fn the_five_synapse_cut_applies_after_summing_duplicates() {
     // Strengths are log shares: every row sums to 1.
     for j in 0..c.neurons.len() {
         let s: f32 = c.inputs.row(j).map(|e| c.inputs.strength[e]).sum();
-        assert!(c.inputs.row(j).len() == 0 || (s - 1.0).abs() < 1e-5, "row {j} sums to {s}");
+        assert!(c.inputs.row(j).is_empty() || (s - 1.0).abs() < 1e-5, "row {j} sums to {s}");
     }
 }
 
@@ -185,7 +185,7 @@ fn store_error(dir: &std::path::Path) -> String {
     let data = tempdir();
     let spec = BrainSpec { tables: Tables::Release { dir: dir.to_path_buf() }, control: Control::None };
     let result = std::panic::catch_unwind(|| store::ensure(&spec, data.path(), &|_, _| {}).map(|_| ()));
-    let err = result.expect("bad input must not panic").err().expect("bad input must fail").to_string();
+    let err = result.expect("bad input must not panic").expect_err("bad input must fail").to_string();
     assert!(!spec.brain_path(data.path()).exists(), "no brain file may be written from bad input");
     assert!(
         std::fs::read_dir(data.path().join("brains")).map(|d| d.count()).unwrap_or(0) == 0,
@@ -308,7 +308,7 @@ fn an_eye_with_no_placeable_photoreceptor_is_refused() {
     let dir = tempdir();
     let p = write_small(dir.path());
     // Only the photoreceptor without a hex-annotated partner keeps its connections.
-    let rows: Vec<_> = small_weights().into_iter().filter(|r| !matches!(r.0, 1 | 2 | 3)).collect();
+    let rows: Vec<_> = small_weights().into_iter().filter(|r| !matches!(r.0, 1..=3)).collect();
     write_weights(&p.weights, &rows);
     let e = store_error(dir.path());
     assert!(e.contains("no photoreceptor could be placed"), "{e}");

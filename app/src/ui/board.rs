@@ -289,14 +289,13 @@ impl BoardState {
                 }
             }
         }
-        if primary_released {
-            if let (Some(from), Some(to)) = (self.pressed.take(), square) {
-                if from != to && view.position.board().color_at(from) == view.user {
-                    action = self.attempt(view, from, to);
-                    if matches!(action, Some(BoardAction::Move(_))) {
-                        self.dropped = true;
-                    }
-                }
+        if primary_released
+            && let (Some(from), Some(to)) = (self.pressed.take(), square)
+            && from != to && view.position.board().color_at(from) == view.user
+        {
+            action = self.attempt(view, from, to);
+            if matches!(action, Some(BoardAction::Move(_))) {
+                self.dropped = true;
             }
         }
         if secondary_pressed {
@@ -374,12 +373,12 @@ impl BoardState {
         for &m in &self.marks {
             tint(&painter, m, Color32::from_rgba_unmultiplied(235, 97, 80, 150));
         }
-        if pos.is_check() {
-            if let Some(k) = pos.board().king_of(pos.turn()) {
-                let r = self.square_rect(k, orientation);
-                for (i, a) in [(0.5, 230u8), (0.38, 160), (0.26, 90)] {
-                    painter.circle_filled(r.center(), s * i, Color32::from_rgba_unmultiplied(255, 0, 0, a / 2));
-                }
+        if pos.is_check()
+            && let Some(k) = pos.board().king_of(pos.turn())
+        {
+            let r = self.square_rect(k, orientation);
+            for (i, a) in [(0.5, 230u8), (0.38, 160), (0.26, 90)] {
+                painter.circle_filled(r.center(), s * i, Color32::from_rgba_unmultiplied(255, 0, 0, a / 2));
             }
         }
         // Coordinates inside the edge squares, in the other square colour.
@@ -411,30 +410,30 @@ impl BoardState {
                 continue;
             }
             let mut r = self.square_rect(sq, orientation);
-            if let Some((moves, t)) = &slides {
-                if let Some(&(_, from)) = moves.iter().find(|(to, _)| *to == sq) {
-                    let start = self.square_rect(from, orientation).min;
-                    let ease = 1.0 - (1.0 - t) * (1.0 - t);
-                    r = Rect::from_min_size(start + (r.min - start) * ease, r.size());
-                }
+            if let Some((moves, t)) = &slides
+                && let Some(&(_, from)) = moves.iter().find(|(to, _)| *to == sq)
+            {
+                let start = self.square_rect(from, orientation).min;
+                let ease = 1.0 - (1.0 - t) * (1.0 - t);
+                r = Rect::from_min_size(start + (r.min - start) * ease, r.size());
             }
             self.draw_piece(&ctx, &painter, piece, r, square_px);
         }
         // Reachable squares of the selected piece.
-        if let (Some(sel), Some(user)) = (self.selected.or(dragging), view.user) {
-            if pos.turn() == user {
-                for m in pos.legal_moves() {
-                    let (f, t) = move_squares(&m);
-                    if f != sel {
-                        continue;
-                    }
-                    let c = self.square_rect(t, orientation).center();
-                    let shade = Color32::from_rgba_unmultiplied(20, 85, 30, 110);
-                    if pos.board().piece_at(t).is_some() || m.is_en_passant() {
-                        painter.circle_stroke(c, s * 0.44, Stroke::new(s * 0.08, shade));
-                    } else {
-                        painter.circle_filled(c, s * 0.16, shade);
-                    }
+        if let (Some(sel), Some(user)) = (self.selected.or(dragging), view.user)
+            && pos.turn() == user
+        {
+            for m in pos.legal_moves() {
+                let (f, t) = move_squares(&m);
+                if f != sel {
+                    continue;
+                }
+                let c = self.square_rect(t, orientation).center();
+                let shade = Color32::from_rgba_unmultiplied(20, 85, 30, 110);
+                if pos.board().piece_at(t).is_some() || m.is_en_passant() {
+                    painter.circle_stroke(c, s * 0.44, Stroke::new(s * 0.08, shade));
+                } else {
+                    painter.circle_filled(c, s * 0.16, shade);
                 }
             }
         }
@@ -444,13 +443,13 @@ impl BoardState {
             let to = self.square_rect(a.to, orientation).center();
             draw_arrow(&painter, from, to, s, a.colour);
         }
-        if let (Some(sq), Some(p)) = (dragging, pointer) {
-            if let Some(piece) = pos.board().piece_at(sq) {
-                let r = Rect::from_center_size(p, Vec2::splat(s));
-                let painter = ui.ctx().layer_painter(egui::LayerId::new(egui::Order::Tooltip, egui::Id::unique("dragged-piece")));
-                self.draw_piece(&ctx, &painter, piece, r, square_px);
-                ui.ctx().request_repaint();
-            }
+        if let (Some(sq), Some(p)) = (dragging, pointer)
+            && let Some(piece) = pos.board().piece_at(sq)
+        {
+            let r = Rect::from_center_size(p, Vec2::splat(s));
+            let painter = ui.ctx().layer_painter(egui::LayerId::new(egui::Order::Tooltip, egui::Id::unique("dragged-piece")));
+            self.draw_piece(&ctx, &painter, piece, r, square_px);
+            ui.ctx().request_repaint();
         }
         if let Some((_, to)) = self.promotion {
             let colour = pos.turn();

@@ -402,12 +402,12 @@ impl BrainView {
         let ppp = ui.ctx().pixels_per_point();
         let view = self.settings(rect, ppp, card);
         self.viewport = view.viewport_px;
-        if response.clicked() {
-            if let Some(p) = response.interact_pointer_pos() {
-                let at = [(p.x - rect.min.x) * ppp, (p.y - rect.min.y) * ppp];
-                let hit = pick(&self.geometry, view.view_proj, view.viewport_px, at, 6.0 * ppp);
-                self.select(hit);
-            }
+        if response.clicked()
+            && let Some(p) = response.interact_pointer_pos()
+        {
+            let at = [(p.x - rect.min.x) * ppp, (p.y - rect.min.y) * ppp];
+            let hit = pick(&self.geometry, view.view_proj, view.viewport_px, at, 6.0 * ppp);
+            self.select(hit);
         }
         if !self.gpu {
             ui.painter().text(rect.center(), egui::Align2::CENTER_CENTER, "No wgpu device: the 3D view needs one.", egui::FontId::proportional(14.0), Color32::GRAY);
@@ -514,22 +514,22 @@ impl BrainView {
                 }
             });
             let busy = self.control_job.is_some();
-            if ui.add_enabled(thought.is_some() && !busy, egui::Button::new("Think again")).on_hover_text("The same board through the control brain (built and calibrated once, then kept)").clicked() {
-                if let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone()) {
-                    let (tx, rx) = std::sync::mpsc::channel();
-                    let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
-                    let (data, position, of, label, waker) = (data.to_path_buf(), t.position.clone(), t.id, controls[i].label(), ui.ctx().clone());
-                    std::thread::spawn(move || {
-                        let result = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {}).map_err(|e| e.to_string()).map(|(_, brain)| {
-                            let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&position)]);
-                            ControlThink { label, of, id: of | (1 << 62), rates: Arc::new(rates.data), mean: Vec::new() }
-                        });
-                        let _ = tx.send(result);
-                        waker.request_repaint();
+            if ui.add_enabled(thought.is_some() && !busy, egui::Button::new("Think again")).on_hover_text("The same board through the control brain (built and calibrated once, then kept)").clicked()
+                && let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone())
+            {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
+                let (data, position, of, label, waker) = (data.to_path_buf(), t.position.clone(), t.id, controls[i].label(), ui.ctx().clone());
+                std::thread::spawn(move || {
+                    let result = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {}).map_err(|e| e.to_string()).map(|(_, brain)| {
+                        let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&position)]);
+                        ControlThink { label, of, id: of | (1 << 62), rates: Arc::new(rates.data), mean: Vec::new() }
                     });
-                    self.control_job = Some(rx);
-                    self.status = "Building the control brain (first time: about a minute) and thinking…".into();
-                }
+                    let _ = tx.send(result);
+                    waker.request_repaint();
+                });
+                self.control_job = Some(rx);
+                self.status = "Building the control brain (first time: about a minute) and thinking…".into();
             }
             if busy {
                 ui.spinner();

@@ -879,11 +879,11 @@ impl FlyChessApp {
             BrainState::Ready(_) if self.tab == Tab::Brain => {
                 // The brain tab is shot mid-think: the fly's last think, paused at step 6 of 12.
                 let thought = self.play.shown_thought().is_some() && self.play.thinking.is_none() && !self.play.replaying();
-                if thought && self.shot.is_some() {
-                    if let Some(v) = &mut self.brain_view {
-                        v.playing = false;
-                        v.step = 5;
-                    }
+                if thought && self.shot.is_some()
+                    && let Some(v) = &mut self.brain_view
+                {
+                    v.playing = false;
+                    v.step = 5;
                 }
                 self.moves_applied && (thought || self.launch.moves.is_empty())
             }

@@ -274,10 +274,10 @@ impl PlayTab {
             }
         }
         for (fen, best) in hints {
-            if fen == self.game.fen(self.game.plies()) {
-                if let Ok(m) = parse_move(self.game.current(), &best) {
-                    self.hint = Some((fen, m));
-                }
+            if fen == self.game.fen(self.game.plies())
+                && let Ok(m) = parse_move(self.game.current(), &best)
+            {
+                self.hint = Some((fen, m));
             }
         }
         if let Some(thinker) = cx.thinker {
@@ -302,29 +302,29 @@ impl PlayTab {
                 ctx.request_repaint_after(std::time::Duration::from_secs_f64((p.play_at - now).max(0.01)));
             }
         }
-        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none() {
-            if let (Some(thinker), Some(fly)) = (cx.thinker, &self.fly) {
-                let id = self.next_request;
-                self.next_request += 1;
-                self.thinking = Some((id, now));
-                thinker.ask(ThinkRequest {
-                    id,
-                    fly: fly.clone(),
-                    position: self.game.current().clone(),
-                    earlier: self.game.keys().to_vec(),
-                    // The weight `flychess imagine-tune` chose on HOLD for this fly (1 until tuned).
-                    imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, &self.fly_name)),
-                });
-            }
+        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none()
+            && let (Some(thinker), Some(fly)) = (cx.thinker, &self.fly)
+        {
+            let id = self.next_request;
+            self.next_request += 1;
+            self.thinking = Some((id, now));
+            thinker.ask(ThinkRequest {
+                id,
+                fly: fly.clone(),
+                position: self.game.current().clone(),
+                earlier: self.game.keys().to_vec(),
+                // The weight `flychess imagine-tune` chose on HOLD for this fly (1 until tuned).
+                imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, &self.fly_name)),
+            });
         }
-        if !self.fly_to_move() && !self.game.is_over() {
-            if let Some(pre) = self.board.premove.take() {
-                match pre.legal_in(self.game.current()) {
-                    Some(m) => {
-                        self.play_move(m, cx);
-                    }
-                    None => self.status = "Premove dropped: no longer legal.".into(),
+        if !self.fly_to_move() && !self.game.is_over()
+            && let Some(pre) = self.board.premove.take()
+        {
+            match pre.legal_in(self.game.current()) {
+                Some(m) => {
+                    self.play_move(m, cx);
                 }
+                None => self.status = "Premove dropped: no longer legal.".into(),
             }
         }
     }
@@ -396,11 +396,11 @@ impl PlayTab {
             let live = self.cursor.is_none();
             let position = self.game.position(ply).clone();
             let mut arrows = Vec::new();
-            if let (true, Some((fen, m))) = (live, &self.hint) {
-                if *fen == self.game.fen(ply) {
-                    let (from, to) = crate::ui::board::move_squares(m);
-                    arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
-                }
+            if let (true, Some((fen, m))) = (live, &self.hint)
+                && *fen == self.game.fen(ply)
+            {
+                let (from, to) = crate::ui::board::move_squares(m);
+                arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
             }
             let view = BoardView {
                 position: &position,
@@ -463,10 +463,10 @@ impl PlayTab {
             ui.label("No fly to play: pick one in New game.");
         }
         let uci_moves = self.game.uci();
-        if self.game.starts_from_initial_position() {
-            if let Some(o) = Openings::shipped().name(&uci_moves) {
-                ui.label(RichText::new(format!("{} {}", o.eco, o.name)).italics());
-            }
+        if self.game.starts_from_initial_position()
+            && let Some(o) = Openings::shipped().name(&uci_moves)
+        {
+            ui.label(RichText::new(format!("{} {}", o.eco, o.name)).italics());
         }
         self.fly_says(ui);
         ui.horizontal(|ui| {
@@ -580,12 +580,11 @@ impl PlayTab {
                             text.push_str(" ·");
                         }
                         let mut rich = RichText::new(text);
-                        if !self.blur {
-                            if let Some(g) = self.grade_of(ply, &m) {
-                                if g.verdict != Verdict::Best && g.verdict != Verdict::Good {
-                                    rich = rich.color(verdict_colour(g.verdict));
-                                }
-                            }
+                        if !self.blur
+                            && let Some(g) = self.grade_of(ply, &m)
+                            && g.verdict != Verdict::Best && g.verdict != Verdict::Good
+                        {
+                            rich = rich.color(verdict_colour(g.verdict));
                         }
                         if ui.selectable_label(shown == ply + 1, rich).clicked() {
                             self.cursor = if ply + 1 == plies { None } else { Some(ply + 1) };
@@ -623,10 +622,10 @@ impl PlayTab {
                 self.take_back(cx.speaker);
             }
             let hint_enabled = cx.grader.is_some() && !self.game.is_over() && !self.fly_to_move();
-            if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked() {
-                if let Some(g) = cx.grader {
-                    g.hint(self.game.fen(self.game.plies()));
-                }
+            if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked()
+                && let Some(g) = cx.grader
+            {
+                g.hint(self.game.fen(self.game.plies()));
             }
             let resign = if self.resign_asked { "Really resign?" } else { "Resign" };
             if ui.add_enabled(!self.game.is_over(), egui::Button::new(resign)).clicked() {
@@ -770,10 +769,10 @@ impl PlayTab {
                 let who = if colour == self.user { "You".to_string() } else { format!("Fly {}", self.fly_name) };
                 let mut counts: HashMap<&str, usize> = HashMap::new();
                 for (ply, m) in self.game.moves().iter().enumerate() {
-                    if self.game.position(ply).turn() == colour {
-                        if let Some(g) = self.grade_of(ply, m) {
-                            *counts.entry(g.verdict.name()).or_default() += 1;
-                        }
+                    if self.game.position(ply).turn() == colour
+                        && let Some(g) = self.grade_of(ply, m)
+                    {
+                        *counts.entry(g.verdict.name()).or_default() += 1;
                     }
                 }
                 let acc = self.accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());

@@ -153,7 +153,7 @@ impl GpuEngine {
             return Ok(());
         }
         let bytes = self.rates_bytes(batch);
-        let limit = self.device.limits().max_storage_buffer_binding_size as u64;
+        let limit = self.device.limits().max_storage_buffer_binding_size;
         if bytes > limit {
             return Err(Error::Invalid(format!("batch {batch} needs a {bytes}-byte rates buffer; this device binds at most {limit}")));
         }

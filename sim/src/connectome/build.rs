@@ -243,10 +243,10 @@ fn merge(mut edges: Vec<(u32, u32, u32)>, min: u32) -> Vec<(u32, u32, u32)> {
         match out.last_mut() {
             Some(last) if last.0 == post && last.1 == pre => last.2 = last.2.saturating_add(w),
             _ => {
-                if let Some(last) = out.last() {
-                    if last.2 < min {
-                        out.pop();
-                    }
+                if let Some(last) = out.last()
+                    && last.2 < min
+                {
+                    out.pop();
                 }
                 out.push((post, pre, w));
             }

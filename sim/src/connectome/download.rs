@@ -118,13 +118,13 @@ pub fn fetch(f: &Fetch, attempts: u32, progress: ByteProgress) -> Result<Outcome
         ));
     }
     let len = fs::metadata(&part).map_err(|e| Error::io(&part, e))?.len();
-    if let Some(want) = f.bytes {
-        if len < want {
-            return Err(Error::download(
-                &f.url,
-                format!("truncated: the server sent {len} of {want} bytes; the partial file is kept to resume later"),
-            ));
-        }
+    if let Some(want) = f.bytes
+        && len < want
+    {
+        return Err(Error::download(
+            &f.url,
+            format!("truncated: the server sent {len} of {want} bytes; the partial file is kept to resume later"),
+        ));
     }
     if let Some(want) = &f.sha256 {
         let got = sha256_file(&part)?;

@@ -448,7 +448,7 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         }
     }
     // Mixed populations: (population, mean degree, sources with per-mille shares).
-    let half_dn_visual = |j: usize| j % 2 == 0;
+    let half_dn_visual = |j: usize| j.is_multiple_of(2);
     let plans: Vec<(Pop, usize, Vec<(Pop, u32)>)> = vec![
         (vc, 60, vec![(cb, 700), (vpn, 200), (dn, 100)]),
         (cb, 80, vec![(vpn, 250), (cb, 500), (mbon, 40), (pam, 10), (asc, 80), (dn, 30), (cb_sensory, 60), (kc, 30)]),
