@@ -140,3 +140,69 @@ pub fn think_together(kind: Kind, boards: &[Planes], think: impl Fn(&[Planes]) -
         s = cv.wait(s).unwrap_or_else(PoisonError::into_inner);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brain::Brain;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn board(squares: usize) -> Planes {
+        let mut b = [[false; 64]; 12];
+        for s in 0..squares {
+            b[0][s] = true;
+        }
+        b
+    }
+
+    /// One number per board: how many squares it has lit.
+    fn count(boards: &[Planes]) -> Vec<Vec<f32>> {
+        boards.iter().map(|b| vec![b.iter().flatten().filter(|&&x| x).count() as f32]).collect()
+    }
+
+    #[test]
+    fn a_leader_that_fails_hands_the_others_back_and_nobody_waits_forever() {
+        let brain = Brain::from_parts(3, vec![0, 0, 0, 0], vec![], vec![], vec![]);
+        let kind = Kind::of(&brain, &[], &[11]);
+        let (thinking, started) = mpsc::channel();
+        let (release, go) = mpsc::channel::<()>();
+        let outcomes = std::thread::scope(|s| {
+            // The first caller leads alone and holds its batch until A and B wait behind it.
+            let first_kind = kind.clone();
+            let first = s.spawn(move || {
+                think_together(first_kind, &[board(1)], |b| {
+                    thinking.send(()).expect("the test listens");
+                    go.recv().expect("the test releases");
+                    count(b)
+                })
+            });
+            started.recv().expect("the first caller leads");
+            // A and B: each fails when it leads a batch of more than one request's boards.
+            let fragile = |n: usize| {
+                let kind = kind.clone();
+                s.spawn(move || {
+                    std::panic::catch_unwind(|| {
+                        think_together(kind, &[board(n)], |b| {
+                            assert!(b.len() == 1, "this think fails on a shared batch");
+                            count(b)
+                        })
+                    })
+                    .ok()
+                })
+            };
+            let (a, b) = (fragile(2), fragile(3));
+            std::thread::sleep(Duration::from_millis(200));
+            release.send(()).expect("the first caller waits");
+            (first.join().expect("the first caller"), a.join().expect("A's thread"), b.join().expect("B's thread"))
+        });
+        let (first, a, b) = outcomes;
+        assert_eq!(first, vec![vec![1.0]]);
+        // Whoever led A and B together failed; the other was handed back and thought alone.
+        match (a, b) {
+            (None, Some(b)) => assert_eq!(b, vec![vec![3.0]]),
+            (Some(a), None) => assert_eq!(a, vec![vec![2.0]]),
+            other => panic!("exactly one of A and B fails, got {other:?}"),
+        }
+    }
+}
