@@ -698,8 +698,9 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     };
     let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
     let descending = &loaded.connectome.groups.descending;
+    let player = |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination };
     let time = |imagination: Option<f32>| -> Result<f64> {
-        let mut p = Player::Fly { brain, readout: &fly.readout, descending, imagination };
+        let mut p = player(imagination);
         p.choose(&pos, &[])?; // warm-up
         let started = Instant::now();
         for _ in 0..3 {
@@ -711,7 +712,7 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     // another and then all at once from as many threads (their thinks go through the brain together).
     let games = flychess_sim::ladder::LadderOptions::default().workers;
     let positions: Vec<shakmaty::Chess> = sample_positions().into_iter().skip(300).filter(|p| !p.legal_moves().is_empty()).take(games).collect();
-    let one_move = |pos: &shakmaty::Chess| Player::Fly { brain, readout: &fly.readout, descending, imagination: None }.choose(pos, &[]).map(|_| ());
+    let one_move = |pos: &shakmaty::Chess| player(None).choose(pos, &[]).map(|_| ());
     let started = Instant::now();
     for pos in &positions {
         one_move(pos)?;

@@ -50,6 +50,7 @@ pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, 
     let mut working = brain.clone();
     let mut prev: Vec<Vec<f32>> = chunks.iter().map(|c| vec![0f32; n * c.len()]).collect();
     let mut u = prev.clone();
+    let count = boards.len() as f64;
     for t in 0..STEPS {
         for (((c, x), p), u) in chunks.iter().zip(&inputs).zip(&prev).zip(&mut u) {
             cpu::input_sum(&working, p, x, c.len(), u);
@@ -59,7 +60,6 @@ pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, 
             .map(|j| {
                 // Neuron j's input on every board, in board order.
                 let values = || chunks.iter().zip(&u).flat_map(|(c, u)| &u[j * c.len()..(j + 1) * c.len()]).map(|&v| v as f64);
-                let count = boards.len() as f64;
                 let mean = values().sum::<f64>() / count;
                 let var = values().map(|v| (v - mean).powi(2)).sum::<f64>() / count;
                 let sigma = if options.calm_unreached && var < UNREACHED_VARIANCE {

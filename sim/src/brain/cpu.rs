@@ -99,16 +99,16 @@ const PREFETCH_AHEAD: usize = 24;
 /// 0.93–1.12× at 1–6, where the rates mostly sit in the core's cache already).
 const PREFETCH_FROM_BATCH: usize = 8;
 
-/// Every connection of row `j` in edge order, as (sender, weight); with `ahead`, the rates of the
-/// sender `PREFETCH_AHEAD` connections on (in this row or the next ones) are asked for meanwhile.
+/// Every connection of row `j` in edge order, as (sender, weight). From `PREFETCH_FROM_BATCH` on,
+/// the `rates` (`batch` per neuron) of the sender `PREFETCH_AHEAD` connections on (in this row or
+/// the next ones) are asked for meanwhile.
 #[inline(always)]
-fn for_each_connection(brain: &Brain, j: usize, ahead: Option<(&[f32], usize)>, mut f: impl FnMut(usize, f32)) {
+fn for_each_connection(brain: &Brain, j: usize, rates: &[f32], batch: usize, mut f: impl FnMut(usize, f32)) {
     let edges = brain.row(j);
     let first = edges.start;
+    let ahead = batch >= PREFETCH_FROM_BATCH;
     for (k, (&p, &w)) in brain.pre[edges.clone()].iter().zip(&brain.weight[edges]).enumerate() {
-        if let Some((rates, batch)) = ahead
-            && let Some(&q) = brain.pre.get(first + k + PREFETCH_AHEAD)
-        {
+        if ahead && let Some(&q) = brain.pre.get(first + k + PREFETCH_AHEAD) {
             prefetch(&rates[q as usize * batch..(q as usize + 1) * batch]);
         }
         f(p as usize, w);
@@ -205,8 +205,7 @@ impl Brain {
 #[inline(always)]
 fn row<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; B]) {
     let mut a = *acc;
-    let ahead = (B >= PREFETCH_FROM_BATCH).then_some((r_prev, B));
-    for_each_connection(brain, j, ahead, |p, w| {
+    for_each_connection(brain, j, r_prev, B, |p, w| {
         let src: &[f32; B] = r_prev[p * B..p * B + B].try_into().expect("B rates");
         for i in 0..B {
             a[i] = madd(src[i], w, a[i]);
@@ -219,8 +218,7 @@ fn row<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; 
 #[inline(always)]
 fn row_any(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32]) {
     let batch = acc.len();
-    let ahead = (batch >= PREFETCH_FROM_BATCH).then_some((r_prev, batch));
-    for_each_connection(brain, j, ahead, |p, w| {
+    for_each_connection(brain, j, r_prev, batch, |p, w| {
         for (a, &r) in acc.iter_mut().zip(&r_prev[p * batch..(p + 1) * batch]) {
             *a = madd(r, w, *a);
         }

@@ -156,8 +156,8 @@ impl Brain {
         self.row_start[j] as usize..self.row_start[j + 1] as usize
     }
 
-    /// Bytes the brain holds in memory: its wiring (the CSR), the
-    /// eye, the homeostasis and gains, and the blank-board shortcut once worked out.
+    /// Bytes the brain holds in memory: its wiring (the CSR), the eye, the homeostasis and gains,
+    /// and the blank-board shortcut once worked out.
     pub fn bytes(&self) -> usize {
         use std::mem::size_of_val;
         let shortcut = self.blank.get().map_or(0, |b| b.bytes());
