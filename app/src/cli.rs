@@ -12,6 +12,7 @@ use flychess_sim::connectome::download::{fetch, Fetch, Outcome};
 use flychess_sim::connectome::release::{self, DOWNLOADS};
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::{brain_file, synthetic, Control};
+use flychess_sim::brain::simulator::{read_on_cpu, EngineChoice, Simulator};
 use flychess_sim::brain::{cpu, gpu as gpu_engine, signal as region_signal, Brain, STEPS};
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::chess::{planes, sample_positions, Planes};
@@ -328,16 +329,133 @@ fn shortcut_report(brain: &Brain, board: &[Planes], descending: &[u32]) -> serde
     })
 }
 
+/// The boards a bench thinks about: the shipped sample of 512 real positions, or for batches
+/// beyond it the labelled dataset's positions (twice the largest batch, so runs differ).
+fn bench_boards(largest: usize) -> Result<Vec<Planes>> {
+    let sample: Vec<Planes> = sample_positions().iter().map(planes).collect();
+    if largest <= sample.len() {
+        return Ok(sample);
+    }
+    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    let rows = &dataset.rows[..(2 * largest).min(dataset.rows.len())];
+    let boards: Vec<Planes> = rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
+    if boards.len() < largest {
+        return Err(anyhow!("batch {largest} is more than the {} positions there are", boards.len()));
+    }
+    Ok(boards)
+}
+
+/// The neurons whose rates a GPU row is checked on against the CPU engine: every descending
+/// neuron and every 97th neuron of the brain, at all 12 steps.
+fn checked_neurons(brain: &Brain, descending: &[u32]) -> Vec<u32> {
+    let mut v: Vec<u32> = descending.iter().copied().chain((0..brain.neurons as u32).step_by(97)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The GPU engine's part of the bench on the best adapter: for each batch, the cache's job (the
+/// 12 steps, the descending neurons of steps 9–12 read back) timed like the CPU rows, its device
+/// memory counted, its rates checked against the CPU engine, and where one think's time goes
+/// (upload, kernels, read-back, each waited for); then the largest batch at other slab sizes.
+fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[usize]) -> Result<serde_json::Value> {
+    let d = match gpu_engine::headless_device() {
+        Err(e) => return Ok(serde_json::json!({ "adapter": null, "note": format!("no GPU engine: {e}") })),
+        Ok(d) => d,
+    };
+    let limits = d.device.limits();
+    let (name, hardware) = (d.adapter_name.clone(), d.hardware);
+    let mut engine = gpu_engine::GpuEngine::new(d.device, d.queue, brain)?;
+    let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
+    let checked = checked_neurons(brain, descending);
+    let all_steps: Vec<usize> = (0..STEPS).collect();
+    let mut runs = Vec::new();
+    for &batch in batches {
+        let (slab, slabs) = engine.plan(batch);
+        // The check first (it also warms the pipeline and the buffers up).
+        let on_gpu = engine.read(&boards[..batch], &checked, &all_steps)?;
+        let on_cpu = read_on_cpu(brain, &boards[..batch], &checked, &all_steps)?;
+        let difference = on_gpu.iter().zip(&on_cpu).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let mut row = timed_runs("gpu", batch, boards, |chunk| {
+            std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
+            Ok(())
+        })?;
+        engine.set_profiling(true);
+        engine.take_phases();
+        engine.read(&boards[..batch], descending, &read_steps)?;
+        let p = engine.take_phases();
+        engine.set_profiling(false);
+        let extra = serde_json::json!({
+            "job": "12 steps; descending neurons of steps 9-12 read back",
+            "slab": slab,
+            "slabs": slabs,
+            "device_memory_mb": engine.device_bytes(batch, descending.len() * read_steps.len()) as f64 / (1024.0 * 1024.0),
+            "checked_rates": on_gpu.len(),
+            "max_difference_vs_cpu": difference,
+            "phases_ms": { "upload": 1000.0 * p.upload_s, "kernels": 1000.0 * p.kernel_s, "readback": 1000.0 * p.readback_s },
+        });
+        row.as_object_mut().expect("a row is an object").extend(extra.as_object().expect("an object").clone());
+        if difference > 1e-4 {
+            row["failed"] = serde_json::json!(format!("the GPU's rates differ from the CPU engine's by up to {difference:e}"));
+        }
+        runs.push(row);
+    }
+    // The largest batch at other slab sizes (what DEFAULT_SLAB is chosen from).
+    let largest = batches.iter().copied().max().unwrap_or(1);
+    let (default_slab, fits) = engine.slab_limits();
+    let mut sweep = Vec::new();
+    for slab in [8usize, 16, 32, 64, 128, 256, 512] {
+        if slab > fits || slab > largest {
+            continue;
+        }
+        engine.set_slab_limit(slab);
+        engine.read(&boards[..largest], descending, &read_steps)?;
+        let r = timed_runs("gpu", largest, boards, |chunk| {
+            std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
+            Ok(())
+        })?;
+        sweep.push(serde_json::json!({ "slab": slab, "batch": largest, "positions_per_second": r["positions_per_second"] }));
+    }
+    engine.set_slab_limit(default_slab);
+    // The same at the default slab with one position to an invocation (the `step` kernel).
+    engine.set_four_at_a_time(false);
+    engine.read(&boards[..largest], descending, &read_steps)?;
+    let one = timed_runs("gpu", largest, boards, |chunk| {
+        std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
+        Ok(())
+    })?;
+    engine.set_four_at_a_time(true);
+    sweep.push(serde_json::json!({ "slab": engine.plan(largest).0, "batch": largest, "positions_per_second": one["positions_per_second"], "one_position_an_invocation": true }));
+    Ok(serde_json::json!({
+        "adapter": name,
+        "hardware": hardware,
+        "limits": {
+            "max_storage_buffer_binding_size": limits.max_storage_buffer_binding_size,
+            "max_buffer_size": limits.max_buffer_size,
+            "max_compute_workgroups_per_dimension": limits.max_compute_workgroups_per_dimension,
+            "slab_positions": default_slab,
+            "slab_positions_that_fit": fits,
+        },
+        "runs": runs,
+        "slab_sweep": sweep,
+    }))
+}
+
 pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, reference: bool) -> Result<()> {
     let spec = spec(which)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
-    let boards: Vec<Planes> = sample_positions().iter().map(planes).collect();
+    if let Some(&bad) = batches.iter().find(|&&b| b == 0) {
+        return Err(anyhow!("batch {bad}: a batch holds at least one position"));
+    }
+    let largest = batches.iter().copied().max().unwrap_or(1);
+    let boards = bench_boards(largest)?;
+    let descending = &loaded.connectome.groups.descending;
     let mut rows = Vec::new();
     for &batch in batches {
-        if batch == 0 || batch > boards.len() {
-            return Err(anyhow!("batch {batch} is outside 1..={}", boards.len()));
-        }
-        rows.push(timed_runs("cpu", batch, &boards, |chunk| {
+        // The peak resident set over the runs, above what was in use before: the think's memory.
+        let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let before = status_mb("VmRSS:");
+        let mut row = timed_runs("cpu", batch, &boards, |chunk| {
             if batch == 1 {
                 // A move in play keeps all 12 steps for the viewer.
                 std::hint::black_box(cpu::think(&brain, chunk));
@@ -347,35 +465,15 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 });
             }
             Ok(())
-        })?);
+        })?;
+        row["job"] = serde_json::json!(if batch == 1 { "12 steps, all kept" } else { "12 steps, two buffers" });
+        row["memory_mb"] = serde_json::json!(if reset { before.zip(peak_memory_mb()).map(|(b, p)| p - b) } else { None });
+        rows.push(row);
     }
     let one_position_ms = rows.iter().find(|r| r["batch"] == 1).map(|r| r["ms_per_position"].clone());
-    let shortcut = shortcut_report(&brain, &boards[..1], &loaded.connectome.groups.descending);
-    let memory = memory_report(&brain, &boards[..32]);
-    let gpu = match gpu_engine::headless_device() {
-        Err(e) => serde_json::json!({ "adapter": null, "note": format!("no GPU engine: {e}") }),
-        Ok(d) => {
-            let name = d.adapter_name.clone();
-            let mut engine = gpu_engine::GpuEngine::new(d.device, d.queue, &brain)?;
-            let limit = engine.device().limits().max_storage_buffer_binding_size;
-            let mut gpu_rows = Vec::new();
-            for &batch in batches {
-                if engine.rates_bytes(batch) > limit {
-                    gpu_rows.push(serde_json::json!({ "engine": "gpu", "batch": batch, "skipped": format!("needs more than the device's {limit}-byte binding") }));
-                    continue;
-                }
-                // One warm-up think (pipeline and buffers), then timed thinks waited to completion.
-                engine.think(&boards[..batch])?;
-                engine.wait()?;
-                gpu_rows.push(timed_runs("gpu", batch, &boards, |chunk| {
-                    engine.think(chunk)?;
-                    engine.wait()?;
-                    Ok(())
-                })?);
-            }
-            serde_json::json!({ "adapter": name, "runs": gpu_rows })
-        }
-    };
+    let shortcut = shortcut_report(&brain, &boards[..1], descending);
+    let memory = memory_report(&brain, &boards[..32.min(boards.len())]);
+    let gpu = gpu_report(&brain, descending, &boards, batches)?;
     let reference = if reference { Some(scipy_reference(&brain, &boards[..32], data)?) } else { None };
     let fly_move = fly_move_timing(&brain, &loaded, data)?;
     let report = serde_json::json!({
@@ -398,16 +496,36 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         println!("{} — {} neurons, {} connections, {} threads", report["brain"].as_str().unwrap_or(""), brain.neurons, brain.connections(), report["threads"]);
         let gpu_runs = report["gpu"]["runs"].as_array().cloned().unwrap_or_default();
         for r in rows.iter().chain(&gpu_runs) {
-            match r["skipped"].as_str() {
-                Some(why) => println!("  {}  batch {:>3}: skipped, {why}", r["engine"].as_str().unwrap_or(""), r["batch"]),
-                None => println!(
-                    "  {}  batch {:>3}: {:>7.1} positions/s  ({:.1} ms per position)",
-                    r["engine"].as_str().unwrap_or(""),
-                    r["batch"],
-                    r["positions_per_second"].as_f64().unwrap_or(0.0),
-                    r["ms_per_position"].as_f64().unwrap_or(0.0)
-                ),
+            print!(
+                "  {}  batch {:>4}: {:>9.1} positions/s  ({:.2} ms per position)",
+                r["engine"].as_str().unwrap_or(""),
+                r["batch"],
+                r["positions_per_second"].as_f64().unwrap_or(0.0),
+                r["ms_per_position"].as_f64().unwrap_or(0.0)
+            );
+            if let Some(mb) = r["memory_mb"].as_f64() {
+                print!(", {mb:.0} MB");
             }
+            if let Some(mb) = r["device_memory_mb"].as_f64() {
+                let p = &r["phases_ms"];
+                print!(
+                    ", {} slab(s) of {}, {mb:.0} MB on the device; one think: upload {:.1} ms, kernels {:.1} ms, read-back {:.1} ms; rates within {:.1e} of the CPU engine's",
+                    r["slabs"],
+                    r["slab"],
+                    p["upload"].as_f64().unwrap_or(0.0),
+                    p["kernels"].as_f64().unwrap_or(0.0),
+                    p["readback"].as_f64().unwrap_or(0.0),
+                    r["max_difference_vs_cpu"].as_f64().unwrap_or(f64::NAN)
+                );
+            }
+            println!();
+            if let Some(why) = r["failed"].as_str() {
+                println!("    FAILED: {why}");
+            }
+        }
+        for r in report["gpu"]["slab_sweep"].as_array().cloned().unwrap_or_default() {
+            let kernel = if r["one_position_an_invocation"] == true { "one position an invocation" } else { "four positions an invocation" };
+            println!("  gpu  batch {} in slabs of {:>3}, {kernel}: {:>9.1} positions/s", r["batch"], r["slab"], r["positions_per_second"].as_f64().unwrap_or(0.0));
         }
         if let Some(r) = &report["reference"].as_object() {
             println!(
@@ -642,7 +760,7 @@ pub fn data(cmd: DataCommand) -> Result<()> {
 
 /// Fills (or resumes) the DN-rate cache of a brain over the shipped dataset.
 /// Returns the cache and the brain file it belongs to.
-pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: usize) -> Result<(flychess_sim::cache::Cache, Loaded)> {
+pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: Option<usize>, engine: EngineChoice) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::{shipped_path, Dataset};
     let spec = spec(which)?;
@@ -661,21 +779,25 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: u
         println!("{}: all {} positions already cached", path.display(), rows.len());
         return Ok((cache, loaded));
     }
+    let sim = Simulator::choose(engine, &brain)?;
+    let batch = batch.unwrap_or_else(|| sim.preferred_batch());
+    eprintln!("thinking on the {}, {batch} positions at a time", sim.describe());
     let bar = ProgressBar::new(rows.len() as u64);
     bar.set_style(ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
     bar.set_position(cache.positions as u64);
     let started = Instant::now();
     let from = cache.positions;
-    cache.fill(&brain, &loaded.connectome.groups.descending, rows, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
+    cache.fill(&sim, &brain, &loaded.connectome.groups.descending, rows, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
     bar.finish_and_clear();
     let made = cache.positions - from;
     println!(
-        "{}: {} positions cached ({} new in {:.0} s, {:.1} positions/s)",
+        "{}: {} positions cached ({} new in {:.1} s, {:.1} positions/s, {}, batch {batch})",
         path.display(),
         cache.positions,
         made,
         started.elapsed().as_secs_f64(),
-        made as f64 / started.elapsed().as_secs_f64().max(1e-9)
+        made as f64 / started.elapsed().as_secs_f64().max(1e-9),
+        sim.describe()
     );
     Ok((cache, loaded))
 }

@@ -10,6 +10,7 @@ use anyhow::{anyhow, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::cache::Reading;
 use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
 use flychess_sim::fly::{self, Fly, FlyMeta};
@@ -59,13 +60,14 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64, engine: EngineChoice) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
     let spec = crate::cli::spec(which)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
-    let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name() };
+    let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
     let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
@@ -103,7 +105,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize
     let f = Fly::load(&fly::find(name, data)?)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
-    let (cache, _) = crate::cli::cache(which, data, Some(n), 32)?;
+    let (cache, _) = crate::cli::cache(which, data, Some(n), None, EngineChoice::Auto)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
     }
@@ -338,7 +340,7 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
 
 /// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable, then
 /// Bradley–Terry ratings with bootstrap intervals written to DATA/ratings.json.
-pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool) -> Result<()> {
+pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
     use flychess_sim::engine::{find_stockfish, Engine, EngineOptions};
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
@@ -372,6 +374,10 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         }
     }
     let descending = loaded.connectome.groups.descending.clone();
+    // The flies' thinks go through the chosen engine (the GPU one batches the games' moves too).
+    let simulator = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
+    eprintln!("the flies think on the {}", simulator.describe());
+    let _in_force = simulator::install(&brain, simulator);
     let kit = FlyKit { brain: &brain, descending: &descending, readouts };
     let file = data.join("ladder").join(format!(
         "{}-seed{}-open{}-cap{}-nodes{}.jsonl",

@@ -42,8 +42,11 @@ enum Command {
         /// How many positions (in dataset order: HOLD, VAL, then TRAIN). Default: all.
         #[arg(long)]
         positions: Option<usize>,
-        #[arg(long, default_value_t = 32)]
-        batch: usize,
+        /// Positions per think (default: 32 on the CPU engine, a few thousand on a GPU).
+        #[arg(long)]
+        batch: Option<usize>,
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -62,6 +65,8 @@ enum Command {
         game_seed: u64,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -109,6 +114,8 @@ enum Command {
         lessons: f64,
         #[command(flatten)]
         fit: FitArgs,
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -290,6 +297,33 @@ pub struct FitArgs {
     fit_on: FitOnArg,
 }
 
+/// Where the brain thinks in a headless job.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct EngineArgs {
+    /// The GPU engine on a hardware GPU when there is one (auto), the CPU engine, or the GPU engine
+    /// on the best adapter even a software one (gpu).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    engine: EngineArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum EngineArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl EngineArgs {
+    fn choice(&self) -> flychess_sim::brain::simulator::EngineChoice {
+        use flychess_sim::brain::simulator::EngineChoice;
+        match self.engine {
+            EngineArg::Auto => EngineChoice::Auto,
+            EngineArg::Cpu => EngineChoice::Cpu,
+            EngineArg::Gpu => EngineChoice::Gpu,
+        }
+    }
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum FitOnArg {
     Auto,
@@ -347,14 +381,18 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
-        Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, which }) => {
-            if newborn { fly_cli::newborn(&which, &data, &name, ship) } else { fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons) }
+        Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, engine, which }) => {
+            if newborn {
+                fly_cli::newborn(&which, &data, &name, ship)
+            } else {
+                fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice())
+            }
         }
         Some(Command::Lessons { positions, depth, workers }) => fly_cli::lessons(&data, positions, depth, workers),
         Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
-        Some(Command::Rate { games, quick, game_seed, json, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json),
+        Some(Command::Rate { games, quick, game_seed, json, engine, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json, engine.choice()),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
@@ -366,7 +404,7 @@ fn main() -> std::process::ExitCode {
             }
             fly_cli::analyse(&which, &data, &fly, &list, json)
         }
-        Some(Command::Cache { positions, batch, which }) => cli::cache(&which, &data, positions, batch).map(|_| ()),
+        Some(Command::Cache { positions, batch, engine, which }) => cli::cache(&which, &data, positions, batch, engine.choice()).map(|_| ()),
         Some(Command::Bench { json, render: true, which, .. }) => cli::render_bench(&which, &data, json),
         Some(Command::Bench { json, batches, reference, which, .. }) => cli::bench(&which, &data, &batches, json, reference),
     };

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use flychess_sim::brain::Brain;
+use flychess_sim::brain::simulator::{EngineChoice, Simulator};
 use flychess_sim::cache::{Cache, CacheMeta, Reading};
 use flychess_sim::connectome::Connectome;
 use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
@@ -121,6 +122,8 @@ pub struct Prepared<'a> {
     pub checksum: &'a str,
     /// The brain spec's name (cache file names).
     pub spec_name: String,
+    /// Where the brain thinks while the DN-rate cache fills (`--engine`; auto: a hardware GPU).
+    pub engine: EngineChoice,
 }
 
 pub fn runs_dir(data: &Path) -> PathBuf {
@@ -142,18 +145,21 @@ pub fn cache(prepared: &Prepared, data: &Path, dataset: &Dataset, n: usize, cont
     let path = data.join("cache").join(format!("{}-{}.dn", prepared.spec_name, &prepared.checksum[..12]));
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
+        let sim = Simulator::choose(prepared.engine, prepared.brain)?;
+        let on = sim.describe();
         let started = Instant::now();
         let from = cache.positions;
         cache.fill(
+            &sim,
             prepared.brain,
             &prepared.connectome.groups.descending,
             &dataset.rows[..n],
-            32,
+            sim.preferred_batch(),
             &|done, total| {
                 let rate = (done - from) as f64 / started.elapsed().as_secs_f64().max(1e-3);
                 let left = (total - done) as f64 / rate.max(1e-9);
                 events(TrainEvent::Stage {
-                    text: format!("the brain reads {done} of {total} positions ({rate:.0}/s, about {} left)", human(left)),
+                    text: format!("the brain reads {done} of {total} positions on the {on} ({rate:.0}/s, about {} left)", human(left)),
                     fraction: done as f64 / total.max(1) as f64,
                 })
             },

@@ -11,9 +11,11 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::brain::{cpu, Brain, STEPS};
+use crate::brain::simulator::Simulator;
+use crate::brain::{Brain, STEPS};
 use crate::chess::{planes, position_from_fen, Planes};
 use crate::data::Row;
 use crate::error::{Error, Result};
@@ -69,33 +71,46 @@ impl Cache {
         Ok(Cache { path: path.to_path_buf(), meta, positions })
     }
 
-    /// Runs the brain over `rows[self.positions..]` in batches and appends their DN rates;
-    /// `progress(done, total)` after each batch. Stops early (resumably) when `stop()` says so.
-    pub fn fill(&mut self, brain: &Brain, descending: &[u32], rows: &[Row], batch: usize, progress: &dyn Fn(usize, usize), stop: &dyn Fn() -> bool) -> Result<()> {
+    /// Runs the brain over `rows[self.positions..]` in batches on `sim` (the CPU or the GPU
+    /// engine) and appends their DN rates; `progress(done, total)` after each batch. Stops early
+    /// (resumably) when `stop()` says so.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill(
+        &mut self,
+        sim: &Simulator,
+        brain: &Brain,
+        descending: &[u32],
+        rows: &[Row],
+        batch: usize,
+        progress: &dyn Fn(usize, usize),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let mut file = OpenOptions::new().append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         let per = row_bytes(self.meta.descending);
+        let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
         while self.positions < rows.len() && !stop() {
             let chunk = &rows[self.positions..(self.positions + batch.max(1)).min(rows.len())];
             let boards: Vec<Planes> = chunk
-                .iter()
+                .par_iter()
                 .map(|r| position_from_fen(&r.fen).map(|p| planes(&p)))
                 .collect::<Result<_>>()?;
             let b = boards.len();
-            let mut mean = vec![0f32; descending.len() * b];
-            let mut last = vec![0f32; descending.len() * b];
-            cpu::run_reading(brain, &boards, descending, STEPS - 4, |t, rates| {
-                if t >= STEPS - 4 {
-                    for (k, &j) in descending.iter().enumerate() {
-                        for p in 0..b {
-                            let r = rates[j as usize * b + p];
-                            mean[k * b + p] += r / 4.0;
-                            if t == STEPS - 1 {
-                                last[k * b + p] = r;
-                            }
+            let k = descending.len();
+            let readings = sim.read(brain, &boards, descending, &read_steps)?;
+            // [(position · 4 + s) · k + i] → the mean of the four steps (in step order) and the last.
+            let mut mean = vec![0f32; k * b];
+            let mut last = vec![0f32; k * b];
+            for p in 0..b {
+                for s in 0..4 {
+                    for i in 0..k {
+                        let r = readings[(p * 4 + s) * k + i];
+                        mean[i * b + p] += r / 4.0;
+                        if s == 3 {
+                            last[i * b + p] = r;
                         }
                     }
                 }
-            });
+            }
             let mut out = Vec::with_capacity(per * b);
             for p in 0..b {
                 for k in 0..descending.len() {

@@ -168,13 +168,23 @@ impl Eye {
 /// The eye's input for a batch of boards (12 planes × 64 squares each, from the side to move):
 /// x = Σ_{p ∈ F} b_{p, q} for every placed cell, `[cell · batch + position]`. Both engines use it.
 pub fn batch_input(cells: &[EyeCell], boards: &[[[bool; 64]; 12]]) -> Vec<f32> {
+    use rayon::prelude::*;
     let b = boards.len();
     let mut x = vec![0f32; cells.len() * b];
-    for (i, cell) in cells.iter().enumerate() {
+    if b == 0 {
+        return x;
+    }
+    // Cells in parallel for large batches (a GPU slab of 128 boards is 0.5 M values).
+    let fill = |(cell, row): (&EyeCell, &mut [f32])| {
         let reports = cell.role.planes();
-        for (k, planes) in boards.iter().enumerate() {
-            x[i * b + k] = (0..12).filter(|&p| reports[p] && planes[p][cell.square as usize]).count() as f32;
+        for (v, planes) in row.iter_mut().zip(boards) {
+            *v = (0..12).filter(|&p| reports[p] && planes[p][cell.square as usize]).count() as f32;
         }
+    };
+    if b >= 16 {
+        cells.par_iter().zip(x.par_chunks_mut(b)).for_each(fill);
+    } else {
+        cells.iter().zip(x.chunks_mut(b)).for_each(fill);
     }
     x
 }

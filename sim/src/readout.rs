@@ -100,6 +100,32 @@ pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Plane
 /// `think_features` for exactly these boards, in this thread.
 pub fn think_features_alone(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
     let b = boards.len();
+    let mut read_steps: Vec<usize> = steps.iter().copied().filter(|&t| t < crate::brain::STEPS).collect();
+    read_steps.sort_unstable();
+    read_steps.dedup();
+    // A GPU simulator in force for this brain (`brain::simulator::install`) thinks instead; its
+    // readings are averaged exactly as below (ascending steps from 0, then divided).
+    if let Some(sim) = crate::brain::simulator::installed(brain).filter(|s| s.is_gpu() && !read_steps.is_empty()) {
+        match sim.read(brain, boards, descending, &read_steps) {
+            Ok(r) => {
+                let (k, n) = (descending.len(), steps.len().max(1) as f32);
+                return (0..b)
+                    .map(|p| {
+                        (0..k)
+                            .map(|i| {
+                                let mut sum = 0f32;
+                                for s in 0..read_steps.len() {
+                                    sum += r[(p * read_steps.len() + s) * k + i];
+                                }
+                                sum / n
+                            })
+                            .collect()
+                    })
+                    .collect();
+            }
+            Err(e) => tracing::warn!("the GPU simulator could not read ({e}); the CPU engine thinks"),
+        }
+    }
     let mut sums = vec![vec![0f32; descending.len()]; b];
     let first_read = steps.iter().copied().min().unwrap_or(crate::brain::STEPS - 1);
     crate::brain::cpu::run_reading(brain, boards, descending, first_read, |t, rates| {

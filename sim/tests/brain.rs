@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::sync::OnceLock;
 
+use flychess_sim::brain::simulator::Simulator;
 use flychess_sim::brain::{cpu, signal, Brain, Homeostasis, STEPS};
 use flychess_sim::calibrate::{self, CalibrationOptions, SIGMA_FLOOR};
 use flychess_sim::chess::{planes, sample_positions, Planes};
@@ -14,56 +15,8 @@ use flychess_sim::connectome::Control;
 use flychess_sim::eye::{EyeCell, EyeRole};
 use flychess_sim::store::{self, BrainSpec};
 
-/// A small random brain: signed weights, an eye, and an arbitrary homeostasis.
-fn small_brain(seed: u64) -> Brain {
-    small_brain_hearing(seed, None)
-}
-
-/// `reach: Some(k)`: neuron j hears only neurons j − k .. j − 1 (and the eye sits on the first
-/// neurons), so the board's influence spreads by about k neurons a step.
-fn small_brain_hearing(seed: u64, reach: Option<usize>) -> Brain {
-    let mut s = seed;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let n = 400;
-    let mut row_start = vec![0u32];
-    let (mut pre, mut weight) = (Vec::new(), Vec::new());
-    for _ in 0..n {
-        let k = 5 + (rnd() * 30.0) as usize;
-        let j = row_start.len() - 1;
-        let (from, span) = match reach {
-            Some(k) => (j.saturating_sub(k), j.min(k)),
-            None => (0, n),
-        };
-        let mut senders: Vec<u32> = (0..k * (span > 0) as usize).map(|_| (from + (rnd() * span as f64) as usize) as u32).collect();
-        senders.sort();
-        senders.dedup();
-        for p in senders {
-            pre.push(p);
-            let sign = if rnd() < 0.3 { -1.0 } else { 1.0 };
-            weight.push(sign * (0.02 + rnd() * 0.2) as f32);
-        }
-        row_start.push(pre.len() as u32);
-    }
-    let eye: Vec<EyeCell> = (0..60)
-        .map(|i| EyeCell {
-            neuron: if reach.is_some() { i } else { i * 3 },
-            square: (rnd() * 64.0) as u8,
-            role: EyeRole::from_u8((rnd() * 8.0) as u8).unwrap(),
-        })
-        .collect();
-    let mut b = Brain::from_parts(n, row_start, pre, weight, eye);
-    b.set_homeostasis(Homeostasis {
-        neurons: n,
-        mu: (0..STEPS * n).map(|_| (rnd() - 0.5) as f32).collect(),
-        sigma: (0..STEPS * n).map(|_| (0.05 + rnd()) as f32).collect(),
-    });
-    b
-}
+mod common;
+use common::{small_brain, small_brain_hearing};
 
 /// The model written the obvious way, in f64, one position at a time.
 fn reference(brain: &Brain, board: &Planes) -> Vec<Vec<f64>> {
@@ -305,17 +258,17 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.dn");
     let mut c = Cache::open(&path, meta.clone()).unwrap();
-    c.fill(&brain, &descending, &rows[..5], 2, &|_, _| {}, &|| false).unwrap();
+    c.fill(&Simulator::Cpu, &brain, &descending, &rows[..5], 2, &|_, _| {}, &|| false).unwrap();
     assert_eq!(c.positions, 5);
     // A kill mid-write leaves half a position: it is cut off on reopening.
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&[7u8; 13]).unwrap();
     let mut c = Cache::open(&path, meta.clone()).unwrap();
     assert_eq!(c.positions, 5);
-    c.fill(&brain, &descending, rows, 4, &|_, _| {}, &|| false).unwrap();
+    c.fill(&Simulator::Cpu, &brain, &descending, rows, 4, &|_, _| {}, &|| false).unwrap();
     assert_eq!(c.positions, 10);
     let fresh_path = dir.path().join("b.dn");
     let mut fresh = Cache::open(&fresh_path, meta.clone()).unwrap();
-    fresh.fill(&brain, &descending, rows, 10, &|_, _| {}, &|| false).unwrap();
+    fresh.fill(&Simulator::Cpu, &brain, &descending, rows, 10, &|_, _| {}, &|| false).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&fresh_path).unwrap(), "resumed = fresh, any batch size");
     // The bytes are the rates: step 12 read back equals the engine's rates to 1/255.
     let rates = cpu::think(&brain, &rows[..3].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect::<Vec<_>>());

@@ -3,6 +3,7 @@
 //! fitted on TRAIN the same way. The fly must beat the blind baseline by at least 5 points of
 //! top-1 (issue 4) and give the HOLD figures recorded in its file.
 
+use flychess_sim::brain::simulator::Simulator;
 use flychess_sim::cache::{Cache, CacheMeta};
 use flychess_sim::calibrate::{fingerprint, CalibrationOptions};
 use flychess_sim::data::{shipped_path, Dataset, HOLD, VAL};
@@ -23,7 +24,7 @@ fn the_shipped_fly_beats_the_blind_baseline_on_hold() {
     let dir = tempfile::tempdir().unwrap();
     let meta = CacheMeta { brain_checksum: loaded.checksum.clone(), homeostasis: fly.meta.homeostasis.clone(), dataset: "hold".into(), descending: loaded.connectome.groups.descending.len() };
     let mut cache = Cache::open(&dir.path().join("hold.dn"), meta).unwrap();
-    cache.fill(&brain, &loaded.connectome.groups.descending, hold, 32, &|_, _| {}, &|| false).unwrap();
+    cache.fill(&Simulator::Cpu, &brain, &loaded.connectome.groups.descending, hold, 32, &|_, _| {}, &|| false).unwrap();
     let hold_t: Vec<Target> = hold.iter().map(|r| Target::of(r).unwrap()).collect();
     let m = evaluate(&fly.readout, &cache.read(0..HOLD, fly.meta.reading).unwrap(), &hold_t);
     let recorded = fly.meta.hold.expect("HOLD figures recorded");

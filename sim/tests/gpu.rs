@@ -1,10 +1,15 @@
 //! The GPU engine (WGSL on wgpu; Mesa lavapipe in CI) against the CPU engine: the same rates
-//! within 1e-4 on the whole default brain, every step, including a batch large enough to need the
-//! 2-D dispatch. Without any adapter the tests say so and pass, unless FLYCHESS_CI=1
-//! (set by .ci/run, where lavapipe is installed) makes a missing adapter a failure.
+//! within 1e-4 on the whole default brain, every step, including batches larger than one binding
+//! holds (cut into slabs), a dispatch wrapped into two dimensions, the readings the DN cache and
+//! the readout take, and the simulator that puts the GPU engine under the readout. Without any
+//! adapter the tests say so and pass, unless FLYCHESS_CI=1 (set by .ci/run, where lavapipe is
+//! installed) makes a missing adapter a failure.
+
+use std::sync::Arc;
 
 use flychess_sim::brain::gpu::{headless_device, GpuEngine};
-use flychess_sim::brain::{cpu, Brain, Rates};
+use flychess_sim::brain::simulator::{self, read_on_cpu, EngineChoice, Simulator};
+use flychess_sim::brain::{cpu, Brain, Rates, STEPS};
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::store::{self, BrainSpec};
@@ -23,9 +28,23 @@ fn engine(brain: &Brain) -> Option<GpuEngine> {
     }
 }
 
+mod common;
+
 fn worst(a: &Rates, b: &Rates) -> f32 {
     assert_eq!((a.batch, a.neurons, a.data.len()), (b.batch, b.neurons, b.data.len()));
-    a.data.iter().zip(&b.data).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    largest_difference(&a.data, &b.data)
+}
+
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// Real positions of the labelled dataset (more than the 512 of the shipped sample).
+fn dataset_boards(n: usize) -> Vec<Planes> {
+    use flychess_sim::data::{shipped_path, Dataset};
+    let rows = Dataset::load(&shipped_path()).unwrap().rows;
+    rows[..n].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect()
 }
 
 /// The default brain with its homeostasis, built once per target folder and shared by the tests.
@@ -67,4 +86,95 @@ fn a_dispatch_wrapped_into_two_dimensions_gives_the_same_rates() {
     let wrapped = gpu.read_rates().unwrap();
     assert_eq!(flat, wrapped, "every invocation found its (neuron, position)");
     assert!(worst(&wrapped, &cpu::think(brain, &boards)) < 1e-4);
+}
+
+#[test]
+fn batches_larger_than_one_binding_are_cut_into_slabs_with_the_same_rates() {
+    let brain = default_brain();
+    let Some(mut gpu) = engine(brain) else { return };
+    let (_, fits) = gpu.slab_limits();
+    eprintln!("one binding holds {fits} positions of the default brain");
+    let boards = dataset_boards(128);
+    // 32 positions: every step of every neuron, slab by slab, against the CPU engine.
+    let on_gpu = gpu.think_rates(&boards[..32]).unwrap();
+    let (slab, slabs) = gpu.plan(32);
+    assert!(slab * slabs >= 32 && slab <= fits);
+    let w = worst(&on_gpu, &cpu::think(brain, &boards[..32]));
+    eprintln!("batch 32 in {slabs} slabs of {slab}: largest difference {w:e}");
+    assert!(w < 1e-4, "batch 32: GPU and CPU differ by up to {w}");
+    // 128 positions in uneven slabs (the last one padded): every descending neuron and every
+    // 97th neuron at every step, read on the GPU.
+    gpu.set_slab_limit(15);
+    let (slab, slabs) = gpu.plan(128);
+    assert!(slabs > 1 && 128 % slab != 0, "{slabs} slabs of {slab}: the last is padded");
+    let mut neurons: Vec<u32> = (0..brain.neurons as u32).step_by(97).collect();
+    neurons.extend([brain.neurons as u32 - 1, 5, 5]);
+    let steps: Vec<usize> = (0..STEPS).collect();
+    let read = gpu.read(&boards, &neurons, &steps).unwrap();
+    let reference = read_on_cpu(brain, &boards, &neurons, &steps).unwrap();
+    let w = largest_difference(&read, &reference);
+    eprintln!("batch 128 in {slabs} slabs of {slab}: largest difference {w:e}");
+    assert!(w < 1e-4, "batch 128: GPU and CPU differ by up to {w}");
+    assert!(read.iter().filter(|&&r| r > 0.1).count() > read.len() / 100, "the readings are not silent");
+}
+
+#[test]
+fn a_thousand_positions_in_many_slabs_and_output_groups_read_what_the_cpu_reads() {
+    let brain = common::small_brain(7);
+    let Some(mut gpu) = engine(&brain) else { return };
+    let boards = dataset_boards(1024);
+    gpu.set_slab_limit(7); // 147 slabs, the last one padded with blank boards
+    gpu.set_max_groups_x(5); // and every dispatch wrapped into two dimensions
+    let neurons: Vec<u32> = (0..brain.neurons as u32).rev().step_by(3).collect();
+    let steps = [11usize, 0, 8, 9];
+    let read = gpu.read(&boards, &neurons, &steps).unwrap();
+    let reference = read_on_cpu(&brain, &boards, &neurons, &steps).unwrap();
+    assert_eq!(read.len(), 1024 * neurons.len() * steps.len());
+    let w = largest_difference(&read, &reference);
+    assert!(w < 1e-4, "GPU and CPU differ by up to {w}");
+    // Different positions read differently: the slabs did not all read the first one.
+    let per = neurons.len() * steps.len();
+    assert!((1..1024).filter(|&p| read[p * per..(p + 1) * per] != read[..per]).count() > 900);
+    // A single slab's think keeps every step in one buffer, as the viewer binds it.
+    let full = gpu.think_rates(&boards[..9]).unwrap();
+    gpu.think(&boards[..9]).unwrap();
+    assert_eq!(gpu.read_rates().unwrap(), full, "think and think_rates agree");
+    assert!(gpu.think(&boards[..9]).is_ok());
+}
+
+#[test]
+fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
+    use flychess_sim::cache::{Cache, CacheMeta};
+    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::readout::think_features;
+    let brain = common::small_brain(21);
+    let gpu = match Simulator::choose(EngineChoice::Gpu, &brain) {
+        Ok(s) => Arc::new(s),
+        Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
+        Err(e) => return eprintln!("skipping: {e}"),
+    };
+    assert!(gpu.is_gpu(), "{}", gpu.describe());
+    let descending: Vec<u32> = (0..50).map(|i| 399 - 2 * i).collect();
+    let boards = dataset_boards(40);
+    let steps = [8usize, 9, 10, 11];
+    let on_cpu = think_features(&brain, &boards, &descending, &steps);
+    {
+        let _in_force = simulator::install(&brain, gpu.clone());
+        assert!(simulator::installed(&brain).is_some());
+        let on_gpu = think_features(&brain, &boards, &descending, &steps);
+        let w = largest_difference(&on_gpu.concat(), &on_cpu.concat());
+        assert!(w < 1e-4, "readout features differ by up to {w}");
+    }
+    assert!(simulator::installed(&brain).is_none(), "the guard took it out again");
+    // The DN cache: the same bytes from either engine, whatever the batch.
+    let rows = &Dataset::load(&shipped_path()).unwrap().rows[..30];
+    let meta = CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: descending.len() };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("cpu.dn"), dir.path().join("gpu.dn"));
+    Cache::open(&a, meta.clone()).unwrap().fill(&Simulator::Cpu, &brain, &descending, rows, 8, &|_, _| {}, &|| false).unwrap();
+    Cache::open(&b, meta).unwrap().fill(&gpu, &brain, &descending, rows, 13, &|_, _| {}, &|| false).unwrap();
+    let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(a.len(), 30 * 2 * descending.len());
+    let off = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+    assert!(off <= a.len() / 1000, "{off} of {} cached bytes differ", a.len());
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
+use flychess_sim::brain::simulator::EngineChoice;
 use flychess_sim::cache::Reading;
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::connectome::Control;
@@ -343,7 +344,7 @@ pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
 fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob, controls: &Controls, kind: Option<String>, events: &(dyn Fn(TrainEvent) + Sync)) -> anyhow::Result<Option<String>> {
     let fly = match brain {
         BrainChoice::Loaded | BrainChoice::Control(Control::None) => {
-            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name() };
+            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: EngineChoice::Auto };
             training::train(&prepared, data, job, controls, events)?
         }
         BrainChoice::Control(control) => {
@@ -351,7 +352,7 @@ fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob,
             let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
                 events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
             })?;
-            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name() };
+            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name(), engine: EngineChoice::Auto };
             training::train(&prepared, data, job, controls, events)?
         }
     };

@@ -18,6 +18,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod signal;
+pub mod simulator;
 
 use crate::chess::Planes;
 use crate::connectome::Connectome;
