@@ -16,7 +16,7 @@ use flychess_sim::eye::{EyeCell, EyeRole};
 use flychess_sim::store::{self, BrainSpec};
 
 mod common;
-use common::{small_brain, small_brain_hearing};
+use common::small_brain::{small_brain, small_brain_hearing};
 
 /// The model written the obvious way, in f64, one position at a time.
 fn reference(brain: &Brain, board: &Planes) -> Vec<Vec<f64>> {

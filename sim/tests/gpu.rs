@@ -120,7 +120,7 @@ fn batches_larger_than_one_binding_are_cut_into_slabs_with_the_same_rates() {
 
 #[test]
 fn a_thousand_positions_in_many_slabs_and_output_groups_read_what_the_cpu_reads() {
-    let brain = common::small_brain(7);
+    let brain = common::small_brain::small_brain(7);
     let Some(mut gpu) = engine(&brain) else { return };
     let boards = dataset_boards(1024);
     gpu.set_slab_limit(7); // 147 slabs, the last one padded with blank boards
@@ -147,7 +147,7 @@ fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::{shipped_path, Dataset};
     use flychess_sim::readout::think_features;
-    let brain = common::small_brain(21);
+    let brain = common::small_brain::small_brain(21);
     let gpu = match Simulator::choose(EngineChoice::Gpu, &brain) {
         Ok(s) => Arc::new(s),
         Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
