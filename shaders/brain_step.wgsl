@@ -5,8 +5,8 @@
 // Rates of all 12 steps live in one buffer that the brain view binds directly:
 // rates[(step * neurons + neuron) * batch + position]. Step t reads step t-1 of the same buffer and
 // writes step t; at step 0 every earlier rate is 0. Every operation is one the CPU does, in the same
-// order, rounded the same way (`product`, `divide`), so the engines agree bit for bit on any adapter
-// whose adds and multiplies are IEEE's.
+// order, rounded the same way (`product`, `divide`): bit for bit on an H200, within about 1e-5 on
+// lavapipe (see `divide`).
 
 struct StepParams {
     neurons: u32,
@@ -46,8 +46,11 @@ fn product4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 }
 
 // a / b rounded correctly, like the CPU's, whatever the driver's division (WGSL allows 2.5 ulp):
-// one correction by the residual, which fma gives exactly. Where the division is already correctly
-// rounded (lavapipe), the correction is zero.
+// one correction by the residual, which a fused fma gives exactly. On an H200 this made the
+// engines agree bit for bit. lavapipe's fma is not fused (LLVM's fmuladd), so there the
+// correction can move a correct quotient by an ulp: rates stay within about 1e-5 of the CPU's.
+// (Choosing among the quotient's neighbours by an exact Veltkamp residual instead was bit-exact on
+// lavapipe but 1.2e-3 off on the H200, whose compiler rearranged the splitting.)
 fn divide(a: f32, b: f32) -> f32 {
     let q = a / b;
     return fma(fma(-q, b, a), 1.0 / b, q);

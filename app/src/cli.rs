@@ -584,6 +584,11 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
             println!("  peak memory {mb:.0} MB");
         }
     }
+    // The figures are out; a GPU whose rates are not the CPU engine's still fails the command.
+    let failed = report["gpu"]["runs"].as_array().map_or(0, |runs| runs.iter().filter(|r| r["failed"].is_string()).count());
+    if failed > 0 {
+        return Err(anyhow!("{failed} GPU row(s) gave rates that differ from the CPU engine's by more than 1e-4"));
+    }
     Ok(())
 }
 

@@ -323,12 +323,15 @@ impl GpuEngine {
         std::mem::take(&mut self.phases)
     }
 
-    fn prepare(&mut self, positions: usize) {
+    /// The buffers of a slab of `positions` positions (kept while the size stays). A device that
+    /// cannot hold them says so here instead of failing later.
+    fn prepare(&mut self, positions: usize) -> Result<()> {
         if self.current.as_ref().is_some_and(|c| c.positions == positions) {
-            return;
+            return Ok(());
         }
         // The old slab's buffers go first, so a device never holds two.
         self.current = None;
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let rates = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("rates (12 steps of a slab)"),
             size: self.rates_bytes(positions),
@@ -373,7 +376,27 @@ impl GpuEngine {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain step"), layout: &layout, entries: &entries })
             })
             .collect();
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Invalid(format!("the GPU could not hold a slab of {positions} positions ({} MB): {e}", self.rates_bytes(positions) >> 20)));
+        }
         self.current = Some(Slab { positions, by_four, rates, eye_input, uniforms, steps });
+        Ok(())
+    }
+
+    /// Prepares the slab `batch` is cut into; where the device runs out of memory for it, the
+    /// slab limit halves until a slab fits. Returns (positions per slab, slabs).
+    fn prepare_for(&mut self, batch: usize) -> Result<(usize, usize)> {
+        loop {
+            let (slab, slabs) = self.plan(batch);
+            match self.prepare(slab) {
+                Ok(()) => return Ok((slab, slabs)),
+                Err(e) if self.slab_limit > 1 => {
+                    self.slab_limit /= 2;
+                    tracing::warn!("{e}; slabs of at most {} positions from now on", self.slab_limit);
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Writes the 12 steps' parameters of the current slab (before the slab's first submission).
@@ -455,7 +478,7 @@ impl GpuEngine {
                 self.binding_limit
             )));
         }
-        self.prepare(batch);
+        self.prepare(batch)?;
         let groups = self.write_step_params();
         self.upload_boards(boards)?;
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think") });
@@ -522,8 +545,7 @@ impl GpuEngine {
         if batch == 0 {
             return Err(Error::Invalid("no boards to think about".into()));
         }
-        let (slab, slabs) = self.plan(batch);
-        self.prepare(slab);
+        let (slab, slabs) = self.prepare_for(batch)?;
         let groups = self.write_step_params();
         let n = self.neurons;
         let mut data = vec![0f32; STEPS * n * batch];
@@ -571,11 +593,11 @@ impl GpuEngine {
             return Err(Error::Invalid(format!("step {t} is past the last (0-based {})", STEPS - 1)));
         }
         let per_position = neurons.len() * steps.len();
-        let (slab, slabs) = self.plan(batch);
+        let (slab, _) = self.plan(batch);
         if (slab * per_position * 4) as u64 > self.binding_limit {
             return Err(Error::Invalid(format!("{per_position} readings a position for {slab} positions do not fit one binding of {} bytes", self.binding_limit)));
         }
-        self.prepare(slab);
+        let (slab, slabs) = self.prepare_for(batch)?;
         let groups = self.write_step_params();
         let group = self.read_group(slab, per_position).min(slab * slabs);
         let slabs_per_group = group / slab;
