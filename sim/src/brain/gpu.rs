@@ -217,13 +217,16 @@ impl GpuEngine {
                 "the device binds at most {binding_limit} bytes per buffer; one position's 12 steps need {rates_per}"
             )));
         }
+        // A driver that cannot compile the kernels or hold the brain says so here (an error, which
+        // callers answer with the CPU engine) instead of panicking later.
+        let scopes = [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal].map(|f| device.push_error_scope(f));
         let homeostasis: Vec<f32> = brain.homeostasis().mu.iter().chain(brain.gains()).copied().collect();
         let brain_bytes = (std::mem::size_of_val(&brain.row_start[..])
             + std::mem::size_of_val(&brain.pre[..])
             + std::mem::size_of_val(&brain.weight[..])
             + std::mem::size_of_val(&brain.eye_slot[..])
             + std::mem::size_of_val(&homeostasis[..])) as u64;
-        Ok(GpuEngine {
+        let engine = GpuEngine {
             step_pipeline: pipeline(&device, "brain_step.wgsl", SHADER, "step"),
             step4_pipeline: pipeline(&device, "brain_step.wgsl (4 positions an invocation)", SHADER, "step4"),
             read_pipeline: pipeline(&device, "brain_read.wgsl", READ_SHADER, "copy_out"),
@@ -246,7 +249,14 @@ impl GpuEngine {
             profiling: false,
             phases: Phases::default(),
             four_at_a_time: true,
-        })
+        };
+        // Scopes pop innermost first.
+        for scope in scopes.into_iter().rev() {
+            if let Some(e) = pollster::block_on(scope.pop()) {
+                return Err(Error::Invalid(format!("the GPU engine could not start on this device: {e}")));
+            }
+        }
+        Ok(engine)
     }
 
     /// Wraps the dispatch into a second dimension after `n` workgroups (tests use a small `n` to

@@ -70,7 +70,14 @@ impl Simulator {
                 return Ok(Simulator::Cpu);
             }
         };
-        let engine = GpuEngine::new(device.device, device.queue, brain)?;
+        let engine = match GpuEngine::new(device.device, device.queue, brain) {
+            Ok(engine) => engine,
+            Err(e) if choice == EngineChoice::Auto => {
+                tracing::warn!("simulator: the CPU engine ({}: {e})", device.adapter_name);
+                return Ok(Simulator::Cpu);
+            }
+            Err(e) => return Err(e),
+        };
         tracing::info!("simulator: the GPU engine on {}", device.adapter_name);
         Ok(Simulator::Gpu { engine: Mutex::new(engine), adapter: device.adapter_name, failed: AtomicBool::new(false) })
     }
