@@ -60,7 +60,6 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
 }
 
 #[allow(clippy::too_many_arguments)]
-#[allow(clippy::too_many_arguments)]
 pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64, engine: EngineChoice) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;

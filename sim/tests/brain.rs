@@ -7,12 +7,11 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use flychess_sim::brain::simulator::Simulator;
-use flychess_sim::brain::{cpu, signal, Brain, Homeostasis, STEPS};
+use flychess_sim::brain::{cpu, signal, Brain, STEPS};
 use flychess_sim::calibrate::{self, CalibrationOptions, SIGMA_FLOOR};
 use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::Control;
-use flychess_sim::eye::{EyeCell, EyeRole};
 use flychess_sim::store::{self, BrainSpec};
 
 mod common;

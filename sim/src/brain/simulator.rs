@@ -44,7 +44,7 @@ impl std::str::FromStr for EngineChoice {
 pub enum Simulator {
     Cpu,
     Gpu {
-        engine: Mutex<GpuEngine>,
+        engine: Box<Mutex<GpuEngine>>,
         adapter: String,
         /// Set when a GPU think failed: later thinks go to the CPU engine.
         failed: AtomicBool,
@@ -79,7 +79,7 @@ impl Simulator {
             Err(e) => return Err(e),
         };
         tracing::info!("simulator: the GPU engine on {}", device.adapter_name);
-        Ok(Simulator::Gpu { engine: Mutex::new(engine), adapter: device.adapter_name, failed: AtomicBool::new(false) })
+        Ok(Simulator::Gpu { engine: Box::new(Mutex::new(engine)), adapter: device.adapter_name, failed: AtomicBool::new(false) })
     }
 
     /// "GPU engine on NVIDIA H200 (Vulkan)", "CPU engine (16 threads)".
@@ -154,8 +154,10 @@ pub fn read_on_cpu(brain: &Brain, boards: &[Planes], neurons: &[u32], steps: &[u
 }
 
 /// Simulators in force, by the address of the brain they think for.
-fn installed_list() -> &'static Mutex<Vec<(usize, Arc<Simulator>)>> {
-    static LIST: std::sync::OnceLock<Mutex<Vec<(usize, Arc<Simulator>)>>> = std::sync::OnceLock::new();
+type InstalledList = Mutex<Vec<(usize, Arc<Simulator>)>>;
+
+fn installed_list() -> &'static InstalledList {
+    static LIST: std::sync::OnceLock<InstalledList> = std::sync::OnceLock::new();
     LIST.get_or_init(Default::default)
 }
 
