@@ -400,8 +400,17 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
         }
         runs.push(row);
     }
-    // The largest batch at other slab sizes (what DEFAULT_SLAB is chosen from).
+    // The largest batch at other slab sizes (what DEFAULT_SLAB is chosen from): one warm-up read
+    // (buffers of the new size), then timed reads.
     let largest = batches.iter().copied().max().unwrap_or(1);
+    let largest_reads = |engine: &mut gpu_engine::GpuEngine| -> Result<serde_json::Value> {
+        engine.read(&boards[..largest], descending, &read_steps)?;
+        let r = timed_runs("gpu", largest, boards, |chunk| {
+            std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
+            Ok(())
+        })?;
+        Ok(r["positions_per_second"].clone())
+    };
     let (default_slab, fits) = engine.slab_limits();
     let mut sweep = Vec::new();
     for slab in [8usize, 16, 32, 64, 128, 256, 512] {
@@ -409,23 +418,14 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
             continue;
         }
         engine.set_slab_limit(slab);
-        engine.read(&boards[..largest], descending, &read_steps)?;
-        let r = timed_runs("gpu", largest, boards, |chunk| {
-            std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
-            Ok(())
-        })?;
-        sweep.push(serde_json::json!({ "slab": slab, "batch": largest, "positions_per_second": r["positions_per_second"] }));
+        sweep.push(serde_json::json!({ "slab": slab, "batch": largest, "positions_per_second": largest_reads(&mut engine)? }));
     }
     engine.set_slab_limit(default_slab);
     // The same at the default slab with one position to an invocation (the `step` kernel).
     engine.set_four_at_a_time(false);
-    engine.read(&boards[..largest], descending, &read_steps)?;
-    let one = timed_runs("gpu", largest, boards, |chunk| {
-        std::hint::black_box(engine.read(chunk, descending, &read_steps)?);
-        Ok(())
-    })?;
+    let one = largest_reads(&mut engine)?;
     engine.set_four_at_a_time(true);
-    sweep.push(serde_json::json!({ "slab": engine.plan(largest).0, "batch": largest, "positions_per_second": one["positions_per_second"], "one_position_an_invocation": true }));
+    sweep.push(serde_json::json!({ "slab": engine.plan(largest).0, "batch": largest, "positions_per_second": one, "one_position_an_invocation": true }));
     Ok(serde_json::json!({
         "adapter": name,
         "hardware": hardware,

@@ -190,6 +190,15 @@ fn pipeline(device: &wgpu::Device, label: &str, source: &str, entry: &str) -> wg
     })
 }
 
+/// Parameter block `k` of a uniform buffer holding one `T` every `UNIFORM_STRIDE` bytes.
+fn uniform_block<T>(buffer: &wgpu::Buffer, k: usize) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset: k as u64 * UNIFORM_STRIDE,
+        size: wgpu::BufferSize::new(std::mem::size_of::<T>() as u64),
+    })
+}
+
 /// A dispatch of `invocations` in workgroups of 64, wrapped into a second dimension after
 /// `max_x` workgroups: (x, y).
 fn workgroups(invocations: u64, max_x: u32) -> (u32, u32) {
@@ -366,11 +375,7 @@ impl GpuEngine {
             if by_four { (self.step4_pipeline.get_bind_group_layout(0), 8, 9) } else { (self.step_pipeline.get_bind_group_layout(0), 5, 7) };
         let steps = (0..STEPS)
             .map(|t| {
-                let params = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &uniforms,
-                    offset: t as u64 * UNIFORM_STRIDE,
-                    size: wgpu::BufferSize::new(std::mem::size_of::<StepParams>() as u64),
-                });
+                let params = uniform_block::<StepParams>(&uniforms, t);
                 let buffers = [
                     (1, &self.row_start),
                     (2, &self.pre),
@@ -634,11 +639,7 @@ impl GpuEngine {
                 });
                 let bind_groups = (0..slabs_per_group)
                     .map(|s| {
-                        let params = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &read_uniforms,
-                            offset: s as u64 * UNIFORM_STRIDE,
-                            size: wgpu::BufferSize::new(std::mem::size_of::<ReadParams>() as u64),
-                        });
+                        let params = uniform_block::<ReadParams>(&read_uniforms, s);
                         let rates = &self.current.as_ref().expect("prepared").rates;
                         let rest = [&neuron_buffer, &step_buffer, rates, &out];
                         let entries: Vec<wgpu::BindGroupEntry> = std::iter::once(wgpu::BindGroupEntry { binding: 0, resource: params })
