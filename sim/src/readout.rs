@@ -97,53 +97,30 @@ pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Plane
     crate::together::think_together(crate::together::Kind::of(brain, descending, steps), boards, |boards| think_features_alone(brain, boards, descending, steps))
 }
 
-/// `think_features` for exactly these boards, in this thread.
+/// `think_features` for exactly these boards, in this thread: on the GPU simulator in force for
+/// this brain (`brain::simulator::install`), else on the CPU engine, which works out only the rows
+/// the descending neurons depend on. The read steps are summed in ascending order from 0, then
+/// divided by how many steps were asked for.
 pub fn think_features_alone(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
-    let b = boards.len();
+    let (b, k) = (boards.len(), descending.len());
     let mut read_steps: Vec<usize> = steps.iter().copied().filter(|&t| t < crate::brain::STEPS).collect();
     read_steps.sort_unstable();
     read_steps.dedup();
-    // A GPU simulator in force for this brain (`brain::simulator::install`) thinks instead; its
-    // readings are averaged exactly as below (ascending steps from 0, then divided).
-    if let Some(sim) = crate::brain::simulator::installed(brain).filter(|s| s.is_gpu() && !read_steps.is_empty()) {
-        match sim.read(brain, boards, descending, &read_steps) {
-            Ok(r) => {
-                let (k, n) = (descending.len(), steps.len().max(1) as f32);
-                return (0..b)
-                    .map(|p| {
-                        (0..k)
-                            .map(|i| {
-                                let mut sum = 0f32;
-                                for s in 0..read_steps.len() {
-                                    sum += r[(p * read_steps.len() + s) * k + i];
-                                }
-                                sum / n
-                            })
-                            .collect()
-                    })
-                    .collect();
-            }
-            Err(e) => tracing::warn!("the GPU simulator could not read ({e}); the CPU engine thinks"),
-        }
+    if read_steps.is_empty() {
+        return vec![vec![0f32; k]; b];
     }
-    let mut sums = vec![vec![0f32; descending.len()]; b];
-    let first_read = steps.iter().copied().min().unwrap_or(crate::brain::STEPS - 1);
-    crate::brain::cpu::run_reading(brain, boards, descending, first_read, |t, rates| {
-        if steps.contains(&t) {
-            for (p, row) in sums.iter_mut().enumerate() {
-                for (k, &j) in descending.iter().enumerate() {
-                    row[k] += rates[j as usize * b + p];
-                }
-            }
-        }
-    });
+    let readings = match crate::brain::simulator::installed(brain) {
+        Some(sim) => sim.read(brain, boards, descending, &read_steps),
+        None => crate::brain::simulator::read_on_cpu(brain, boards, descending, &read_steps),
+    }
+    .expect("the readout's neurons and steps belong to its brain");
     let n = steps.len().max(1) as f32;
-    for row in &mut sums {
-        for v in row.iter_mut() {
-            *v /= n;
-        }
-    }
-    sums
+    (0..b)
+        .map(|p| {
+            let position = &readings[p * read_steps.len() * k..(p + 1) * read_steps.len() * k];
+            (0..k).map(|i| position.chunks_exact(k).fold(0f32, |sum, step| sum + step[i]) / n).collect()
+        })
+        .collect()
 }
 
 /// A legal move's (from, to, promotion) in the mover's frame: black's squares mirrored, castling

@@ -114,7 +114,6 @@ pub struct Phases {
     pub kernel_s: f64,
     /// Mapping the results and bringing them to the CPU.
     pub readback_s: f64,
-    pub thinks: usize,
 }
 
 /// The brain on a device, and the rates buffer of the current slab size.
@@ -284,11 +283,6 @@ impl GpuEngine {
     /// The most positions a slab takes now, and the most the device could bind.
     pub fn slab_limits(&self) -> (usize, usize) {
         (self.slab_limit, self.slab_fits)
-    }
-
-    /// The most bytes one buffer binding may have on this device.
-    pub fn binding_limit(&self) -> u64 {
-        self.binding_limit
     }
 
     /// How a batch is cut: (positions per slab, slabs). Slabs are as even as they can be, and
@@ -499,7 +493,6 @@ impl GpuEngine {
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think") });
         self.encode_steps(&mut encoder, groups);
         self.submit(encoder)?;
-        self.phases.thinks += 1;
         Ok(&self.current.as_ref().expect("prepared").rates)
     }
 
@@ -581,7 +574,6 @@ impl GpuEngine {
                 }
             })?;
         }
-        self.phases.thinks += 1;
         Ok(Rates { batch, neurons: n, data })
     }
 
@@ -706,7 +698,6 @@ impl GpuEngine {
             let target = &mut result[start * per_position..(start + count) * per_position];
             self.map_read(&sets[k].staging, Some(index), |bytes| target.copy_from_slice(&bytemuck::cast_slice::<u8, f32>(bytes)[..target.len()]))?;
         }
-        self.phases.thinks += 1;
         Ok(result)
     }
 }
