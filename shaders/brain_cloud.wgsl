@@ -19,7 +19,7 @@ struct View {
     mode: u32,
     // 1: drawn on a white background (dark colours, normal blending of darkness).
     white_background: u32,
-    palette: array<vec4<f32>, 16>,
+    palette: array<vec4<f32>, 20>,
 };
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -96,7 +96,7 @@ fn fs(in: Out) -> @location(0) vec4<f32> {
     var colour: vec3<f32>;
     var strength: f32;
     if view.mode == 1u {
-        colour = view.palette[min(in.region, 15u)].rgb;
+        colour = view.palette[min(in.region, 19u)].rgb;
         strength = max(in.rate, view.ghost);
     } else {
         colour = inferno(0.25 + 0.75 * in.rate);

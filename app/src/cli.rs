@@ -19,12 +19,20 @@ use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::store::{self, BrainSpec, Tables};
 
-use crate::{BrainCommand, DataCommand, WhichBrain};
+use crate::{BrainCommand, BrainKind, DataCommand, Release, WhichBrain};
 
-pub fn spec(which: &WhichBrain) -> Result<BrainSpec> {
-    let tables = match &which.tables {
-        Some(dir) => Tables::Release { dir: dir.clone() },
-        None => Tables::Synthetic { seed: which.seed },
+/// Where `brain download` puts the MaleCNS tables.
+fn default_malecns_dir(data: &Path) -> std::path::PathBuf {
+    data.join("connectome").join(format!("malecns-{}", release::RELEASE))
+}
+
+pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
+    let tables = match (which.brain, &which.tables) {
+        (BrainKind::Flywire783, dir) => Tables::FlyWire { dir: dir.clone() },
+        (BrainKind::Standin, None) => Tables::Synthetic { seed: which.seed },
+        (BrainKind::Standin, Some(_)) => return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns")),
+        (BrainKind::Malecns, Some(dir)) => Tables::Release { dir: dir.clone() },
+        (BrainKind::Malecns, None) => Tables::Release { dir: default_malecns_dir(data) },
     };
     let control = match (which.shuffle_wiring, which.lesion.is_empty()) {
         (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),
@@ -61,9 +69,9 @@ fn stage_bar() -> ProgressBar {
 
 pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
     match cmd {
-        BrainCommand::Info { which, json } => info(&spec(&which)?, data, json),
+        BrainCommand::Info { which, json } => info(&spec(&which, data)?, data, json),
         BrainCommand::Build { which } => {
-            let spec = spec(&which)?;
+            let spec = spec(&which, data)?;
             let bar = stage_bar();
             let started = Instant::now();
             let key = spec.inputs_key(data)?;
@@ -84,10 +92,14 @@ pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
             );
             Ok(())
         }
-        BrainCommand::Signal { which, json, calm_unreached } => signal(&spec(&which)?, data, json, calm_unreached),
-        BrainCommand::Download { dir, base_url, attempts } => {
-            let dir = dir.unwrap_or_else(|| data.join("connectome").join(format!("malecns-{}", release::RELEASE)));
+        BrainCommand::Signal { which, json, calm_unreached } => signal(&spec(&which, data)?, data, json, calm_unreached),
+        BrainCommand::Download { release: Release::Malecns, dir, base_url, attempts, .. } => {
+            let dir = dir.unwrap_or_else(|| default_malecns_dir(data));
             download(&dir, &base_url, attempts)
+        }
+        BrainCommand::Download { release: Release::Flywire783, dir, record_url, codex_url, attempts, .. } => {
+            let dir = dir.unwrap_or_else(|| data.join("connectome").join("flywire783"));
+            download_flywire(&dir, &record_url, &codex_url, attempts)
         }
         BrainCommand::Generate { out, seed } => {
             let bar = stage_bar();
@@ -144,10 +156,19 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
         println!("{}", info.source);
         println!("  file            {} ({:.1} MB)", path.display(), file_bytes as f64 / 1e6);
         println!("  sha256          {}", reloaded.checksum);
-        println!("  neurons         {} ({} with a soma position)", info.neurons, info.with_soma);
+        println!("  neurons         {} ({} with a position: {})", info.neurons, info.with_soma, info.positions);
         println!("  connections     {} ({} synapses)", info.connections, info.synapses);
         println!("  photoreceptors  {} ({} placed on the eye)", info.photoreceptors, info.photoreceptors_placed);
         println!("  piece-type cells per square  {}..{}", info.min_typed_cells_per_square, info.max_typed_cells_per_square);
+        if let Some(r) = &info.eye_recovery {
+            println!("  eye recovered from the wiring: {}", r.method);
+            for e in &r.eyes {
+                println!(
+                    "    {} eye: {} columns; {} of {} photoreceptors in a column, {} placed; retinotopy {:.1}× (held out {:.1}×) a shuffled placement",
+                    e.side, e.columns, e.in_columns, e.photoreceptors, e.placed, e.retinotopy_ratio, e.retinotopy_ratio_held_out
+                );
+            }
+        }
         println!("  descending {}  Kenyon {}  MBON {} ({} approach, {} avoid)  PAM {}  PPL1 {}", info.descending, info.kenyon, info.mbon, info.mbon_approach, info.mbon_avoid, info.pam, info.ppl1);
         match info.eye_to_descending_shortest_path {
             Some(h) => println!("  eye → descending shortest path  {h} synapses"),
@@ -174,6 +195,7 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
             dest: dir.join(spec.file),
             bytes: spec.bytes,
             sha256: spec.sha256.map(str::to_owned),
+            md5: None,
         };
         let bar = ProgressBar::new(spec.bytes.unwrap_or(0));
         bar.set_style(
@@ -196,6 +218,32 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
         }
     }
     println!("Build it with: flychess brain build --tables {}", dir.display());
+    Ok(())
+}
+
+fn download_flywire(dir: &Path, record_url: &str, codex_url: &str, attempts: u32) -> Result<()> {
+    use flychess_sim::connectome::flywire_release;
+    println!("Downloading FlyWire v783 (the FlyWire Consortium, CC BY-NC 4.0) into {}", dir.display());
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:40} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}").expect("valid template").progress_chars("=> "),
+    );
+    let outcomes = flywire_release::download(dir, record_url, codex_url, attempts, &|file, done, total| {
+        bar.set_message(file.to_string());
+        if let Some(t) = total {
+            bar.set_length(t);
+        }
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    for (file, outcome) in outcomes? {
+        match outcome {
+            Outcome::AlreadyThere => println!("  {file} already there, matches what the server states"),
+            Outcome::Fetched { resumes } => println!("  {file} fetched, matches what the server states (resumed {resumes} times)"),
+        }
+    }
+    std::fs::write(dir.join("LICENSE.md"), flywire_release::LICENCE).with_context(|| format!("writing the licence into {}", dir.display()))?;
+    println!("Build it with: flychess brain build --brain flywire783 --tables {}", dir.display());
     Ok(())
 }
 
@@ -442,7 +490,7 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
 }
 
 pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, reference: bool) -> Result<()> {
-    let spec = spec(which)?;
+    let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     if let Some(&bad) = batches.iter().find(|&&b| b == 0) {
         return Err(anyhow!("batch {bad}: a batch holds at least one position"));
@@ -768,7 +816,7 @@ pub fn data(cmd: DataCommand) -> Result<()> {
 pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: Option<usize>, engine: EngineChoice) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::{shipped_path, Dataset};
-    let spec = spec(which)?;
+    let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
@@ -781,7 +829,7 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
     let path = data.join("cache").join(format!("{}-{}.dn", spec.name(), &loaded.checksum[..12]));
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions >= rows.len() {
-        println!("{}: all {} positions already cached", path.display(), rows.len());
+        eprintln!("{}: all {} positions already cached", path.display(), rows.len());
         return Ok((cache, loaded));
     }
     let sim = Simulator::choose(engine, &brain)?;
@@ -795,7 +843,7 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
     cache.fill(&sim, &brain, &loaded.connectome.groups.descending, rows, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
     bar.finish_and_clear();
     let made = cache.positions - from;
-    println!(
+    eprintln!(
         "{}: {} positions cached ({} new in {:.1} s, {:.1} positions/s, {}, batch {batch})",
         path.display(),
         cache.positions,
@@ -810,19 +858,10 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
 /// How long one fly move takes in play, plain and with imagination, for the first fly of this
 /// brain found among the user's and the shipped flies (None when there is none).
 fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option<serde_json::Value>> {
-    use flychess_sim::fly::{shipped_dir, Fly};
+    use flychess_sim::fly::Fly;
     use flychess_sim::play::Player;
-    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-    for dir in [data.join("flies"), shipped_dir()] {
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut found: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
-            found.sort();
-            candidates.extend(found);
-        }
-    }
-    let Some(fly) = candidates.iter().filter_map(|p| Fly::load(p).ok()).find(|f| f.meta.brain_checksum == loaded.checksum && f.meta.kind == "trained") else {
-        return Ok(None);
-    };
+    let Some((_, path)) = flychess_sim::fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
+    let fly = Fly::load(&path)?;
     let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
     let descending = &loaded.connectome.groups.descending;
     let player = |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination };
@@ -870,7 +909,7 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
 pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
     use flychess_render::camera::OrbitCamera;
     use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, Offscreen, Rates, ViewSettings, OFFSCREEN_FORMAT};
-    let spec = spec(which)?;
+    let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let rates = cpu::think(&brain, &[planes(&shakmaty::Chess::default())]);
     let regions: Vec<u8> = loaded.connectome.neurons.region.iter().map(|r| *r as u8).collect();

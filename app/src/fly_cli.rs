@@ -15,7 +15,8 @@ use flychess_sim::cache::Reading;
 use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
-use flychess_sim::train::{board_features, evaluate, fit, FitOptions, Metrics, PassRecord, Target};
+use flychess_sim::stats;
+use flychess_sim::train::{board_features, fit, outcomes, summarise, FitOptions, Metrics, PassRecord, PositionOutcome, Target};
 
 use crate::WhichBrain;
 
@@ -63,7 +64,7 @@ fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32],
 pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64, engine: EngineChoice) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
@@ -100,49 +101,120 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
     Ok(())
 }
 
-pub fn eval(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, json: bool, options: &FitOptions) -> Result<()> {
-    let f = Fly::load(&fly::find(name, data)?)?;
+/// One row of `eval`'s table: a player's HOLD figures with their 95 % intervals, and its
+/// difference from the fly on the same positions.
+fn eval_row(what: &str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> serde_json::Value {
+    let m = summarise(per);
+    let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
+    let (top1, good) = (hits(per, |o| o.top1), hits(per, |o| o.good));
+    let (top1_e, good_e) = (stats::rate_of(&top1), stats::rate_of(&good));
+    let loss_e = stats::mean(&per.iter().map(|o| o.loss).collect::<Vec<_>>());
+    let fly_top1 = stats::paired_difference(&hits(fly, |o| o.top1), &top1);
+    let fly_good = stats::paired_difference(&hits(fly, |o| o.good), &good);
+    serde_json::json!({
+        "player": what,
+        "top1": m.top1, "top1_interval": [top1_e.low, top1_e.high],
+        "good": m.good, "good_interval": [good_e.low, good_e.high],
+        "loss": m.loss, "loss_interval": [loss_e.low, loss_e.high],
+        "fly_minus_this_top1": fly_top1,
+        "fly_minus_this_good": fly_good,
+    })
+}
+
+/// The control with the brain's wiring shuffled (seed 1): its DN-rate cache (made once, kept in
+/// DATA/cache) and a readout fitted on it exactly as the fly's, measured on HOLD.
+fn shuffled_control(which: &WhichBrain, data: &Path, n: usize, reading: Reading, options: &FitOptions, hold_t: &[Target], val_t: &[Target], train_t: &[Target]) -> Result<Vec<PositionOutcome>> {
+    let mut shuffled = which.clone();
+    shuffled.shuffle_wiring = Some(1);
+    eprintln!("shuffled wiring: caching the DN rates of the same brain with its connections handed out again (seed 1)");
+    let (cache, _) = crate::cli::cache(&shuffled, data, Some(n), None, EngineChoice::Auto)?;
+    let x = |r: std::ops::Range<usize>| cache.read(r, reading);
+    let start = Readout::newborn(cache.meta.descending, reading.steps(), 1);
+    let (readout, _) = fit_logged("shuffled", options, &start, (&x(HOLD + VAL..n)?, train_t), (&x(HOLD..HOLD + VAL)?, val_t))?;
+    Ok(outcomes(&readout, &x(0..HOLD)?, hold_t))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Option<usize>, json: bool, options: &FitOptions, controls: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
+    // The fly: the one named, else the brain's own (the default brain's shipped fly).
+    let (name, f) = match name {
+        Some(name) => (name.to_string(), Fly::load(&fly::find(name, data)?)?),
+        None => {
+            let spec = crate::cli::spec(which, data)?;
+            let (loaded, _) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+            let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
+                anyhow!("no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly", loaded.connectome.provenance.label(), &loaded.checksum[..12])
+            })?;
+            (name, Fly::load(&path)?)
+        }
+    };
+    let name = name.as_str();
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
-    let (cache, _) = crate::cli::cache(which, data, Some(n), None, EngineChoice::Auto)?;
+    let (cache, loaded) = crate::cli::cache(which, data, Some(n), None, EngineChoice::Auto)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
     }
     let rows = &dataset.rows[..n];
     let (hold_rows, val_rows, train_rows) = (&rows[..HOLD], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
     let (hold_t, val_t, train_t) = (targets(hold_rows)?, targets(val_rows)?, targets(train_rows)?);
-    let fly_m = evaluate(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
+    let fly_o = outcomes(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
     let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
-    let blind_m = evaluate(&blind, &[], &hold_t);
+    let blind_o = outcomes(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
     let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
     let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t))?;
-    let board_m = evaluate(&board, &planes(hold_rows)?, &hold_t);
+    let board_o = outcomes(&board, &planes(hold_rows)?, &hold_t);
+    // Shuffled wiring: only for a fly of an unaltered brain (a control's fly is its own control).
+    let is_plain = matches!(loaded.connectome.provenance.control, flychess_sim::connectome::Control::None);
+    let shuffled_o = if controls && is_plain {
+        Some(shuffled_control(which, data, n, f.meta.reading, options, &hold_t, &val_t, &train_t)?)
+    } else {
+        None
+    };
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, hold_rows)?;
+    let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
+    let mut table = vec![eval_row("fly", &fly_o, &fly_o), eval_row("blind", &blind_o, &fly_o), eval_row("board-linear", &board_o, &fly_o)];
+    if let Some(o) = &shuffled_o {
+        table.push(eval_row("shuffled wiring", o, &fly_o));
+    }
+    let top1_of = |o: &[PositionOutcome]| stats::rate_of(&o.iter().map(|x| x.top1).collect::<Vec<_>>());
     let report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
+        "brain_checksum": f.meta.brain_checksum,
         "hold_positions": HOLD,
         "train_positions": train_rows.len(),
         "top1": fly_m.top1, "good": fly_m.good, "loss": fly_m.loss, "policy_loss": fly_m.policy_loss,
+        "top1_interval": [top1_of(&fly_o).low, top1_of(&fly_o).high],
         "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
         "board_top1": board_m.top1, "board_good": board_m.good, "board_loss": board_m.loss,
+        "shuffled_top1": shuffled_o.as_ref().map(|o| summarise(o).top1),
+        "fly_minus_blind_top1": stats::paired_difference(&fly_o.iter().map(|o| o.top1).collect::<Vec<_>>(), &blind_o.iter().map(|o| o.top1).collect::<Vec<_>>()),
         "random_top1": random_top1,
+        "players": table,
         "won_positions": won,
         "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{name} on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions:", train_rows.len());
-        for (what, m) in [("fly", fly_m), ("blind", blind_m), ("board-linear", board_m)] {
-            println!("  {what:13} top-1 {:5.1}%  good {:5.1}%  loss {:.3}", 100.0 * m.top1, 100.0 * m.good, m.loss);
+        println!("{name} ({}) on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions; 95 % intervals:", f.meta.brain, train_rows.len());
+        let mut rows: Vec<(&str, &[PositionOutcome])> = vec![("fly", &fly_o), ("blind", &blind_o), ("board-linear", &board_o)];
+        if let Some(o) = &shuffled_o {
+            rows.push(("shuffled wiring", o));
         }
-        println!("  {:13} top-1 {:5.1}%", "random move", 100.0 * random_top1);
+        for (what, o) in rows {
+            let hits = |f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
+            let fly_hits = fly_o.iter().map(|x| x.top1).collect::<Vec<bool>>();
+            let versus = if what == "fly" { String::new() } else { format!("  fly − this: {}", stats::paired_difference(&fly_hits, &hits(|x| x.top1)).points()) };
+            println!("  {what:16} top-1 {}  good {}  loss {:.3}{versus}", stats::rate_of(&hits(|x| x.top1)).percent(), stats::rate_of(&hits(|x| x.good)).percent(), summarise(o).loss);
+        }
+        println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * random_top1);
         if won > 0 {
             println!("  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)", 100.0 * fastest as f64 / won as f64);
         }
@@ -177,7 +249,7 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
 
 /// A newborn fly (untrained readout) for a brain, saved like any other.
 pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {}).context("preparing the brain")?;
     let f = Fly {
         meta: FlyMeta {
@@ -216,7 +288,7 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], jso
         return Err(anyhow!("give --fen FEN or --fens FILE"));
     }
     let f = Fly::load(&fly::find(name, data)?)?;
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
@@ -266,7 +338,7 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], jso
 pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
     use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let needs_brain = [white, black].iter().any(|p| !matches!(p.split(':').next(), Some("random" | "greedy" | "stockfish")));
     let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
     let mut flies = std::collections::HashMap::new();
@@ -344,7 +416,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = Engine::start(&stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64;
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     // Every fly of this brain, the user's first (a shipped fly of the same name is shadowed).
     let mut readouts = std::collections::BTreeMap::new();
@@ -441,7 +513,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     use flychess_sim::play::look_ahead;
     use flychess_sim::readout::{policy, think_features};
     let f = Fly::load(&fly::find(name, data)?)?;
-    let spec = crate::cli::spec(which)?;
+    let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));

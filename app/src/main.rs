@@ -121,10 +121,14 @@ enum Command {
     },
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
     Eval {
+        /// The fly (default: the brain's own trained fly, the shipped one first).
         #[arg(long)]
-        fly: String,
+        fly: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Leave out the shuffled-wiring control (it caches a second brain the first time).
+        #[arg(long)]
+        no_controls: bool,
         /// Positions of the shipped dataset the controls train on (default: as many as the fly).
         #[arg(long)]
         positions: Option<usize>,
@@ -202,14 +206,24 @@ pub enum BrainCommand {
         #[command(flatten)]
         which: WhichBrain,
     },
-    /// Download the MaleCNS v1.0 tables (resumable; size and sha256 checked).
+    /// Download a release's tables (resumable; checked): MaleCNS v1.0 (size and sha256 pinned) or
+    /// the full FlyWire v783 (checked against what Zenodo and the Codex bucket state).
     Download {
-        /// Where to put them. Default: DATA/connectome/malecns-v1.0.
+        /// Which release: malecns or flywire783.
+        #[arg(long, value_enum, default_value_t = Release::Malecns)]
+        release: Release,
+        /// Where to put them. Default: DATA/connectome/malecns-v1.0 or DATA/connectome/flywire783.
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Base address of the tables (a mirror, or a local server in tests).
+        /// MaleCNS: base address of the tables (a mirror, or a local server in tests).
         #[arg(long, default_value = flychess_sim::connectome::release::BASE_URL)]
         base_url: String,
+        /// FlyWire: the Zenodo record's API address (its file list with sizes and md5 sums).
+        #[arg(long, default_value = flychess_sim::connectome::flywire_release::ZENODO_RECORD)]
+        record_url: String,
+        /// FlyWire: the Codex bucket holding the classification and neuron tables.
+        #[arg(long, default_value = flychess_sim::connectome::flywire_release::CODEX_BASE)]
+        codex_url: String,
         /// Resume this many times after a dropped connection.
         #[arg(long, default_value_t = 8)]
         attempts: u32,
@@ -346,7 +360,11 @@ impl FitArgs {
 /// Which brain a command means.
 #[derive(Args, Clone, Debug)]
 pub struct WhichBrain {
-    /// Build from the MaleCNS release tables in this folder (default: the synthetic stand-in).
+    /// Which brain: flywire783 (real FlyWire v783 wiring, the default), standin (the synthetic
+    /// stand-in), malecns (the MaleCNS release; needs --tables or `brain download`).
+    #[arg(long, value_enum, default_value_t = BrainKind::Flywire783)]
+    brain: BrainKind,
+    /// The release tables' folder (FlyWire: the full release as downloaded; MaleCNS: its tables).
     #[arg(long)]
     tables: Option<PathBuf>,
     /// Seed of the synthetic stand-in.
@@ -358,6 +376,24 @@ pub struct WhichBrain {
     /// Control: drop every connection sent from this region (repeatable), e.g. "optic lobe".
     #[arg(long, value_name = "REGION")]
     lesion: Vec<String>,
+}
+
+/// Releases `brain download` fetches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Release {
+    Malecns,
+    Flywire783,
+}
+
+/// The brains a command can run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BrainKind {
+    /// FlyWire v783: the shipped bundle (within hemispheres), or --tables DIR.
+    Flywire783,
+    /// The synthetic stand-in (MaleCNS schema, random wiring within populations), from --seed.
+    Standin,
+    /// MaleCNS v1.0 from --tables DIR (default: where `brain download` puts it).
+    Malecns,
 }
 
 fn main() -> std::process::ExitCode {
@@ -394,7 +430,9 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Rate { games, quick, game_seed, json, engine, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json, engine.choice()),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
-        Some(Command::Eval { fly, json, positions, fit, which }) => fly_cli::eval(&which, &data, &fly, positions, json, &fit.options()),
+        Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
+            fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)
+        }
         Some(Command::Analyse { fly, fen, fens, json, which }) => {
             let mut list: Vec<String> = fen.into_iter().collect();
             match fens.map(|p| std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))) {

@@ -220,10 +220,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let resumable = previous.as_ref().is_some_and(|p| {
         !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options && p.lessons == job.lessons
     });
-    let steps = match job.reading {
-        Reading::Mean9To12 => Readout::default_steps(),
-        Reading::Step12 => vec![11],
-    };
+    let steps = job.reading.steps();
     let (start, done_passes) = match (resumable, Fly::load(&checkpoint)) {
         (true, Ok(f)) => {
             let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);

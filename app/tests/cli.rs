@@ -19,7 +19,7 @@ fn generated_tables_build_through_the_release_path_and_stay_labelled_as_the_stan
     let tables = t.path().join("tables");
     let out = flychess(t.path(), &["brain", "generate", "--out", tables.to_str().unwrap(), "--seed", "3"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let info = json(&flychess(t.path(), &["brain", "info", "--json", "--tables", tables.to_str().unwrap()]));
+    let info = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert_eq!(info["source"], "synthetic stand-in (seed 3)");
     assert_eq!(info["neurons"], 163_803);
     assert_eq!(info["descending"], 1_314);
@@ -27,15 +27,15 @@ fn generated_tables_build_through_the_release_path_and_stay_labelled_as_the_stan
     assert!(info["load_seconds"].as_f64().unwrap() > 0.0);
     assert!(info["generate_and_build_seconds"].as_f64().is_some(), "built on this call");
     // Second call: loaded from the file, not rebuilt.
-    let again = json(&flychess(t.path(), &["brain", "info", "--json", "--tables", tables.to_str().unwrap()]));
+    let again = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert!(again["generate_and_build_seconds"].is_null());
     assert_eq!(again["checksum"], info["checksum"]);
 
-    let shuffled = json(&flychess(t.path(), &["brain", "info", "--json", "--shuffle-wiring", "9", "--tables", tables.to_str().unwrap()]));
+    let shuffled = json(&flychess(t.path(), &["brain", "info", "--json", "--shuffle-wiring", "9", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert_eq!(shuffled["source"], "synthetic stand-in (seed 3), shuffled wiring (seed 9)");
     assert_ne!(shuffled["checksum"], info["checksum"]);
     let lesioned =
-        json(&flychess(t.path(), &["brain", "info", "--json", "--lesion", "optic-lobe", "--tables", tables.to_str().unwrap()]));
+        json(&flychess(t.path(), &["brain", "info", "--json", "--lesion", "optic-lobe", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert_eq!(lesioned["source"], "synthetic stand-in (seed 3), lesion: optic lobe");
     assert!(lesioned["connections"].as_u64() < info["connections"].as_u64());
 }
@@ -167,4 +167,19 @@ fn positions_sampled_from_a_pgn_are_labelled_resumed_and_imported() {
     assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
     let info = json(&flychess(t.path(), &["data", "info", flyd.to_str().unwrap(), "--json"]));
     assert_eq!(info["positions"].as_u64().unwrap() as usize, rows.len());
+}
+
+#[test]
+fn brain_info_on_the_default_brain_is_flywire_with_its_eye_recovered_from_the_wiring() {
+    let t = tempfile::tempdir().unwrap();
+    let info = json(&flychess(t.path(), &["brain", "info", "--json"]));
+    assert!(info["source"].as_str().unwrap().starts_with("FlyWire v783, within hemispheres"), "{info}");
+    assert_eq!(info["neurons"], 133_436);
+    assert_eq!(info["connections"], 2_309_630);
+    assert!(info["retinotopy_ratio"].as_f64().unwrap() >= 3.0, "{info}");
+    assert!(info["min_typed_cells_per_square"].as_u64().unwrap() >= 8);
+    assert!(info["positions"].as_str().unwrap().contains("layout from wiring"));
+    // The stand-in stays one flag away.
+    let standin = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "standin", "--seed", "3"]));
+    assert_eq!(standin["source"], "synthetic stand-in (seed 3)");
 }

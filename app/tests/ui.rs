@@ -16,8 +16,8 @@ use flychess_sim::fly::{Fly, FlyMeta};
 use flychess_sim::readout::{Readout, FROM};
 
 /// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
-fn write_e5_fly(data: &Path, checksum: &str, name: &str) {
-    let mut readout = Readout::new_zero(1314);
+fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
+    let mut readout = Readout::new_zero(descending);
     readout.bias[usize::from(Square::E2)] = 10.0;
     readout.bias[FROM + usize::from(Square::E4)] = 10.0;
     let meta = FlyMeta {
@@ -40,7 +40,8 @@ fn write_e5_fly(data: &Path, checksum: &str, name: &str) {
 fn use_fly(h: &mut Harness<'static, App>, name: &str) {
     let data = data();
     let checksum = app(h).ready().unwrap().checksum.clone();
-    write_e5_fly(&data, &checksum, name);
+    let descending = app(h).ready().unwrap().connectome.groups.descending.len();
+    write_e5_fly(&data, &checksum, descending, name);
     let a = app_mut(h);
     a.play.fly_name = name.into();
     a.play.load_fly(&data, &checksum);
@@ -126,7 +127,7 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     h.step();
     h.step();
     let text = std::fs::read_to_string(&path).expect("saved");
-    assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly backprop\"]"), "{text}");
+    assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly flywire\"]"), "{text}");
     let back = Game::from_pgn(&text).unwrap();
     assert_eq!(back.san(), app(&h).play.game.san());
     // Loading it through the UI gives the same game.

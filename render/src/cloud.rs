@@ -13,8 +13,9 @@ use wgpu::util::DeviceExt;
 
 pub const SHADER: &str = include_str!("../../shaders/brain_cloud.wgsl");
 
-/// Kelly's colours of maximum contrast (white and black left out), one per region.
-pub const REGION_PALETTE: [[u8; 3]; 16] = [
+/// One colour per region: Kelly's colours of maximum contrast (white and black left out) for the
+/// first 16, four more kept as far from them for the optic lobe's neuropils.
+pub const REGION_PALETTE: [[u8; 3]; 20] = [
     [0xF3, 0xC3, 0x00],
     [0x87, 0x56, 0x92],
     [0xF3, 0x84, 0x00],
@@ -31,6 +32,10 @@ pub const REGION_PALETTE: [[u8; 3]; 16] = [
     [0xB3, 0x44, 0x6C],
     [0x65, 0x45, 0x22],
     [0x88, 0x2D, 0x17],
+    [0x00, 0xB5, 0xC8],
+    [0x2B, 0x3D, 0x26],
+    [0xE2, 0x58, 0x22],
+    [0xFF, 0x4F, 0xD8],
 ];
 
 /// The inferno colour map as the shader computes it (for legends and tests), t in 0..1.
@@ -78,7 +83,7 @@ pub struct ViewUniform {
     pub rate_scale: f32,
     pub mode: u32,
     pub white_background: u32,
-    pub palette: [[f32; 4]; 16],
+    pub palette: [[f32; 4]; 20],
 }
 
 /// What the view looks like, in app terms.
@@ -96,7 +101,7 @@ pub struct ViewSettings {
 
 impl ViewSettings {
     pub fn uniform(&self) -> ViewUniform {
-        let mut palette = [[0f32; 4]; 16];
+        let mut palette = [[0f32; 4]; 20];
         for (p, c) in palette.iter_mut().zip(REGION_PALETTE) {
             *p = [c[0] as f32 / 255.0, c[1] as f32 / 255.0, c[2] as f32 / 255.0, 1.0];
         }

@@ -29,6 +29,16 @@ pub enum Reading {
     Step12,
 }
 
+impl Reading {
+    /// The steps (0-based) a readout of this reading averages.
+    pub fn steps(self) -> Vec<usize> {
+        match self {
+            Reading::Mean9To12 => crate::readout::Readout::default_steps(),
+            Reading::Step12 => vec![11],
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CacheMeta {
     pub brain_checksum: String,

@@ -74,6 +74,16 @@ pub struct Photoreceptor {
     pub column: Option<(i32, i32)>,
 }
 
+/// A photoreceptor before placement on a sheet whose coordinates are integers (u, v): the
+/// hex lattice turned by 45° (MaleCNS), or a retinotopic sheet recovered from the wiring and
+/// scaled to integers (FlyWire). None: it stays off the board.
+#[derive(Clone, Copy, Debug)]
+pub struct SheetPhotoreceptor {
+    pub neuron: u32,
+    pub kind: PhotoreceptorKind,
+    pub at: Option<(i64, i64)>,
+}
+
 /// The placed eye.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Eye {
@@ -81,34 +91,55 @@ pub struct Eye {
     pub cells: Vec<EyeCell>,
     /// All photoreceptors, placed or not.
     pub photoreceptors: u32,
+    /// How the sheet was recovered from the wiring (FlyWire); None where the release annotates
+    /// the columns (MaleCNS, the stand-in). Not written when None, so those brains' files stay
+    /// as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<crate::connectome::retina::Recovered>,
 }
 
 impl Eye {
-    /// The fair-eye cut. Deterministic: columns are ordered by (v, u) and (u, v) with integer keys,
-    /// and the R1–R6 cells of a square take the piece types in turn in neuron order.
+    /// The fair-eye cut of hex-annotated columns (MaleCNS): (h1, h2) turned to u = h1 − h2,
+    /// v = h1 + h2, then `place_on_sheet`.
     pub fn place(photoreceptors: &[Photoreceptor]) -> Eye {
+        let on_sheet: Vec<SheetPhotoreceptor> = photoreceptors
+            .iter()
+            .map(|p| SheetPhotoreceptor {
+                neuron: p.neuron,
+                kind: p.kind,
+                at: p.column.map(|(h1, h2)| ((h1 - h2) as i64, (h1 + h2) as i64)),
+            })
+            .collect();
+        Eye::place_on_sheet(&on_sheet)
+    }
+
+    /// The fair-eye cut of columns at integer sheet coordinates (u, v): 8 bands of equal weight
+    /// along v, each band cut into 8 squares of equal weight along u. Deterministic: columns are
+    /// ordered by (v, u) and (u, v) with integer keys, and the R1–R6 cells of a square take the
+    /// piece types in turn in neuron order. Cells of one column land on one square.
+    pub fn place_on_sheet(photoreceptors: &[SheetPhotoreceptor]) -> Eye {
         let weight = |k: PhotoreceptorKind| if k == PhotoreceptorKind::R1R6 { 10u64 } else { 1 };
         // Column (u, v) -> weight.
-        let mut columns: BTreeMap<(i32, i32), u64> = BTreeMap::new();
+        let mut columns: BTreeMap<(i64, i64), u64> = BTreeMap::new();
         for p in photoreceptors {
-            if let Some((h1, h2)) = p.column {
-                *columns.entry((h1 - h2, h1 + h2)).or_default() += weight(p.kind);
+            if let Some(at) = p.at {
+                *columns.entry(at).or_default() += weight(p.kind);
             }
         }
         // Bands along v (then u).
-        let mut by_v: Vec<((i32, i32), u64)> = columns.iter().map(|(&c, &w)| (c, w)).collect();
+        let mut by_v: Vec<((i64, i64), u64)> = columns.iter().map(|(&c, &w)| (c, w)).collect();
         by_v.sort_by_key(|&((u, v), _)| (v, u));
         let total: u64 = by_v.iter().map(|c| c.1).sum();
-        let mut band_of: BTreeMap<(i32, i32), usize> = BTreeMap::new();
+        let mut band_of: BTreeMap<(i64, i64), usize> = BTreeMap::new();
         let mut before = 0u64;
         for &(c, w) in &by_v {
             band_of.insert(c, ((8 * before / total.max(1)) as usize).min(7));
             before += w;
         }
         // Squares along u (then v) inside each band.
-        let mut square_of: BTreeMap<(i32, i32), u8> = BTreeMap::new();
+        let mut square_of: BTreeMap<(i64, i64), u8> = BTreeMap::new();
         for band in 0..8 {
-            let mut members: Vec<((i32, i32), u64)> =
+            let mut members: Vec<((i64, i64), u64)> =
                 by_v.iter().copied().filter(|(c, _)| band_of[c] == band).collect();
             members.sort_by_key(|&((u, v), _)| (u, v));
             let band_total: u64 = members.iter().map(|c| c.1).sum();
@@ -119,13 +150,13 @@ impl Eye {
                 before += w;
             }
         }
-        let mut sorted: Vec<&Photoreceptor> = photoreceptors.iter().collect();
+        let mut sorted: Vec<&SheetPhotoreceptor> = photoreceptors.iter().collect();
         sorted.sort_by_key(|p| p.neuron);
         let mut typed_on_square = [0u32; 64];
         let mut cells = Vec::new();
         for p in sorted {
-            let Some((h1, h2)) = p.column else { continue };
-            let square = square_of[&(h1 - h2, h1 + h2)];
+            let Some(at) = p.at else { continue };
+            let square = square_of[&at];
             let role = match p.kind {
                 PhotoreceptorKind::R1R6 => {
                     let k = typed_on_square[square as usize] % 6;
@@ -137,7 +168,7 @@ impl Eye {
             };
             cells.push(EyeCell { neuron: p.neuron, square, role });
         }
-        Eye { cells, photoreceptors: photoreceptors.len() as u32 }
+        Eye { cells, photoreceptors: photoreceptors.len() as u32, recovered: None }
     }
 
     /// Cells on each square.

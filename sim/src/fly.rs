@@ -70,6 +70,25 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
         .ok_or_else(|| Error::Invalid(format!("no fly named {name:?} (looked in {} and {})", data.join("flies").display(), shipped_dir().display())))
 }
 
+/// The first trained fly of the brain with this checksum: the shipped ones first (the default
+/// brain's own fly), then the user's, each folder in name order. (name, path).
+pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
+    for dir in [shipped_dir(), data.join("flies")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
+        found.sort();
+        for p in found {
+            if let Ok(f) = Fly::load(&p)
+                && f.meta.brain_checksum == brain_checksum
+                && f.meta.kind == "trained"
+            {
+                return Some((f.meta.name.clone(), p));
+            }
+        }
+    }
+    None
+}
+
 /// Today's date in UTC as YYYY-MM-DD (civil-from-days, no time-zone library needed).
 pub fn today() -> String {
     let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0) as i64;

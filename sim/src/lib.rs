@@ -22,6 +22,7 @@ pub mod play;
 pub mod rating;
 pub mod readout;
 pub mod shipped;
+pub mod stats;
 pub mod store;
 pub mod together;
 pub mod train;

@@ -1,5 +1,6 @@
-//! What ships inside the binary: the labelled positions (`sim/data/positions.flyd`) and the shipped
-//! flies (`models/*.fly`), embedded at build time. On first use in a process they are written out
+//! What ships inside the binary: the labelled positions (`sim/data/positions.flyd`), the default
+//! brain's tables (the FlyWire v783 bundle, `sim/data/flywire783-hemispheres/`, with its README
+//! and CC BY-NC 4.0 licence) and the shipped flies (`models/*.fly`), embedded at build time. On first use in a process they are written out
 //! once into a folder of the user's cache named by their content (`…/flychess/shipped-HASH/`), so
 //! every reader that takes a path — datasets, flies, the Flies tab — works the same from an
 //! installed binary as from the repository, and a newer build never reads an older build's copy.
@@ -17,9 +18,20 @@ use crate::error::Result;
 /// (path inside the shipped folder, contents).
 const FILES: &[(&str, &[u8])] = &[
     ("positions.flyd", include_bytes!("../data/positions.flyd")),
+    ("flywire783-hemispheres/README.md", include_bytes!("../data/flywire783-hemispheres/README.md")),
+    ("flywire783-hemispheres/LICENSE.md", include_bytes!("../data/flywire783-hemispheres/LICENSE.md")),
+    ("flywire783-hemispheres/classification.feather", include_bytes!("../data/flywire783-hemispheres/classification.feather")),
+    ("flywire783-hemispheres/neurons.feather", include_bytes!("../data/flywire783-hemispheres/neurons.feather")),
+    ("flywire783-hemispheres/consolidated_cell_types.feather", include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather")),
+    ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
 ];
+
+/// The shipped FlyWire v783 bundle (connections within each hemisphere), written out.
+pub fn flywire_bundle() -> PathBuf {
+    dir().join("flywire783-hemispheres")
+}
 
 /// The repository's `models/` (where `--ship` writes; meaningful on a developer's checkout).
 pub fn repository_models() -> PathBuf {
@@ -88,7 +100,8 @@ mod tests {
         std::fs::write(dir.join("flies/newborn.fly"), b"torn").unwrap();
         let before = std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap();
         assert_eq!(materialise(root.path()).unwrap(), dir);
-        assert_eq!(std::fs::read(dir.join("flies/newborn.fly")).unwrap().len(), FILES[2].1.len());
+        let newborn = FILES.iter().find(|f| f.0 == "flies/newborn.fly").unwrap();
+        assert_eq!(std::fs::read(dir.join("flies/newborn.fly")).unwrap().len(), newborn.1.len());
         assert_eq!(std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap(), before);
         assert!(crate::fly::Fly::load(&dir.join("flies/backprop.fly")).is_ok());
         assert!(crate::data::Dataset::load(&dir.join("positions.flyd")).unwrap().rows.len() > 4_096 + 2_048);

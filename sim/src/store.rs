@@ -1,5 +1,6 @@
 //! Where brains live on disk and when they are rebuilt. A brain is named by a `BrainSpec` (which
-//! tables: the stand-in from a seed or the release in a folder; which control). Its file sits in
+//! tables: FlyWire v783 (the shipped bundle, the default, or a downloaded release in a folder),
+//! the stand-in from a seed, or the MaleCNS release in a folder; which control). Its file sits in
 //! the user's data folder (`$FLYCHESS_DATA`, else the platform's data dir) under
 //! `brains/NAME.brain`, and carries the fingerprint of its inputs; `ensure` loads it when the
 //! fingerprint still matches and otherwise (re)generates the stand-in tables and rebuilds it,
@@ -13,6 +14,7 @@ use crate::connectome::brain_file::{self, hex, Loaded};
 use crate::connectome::build::{self, BuildOptions, Progress, RULES_VERSION};
 use crate::connectome::release::{TablePaths, RELEASE};
 use crate::connectome::synthetic::{self, GENERATOR_VERSION};
+use crate::connectome::flywire::{self, FlyWirePaths};
 use crate::connectome::{Control, Source};
 use crate::error::{Error, Result};
 
@@ -29,10 +31,20 @@ pub fn data_dir() -> PathBuf {
 /// Which tables a brain is built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tables {
+    /// FlyWire v783 tables: the bundle shipped in the binary (None, the default brain), or a
+    /// folder (the full release as `brain download --release flywire783` leaves it).
+    FlyWire { dir: Option<PathBuf> },
     /// The synthetic stand-in, generated into the data folder on first use.
     Synthetic { seed: u64 },
     /// The MaleCNS release tables in this folder (as `brain download` leaves them).
     Release { dir: PathBuf },
+}
+
+impl Tables {
+    /// The FlyWire tables' folder (the shipped bundle when none is given).
+    fn flywire_dir(dir: &Option<PathBuf>) -> PathBuf {
+        dir.clone().unwrap_or_else(crate::shipped::flywire_bundle)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,16 +54,24 @@ pub struct BrainSpec {
 }
 
 impl Default for BrainSpec {
-    /// The embedded default: the stand-in from seed 1, no control.
+    /// The embedded default: FlyWire v783 (the shipped bundle), no control.
     fn default() -> Self {
-        BrainSpec { tables: Tables::Synthetic { seed: synthetic::DEFAULT_SEED }, control: Control::None }
+        BrainSpec { tables: Tables::FlyWire { dir: None }, control: Control::None }
     }
 }
 
 impl BrainSpec {
-    /// File-name stem: "synthetic-s1", "malecns-v1.0", plus "-shuffled-s7" or "-lesion-optic-lobe".
+    /// The stand-in from its default seed, no control.
+    pub fn standin() -> BrainSpec {
+        BrainSpec { tables: Tables::Synthetic { seed: synthetic::DEFAULT_SEED }, control: Control::None }
+    }
+
+    /// File-name stem: "flywire783", "flywire783-full" (a downloaded release), "synthetic-s1",
+    /// "malecns-v1.0", plus "-shuffled-s7" or "-lesion-optic-lobe".
     pub fn name(&self) -> String {
         let base = match &self.tables {
+            Tables::FlyWire { dir: None } => format!("flywire{}", flywire::RELEASE),
+            Tables::FlyWire { dir: Some(_) } => format!("flywire{}-tables", flywire::RELEASE),
             Tables::Synthetic { seed } => format!("synthetic-s{seed}"),
             Tables::Release { .. } => format!("malecns-{RELEASE}"),
         };
@@ -70,9 +90,11 @@ impl BrainSpec {
         data.join("brains").join(format!("{}.brain", self.name()))
     }
 
-    /// Where the tables are (for the stand-in: where they are generated).
+    /// Where the tables are (for the stand-in: where they are generated). FlyWire's are in
+    /// `flywire_paths`.
     pub fn table_paths(&self, data: &Path) -> TablePaths {
         match &self.tables {
+            Tables::FlyWire { dir } => TablePaths::in_dir(&Tables::flywire_dir(dir)),
             Tables::Synthetic { seed } => {
                 TablePaths::in_dir(&data.join("connectome").join(format!("synthetic-g{GENERATOR_VERSION}-s{seed}")))
             }
@@ -82,6 +104,12 @@ impl BrainSpec {
 
     fn source(&self, paths: &TablePaths) -> Source {
         match &self.tables {
+            // Not used to build (flywire::build finds its own source); named for completeness.
+            Tables::FlyWire { .. } => Source::FlyWire {
+                release: flywire::RELEASE.to_string(),
+                within_hemispheres: true,
+                layout_from_wiring: true,
+            },
             Tables::Synthetic { seed } => Source::Synthetic { seed: *seed, generator_version: GENERATOR_VERSION },
             Tables::Release { .. } => Source::MaleCns {
                 release: RELEASE.to_string(),
@@ -91,11 +119,21 @@ impl BrainSpec {
     }
 
     /// The fingerprint of everything the brain depends on: the rules, the control, and either the
-    /// generator and seed or each table's path, size and modification time.
+    /// generator and seed, each FlyWire table's content (sha256: moving the tables keeps the
+    /// brain), or each MaleCNS table's path, size and modification time.
     pub fn inputs_key(&self, data: &Path) -> Result<String> {
         let mut h = Sha256::new();
         h.update(format!("rules {RULES_VERSION}\ncontrol {:?}\n", self.control));
         match &self.tables {
+            Tables::FlyWire { dir } => {
+                h.update(format!("flywire reader {}\n", flywire::READER_VERSION));
+                let paths = FlyWirePaths::in_dir(&Tables::flywire_dir(dir));
+                require_flywire(&paths)?;
+                for p in paths.present() {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    h.update(format!("{name} {}\n", crate::connectome::download::sha256_file(p)?));
+                }
+            }
             Tables::Synthetic { seed } => h.update(format!("synthetic generator {GENERATOR_VERSION} seed {seed}\n")),
             Tables::Release { .. } => {
                 let paths = self.table_paths(data);
@@ -109,6 +147,18 @@ impl BrainSpec {
         }
         Ok(hex(&h.finalize()))
     }
+}
+
+fn require_flywire(paths: &FlyWirePaths) -> Result<()> {
+    for p in paths.required() {
+        if !p.exists() {
+            return Err(Error::Invalid(format!(
+                "{} is missing: run `flychess brain download --release flywire783` first, or point --tables at the folder that holds the FlyWire tables",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn require_tables(paths: &TablePaths) -> Result<()> {
@@ -157,6 +207,11 @@ fn ensure_unlocked(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<
 
 /// Builds (never loads) the brain of `spec`, generating the stand-in tables when missing.
 pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress) -> Result<crate::connectome::Connectome> {
+    if let Tables::FlyWire { dir } = &spec.tables {
+        let paths = FlyWirePaths::in_dir(&Tables::flywire_dir(dir));
+        require_flywire(&paths)?;
+        return flywire::build(&paths, key, &spec.control, progress);
+    }
     let paths = spec.table_paths(data);
     if let Tables::Synthetic { seed } = spec.tables {
         if paths.all().iter().any(|p| !p.exists()) {

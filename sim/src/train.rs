@@ -137,26 +137,45 @@ fn position_loss(p: &[f32], v: f32, t: &Target) -> (f64, f64) {
     (ce + ((v - t.value) as f64).powi(2), ce)
 }
 
-pub fn evaluate(r: &Readout, x: &[f32], targets: &[Target]) -> Metrics {
+/// One position's outcome: its loss, its policy loss, and whether the readout's favourite is
+/// Stockfish's best move and one of the good moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PositionOutcome {
+    pub loss: f64,
+    pub policy_loss: f64,
+    pub top1: bool,
+    pub good: bool,
+}
+
+/// Each position's outcome (what the 95 % intervals of `stats` are computed from).
+pub fn outcomes(r: &Readout, x: &[f32], targets: &[Target]) -> Vec<PositionOutcome> {
     let d = r.inputs;
-    let per: Vec<(f64, f64, bool, bool)> = targets
+    targets
         .par_iter()
         .enumerate()
         .map(|(i, t)| {
             let (p, v, _) = forward(r, &x[i * d..(i + 1) * d], t);
-            let (loss, ce) = position_loss(&p, v, t);
+            let (loss, policy_loss) = position_loss(&p, v, t);
             let pick = (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0);
-            (loss, ce, pick == t.best, t.good.contains(&pick))
+            PositionOutcome { loss, policy_loss, top1: pick == t.best, good: t.good.contains(&pick) }
         })
-        .collect();
+        .collect()
+}
+
+/// The means of `outcomes`.
+pub fn summarise(per: &[PositionOutcome]) -> Metrics {
     let n = per.len().max(1) as f64;
     Metrics {
-        loss: per.iter().map(|p| p.0).sum::<f64>() / n,
-        policy_loss: per.iter().map(|p| p.1).sum::<f64>() / n,
-        top1: per.iter().filter(|p| p.2).count() as f64 / n,
-        good: per.iter().filter(|p| p.3).count() as f64 / n,
+        loss: per.iter().map(|p| p.loss).sum::<f64>() / n,
+        policy_loss: per.iter().map(|p| p.policy_loss).sum::<f64>() / n,
+        top1: per.iter().filter(|p| p.top1).count() as f64 / n,
+        good: per.iter().filter(|p| p.good).count() as f64 / n,
         positions: per.len(),
     }
+}
+
+pub fn evaluate(r: &Readout, x: &[f32], targets: &[Target]) -> Metrics {
+    summarise(&outcomes(r, x, targets))
 }
 
 /// Mean loss and its gradient (weights, biases) over a batch, written out by hand: the reference the

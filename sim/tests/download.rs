@@ -104,7 +104,7 @@ fn sha(data: &[u8]) -> String {
 }
 
 fn spec(server: &Server, name: &str, dest: &std::path::Path, data: &[u8]) -> Fetch {
-    Fetch { url: format!("{}{name}", server.base), dest: dest.join(name), bytes: Some(data.len() as u64), sha256: Some(sha(data)) }
+    Fetch { url: format!("{}{name}", server.base), dest: dest.join(name), bytes: Some(data.len() as u64), sha256: Some(sha(data)), md5: None }
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn a_partial_file_from_an_earlier_run_is_resumed() {
 fn a_missing_file_says_so() {
     let server = serve(HashMap::new());
     let dir = tempfile::tempdir().unwrap();
-    let f = Fetch { url: format!("{}nope.feather", server.base), dest: dir.path().join("nope.feather"), bytes: None, sha256: None };
+    let f = Fetch { url: format!("{}nope.feather", server.base), dest: dir.path().join("nope.feather"), bytes: None, sha256: None, md5: None };
     let e = fetch(&f, 2, &|_, _| {}).unwrap_err().to_string();
     assert!(e.contains("404") && e.contains("nope.feather"), "{e}");
 }

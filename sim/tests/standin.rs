@@ -21,7 +21,7 @@ fn built() -> &'static Built {
     static B: OnceLock<Built> = OnceLock::new();
     B.get_or_init(|| {
         let data = tempfile::tempdir().unwrap();
-        let loaded = store::ensure(&BrainSpec::default(), data.path(), &|_, _| {}).unwrap();
+        let loaded = store::ensure(&BrainSpec::standin(), data.path(), &|_, _| {}).unwrap();
         Built { info: loaded.connectome.info(), checksum: loaded.checksum, data }
     })
 }
@@ -89,7 +89,7 @@ fn the_default_brain_has_the_same_id_everywhere() {
 #[test]
 fn the_brain_loads_back_with_the_same_checksum() {
     let b = built();
-    let path = BrainSpec::default().brain_path(b.data.path());
+    let path = BrainSpec::standin().brain_path(b.data.path());
     let loaded = brain_file::load(&path).unwrap();
     assert_eq!(loaded.checksum, b.checksum);
     assert_eq!(loaded.connectome.info().connections, b.info.connections);
@@ -112,7 +112,7 @@ fn the_same_seed_gives_the_same_tables_and_another_seed_does_not() {
 #[test]
 fn a_control_brain_goes_through_the_same_path() {
     let b = built();
-    let spec = BrainSpec { control: Control::Lesion { regions: vec![Region::Photoreceptors] }, ..BrainSpec::default() };
+    let spec = BrainSpec { control: Control::Lesion { regions: vec![Region::Photoreceptors] }, ..BrainSpec::standin() };
     let lesioned = store::ensure(&spec, b.data.path(), &|_, _| {}).unwrap();
     let info = lesioned.connectome.info();
     assert!(info.source.contains("lesion: photoreceptors"));

@@ -34,24 +34,24 @@ pub struct ControlThink {
     pub id: u64,
     pub rates: Arc<Vec<f32>>,
     /// Mean rate per region and step.
-    pub mean: Vec<[f32; 14]>,
+    pub mean: Vec<[f32; Region::COUNT]>,
 }
 
 /// Mean rate per region at each step of `rates` (`steps × neurons`).
-pub fn region_means(rates: &[f32], connectome: &Connectome) -> Vec<[f32; 14]> {
+pub fn region_means(rates: &[f32], connectome: &Connectome) -> Vec<[f32; Region::COUNT]> {
     let regions = &connectome.neurons.region;
     let n = regions.len().max(1);
-    let mut counts = [0usize; 14];
+    let mut counts = [0usize; Region::COUNT];
     for r in regions {
         counts[*r as usize] += 1;
     }
     (0..rates.len() / n)
         .map(|s| {
-            let mut m = [0f32; 14];
+            let mut m = [0f32; Region::COUNT];
             for (j, r) in regions.iter().enumerate() {
                 m[*r as usize] += rates[s * n + j];
             }
-            for k in 0..14 {
+            for k in 0..Region::COUNT {
                 m[k] /= counts[k].max(1) as f32;
             }
             m
@@ -62,9 +62,9 @@ pub fn region_means(rates: &[f32], connectome: &Connectome) -> Vec<[f32; 14]> {
 /// Per-region summaries of one think, per step.
 pub struct ThinkSummary {
     /// Mean rate per region and step.
-    pub mean: Vec<[f32; 14]>,
+    pub mean: Vec<[f32; Region::COUNT]>,
     /// Mean |rate − empty-board rate| per region and step: how much the board moved it.
-    pub moved: Vec<[f32; 14]>,
+    pub moved: Vec<[f32; Region::COUNT]>,
 }
 
 impl ThinkSummary {
@@ -72,19 +72,19 @@ impl ThinkSummary {
         let n = t.neurons;
         let steps = t.rates.len() / n.max(1);
         let regions = &connectome.neurons.region;
-        let mut counts = [0usize; 14];
+        let mut counts = [0usize; Region::COUNT];
         for r in regions {
             counts[*r as usize] += 1;
         }
-        let mut mean = vec![[0f32; 14]; steps];
-        let mut moved = vec![[0f32; 14]; steps];
+        let mut mean = vec![[0f32; Region::COUNT]; steps];
+        let mut moved = vec![[0f32; Region::COUNT]; steps];
         for s in 0..steps {
             for (j, r) in regions.iter().enumerate() {
                 let v = t.rates[s * n + j];
                 mean[s][*r as usize] += v;
                 moved[s][*r as usize] += (v - t.baseline.get(s * n + j).copied().unwrap_or(0.0)).abs();
             }
-            for k in 0..14 {
+            for k in 0..Region::COUNT {
                 let c = counts[k].max(1) as f32;
                 mean[s][k] /= c;
                 moved[s][k] /= c;
@@ -97,8 +97,8 @@ impl ThinkSummary {
     /// before.
     pub fn sentence(&self, step: usize) -> String {
         let now = &self.mean[step.min(self.mean.len() - 1)];
-        let before = if step == 0 { [0f32; 14] } else { self.mean[step - 1] };
-        let mut change: Vec<(usize, f32)> = (0..14).map(|k| (k, now[k] - before[k])).collect();
+        let before = if step == 0 { [0f32; Region::COUNT] } else { self.mean[step - 1] };
+        let mut change: Vec<(usize, f32)> = (0..Region::COUNT).map(|k| (k, now[k] - before[k])).collect();
         change.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
         let name = |k: usize| Region::ALL[k].name();
         let verb = |d: f32| if d >= 0.0 { "fire more" } else { "quieten" };
@@ -174,6 +174,8 @@ pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
 }
 
 pub struct BrainView {
+    /// Where the points' positions come from ("layout from wiring" for FlyWire's bundle).
+    pub positions: &'static str,
     pub geometry: Arc<CloudGeometry>,
     pub camera: OrbitCamera,
     pub mode: ColourMode,
@@ -216,6 +218,7 @@ impl BrainView {
         let camera = OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
         let n = geometry.neurons();
         BrainView {
+            positions: connectome.provenance.positions_label(),
             geometry,
             camera,
             mode: ColourMode::Activity,
@@ -539,7 +542,7 @@ impl BrainView {
         ui.checkbox(&mut self.show_control, format!("Show {}", c.label));
         if let Some(s) = summary {
             let (intact, lesioned) = (&s.mean[step.min(s.mean.len() - 1)], &c.mean[step.min(c.mean.len() - 1)]);
-            let mut diff: Vec<(usize, f32)> = (0..14).map(|k| (k, lesioned[k] - intact[k])).collect();
+            let mut diff: Vec<(usize, f32)> = (0..Region::COUNT).map(|k| (k, lesioned[k] - intact[k])).collect();
             diff.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
             ui.small(format!("Biggest changes at step {} ({} minus the intact brain):", step + 1, c.label));
             for (k, d) in diff.iter().take(4) {
@@ -646,6 +649,7 @@ impl BrainView {
             }
         });
         ui.small("Drag: orbit. Right-drag: pan. Wheel: zoom. Click a neuron to inspect it.");
+        ui.small(format!("Positions: {}.", self.positions));
         if !self.status.is_empty() {
             ui.small(&self.status);
         }

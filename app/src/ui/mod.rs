@@ -35,7 +35,8 @@ use brain_view::BrainView;
 use play::{PlayContext, PlayTab};
 
 /// The fly the app plays by default (shipped in models/).
-pub const DEFAULT_FLY: &str = "backprop";
+/// The default brain's shipped fly (FlyWire v783); any brain falls back to its own fly.
+pub const DEFAULT_FLY: &str = "flywire";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Tab {
@@ -442,6 +443,7 @@ impl FlyChessApp {
                     dest: dir.join(spec.file),
                     bytes: spec.bytes,
                     sha256: spec.sha256.map(str::to_owned),
+                    md5: None,
                 };
                 let stage = format!("downloading {}", spec.file);
                 let result = fetch(&f, 8, &|done, total| {
@@ -627,7 +629,7 @@ impl FlyChessApp {
             let (text, colour) = if r.info.synthetic {
                 ("synthetic stand-in", Color32::from_rgb(230, 170, 60))
             } else {
-                ("MaleCNS v1.0", Color32::from_rgb(90, 200, 120))
+                (r.info.source.split(',').next().unwrap_or(&r.info.source), Color32::from_rgb(90, 200, 120))
             };
             ui.label(RichText::new(text).small().color(colour)).on_hover_text(&r.info.source);
         }
@@ -840,6 +842,7 @@ impl FlyChessApp {
             ui.label(RichText::new(&self.grader_status).small());
             ui.separator();
             ui.heading("The brain");
+            self.brain_picker(ui);
             if let Some(r) = self.ready().cloned() {
                 brain_summary(ui, &r.info, &r.checksum);
             }
@@ -849,10 +852,8 @@ impl FlyChessApp {
                     ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage());
                 }
                 None => {
-                    let synthetic = self.ready().is_some_and(|r| r.info.synthetic);
-                    if synthetic
-                        && ui
-                            .button("Get the real connectome (MaleCNS v1.0, 1.1 GB download)")
+                    if ui
+                            .button("Download MaleCNS v1.0 (the male central nervous system, 1.1 GB)")
                             .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
                             .clicked()
                     {
@@ -868,6 +869,36 @@ impl FlyChessApp {
                 ui.label(*line);
             }
         });
+    }
+
+    /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
+    /// tables are downloaded. Choosing one loads it (built and calibrated the first time).
+    fn brain_picker(&mut self, ui: &mut egui::Ui) {
+        let malecns = self.launch.data.join("connectome").join(format!("malecns-{}", release::RELEASE));
+        let mut choices: Vec<(&str, BrainSpec)> = vec![
+            ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
+            ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
+        ];
+        if release::TablePaths::in_dir(&malecns).all().iter().all(|p| p.exists()) {
+            choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
+        }
+        let current = match &self.brain {
+            BrainState::Ready(r) => Some(r.spec.clone()),
+            _ => None,
+        };
+        let selected = choices.iter().find(|c| Some(&c.1) == current.as_ref()).map(|c| c.0).unwrap_or("(loading)");
+        let mut pick = None;
+        egui::ComboBox::from_label("Brain").selected_text(selected).width(380.0).show_ui(ui, |ui| {
+            for (label, spec) in &choices {
+                if ui.selectable_label(Some(spec) == current.as_ref(), *label).clicked() {
+                    pick = Some(spec.clone());
+                }
+            }
+        });
+        if let Some(spec) = pick.filter(|s| Some(s) != current.as_ref()) {
+            self.brain = BrainState::Loading { stage: "starting".into(), fraction: 0.0 };
+            start_brain_job(spec, self.launch.data.clone(), self.sender.clone(), ui.ctx().clone());
+        }
     }
 
     /// `--screenshot`: once the brain is ready, the moves played and the fly's answer (if any)
@@ -935,7 +966,8 @@ impl FlyChessApp {
 }
 
 const CREDITS: &[&str] = &[
-    "Connectome: MaleCNS v1.0, Berg et al., Cell 189:5504-5526 (2026), CC BY 4.0 (the embedded default is a synthetic stand-in with its published structure).",
+    "Default brain: FlyWire v783 (the FlyWire Consortium; Dorkenwald et al. and Schlegel et al., Nature 634, 2024; Eckstein et al., Cell 187, 2024; Zheng et al., Cell 174, 2018), CC BY-NC 4.0: connections within each hemisphere, positions laid out from the wiring.",
+    "Other brains: MaleCNS v1.0, Berg et al., Cell 189:5504-5526 (2026), CC BY 4.0 (download), and a synthetic stand-in with its published structure.",
     "Pieces: cburnett (Colin M.L. Burnett), GPL-2.0-or-later, via lichess-org/chessground.",
     "Sounds: chess-console (Stefan Haack), CC BY 4.0.",
     "Opening names: lichess-org/chess-openings, CC0.",
@@ -971,9 +1003,13 @@ fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
             ui.label(v);
             ui.end_row();
         };
-        row("neurons", format!("{} ({} with a cell-body position)", info.neurons, info.with_soma));
+        row("neurons", format!("{}", info.neurons));
+        row("positions", info.positions.clone());
         row("connections (≥ 5 synapses)", format!("{}", info.connections));
         row("photoreceptors on the eye", format!("{} of {}", info.photoreceptors_placed, info.photoreceptors));
+        if let (Some(r), Some(h)) = (info.retinotopy_ratio, info.retinotopy_ratio_held_out) {
+            row("eye recovered from the wiring", format!("neighbouring columns share {r:.1}× the partners of a shuffled placement ({h:.1}× held out)"));
+        }
         row("descending neurons", format!("{}", info.descending));
         row("Kenyon cells / MBONs", format!("{} / {}", info.kenyon, info.mbon));
         row(

@@ -129,18 +129,29 @@ impl PlayTab {
         }
     }
 
-    /// Loads the fly by name for the brain with `checksum`.
+    /// Loads the fly by name for the brain with `checksum`; when that fly is missing or belongs
+    /// to another brain, the brain's own trained fly (the shipped one first) plays instead and
+    /// the status says so. A brain with no trained fly yet says how to train one.
     pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str) {
-        match flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == checksum => {
+        let named = flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p));
+        if let Ok(f) = &named
+            && f.meta.brain_checksum == checksum
+        {
+            self.fly = Some(Arc::new(f.clone()));
+            return;
+        }
+        let why = match &named {
+            Ok(f) => format!("Fly {} was trained on another brain ({})", self.fly_name, f.meta.brain),
+            Err(e) => format!("Fly {} could not be loaded ({e})", self.fly_name),
+        };
+        match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+            Some((name, Ok(f))) => {
+                self.status = format!("{why}; {name}, this brain's fly, plays instead.");
+                self.fly_name = name;
                 self.fly = Some(Arc::new(f));
             }
-            Ok(f) => {
-                self.status = format!("Fly {} was trained on another brain ({}); pick another fly.", self.fly_name, f.meta.brain);
-                self.fly = None;
-            }
-            Err(e) => {
-                self.status = format!("Fly {} could not be loaded: {e}", self.fly_name);
+            _ => {
+                self.status = format!("{why}, and this brain has no trained fly yet: train one in the Train tab.");
                 self.fly = None;
             }
         }

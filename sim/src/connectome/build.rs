@@ -41,15 +41,18 @@ impl Default for BuildOptions {
 /// Progress of a long job: a stage name and how far it is (0..=1).
 pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
 
-/// One annotation row that is a neuron, before ordering.
-struct NeuronRow {
-    body: i64,
-    cell_type: String,
-    class: String,
-    superclass: String,
-    side: Side,
-    soma_um: [f32; 3],
-    hex: Option<(i32, i32)>,
+/// One annotation row that is a neuron, before ordering (both releases' readers make these).
+pub(crate) struct NeuronRow {
+    pub body: i64,
+    pub cell_type: String,
+    pub class: String,
+    pub superclass: String,
+    /// Main neuropil(s), FlyWire's `group` (e.g. `ME.LO`); "" when the release has none.
+    pub neuropil: String,
+    pub side: Side,
+    /// µm; NaN when unknown.
+    pub soma_um: [f32; 3],
+    pub hex: Option<(i32, i32)>,
 }
 
 /// Builds a brain from three tables.
@@ -82,9 +85,21 @@ pub fn build(paths: &TablePaths, source: Source, inputs_key: String, options: &B
             eye.photoreceptors
         )));
     }
+    assemble(neurons, edges, eye, Provenance { source, control: options.control.clone(), inputs_key }, started, progress)
+}
 
+/// The steps after reading that both releases share: the control applied to the wiring (the
+/// eye, already placed, is anatomy and stays), the log-share strengths, the named groups.
+pub(crate) fn assemble(
+    neurons: Neurons,
+    edges: Vec<(u32, u32, u32)>,
+    eye: Eye,
+    provenance: Provenance,
+    started: Instant,
+    progress: Progress,
+) -> Result<Connectome> {
     progress("applying control", 0.0);
-    let edges = match &options.control {
+    let edges = match &provenance.control {
         Control::None => edges,
         Control::ShuffledWiring { seed } => shuffle_wiring(edges, *seed),
         Control::Lesion { regions } => lesion(edges, &neurons.region, regions),
@@ -93,14 +108,7 @@ pub fn build(paths: &TablePaths, source: Source, inputs_key: String, options: &B
     let inputs = to_csr(neurons.len(), &edges)?;
     let groups = find_groups(&neurons, &inputs);
     progress("done", 1.0);
-    Ok(Connectome {
-        provenance: Provenance { source, control: options.control.clone(), inputs_key },
-        neurons,
-        inputs,
-        eye,
-        groups,
-        build_seconds: started.elapsed().as_secs_f64(),
-    })
+    Ok(Connectome { provenance, neurons, inputs, eye, groups, build_seconds: started.elapsed().as_secs_f64() })
 }
 
 /// The neuron rows, and the stand-in's (seed, generator version) when the table carries its mark.
@@ -158,6 +166,7 @@ fn read_annotations(path: &Path) -> Result<(Vec<NeuronRow>, Option<(u64, u32)>)>
                 cell_type: types[i].clone().unwrap_or_default(),
                 class: classes[i].clone().unwrap_or_default(),
                 superclass: supers[i].clone().unwrap_or_default(),
+                neuropil: String::new(),
                 side: Side::parse(soma_side[i].as_deref(), root_side[i].as_deref()),
                 soma_um,
                 hex,
@@ -236,7 +245,7 @@ fn read_weights(path: &Path, index: &HashMap<i64, u32>, progress: Progress) -> R
 }
 
 /// Sorts by (post, pre), sums duplicate rows and keeps those with at least `min` synapses.
-fn merge(mut edges: Vec<(u32, u32, u32)>, min: u32) -> Vec<(u32, u32, u32)> {
+pub(crate) fn merge(mut edges: Vec<(u32, u32, u32)>, min: u32) -> Vec<(u32, u32, u32)> {
     edges.par_sort_unstable();
     let mut out: Vec<(u32, u32, u32)> = Vec::with_capacity(edges.len());
     for (post, pre, w) in edges {
@@ -277,7 +286,7 @@ pub fn lesion(edges: Vec<(u32, u32, u32)>, region: &[Region], regions: &[Region]
     edges.into_iter().filter(|e| !regions.contains(&region[e.1 as usize])).collect()
 }
 
-fn make_neurons(rows: &[NeuronRow], transmitters: &[Transmitter]) -> Neurons {
+pub(crate) fn make_neurons(rows: &[NeuronRow], transmitters: &[Transmitter]) -> Neurons {
     let mut names: Vec<String> = vec![String::new()];
     let mut name_index: HashMap<String, u32> = HashMap::from([(String::new(), 0)]);
     let mut intern = |s: &str| -> u32 {
@@ -295,7 +304,7 @@ fn make_neurons(rows: &[NeuronRow], transmitters: &[Transmitter]) -> Neurons {
         n.class.push(intern(&r.class));
         n.superclass.push(intern(&r.superclass));
         n.side.push(r.side);
-        n.region.push(Region::of(&r.cell_type, &r.class, &r.superclass));
+        n.region.push(Region::of(&r.cell_type, &r.class, &r.superclass, &r.neuropil));
         n.soma_um.push(r.soma_um);
         n.transmitter.push(transmitters[i]);
         n.sign.push(rules::sign(transmitters[i], rules::photoreceptor_kind(&r.cell_type).is_some()));

@@ -20,6 +20,8 @@ pub struct Fetch {
     pub dest: PathBuf,
     pub bytes: Option<u64>,
     pub sha256: Option<String>,
+    /// md5 (lowercase hex), where that is all a server states (Zenodo, Google's buckets).
+    pub md5: Option<String>,
 }
 
 /// How a fetch ended.
@@ -55,9 +57,30 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex(&h.finalize()))
 }
 
+/// md5 of a file, hex.
+pub fn md5_file(path: &Path) -> Result<String> {
+    use md5::Digest as _;
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = md5::Md5::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
 fn verified(path: &Path, f: &Fetch) -> Result<bool> {
     let len = fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
     if f.bytes.is_some_and(|b| b != len) {
+        return Ok(false);
+    }
+    if let Some(want) = &f.md5
+        && &md5_file(path)? != want
+    {
         return Ok(false);
     }
     match &f.sha256 {
@@ -133,6 +156,16 @@ pub fn fetch(f: &Fetch, attempts: u32, progress: ByteProgress) -> Result<Outcome
             return Err(Error::download(
                 &f.url,
                 format!("sha256 mismatch: expected {want}, got {got}; the corrupted file was deleted"),
+            ));
+        }
+    }
+    if let Some(want) = &f.md5 {
+        let got = md5_file(&part)?;
+        if &got != want {
+            let _ = fs::remove_file(&part);
+            return Err(Error::download(
+                &f.url,
+                format!("md5 mismatch: the server states {want}, the file has {got}; the corrupted file was deleted"),
             ));
         }
     }

@@ -1,16 +1,21 @@
 //! The connectome as the model uses it: neurons with their annotations, the incoming connections
 //! of every neuron as CSR (sender, synapse count, initial strength), the eye map, and the named
 //! groups (descending neurons, Kenyon cells, MBONs with valence, PAM and PPL1). Submodules read the
-//! MaleCNS release (`feather`, `release`, `download`), apply the rules (`rules`, `build`), make the
-//! synthetic stand-in in the release's own schema (`synthetic`) and save/load the result as one
-//! versioned, checksummed brain file (`brain_file`). `info` summarises a built brain for
-//! `flychess brain info`.
+//! MaleCNS release (`feather`, `release`, `download`) and FlyWire's (`flywire`, with the eye
+//! recovered from the wiring in `retina` and the cloud's layout in `layout`), apply the rules both
+//! share (`rules`, `build`), make the synthetic stand-in in the MaleCNS schema (`synthetic`) and
+//! save/load the result as one versioned, checksummed brain file (`brain_file`). `info`
+//! summarises a built brain for `flychess brain info`.
 
 pub mod brain_file;
 pub mod build;
 pub mod download;
 pub mod feather;
+pub mod flywire;
+pub mod flywire_release;
+pub mod layout;
 pub mod release;
+pub mod retina;
 pub mod rules;
 pub mod synthetic;
 
@@ -28,6 +33,9 @@ pub enum Source {
     Synthetic { seed: u64, generator_version: u32 },
     /// The MaleCNS v1.0 release tables; `weights_file` says full or traced-only.
     MaleCns { release: String, weights_file: String },
+    /// FlyWire release tables: the shipped bundle holds the connections within each hemisphere
+    /// only; without positions, the cloud's layout is made from the wiring.
+    FlyWire { release: String, within_hemispheres: bool, layout_from_wiring: bool },
 }
 
 /// A control brain made through the same path: which connections there are changes before the
@@ -56,6 +64,10 @@ impl Provenance {
         let base = match &self.source {
             Source::Synthetic { seed, .. } => format!("synthetic stand-in (seed {seed})"),
             Source::MaleCns { release, .. } => format!("MaleCNS {release}"),
+            Source::FlyWire { release, within_hemispheres: true, .. } => {
+                format!("FlyWire v{release}, within hemispheres (≈85 % of connections)")
+            }
+            Source::FlyWire { release, .. } => format!("FlyWire v{release}"),
         };
         match &self.control {
             Control::None => base,
@@ -68,6 +80,14 @@ impl Provenance {
     }
     pub fn is_synthetic(&self) -> bool {
         matches!(self.source, Source::Synthetic { .. })
+    }
+    /// Where the cloud's positions come from, for the viewer and the About tab.
+    pub fn positions_label(&self) -> &'static str {
+        match self.source {
+            Source::FlyWire { layout_from_wiring: true, .. } => "layout from wiring (the release has no positions)",
+            Source::Synthetic { .. } => "generated with the stand-in",
+            _ => "cell-body positions of the release",
+        }
     }
 }
 
@@ -184,6 +204,15 @@ pub struct Info {
     pub reached_from_eye_within_4: f64,
     pub excitatory_share: f64,
     pub build_seconds: f64,
+    /// Where the cloud's positions come from ("layout from wiring" for FlyWire's bundle).
+    pub positions: String,
+    /// Eye recovered from the wiring (FlyWire): shared partners of columns that are neighbours on
+    /// the recovered sheet over those of neighbours in a shuffled placement (the smaller eye's).
+    pub retinotopy_ratio: Option<f64>,
+    /// The same with the sheet built from half the partner cells and counted on the other half.
+    pub retinotopy_ratio_held_out: Option<f64>,
+    /// Per eye: columns, photoreceptors in columns and placed, eigenvalues, T4 directions.
+    pub eye_recovery: Option<retina::Recovered>,
 }
 
 impl Connectome {
@@ -248,6 +277,10 @@ impl Connectome {
             reached_from_eye_within_4: hops.iter().filter(|&&h| h <= 4).count() as f64 / n.len().max(1) as f64,
             excitatory_share: excitatory as f64 / self.inputs.len().max(1) as f64,
             build_seconds: self.build_seconds,
+            positions: self.provenance.positions_label().to_string(),
+            retinotopy_ratio: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio),
+            retinotopy_ratio_held_out: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio_held_out),
+            eye_recovery: self.eye.recovered.clone(),
         }
     }
 }

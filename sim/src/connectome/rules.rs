@@ -32,23 +32,25 @@ impl Transmitter {
         Transmitter::Unknown,
     ];
 
-    /// Parses one call of the release ("acetylcholine", "gaba", ...). "unclear", "unknown", empty
+    /// Parses one call of a release ("acetylcholine", "gaba", ... as MaleCNS writes them; "ACH",
+    /// "GLUT", "SER", "OCT", ... as FlyWire does). "unclear", "unknown", empty
     /// and anything unrecognised give None so the next fallback is tried.
     pub fn parse(s: &str) -> Option<Transmitter> {
         match s.trim().to_ascii_lowercase().as_str() {
             "acetylcholine" | "ach" => Some(Transmitter::Acetylcholine),
             "gaba" => Some(Transmitter::Gaba),
-            "glutamate" | "glu" => Some(Transmitter::Glutamate),
+            "glutamate" | "glu" | "glut" => Some(Transmitter::Glutamate),
             "histamine" | "his" => Some(Transmitter::Histamine),
             "dopamine" | "da" => Some(Transmitter::Dopamine),
-            "serotonin" | "5ht" | "5-ht" => Some(Transmitter::Serotonin),
-            "octopamine" | "oa" => Some(Transmitter::Octopamine),
+            "serotonin" | "5ht" | "5-ht" | "ser" => Some(Transmitter::Serotonin),
+            "octopamine" | "oa" | "oct" => Some(Transmitter::Octopamine),
             _ => None,
         }
     }
 
-    /// Consensus call, else the cell type's prediction, else the body's own, else acetylcholine
-    /// (recorded as `Unknown` so the default stays visible).
+    /// The first usable call of three, in order of trust, else acetylcholine (recorded as
+    /// `Unknown` so the default stays visible). MaleCNS: consensus, the cell type's prediction,
+    /// the body's own. FlyWire: the neuron's own prediction, its cell type's consensus.
     pub fn choose(consensus: Option<&str>, celltype: Option<&str>, own: Option<&str>) -> Transmitter {
         [consensus, celltype, own]
             .into_iter()
@@ -99,11 +101,12 @@ pub enum PhotoreceptorKind {
     R8,
 }
 
-/// Photoreceptor types in the release: `R1-R6`, and R7/R8 with a subtype suffix (`R7p`, `R7y`,
-/// `R7d`, `R8p`, ...). `R7R8_unclear` counts as R7 (it is more often R7 in the release).
+/// Photoreceptor types: MaleCNS writes `R1-R6`, and R7/R8 with a subtype suffix (`R7p`, `R7y`,
+/// `R7d`, `R8p`, ...); FlyWire writes `R1-6`, `R7`, `R8`. `R7R8_unclear` counts as R7 (it is more
+/// often R7 in the release).
 pub fn photoreceptor_kind(cell_type: &str) -> Option<PhotoreceptorKind> {
     let t = cell_type.trim();
-    if t == "R1-R6" || (t.len() == 2 && t.starts_with('R') && matches!(t.as_bytes()[1], b'1'..=b'6')) {
+    if t == "R1-R6" || t == "R1-6" || (t.len() == 2 && t.starts_with('R') && matches!(t.as_bytes()[1], b'1'..=b'6')) {
         Some(PhotoreceptorKind::R1R6)
     } else if t.starts_with("R7") {
         Some(PhotoreceptorKind::R7)
@@ -129,6 +132,17 @@ pub fn is_kenyon(cell_type: &str, class: &str) -> bool {
 pub fn is_mbon(cell_type: &str) -> bool {
     cell_type.starts_with("MBON")
 }
+/// The optic lobe's neuropils, from a neuron's main neuropil (FlyWire's `group`, e.g. `ME.LO`:
+/// the first is where most of its synapses are). None for other neuropils or when unknown.
+pub fn optic_neuropil(group: &str) -> Option<Region> {
+    match group.split('.').next().unwrap_or("").trim() {
+        "LA" => Some(Region::Lamina),
+        "ME" | "AME" => Some(Region::Medulla),
+        "LO" => Some(Region::Lobula),
+        "LOP" => Some(Region::LobulaPlate),
+        _ => None,
+    }
+}
 /// PAM dopamine neurons (reward) by type name.
 pub fn is_pam(cell_type: &str) -> bool {
     cell_type.starts_with("PAM")
@@ -142,8 +156,10 @@ pub fn is_dan(cell_type: &str) -> bool {
     is_pam(cell_type) || is_ppl1(cell_type) || cell_type.starts_with("PPL2") || cell_type.starts_with("PPM")
 }
 
-/// The 14 regions of the viewer and of lesion experiments. Each neuron has exactly one; the first
-/// rule that matches wins, in the order of `Region::of`.
+/// The 18 regions of the viewer and of lesion experiments. Each neuron has exactly one; the first
+/// rule that matches wins, in the order of `Region::of`. The optic lobe's four neuropils (14–17)
+/// are told apart where a release names each neuron's main neuropil (FlyWire); elsewhere its
+/// neurons are all `OpticLobe`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum Region {
@@ -175,11 +191,19 @@ pub enum Region {
     Motor = 12,
     /// Everything else: endocrine, neck, unclassified central cells.
     Other = 13,
+    /// Optic-lobe neurons whose main neuropil is the lamina (`LA`).
+    Lamina = 14,
+    /// ... the medulla (`ME`, and the accessory medulla `AME`).
+    Medulla = 15,
+    /// ... the lobula (`LO`).
+    Lobula = 16,
+    /// ... the lobula plate (`LOP`).
+    LobulaPlate = 17,
 }
 
 impl Region {
-    pub const COUNT: usize = 14;
-    pub const ALL: [Region; 14] = [
+    pub const COUNT: usize = 18;
+    pub const ALL: [Region; 18] = [
         Region::Photoreceptors,
         Region::OpticLobe,
         Region::VisualProjection,
@@ -194,6 +218,10 @@ impl Region {
         Region::BodySensory,
         Region::Motor,
         Region::Other,
+        Region::Lamina,
+        Region::Medulla,
+        Region::Lobula,
+        Region::LobulaPlate,
     ];
 
     pub fn from_u8(v: u8) -> Region {
@@ -217,6 +245,10 @@ impl Region {
             Region::BodySensory => "body sensory",
             Region::Motor => "motor",
             Region::Other => "other",
+            Region::Lamina => "lamina",
+            Region::Medulla => "medulla",
+            Region::Lobula => "lobula",
+            Region::LobulaPlate => "lobula plate",
         }
     }
 
@@ -231,26 +263,29 @@ impl Region {
         Region::ALL.into_iter().find(|r| norm(r.name()) == want)
     }
 
-    /// The region of a neuron from its type, class and superclass.
-    pub fn of(cell_type: &str, class: &str, superclass: &str) -> Region {
+    /// The region of a neuron from its type, class, superclass and main neuropil ("" when the
+    /// release has none). Superclasses as MaleCNS (`ol_intrinsic`, `cb_intrinsic`,
+    /// `descending_neuron`, ...) and FlyWire (`optic`, `central`, `descending`, ...) name them.
+    pub fn of(cell_type: &str, class: &str, superclass: &str, neuropil: &str) -> Region {
         let sc = superclass.to_ascii_lowercase();
+        let optic = || optic_neuropil(neuropil).unwrap_or(Region::OpticLobe);
         if photoreceptor_kind(cell_type).is_some() {
             Region::Photoreceptors
         } else if is_kenyon(cell_type, class) {
             Region::KenyonCells
-        } else if is_mbon(cell_type) {
+        } else if is_mbon(cell_type) || class == "MBON" {
             Region::Mbon
-        } else if is_dan(cell_type) {
+        } else if is_dan(cell_type) || class == "DAN" {
             Region::Dan
-        } else if sc.starts_with("ol_") {
-            Region::OpticLobe
+        } else if sc.starts_with("ol_") || sc == "optic" {
+            optic()
         } else if sc == "visual_projection" {
             Region::VisualProjection
         } else if sc == "visual_centrifugal" {
             Region::VisualCentrifugal
-        } else if sc == "descending_neuron" {
+        } else if sc == "descending_neuron" || sc == "descending" {
             Region::Descending
-        } else if sc == "ascending_neuron" {
+        } else if sc == "ascending_neuron" || sc == "ascending" {
             Region::Ascending
         } else if sc.ends_with("_sensory") || sc == "sensory" {
             Region::BodySensory
@@ -258,7 +293,7 @@ impl Region {
             Region::Motor
         } else if sc == "vnc_intrinsic" {
             Region::NerveCord
-        } else if sc == "cb_intrinsic" {
+        } else if sc == "cb_intrinsic" || sc == "central" {
             Region::CentralBrain
         } else {
             Region::Other
@@ -327,6 +362,12 @@ mod tests {
         assert_eq!(Transmitter::choose(None, None, Some("histamine")), Histamine);
         assert_eq!(Transmitter::choose(Some(""), Some("unknown"), None), Unknown);
         assert_eq!(Transmitter::choose(None, None, None), Unknown);
+        // FlyWire's spellings.
+        assert_eq!(Transmitter::choose(Some("GLUT"), None, None), Glutamate);
+        assert_eq!(Transmitter::choose(Some("SER"), None, None), Serotonin);
+        assert_eq!(Transmitter::choose(Some("OCT"), None, None), Octopamine);
+        assert_eq!(Transmitter::choose(Some("ACH"), None, None), Acetylcholine);
+        assert_eq!(Transmitter::choose(Some("DA"), None, None), Dopamine);
     }
 
     #[test]
@@ -358,6 +399,8 @@ mod tests {
         assert_eq!(photoreceptor_kind("R7p"), Some(PhotoreceptorKind::R7));
         assert_eq!(photoreceptor_kind("R8y"), Some(PhotoreceptorKind::R8));
         assert_eq!(photoreceptor_kind("R7R8_unclear"), Some(PhotoreceptorKind::R7));
+        assert_eq!(photoreceptor_kind("R1-6"), Some(PhotoreceptorKind::R1R6));
+        assert_eq!(photoreceptor_kind("R7"), Some(PhotoreceptorKind::R7));
         assert_eq!(photoreceptor_kind("Mi1"), None);
         assert_eq!(photoreceptor_kind("R10"), None);
     }
@@ -377,15 +420,27 @@ mod tests {
 
     #[test]
     fn regions_from_annotations() {
-        assert_eq!(Region::of("R1-R6", "", "ol_sensory"), Region::Photoreceptors);
-        assert_eq!(Region::of("Mi1", "", "ol_intrinsic"), Region::OpticLobe);
-        assert_eq!(Region::of("KCg-m", "Kenyon_cell", "cb_intrinsic"), Region::KenyonCells);
-        assert_eq!(Region::of("MBON01", "MBON", "cb_intrinsic"), Region::Mbon);
-        assert_eq!(Region::of("PAM01", "DAN", "cb_intrinsic"), Region::Dan);
-        assert_eq!(Region::of("DNa01", "", "descending_neuron"), Region::Descending);
-        assert_eq!(Region::of("x", "", "vnc_sensory"), Region::BodySensory);
-        assert_eq!(Region::of("MN1", "", "vnc_motor"), Region::Motor);
-        assert_eq!(Region::of("x", "", "endocrine"), Region::Other);
+        assert_eq!(Region::of("R1-R6", "", "ol_sensory", ""), Region::Photoreceptors);
+        assert_eq!(Region::of("Mi1", "", "ol_intrinsic", ""), Region::OpticLobe);
+        assert_eq!(Region::of("KCg-m", "Kenyon_cell", "cb_intrinsic", ""), Region::KenyonCells);
+        assert_eq!(Region::of("MBON01", "MBON", "cb_intrinsic", ""), Region::Mbon);
+        assert_eq!(Region::of("PAM01", "DAN", "cb_intrinsic", ""), Region::Dan);
+        assert_eq!(Region::of("DNa01", "", "descending_neuron", ""), Region::Descending);
+        assert_eq!(Region::of("x", "", "vnc_sensory", ""), Region::BodySensory);
+        assert_eq!(Region::of("MN1", "", "vnc_motor", ""), Region::Motor);
+        assert_eq!(Region::of("x", "", "endocrine", ""), Region::Other);
+        // FlyWire's names, and its neuropils splitting the optic lobe.
+        assert_eq!(Region::of("R1-6", "", "sensory", "LA"), Region::Photoreceptors);
+        assert_eq!(Region::of("Mi1", "", "optic", "ME"), Region::Medulla);
+        assert_eq!(Region::of("T4a", "", "optic", "LOP.ME"), Region::LobulaPlate);
+        assert_eq!(Region::of("L1", "", "optic", "LA.ME"), Region::Lamina);
+        assert_eq!(Region::of("Tm1", "", "optic", "LO.ME"), Region::Lobula);
+        assert_eq!(Region::of("x", "", "optic", "NO_CONS"), Region::OpticLobe);
+        assert_eq!(Region::of("", "MBON", "central", "MB_ML"), Region::Mbon);
+        assert_eq!(Region::of("DNa01", "", "descending", "GNG"), Region::Descending);
+        assert_eq!(Region::of("x", "", "central", "SMP"), Region::CentralBrain);
+        assert_eq!(Region::of("x", "", "ascending", ""), Region::Ascending);
+        assert_eq!(Region::of("x", "", "visual_projection", "LO"), Region::VisualProjection);
     }
 
     #[test]
