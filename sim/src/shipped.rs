@@ -24,6 +24,7 @@ const FILES: &[(&str, &[u8])] = &[
     ("flywire783-hemispheres/neurons.feather", include_bytes!("../data/flywire783-hemispheres/neurons.feather")),
     ("flywire783-hemispheres/consolidated_cell_types.feather", include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather")),
     ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
+    ("flies/flywire.fly", include_bytes!("../../models/flywire.fly")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
 ];

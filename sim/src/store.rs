@@ -124,6 +124,14 @@ impl BrainSpec {
     pub fn inputs_key(&self, data: &Path) -> Result<String> {
         let mut h = Sha256::new();
         h.update(format!("rules {RULES_VERSION}\ncontrol {:?}\n", self.control));
+        // A lesion's key names every region it cuts (the optic lobe covers its neuropils), so a
+        // brain lesioned under an older rule is rebuilt.
+        if let Control::Lesion { regions } = &self.control {
+            let cut: Vec<_> = regions.iter().flat_map(|r| r.covers()).collect();
+            if cut.len() != regions.len() {
+                h.update(format!("lesion cuts {cut:?}\n"));
+            }
+        }
         match &self.tables {
             Tables::FlyWire { dir } => {
                 h.update(format!("flywire reader {}\n", flywire::READER_VERSION));

@@ -86,10 +86,11 @@ fn rows_the_board_has_not_reached_take_the_blank_boards_input_with_the_same_resu
         let blank = cpu::think(&brain, &[[[false; 64]; 12]]);
         assert!((0..brain.neurons).any(|j| short.at(11, j, 0) != blank.at(11, j, 0)));
     }
-    // And on the default brain, where the reach covers everything after a few steps.
+    // And on the default brain, where the reach covers nearly everything after a few steps
+    // (FlyWire: 95 %; the rest, sensory neurons without inputs among them, the board never reaches).
     let brain = &default_brain().brain;
     let walked = brain.blank_shortcut().walked_share();
-    assert!(walked[1] < 0.5 && walked[11] == 1.0, "default brain: {walked:?}");
+    assert!(walked[1] < 0.5 && walked[11] > 0.9, "default brain: {walked:?}");
     let b = boards(40..43);
     assert_eq!(cpu::think(brain, &b), cpu::think_walking(brain, &b, false));
 }

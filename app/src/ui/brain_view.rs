@@ -174,6 +174,8 @@ pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
 }
 
 pub struct BrainView {
+    /// Neurons per region (the legend lists the regions this brain has).
+    pub region_sizes: [usize; Region::COUNT],
     /// Where the points' positions come from ("layout from wiring" for FlyWire's bundle).
     pub positions: &'static str,
     pub geometry: Arc<CloudGeometry>,
@@ -217,7 +219,12 @@ impl BrainView {
         let geometry = Arc::new(CloudGeometry::new(&connectome.neurons.soma_um, &regions));
         let camera = OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
         let n = geometry.neurons();
+        let mut region_sizes = [0usize; Region::COUNT];
+        for r in &connectome.neurons.region {
+            region_sizes[*r as usize] += 1;
+        }
         BrainView {
+            region_sizes,
             positions: connectome.provenance.positions_label(),
             geometry,
             camera,
@@ -699,24 +706,30 @@ impl BrainView {
         }
         ui.label("How much the board moved each region (mean |rate − empty board|):");
         let top = summary.map(|s| s.moved.iter().flat_map(|a| a.iter()).copied().fold(1e-6f32, f32::max)).unwrap_or(1.0);
-        egui::Grid::new("region-legend").num_columns(2).show(ui, |ui| {
-            for r in Region::ALL {
-                let c = REGION_PALETTE[r as usize];
+        // The regions this brain has, two to a row.
+        let present: Vec<Region> = Region::ALL.into_iter().filter(|r| self.region_sizes[*r as usize] > 0).collect();
+        egui::Grid::new("region-legend").num_columns(4).show(ui, |ui| {
+            for (k, r) in present.iter().enumerate() {
+                let c = REGION_PALETTE[*r as usize];
                 ui.horizontal(|ui| {
                     let (sq, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
                     ui.painter().rect_filled(sq, 2.0, Color32::from_rgb(c[0], c[1], c[2]));
                     ui.label(RichText::new(r.name()).small());
-                });
+                })
+                .response
+                .on_hover_text(format!("{} neurons", self.region_sizes[*r as usize]));
                 match summary {
                     Some(s) => {
-                        let v = s.moved[step.min(s.moved.len() - 1)][r as usize];
-                        ui.add(egui::ProgressBar::new(v / top).desired_width(110.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
+                        let v = s.moved[step.min(s.moved.len() - 1)][*r as usize];
+                        ui.add(egui::ProgressBar::new(v / top).desired_width(60.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
                     }
                     None => {
                         ui.label("");
                     }
                 }
-                ui.end_row();
+                if k % 2 == 1 {
+                    ui.end_row();
+                }
             }
         });
     }
@@ -837,7 +850,12 @@ impl BrainView {
 /// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog.
 pub fn export_path(data: &Path, name: &str, ext: &str) -> std::path::PathBuf {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    data.join("exports").join(format!("{name}-{secs}.{ext}"))
+    let dir = data.join("exports");
+    // Two exports within one second never overwrite each other.
+    (1..)
+        .map(|k| if k == 1 { dir.join(format!("{name}-{secs}.{ext}")) } else { dir.join(format!("{name}-{secs}-{k}.{ext}")) })
+        .find(|p| !p.exists())
+        .expect("an unused name")
 }
 
 fn csv_field(s: &str) -> String {

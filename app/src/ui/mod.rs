@@ -550,10 +550,11 @@ impl FlyChessApp {
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         let (grades, hints) = self.poll_workers(&ctx);
-        self.refresh_playable();
+        // A finished run's fly joins the list, then the picker, in the same frame.
         if self.train.poll() {
             self.flies = list_flies(&self.launch.data);
         }
+        self.refresh_playable();
         self.apply_launch_moves();
         self.take_screenshot(&ctx);
         egui::Panel::left("tabs").exact_size(104.0).resizable(false).show(ui, |ui| {

@@ -281,9 +281,11 @@ pub fn shuffle_wiring(edges: Vec<(u32, u32, u32)>, seed: u64) -> Vec<(u32, u32, 
     merge(shuffled, 0)
 }
 
-/// Every connection whose sender is in one of `regions` dropped.
+/// Every connection whose sender is in one of `regions` (or a region it covers: the optic lobe
+/// covers its neuropils) dropped.
 pub fn lesion(edges: Vec<(u32, u32, u32)>, region: &[Region], regions: &[Region]) -> Vec<(u32, u32, u32)> {
-    edges.into_iter().filter(|e| !regions.contains(&region[e.1 as usize])).collect()
+    let cut: Vec<Region> = regions.iter().flat_map(|r| r.covers()).collect();
+    edges.into_iter().filter(|e| !cut.contains(&region[e.1 as usize])).collect()
 }
 
 pub(crate) fn make_neurons(rows: &[NeuronRow], transmitters: &[Transmitter]) -> Neurons {
@@ -447,7 +449,12 @@ mod tests {
     fn lesion_drops_what_the_region_sends() {
         let region = vec![Region::OpticLobe, Region::CentralBrain, Region::Descending];
         let edges = vec![(1, 0, 5), (2, 1, 5), (0, 2, 5)];
-        assert_eq!(lesion(edges, &region, &[Region::OpticLobe]), vec![(2, 1, 5), (0, 2, 5)]);
+        assert_eq!(lesion(edges.clone(), &region, &[Region::OpticLobe]), vec![(2, 1, 5), (0, 2, 5)]);
+        // The optic lobe covers its neuropils (FlyWire's medulla here); the medulla alone does not
+        // cover the rest of the optic lobe.
+        let region = vec![Region::Medulla, Region::CentralBrain, Region::OpticLobe];
+        assert_eq!(lesion(edges.clone(), &region, &[Region::OpticLobe]), vec![(2, 1, 5)]);
+        assert_eq!(lesion(edges, &region, &[Region::Medulla]), vec![(2, 1, 5), (0, 2, 5)]);
     }
 
     #[test]

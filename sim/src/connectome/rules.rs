@@ -252,6 +252,15 @@ impl Region {
         }
     }
 
+    /// The regions a lesion of this one removes: the optic lobe includes its four neuropils
+    /// (FlyWire names them; elsewhere they are empty), every other region only itself.
+    pub fn covers(self) -> Vec<Region> {
+        match self {
+            Region::OpticLobe => vec![Region::OpticLobe, Region::Lamina, Region::Medulla, Region::Lobula, Region::LobulaPlate],
+            other => vec![other],
+        }
+    }
+
     /// Parses a region name: case, spaces, dashes and underscores do not matter, and a trailing
     /// plural "s" is optional ("optic-lobe", "Kenyon_cell", "MBONs").
     pub fn parse(s: &str) -> Option<Region> {
