@@ -123,6 +123,7 @@ fn eval_row(what: &str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> ser
 
 /// The control with the brain's wiring shuffled (seed 1): its DN-rate cache (made once, kept in
 /// DATA/cache) and a readout fitted on it exactly as the fly's, measured on HOLD.
+#[allow(clippy::too_many_arguments)]
 fn shuffled_control(which: &WhichBrain, data: &Path, n: usize, reading: Reading, options: &FitOptions, hold_t: &[Target], val_t: &[Target], train_t: &[Target]) -> Result<Vec<PositionOutcome>> {
     let mut shuffled = which.clone();
     shuffled.shuffle_wiring = Some(1);

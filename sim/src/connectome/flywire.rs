@@ -219,8 +219,13 @@ fn read_cell_types(path: &Path, index: &HashMap<i64, u32>, classified: &mut [Cla
     Ok(())
 }
 
+/// Per classified body: its own transmitter prediction, and its main neuropils.
+type NeuronTable = (Vec<Option<Transmitter>>, Vec<Option<String>>);
+/// (post, pre, synapses) rows, and whether the table holds connections within hemispheres only.
+type Connections = (Vec<(u32, u32, u32)>, bool);
+
 /// Each classified body's own transmitter prediction and main neuropils.
-fn read_neuron_table(path: &Path, index: &HashMap<i64, u32>) -> Result<(Vec<Option<Transmitter>>, Vec<Option<String>>)> {
+fn read_neuron_table(path: &Path, index: &HashMap<i64, u32>) -> Result<NeuronTable> {
     let mut table = Table::open(path, columns::NEURONS_REQUIRED, columns::NEURONS_OPTIONAL)?;
     let has_group = table.has("group");
     let mut nt = vec![None; index.len()];
@@ -253,7 +258,7 @@ fn read_neuron_table(path: &Path, index: &HashMap<i64, u32>) -> Result<(Vec<Opti
 /// column). A table without a `neuropil` column has one row per pair with ≥ 5 synapses: a
 /// duplicate pair or a smaller count there is an error, as is a negative count anywhere and a
 /// body missing from the classification.
-fn read_connections(path: &Path, ids: &[i64], index: &HashMap<i64, u32>, progress: Progress) -> Result<(Vec<(u32, u32, u32)>, bool)> {
+fn read_connections(path: &Path, ids: &[i64], index: &HashMap<i64, u32>, progress: Progress) -> Result<Connections> {
     let mut table = Table::open(path, columns::CONNECTIONS_REQUIRED, columns::CONNECTIONS_OPTIONAL)?;
     let per_neuropil = table.has("neuropil");
     let within_hemispheres = table.has("hemisphere");

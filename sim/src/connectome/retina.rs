@@ -407,8 +407,8 @@ pub fn recover(neurons: &Neurons, edges: &[(u32, u32, u32)]) -> Result<Sheet, St
         // counted on odd-numbered ones).
         let sets = partner_sets(&adj, &grown, &all);
         let ratio = retinotopy(&places, &sets);
-        let even = |j: u32| j % 2 == 0;
-        let odd = |j: u32| j % 2 == 1;
+        let even = |j: u32| j.is_multiple_of(2);
+        let odd = |j: u32| !j.is_multiple_of(2);
         let held_out = match embed(&column_features(neurons, &adj, &grown, &even)) {
             Ok((half_places, _)) => retinotopy(&half_places, &partner_sets(&adj, &grown, &odd)),
             Err(_) => f64::NAN,
