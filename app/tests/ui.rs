@@ -326,3 +326,23 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
     assert_eq!(app(&h).play.grade_of(6, &app(&h).play.game.moves()[6]).unwrap().verdict, flychess_sim::eval::Verdict::Best);
     assert!(h.query_by_label("Game report").is_some());
 }
+
+#[test]
+fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
+    use flychess::ui::Tab;
+    let mut h = harness(&data());
+    assert!(app(&h).ready().unwrap().info.source.starts_with("FlyWire v783"), "the default brain");
+    assert_eq!(app(&h).play.fly_name, "flywire", "and its shipped fly");
+    app_mut(&mut h).tab = Tab::About;
+    h.step();
+    // The picker: the combo box labelled "Brain" (the tab button of that name is not one).
+    h.get_by_role_and_label(eframe::egui::accesskit::Role::ComboBox, "Brain").click();
+    h.step();
+    h.step();
+    h.get_by_label("Synthetic stand-in: random wiring within populations").click();
+    h.step();
+    wait(&mut h, "the stand-in", |a| a.ready().is_some_and(|r| r.info.synthetic));
+    let a = app(&h);
+    assert_eq!(a.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does");
+    assert!(a.play.fly.is_some() && a.play.status.contains("this brain's fly"), "{}", a.play.status);
+}
