@@ -134,7 +134,7 @@ fn a_truncated_file_is_refused_and_never_used() {
 }
 
 #[test]
-fn a_corrupted_file_is_refused_and_deleted() {
+fn a_corrupted_file_is_refused_and_kept_aside() {
     let data = payload(200_000);
     let mut bad = data.clone();
     bad[123_456] ^= 0xFF;
@@ -145,6 +145,14 @@ fn a_corrupted_file_is_refused_and_deleted() {
     assert!(e.contains("sha256 mismatch") && e.contains("c.feather"), "{e}");
     assert!(!f.dest.exists());
     assert!(!dir.path().join("c.feather.part").exists());
+    // Kept, renamed, and the message says where.
+    let aside = dir.path().join("c.feather.rejected-1");
+    assert!(e.contains("c.feather.rejected-1"), "{e}");
+    assert_eq!(std::fs::read(&aside).unwrap().len(), 200_000);
+    // A damaged file under the real name is set aside too (never deleted) before fetching again.
+    std::fs::write(&f.dest, b"damaged").unwrap();
+    let _ = fetch(&f, 3, &|_, _| {});
+    assert_eq!(std::fs::read(dir.path().join("c.feather.rejected-2")).unwrap(), b"damaged");
 }
 
 #[test]

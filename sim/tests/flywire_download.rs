@@ -179,6 +179,7 @@ fn a_file_that_does_not_match_what_the_server_states_is_refused() {
     let e = download(dir.path(), &format!("{base}record"), &format!("{base}codex"), 2, &|_, _, _| {}).unwrap_err().to_string();
     assert!(e.contains("md5 mismatch") && e.contains("0123456789abcdef0123456789abcdef"), "{e}");
     assert!(!dir.path().join(ZENODO_CONNECTIONS).exists(), "a file that fails its check is never used");
+    assert!(dir.path().join(format!("{ZENODO_CONNECTIONS}.rejected-1")).exists(), "but kept aside");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Fetching the release tables: resumable HTTP(S) downloads into `NAME.part`, resumed with a
 //! `Range` request after a dropped connection (within one call, and across runs), checked for
-//! size and sha256 before the file is renamed to its real name. A file that fails its check is
-//! never used: a wrong hash removes the partial file, a short one keeps it for the next resume.
+//! size and sha256 (or the md5 a server states) before the file is renamed to its real name. A
+//! file that fails its check is never used and never deleted: a wrong hash moves it aside to
+//! `NAME.rejected-N` (the message says where, and what was expected), a short one is kept for the
+//! next resume.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -35,6 +37,17 @@ pub enum Outcome {
 
 /// Progress: bytes on disk so far and the expected total when known.
 pub type ByteProgress<'a> = &'a dyn Fn(u64, Option<u64>);
+
+/// Moves a file that failed its check out of the way, keeping it: `NAME.rejected-1`, `-2`, ….
+pub fn set_aside(path: &Path, dest: &Path) -> Result<PathBuf> {
+    let name = dest.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let aside = (1..)
+        .map(|k| dest.with_file_name(format!("{name}.rejected-{k}")))
+        .find(|p| !p.exists())
+        .expect("an unused name");
+    fs::rename(path, &aside).map_err(|e| Error::io(path, e))?;
+    Ok(aside)
+}
 
 fn part_path(dest: &Path) -> PathBuf {
     let mut name = dest.file_name().map(|s| s.to_os_string()).unwrap_or_default();
@@ -95,8 +108,9 @@ pub fn fetch(f: &Fetch, attempts: u32, progress: ByteProgress) -> Result<Outcome
         if verified(&f.dest, f)? {
             return Ok(Outcome::AlreadyThere);
         }
-        // A damaged final file is moved out of the way, never used.
-        fs::remove_file(&f.dest).map_err(|e| Error::io(&f.dest, e))?;
+        // A damaged final file is moved out of the way (kept), never used.
+        let aside = set_aside(&f.dest, &f.dest)?;
+        tracing::warn!("{} does not match what is expected; kept as {}", f.dest.display(), aside.display());
     }
     if let Some(dir) = f.dest.parent() {
         fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -152,20 +166,20 @@ pub fn fetch(f: &Fetch, attempts: u32, progress: ByteProgress) -> Result<Outcome
     if let Some(want) = &f.sha256 {
         let got = sha256_file(&part)?;
         if &got != want {
-            let _ = fs::remove_file(&part);
+            let aside = set_aside(&part, &f.dest)?;
             return Err(Error::download(
                 &f.url,
-                format!("sha256 mismatch: expected {want}, got {got}; the corrupted file was deleted"),
+                format!("sha256 mismatch: expected {want}, got {got}; the file was not used and is kept as {}", aside.display()),
             ));
         }
     }
     if let Some(want) = &f.md5 {
         let got = md5_file(&part)?;
         if &got != want {
-            let _ = fs::remove_file(&part);
+            let aside = set_aside(&part, &f.dest)?;
             return Err(Error::download(
                 &f.url,
-                format!("md5 mismatch: the server states {want}, the file has {got}; the corrupted file was deleted"),
+                format!("md5 mismatch: the server states {want}, the file has {got}; the file was not used and is kept as {}", aside.display()),
             ));
         }
     }
