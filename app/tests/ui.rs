@@ -342,6 +342,8 @@ fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
     h.get_by_label("Synthetic stand-in: random wiring within populations").click();
     h.step();
     wait(&mut h, "the stand-in", |a| a.ready().is_some_and(|r| r.info.synthetic));
+    // The FlyWire fly cannot play on the stand-in: the stand-in's own fly takes over.
+    wait(&mut h, "the stand-in's own fly", |a| a.play.fly_name == "backprop" && a.play.fly.is_some());
     let a = app(&h);
     assert_eq!(a.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does ({})", a.play.status);
     assert!(a.play.fly.is_some() && a.play.status.contains("this brain's fly"), "{}", a.play.status);
