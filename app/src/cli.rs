@@ -21,10 +21,6 @@ use flychess_sim::store::{self, BrainSpec, Tables};
 
 use crate::{BrainCommand, BrainKind, DataCommand, Release, WhichBrain};
 
-/// Where `brain download` puts the MaleCNS tables.
-fn default_malecns_dir(data: &Path) -> std::path::PathBuf {
-    data.join("connectome").join(format!("malecns-{}", release::RELEASE))
-}
 
 pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
     let tables = match (which.brain, &which.tables) {
@@ -32,7 +28,7 @@ pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
         (BrainKind::Standin, None) => Tables::Synthetic { seed: which.seed },
         (BrainKind::Standin, Some(_)) => return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns")),
         (BrainKind::Malecns, Some(dir)) => Tables::Release { dir: dir.clone() },
-        (BrainKind::Malecns, None) => Tables::Release { dir: default_malecns_dir(data) },
+        (BrainKind::Malecns, None) => Tables::Release { dir: store::malecns_dir(data) },
     };
     let control = match (which.shuffle_wiring, which.lesion.is_empty()) {
         (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),
@@ -94,7 +90,7 @@ pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
         }
         BrainCommand::Signal { which, json, calm_unreached } => signal(&spec(&which, data)?, data, json, calm_unreached),
         BrainCommand::Download { release: Release::Malecns, dir, base_url, attempts, .. } => {
-            let dir = dir.unwrap_or_else(|| default_malecns_dir(data));
+            let dir = dir.unwrap_or_else(|| store::malecns_dir(data));
             download(&dir, &base_url, attempts)
         }
         BrainCommand::Download { release: Release::Flywire783, dir, record_url, codex_url, attempts, .. } => {

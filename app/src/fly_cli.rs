@@ -102,23 +102,45 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
 }
 
 /// One row of `eval`'s table: a player's HOLD figures with their 95 % intervals, and its
-/// difference from the fly on the same positions.
-fn eval_row(what: &str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> serde_json::Value {
-    let m = summarise(per);
-    let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
-    let (top1, good) = (hits(per, |o| o.top1), hits(per, |o| o.good));
-    let (top1_e, good_e) = (stats::rate_of(&top1), stats::rate_of(&good));
-    let loss_e = stats::mean(&per.iter().map(|o| o.loss).collect::<Vec<_>>());
-    let fly_top1 = stats::paired_difference(&hits(fly, |o| o.top1), &top1);
-    let fly_good = stats::paired_difference(&hits(fly, |o| o.good), &good);
-    serde_json::json!({
-        "player": what,
-        "top1": m.top1, "top1_interval": [top1_e.low, top1_e.high],
-        "good": m.good, "good_interval": [good_e.low, good_e.high],
-        "loss": m.loss, "loss_interval": [loss_e.low, loss_e.high],
-        "fly_minus_this_top1": fly_top1,
-        "fly_minus_this_good": fly_good,
-    })
+/// difference from the fly on the same positions; printed as text or as JSON from the same row.
+struct PlayerRow {
+    player: &'static str,
+    top1: stats::Estimate,
+    good: stats::Estimate,
+    loss: stats::Estimate,
+    fly_minus_top1: stats::Estimate,
+    fly_minus_good: stats::Estimate,
+}
+
+impl PlayerRow {
+    fn of(player: &'static str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> PlayerRow {
+        let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
+        let (top1, good) = (hits(per, |o| o.top1), hits(per, |o| o.good));
+        PlayerRow {
+            player,
+            top1: stats::rate_of(&top1),
+            good: stats::rate_of(&good),
+            loss: stats::mean(&per.iter().map(|o| o.loss).collect::<Vec<_>>()),
+            fly_minus_top1: stats::paired_difference(&hits(fly, |o| o.top1), &top1),
+            fly_minus_good: stats::paired_difference(&hits(fly, |o| o.good), &good),
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "player": self.player,
+            "top1": self.top1.value, "top1_interval": [self.top1.low, self.top1.high],
+            "good": self.good.value, "good_interval": [self.good.low, self.good.high],
+            "loss": self.loss.value, "loss_interval": [self.loss.low, self.loss.high],
+            "fly_minus_this_top1": self.fly_minus_top1,
+            "fly_minus_this_good": self.fly_minus_good,
+        })
+    }
+
+    fn line(&self) -> String {
+        let versus = if self.player == "fly" { String::new() } else { format!("  fly − this: {}", self.fly_minus_top1.points()) };
+        format!("  {:16} top-1 {}  good {}  loss {:.3}{versus}", self.player, self.top1.percent(), self.good.percent(), self.loss.value)
+    }
 }
 
 /// The control with the brain's wiring shuffled (seed 1): its DN-rate cache (made once, kept in
@@ -143,7 +165,8 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
         Some(name) => (name.to_string(), Fly::load(&fly::find(name, data)?)?),
         None => {
             let spec = crate::cli::spec(which, data)?;
-            let (loaded, _) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+            // Only the brain's id is needed here (the cache below loads it with its homeostasis).
+            let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
             let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
                 anyhow!("no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly", loaded.connectome.provenance.label(), &loaded.checksum[..12])
             })?;
@@ -159,7 +182,8 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     let rows = &dataset.rows[..n];
     let (hold_rows, val_rows, train_rows) = (&rows[..HOLD], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
     let (hold_t, val_t, train_t) = (targets(hold_rows)?, targets(val_rows)?, targets(train_rows)?);
-    let fly_o = outcomes(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, &hold_t);
+    let fly_x = cache.read(0..HOLD, f.meta.reading)?;
+    let fly_o = outcomes(&f.readout, &fly_x, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
     let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
@@ -177,13 +201,12 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
         None
     };
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
-    let (won, fastest) = fastest_wins(&f.readout, &cache.read(0..HOLD, f.meta.reading)?, hold_rows)?;
+    let (won, fastest) = fastest_wins(&f.readout, &fly_x, hold_rows)?;
     let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
-    let mut table = vec![eval_row("fly", &fly_o, &fly_o), eval_row("blind", &blind_o, &fly_o), eval_row("board-linear", &board_o, &fly_o)];
+    let mut table = vec![PlayerRow::of("fly", &fly_o, &fly_o), PlayerRow::of("blind", &blind_o, &fly_o), PlayerRow::of("board-linear", &board_o, &fly_o)];
     if let Some(o) = &shuffled_o {
-        table.push(eval_row("shuffled wiring", o, &fly_o));
+        table.push(PlayerRow::of("shuffled wiring", o, &fly_o));
     }
-    let top1_of = |o: &[PositionOutcome]| stats::rate_of(&o.iter().map(|x| x.top1).collect::<Vec<_>>());
     let report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
@@ -191,13 +214,13 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
         "hold_positions": HOLD,
         "train_positions": train_rows.len(),
         "top1": fly_m.top1, "good": fly_m.good, "loss": fly_m.loss, "policy_loss": fly_m.policy_loss,
-        "top1_interval": [top1_of(&fly_o).low, top1_of(&fly_o).high],
+        "top1_interval": [table[0].top1.low, table[0].top1.high],
         "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
         "board_top1": board_m.top1, "board_good": board_m.good, "board_loss": board_m.loss,
         "shuffled_top1": shuffled_o.as_ref().map(|o| summarise(o).top1),
-        "fly_minus_blind_top1": stats::paired_difference(&fly_o.iter().map(|o| o.top1).collect::<Vec<_>>(), &blind_o.iter().map(|o| o.top1).collect::<Vec<_>>()),
+        "fly_minus_blind_top1": table[1].fly_minus_top1,
         "random_top1": random_top1,
-        "players": table,
+        "players": table.iter().map(PlayerRow::json).collect::<Vec<_>>(),
         "won_positions": won,
         "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
@@ -205,15 +228,8 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("{name} ({}) on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions; 95 % intervals:", f.meta.brain, train_rows.len());
-        let mut rows: Vec<(&str, &[PositionOutcome])> = vec![("fly", &fly_o), ("blind", &blind_o), ("board-linear", &board_o)];
-        if let Some(o) = &shuffled_o {
-            rows.push(("shuffled wiring", o));
-        }
-        for (what, o) in rows {
-            let hits = |f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
-            let fly_hits = fly_o.iter().map(|x| x.top1).collect::<Vec<bool>>();
-            let versus = if what == "fly" { String::new() } else { format!("  fly − this: {}", stats::paired_difference(&fly_hits, &hits(|x| x.top1)).points()) };
-            println!("  {what:16} top-1 {}  good {}  loss {:.3}{versus}", stats::rate_of(&hits(|x| x.top1)).percent(), stats::rate_of(&hits(|x| x.good)).percent(), summarise(o).loss);
+        for row in &table {
+            println!("{}", row.line());
         }
         println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * random_top1);
         if won > 0 {

@@ -157,28 +157,28 @@ impl BrainSpec {
     }
 }
 
-fn require_flywire(paths: &FlyWirePaths) -> Result<()> {
-    for p in paths.required() {
-        if !p.exists() {
-            return Err(Error::Invalid(format!(
-                "{} is missing: run `flychess brain download --release flywire783` first, or point --tables at the folder that holds the FlyWire tables",
-                p.display()
-            )));
-        }
+/// Every table in `paths` exists, else an error naming the first missing one and how to get it.
+fn require<'a>(paths: impl IntoIterator<Item = &'a Path>, how: &str) -> Result<()> {
+    match paths.into_iter().find(|p| !p.exists()) {
+        Some(p) => Err(Error::Invalid(format!("{} is missing: {how}", p.display()))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+fn require_flywire(paths: &FlyWirePaths) -> Result<()> {
+    require(
+        paths.required(),
+        "run `flychess brain download --release flywire783` first, or point --tables at the folder that holds the FlyWire tables",
+    )
 }
 
 fn require_tables(paths: &TablePaths) -> Result<()> {
-    for p in paths.all() {
-        if !p.exists() {
-            return Err(Error::Invalid(format!(
-                "{} is missing: run `flychess brain download` first, or point --tables at the folder that holds the release tables",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
+    require(paths.all(), "run `flychess brain download` first, or point --tables at the folder that holds the release tables")
+}
+
+/// Where `brain download` puts the MaleCNS tables (and where the window looks for them).
+pub fn malecns_dir(data: &Path) -> PathBuf {
+    data.join("connectome").join(format!("malecns-{RELEASE}"))
 }
 
 /// Held while a brain is prepared: threads of one process (the window's start-up, a training run,

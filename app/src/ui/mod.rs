@@ -433,7 +433,7 @@ impl FlyChessApp {
 
     fn start_download(&mut self, ctx: &egui::Context) {
         let data = self.launch.data.clone();
-        let dir = data.join("connectome").join(format!("malecns-{}", release::RELEASE));
+        let dir = store::malecns_dir(&data);
         let (tx, ctx) = (self.sender.clone(), ctx.clone());
         self.download = Some(("starting".into(), 0.0));
         thread::spawn(move || {
@@ -875,7 +875,7 @@ impl FlyChessApp {
     /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
     /// tables are downloaded. Choosing one loads it (built and calibrated the first time).
     fn brain_picker(&mut self, ui: &mut egui::Ui) {
-        let malecns = self.launch.data.join("connectome").join(format!("malecns-{}", release::RELEASE));
+        let malecns = store::malecns_dir(&self.launch.data);
         let mut choices: Vec<(&str, BrainSpec)> = vec![
             ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
             ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
