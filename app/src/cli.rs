@@ -830,13 +830,8 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
-    let meta = CacheMeta {
-        brain_checksum: loaded.checksum.clone(),
-        homeostasis: flychess_sim::calibrate::fingerprint(brain.homeostasis()),
-        dataset: format!("{} ({} rows)", dataset.meta.source, dataset.rows.len()),
-        descending: loaded.connectome.groups.descending.len(),
-    };
-    let path = data.join("cache").join(format!("{}-{}.dn", spec.name(), &loaded.checksum[..12]));
+    let meta = CacheMeta::new(&loaded.checksum, &flychess_sim::calibrate::fingerprint(brain.homeostasis()), &dataset, loaded.connectome.groups.descending.len());
+    let path = meta.path_in(&data.join("cache"), &spec.name());
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions >= rows.len() {
         eprintln!("{}: all {} positions already cached", path.display(), rows.len());

@@ -293,59 +293,136 @@ pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Resul
     Ok(())
 }
 
+/// Where `analyse` reads its positions: one FEN, or a file of one FEN per line.
+pub enum Positions {
+    One(String),
+    File(std::path::PathBuf),
+}
+
+/// Positions per think in `analyse`: memory stays this many boards' worth, whatever the file.
+const ANALYSE_BATCH: usize = 32;
+
 /// The fly's view of positions: every legal move with its probability (UCI and SAN), its value
-/// and its choice. All positions go through the brain as one batch.
-pub fn analyse(which: &WhichBrain, data: &Path, name: &str, fens: &[String], json: bool) -> Result<()> {
-    use flychess_sim::brain::cpu;
+/// and its choice, and with `imagination` the move one-move imagination plays (weight W; the
+/// fly's tuned weight when W is not given) with the value it saw after each move. A file is
+/// streamed ANALYSE_BATCH positions at a time, one JSON value per position as it goes (JSON
+/// lines); a line that is not a FEN is reported with its number and the rest go on.
+pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions, json: bool, imagination: Option<Option<f32>>) -> Result<()> {
     use flychess_sim::chess::{planes, position_from_fen};
-    use flychess_sim::readout::{choose, descending_features, policy};
+    use flychess_sim::play::think_and_look_ahead;
+    use flychess_sim::readout::{choose, policy, think_features};
     use shakmaty::san::San;
-    use shakmaty::CastlingMode;
-    if fens.is_empty() {
-        return Err(anyhow!("give --fen FEN or --fens FILE"));
-    }
+    use shakmaty::{CastlingMode, Position};
+    use std::io::{BufRead, Write};
     let f = Fly::load(&fly::find(name, data)?)?;
+    // Read the input before the brain loads: a missing file or a bad single FEN fails at once.
+    let (lines, single): (Box<dyn Iterator<Item = std::io::Result<String>>>, bool) = match positions {
+        Positions::One(fen) => {
+            position_from_fen(&fen)?;
+            (Box::new(std::iter::once(Ok(fen))), true)
+        }
+        Positions::File(path) => {
+            let file = std::fs::File::open(&path).with_context(|| format!("{}", path.display()))?;
+            (Box::new(std::io::BufReader::new(file).lines()), false)
+        }
+    };
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
-    let positions: Vec<shakmaty::Chess> = fens.iter().map(|s| position_from_fen(s)).collect::<flychess_sim::Result<_>>()?;
-    let boards: Vec<_> = positions.iter().map(planes).collect();
-    let started = Instant::now();
-    let rates = cpu::think(&brain, &boards);
-    let think_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let mut out = Vec::new();
-    for (b, pos) in positions.iter().enumerate() {
-        let d = descending_features(&rates, b, &loaded.connectome.groups.descending, &f.readout.read_steps);
-        let heads = f.readout.heads(&d);
-        let p = policy(pos, &heads);
-        let mut moves: Vec<(String, String, f32)> = p
-            .moves
+    let weight = imagination.map(|w| w.unwrap_or_else(|| flychess::training::tuned_imagination(data, &f)));
+    let descending = &loaded.connectome.groups.descending;
+    let uci = |m: &shakmaty::Move| m.to_uci(CastlingMode::Standard).to_string();
+    let describe = |line: usize, fen: &str, pos: &shakmaty::Chess, features: Option<&[f32]>| -> serde_json::Value {
+        let (p, seen) = match (weight, features) {
+            (None, Some(d)) => (policy(pos, &f.readout.heads(d)), None),
+            _ => {
+                let (p, seen) = think_and_look_ahead(&brain, &f.readout, descending, pos, &[]);
+                (p, Some(seen))
+            }
+        };
+        let mut order: Vec<usize> = (0..p.moves.len()).collect();
+        order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
+        let moves: Vec<serde_json::Value> = order
             .iter()
-            .zip(&p.probability)
-            .map(|(m, &q)| (m.to_uci(CastlingMode::Standard).to_string(), San::from_move(pos, *m).to_string(), q))
+            .map(|&i| {
+                let mut m = serde_json::json!({"uci": uci(&p.moves[i]), "san": San::from_move(pos, p.moves[i]).to_string(), "probability": p.probability[i]});
+                if let Some(seen) = &seen {
+                    m["value_after"] = serde_json::json!(seen.ours.get(i));
+                }
+                m
+            })
             .collect();
-        moves.sort_by(|a, b| b.2.total_cmp(&a.2));
-        let chosen = choose(pos, &p, &[]).map(|(i, _)| p.moves[i].to_uci(CastlingMode::Standard).to_string());
-        out.push(serde_json::json!({
-            "fen": fens[b],
-            "value": p.value,
-            "chosen": chosen,
-            "moves": moves.iter().map(|(u, s, q)| serde_json::json!({"uci": u, "san": s, "probability": q})).collect::<Vec<_>>(),
-        }));
-    }
-    if json {
-        let v = if out.len() == 1 { out.remove(0) } else { serde_json::json!(out) };
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        for o in &out {
-            println!("{}  value {:+.2}  plays {}", o["fen"].as_str().unwrap_or(""), o["value"].as_f64().unwrap_or(0.0), o["chosen"].as_str().unwrap_or("-"));
-            for m in o["moves"].as_array().into_iter().flatten().take(8) {
-                println!("  {:8} {:6} {:5.1}%", m["san"].as_str().unwrap_or(""), m["uci"].as_str().unwrap_or(""), 100.0 * m["probability"].as_f64().unwrap_or(0.0));
+        let chosen = choose(pos, &p, &[]).map(|(i, _)| uci(&p.moves[i]));
+        let mut v = serde_json::json!({"line": line, "fen": fen, "value": p.value, "chosen": chosen, "moves": moves});
+        if let (Some(w), Some(seen)) = (weight, &seen) {
+            v["imagination"] = serde_json::json!({"weight": if w.is_infinite() { serde_json::json!("inf") } else { serde_json::json!(w) }, "chosen": uci(&p.moves[seen.pick(w)])});
+        }
+        v
+    };
+    let out = std::io::stdout();
+    let started = Instant::now();
+    let (mut done, mut bad) = (0usize, 0usize);
+    let mut emit = |v: serde_json::Value| -> Result<()> {
+        let mut o = out.lock();
+        if json && single {
+            writeln!(o, "{}", serde_json::to_string_pretty(&v)?)?;
+        } else if json {
+            writeln!(o, "{}", serde_json::to_string(&v)?)?;
+        } else if let Some(e) = v["error"].as_str() {
+            writeln!(o, "line {}: {e}", v["line"])?;
+        } else {
+            writeln!(o, "{}  value {:+.2}  plays {}", v["fen"].as_str().unwrap_or(""), v["value"].as_f64().unwrap_or(0.0), v["chosen"].as_str().unwrap_or("-"))?;
+            if let Some(i) = v.get("imagination") {
+                writeln!(o, "  with imagination (w = {}) plays {}", i["weight"], i["chosen"].as_str().unwrap_or("-"))?;
+            }
+            for m in v["moves"].as_array().into_iter().flatten().take(8) {
+                writeln!(o, "  {:8} {:6} {:5.1}%", m["san"].as_str().unwrap_or(""), m["uci"].as_str().unwrap_or(""), 100.0 * m["probability"].as_f64().unwrap_or(0.0))?;
             }
         }
-        println!("({} positions in one batch, {think_ms:.0} ms)", out.len());
+        Ok(())
+    };
+    let mut batch: Vec<(usize, String, shakmaty::Chess)> = Vec::with_capacity(ANALYSE_BATCH);
+    let flush = |batch: &mut Vec<(usize, String, shakmaty::Chess)>, emit: &mut dyn FnMut(serde_json::Value) -> Result<()>| -> Result<()> {
+        // Plain: the batch thinks as one; with imagination each position thinks with its boards after.
+        let features = if weight.is_none() { think_features(&brain, &batch.iter().map(|(_, _, p)| planes(p)).collect::<Vec<_>>(), descending, &f.readout.read_steps) } else { Vec::new() };
+        for (k, (line, fen, pos)) in batch.drain(..).enumerate() {
+            emit(describe(line, &fen, &pos, features.get(k).map(Vec::as_slice)))?;
+        }
+        Ok(())
+    };
+    for (i, line) in lines.enumerate() {
+        let number = i + 1;
+        let line = line.with_context(|| format!("reading line {number}"))?;
+        let fen = line.trim();
+        if fen.is_empty() || fen.starts_with('#') {
+            continue;
+        }
+        match position_from_fen(fen) {
+            Ok(pos) if !pos.legal_moves().is_empty() => {
+                batch.push((number, fen.to_string(), pos));
+                done += 1;
+            }
+            Ok(_) => {
+                bad += 1;
+                eprintln!("line {number}: the game is over in this position (no legal move)");
+                emit(serde_json::json!({"line": number, "fen": fen, "error": "the game is over in this position (no legal move)"}))?;
+            }
+            Err(e) => {
+                bad += 1;
+                eprintln!("line {number}: {e}");
+                emit(serde_json::json!({"line": number, "fen": fen, "error": e.to_string()}))?;
+            }
+        }
+        if batch.len() == ANALYSE_BATCH {
+            flush(&mut batch, &mut emit)?;
+        }
+    }
+    flush(&mut batch, &mut emit)?;
+    eprintln!("{done} positions in {:.1} s ({ANALYSE_BATCH} at a time){}", started.elapsed().as_secs_f64(), if bad > 0 { format!("; {bad} lines could not be read (listed above)") } else { String::new() });
+    if bad > 0 {
+        return Err(anyhow!("{bad} of {} lines were not positions in play", done + bad));
     }
     Ok(())
 }
@@ -426,27 +503,63 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
     Ok(())
 }
 
-/// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable, then
-/// Bradley–Terry ratings with bootstrap intervals written to DATA/ratings.json.
-pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::engine::{find_stockfish, Engine, EngineOptions};
-    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
-    let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
-    let anchor_elo = Engine::start(&stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
-    // Every fly of this brain, the user's first (a shipped fly of the same name is shadowed).
-    let mut readouts = std::collections::BTreeMap::new();
+/// The flies of the brain `loaded` (the user's first: a shipped fly of the same name is shadowed).
+fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
+    let mut out = Vec::new();
     for name in flychess::ui::list_flies(data) {
         match fly::find(&name, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == loaded.checksum => {
-                readouts.insert(f.meta.name.clone(), f.readout);
-            }
+            Ok(f) if f.meta.brain_checksum == checksum => out.push(f),
             Ok(_) => {}
             Err(e) => eprintln!("skipping fly {name}: {e}"),
         }
     }
-    if readouts.is_empty() {
+    out
+}
+
+/// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
+fn anchor_elo(stockfish: &Path) -> Result<f64> {
+    use flychess_sim::engine::{Engine, EngineOptions};
+    Ok(Engine::start(stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64)
+}
+
+/// Ladder and duel games live in DATA/ladder, one file per brain and ladder settings.
+fn games_file(data: &Path, what: &str, checksum: &str, options: &flychess_sim::ladder::LadderOptions) -> std::path::PathBuf {
+    data.join("ladder").join(format!(
+        "{what}{}-seed{}-open{}-cap{}-nodes{}.jsonl",
+        &checksum[..12.min(checksum.len())],
+        options.seed,
+        options.opening_plies,
+        options.max_plies,
+        options.stockfish_nodes
+    ))
+}
+
+fn game_bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}").expect("valid template").progress_chars("=> "));
+    bar
+}
+
+fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::GameRow) + Sync + '_ {
+    move |done, total, row| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!("{} – {}: {} ({})", row.white, row.black, row.result, row.termination));
+    }
+}
+
+/// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable; the harness
+/// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
+/// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
+pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
+    use flychess_sim::engine::find_stockfish;
+    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+    let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
+    let anchor_elo = anchor_elo(&stockfish)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let flies = flies_of_brain(data, &loaded.checksum);
+    if flies.is_empty() {
         return Err(anyhow!("no fly of this brain to rate ({}); train one with `flychess train`", loaded.connectome.provenance.label()));
     }
     let options = if quick {
@@ -455,43 +568,54 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         LadderOptions { games: games.max(2), seed, ..Default::default() }
     };
     let mut entrants = ladder::rungs();
-    for name in readouts.keys() {
-        entrants.push(Entrant::Fly { name: name.clone(), imagination: None });
-        if !quick {
-            entrants.push(Entrant::Fly { name: name.clone(), imagination: Some(flychess::training::tuned_imagination(data, name)) });
+    let mut kit_flies = Vec::new();
+    for f in &flies {
+        let mut mine = vec![Entrant::fly(f, None)];
+        // Imagination for the trained flies (a newborn's values are noise: only its plain self plays).
+        if !quick && f.meta.kind == "trained" {
+            mine.push(Entrant::fly(f, Some(flychess::training::tuned_imagination(data, f))));
         }
+        entrants.extend(mine.iter().cloned());
+        // The first fly's sampling copy plays the clone test.
+        mine.push(Entrant::sampling(f));
+        kit_flies.push((f.clone(), mine));
     }
     let descending = loaded.connectome.groups.descending.clone();
     // The flies' thinks go through the chosen engine (the GPU one batches the games' moves too).
     let simulator = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", simulator.describe());
     let _in_force = simulator::install(&brain, simulator);
-    let kit = FlyKit { brain: &brain, descending: &descending, readouts };
-    let file = data.join("ladder").join(format!(
-        "{}-seed{}-open{}-cap{}-nodes{}.jsonl",
-        &loaded.checksum[..12],
-        options.seed,
-        options.opening_plies,
-        options.max_plies,
-        options.stockfish_nodes
-    ));
-    let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}").expect("valid template").progress_chars("=> "));
+    let kit = FlyKit::new(&brain, &descending, &kit_flies);
+    let file = games_file(data, "", &loaded.checksum, &options);
+    let bar = game_bar();
     let started = Instant::now();
-    let rows = ladder::run(&entrants, Some(&kit), &options, &file, &|done, total, row| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-        bar.set_message(format!("{} – {}: {} ({})", row.white, row.black, row.result, row.termination));
-    })?;
+    let rows = ladder::run(&entrants, Some(&kit), &options, &file, &on_game(&bar))?;
     bar.finish_and_clear();
-    // The clone control: the first fly against itself.
-    let first = entrants.iter().find(|e| e.is_fly()).cloned().expect("a fly");
-    let (clone_share, clone_games) = ladder::clone_match(&first, Some(&kit), &options, options.games.div_ceil(2))?;
-    let anchor = Entrant::Stockfish { random_share: 0.0 }.name();
+    // The harness check: the first fly (deterministic) against itself, dice by colour.
+    let first = &flies[0];
+    let (harness_share, harness_games) = ladder::harness_check(&Entrant::fly(first, None), Some(&kit), &options, options.games.div_ceil(2))?;
+    // The clone test: two sampling copies with independent dice, at least 20 pairs.
+    let clone_options = LadderOptions { games: options.games.max(40), ..options.clone() };
+    let sampling = Entrant::sampling(first);
+    let clone = ladder::clone_test(&sampling, Some(&kit), &clone_options, &games_file(data, "clone-", &loaded.checksum, &clone_options))?;
+    let anchor = Entrant::Stockfish { random_share: 0.0 }.id();
+    let current: std::collections::HashSet<String> = entrants.iter().map(Entrant::id).collect();
     let mut ratings = ladder::ratings(&rows, &anchor, anchor_elo, 300, seed);
     ratings.sort_by(|a, b| b.elo.total_cmp(&a.elo));
+    let by_player = ladder::endings_by_player(&rows);
+    let rated: Vec<serde_json::Value> = ratings
+        .iter()
+        .map(|r| {
+            let mut v = serde_json::to_value(r).expect("plain struct");
+            v["current"] = serde_json::json!(current.contains(&r.id));
+            v["endings"] = serde_json::json!(by_player.get(&r.id));
+            v
+        })
+        .collect();
     let report = serde_json::json!({
         "brain": loaded.connectome.provenance.label(),
+        "brain_checksum": loaded.checksum,
+        "date": fly::today(),
         "anchor": anchor,
         "anchor_elo": anchor_elo,
         "stockfish": stockfish.display().to_string(),
@@ -499,22 +623,165 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         "games": rows.len(),
         "games_file": file.display().to_string(),
         "seconds": started.elapsed().as_secs_f64(),
-        "clone": { "fly": first.name(), "games": clone_games.len(), "score": clone_share, "trusted": clone_share == 0.5 },
+        "harness_check": {
+            "what": "the first fly against itself, dice by colour: exactly 50 % unless the harness favours a colour or is not deterministic",
+            "fly": first.meta.name, "games": harness_games.len(), "score": harness_share, "passed": harness_share == 0.5,
+        },
+        "clone": {
+            "what": "two copies of the first fly sampling their moves from the policy with independent seeds, paired openings: the score must hold 50 % in its 95 % interval",
+            "fly": sampling.name(), "games": 2 * clone.pairs, "pairs": clone.pairs, "pentanomial": clone.pentanomial,
+            "score": clone.score, "score_interval": [clone.score_low, clone.score_high],
+            "elo": clone.elo, "elo_interval": [clone.elo_low, clone.elo_high], "within": clone.holds_even(),
+        },
+        "pairings": ladder::pairing_results(&rows),
         "endings": ladder::endings(&rows),
-        "ratings": ratings,
+        "ratings": rated,
     });
     let text = serde_json::to_string_pretty(&report)?;
     flychess_sim::connectome::brain_file::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
     if json {
         println!("{text}");
-    } else {
-        println!("{} games ({} per pairing), anchor {anchor} = {anchor_elo:.0}; saved {}", rows.len(), options.games, data.join("ratings.json").display());
-        println!("clone control: {} against itself scored {:.1}% over {} games{}", first.name(), 100.0 * clone_share, clone_games.len(), if clone_share == 0.5 { "" } else { " — NOT 50%: do not trust these ratings" });
-        for r in &ratings {
-            println!("  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%", r.name, r.elo, r.low, r.high, r.games, 100.0 * r.score);
+        return Ok(());
+    }
+    println!("{} games ({} per pairing), anchor {anchor} = {anchor_elo:.0}; saved {}", rows.len(), options.games, data.join("ratings.json").display());
+    println!(
+        "harness check: {} against itself (dice by colour) scored {:.1}% over {} games{}",
+        first.meta.name,
+        100.0 * harness_share,
+        harness_games.len(),
+        if harness_share == 0.5 { "" } else { " — NOT 50%: the harness is broken, do not trust these ratings" }
+    );
+    println!(
+        "clone test: two sampling copies of {} with independent seeds scored {:.1}% [{:.1}, {:.1}] over {} pairs{}",
+        first.meta.name,
+        100.0 * clone.score,
+        100.0 * clone.score_low,
+        100.0 * clone.score_high,
+        clone.pairs,
+        if clone.holds_even() { " (holds 50%)" } else { " — 50% is OUTSIDE the interval: do not trust these ratings" }
+    );
+    println!("pairings (first player's wins-draws-losses):");
+    for p in ladder::pairing_results(&rows) {
+        println!("  {:32} – {:32} {:>2}-{:>2}-{:>2}  {:5.1}%", p.first, p.second, p.wins, p.draws, p.losses, 100.0 * p.score);
+    }
+    println!("ratings (95% intervals):");
+    for r in &ratings {
+        let old = if current.contains(&r.id) { String::new() } else { format!("  (an earlier version, {})", &r.id[..8.min(r.id.len())]) };
+        println!("  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%{old}", r.name, r.elo, r.low, r.high, r.games, 100.0 * r.score);
+        if let Some(e) = by_player.get(&r.id) {
+            let ends: Vec<String> = e.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("  {:32} ended: {}", "", ends.join(", "));
         }
-        let endings: Vec<String> = ladder::endings(&rows).into_iter().map(|(k, v)| format!("{k} {v}")).collect();
-        println!("games ended by: {}", endings.join(", "));
+    }
+    Ok(())
+}
+
+/// A player named on the command line: random, greedy, stockfish, stockfish:P (a share P of
+/// random moves), a fly of this brain by name, or NAME+imagination (its tuned weight).
+fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Option<Fly>)> {
+    use flychess_sim::ladder::Entrant;
+    let mut parts = name.split(':');
+    Ok(match parts.next() {
+        Some("random") => (Entrant::Random, None),
+        Some("greedy") => (Entrant::Greedy, None),
+        Some("stockfish") => {
+            let share: f64 = parts.next().map(|s| s.parse()).transpose().map_err(|_| anyhow!("stockfish:P takes a share of random moves, e.g. stockfish:0.25"))?.unwrap_or(0.0);
+            (Entrant::Stockfish { random_share: share }, None)
+        }
+        _ => {
+            let (fly_name, imagining) = match name.strip_suffix("+imagination") {
+                Some(n) => (n, true),
+                None => (name, false),
+            };
+            let f = Fly::load(&fly::find(fly_name, data)?)?;
+            if let Some(c) = checksum
+                && f.meta.brain_checksum != c
+            {
+                return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
+            }
+            let w = imagining.then(|| flychess::training::tuned_imagination(data, &f));
+            (Entrant::fly(&f, w), Some(f))
+        }
+    })
+}
+
+/// `flychess duel A B`: paired openings (each played with colours swapped, dice by seat), the
+/// Elo difference with its 95 % interval from the pentanomial pair scores, optionally as a
+/// sequential test (SPRT) that stops at Wald's bounds. Resumable (DATA/ladder/duel-…).
+#[allow(clippy::too_many_arguments)]
+pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, seed: u64, sprt: Option<flychess_sim::duel::Sprt>, json: bool, engine: EngineChoice) -> Result<()> {
+    use flychess_sim::duel::Duel;
+    use flychess_sim::ladder::{self, FlyKit, LadderOptions};
+    let is_rung = |n: &str| matches!(n.split(':').next(), Some("random" | "greedy" | "stockfish"));
+    let prepared = if is_rung(a) && is_rung(b) {
+        None
+    } else {
+        let spec = crate::cli::spec(which, data)?;
+        Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
+    };
+    let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
+    let (first, first_fly) = entrant_named(a, data, checksum.as_deref())?;
+    let (second, second_fly) = entrant_named(b, data, checksum.as_deref())?;
+    if first.id() == second.id() {
+        return Err(anyhow!("{a} and {b} are the same player; `flychess rate` runs the clone test"));
+    }
+    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
+    let _in_force = match &prepared {
+        Some((_, brain)) => {
+            let sim = std::sync::Arc::new(Simulator::choose(engine, brain)?);
+            eprintln!("the flies think on the {}", sim.describe());
+            Some(simulator::install(brain, sim))
+        }
+        None => None,
+    };
+    let kit_flies: Vec<(Fly, Vec<ladder::Entrant>)> = [(first_fly, &first), (second_fly, &second)].into_iter().filter_map(|(f, e)| f.map(|f| (f, vec![e.clone()]))).collect();
+    let kit = prepared.as_ref().map(|(_, brain)| FlyKit::new(brain, &descending, &kit_flies));
+    let options = LadderOptions { games: games.max(2), seed, ..Default::default() };
+    let file = games_file(data, &format!("duel-{}-{}-", &first.id(), &second.id()), checksum.as_deref().unwrap_or("rungs-only"), &options);
+    let bar = game_bar();
+    let started = Instant::now();
+    // A sequential test plays a round of pairs at a time and stops at a bound (or at `games`).
+    let round = if sprt.is_some() { 2 * options.workers.max(1) } else { options.games };
+    let mut played = round.min(options.games);
+    let (rows, state) = loop {
+        let now = LadderOptions { games: played, ..options.clone() };
+        let rows = ladder::duel_games(&first, &second, kit.as_ref(), &now, &file, &on_game(&bar))?;
+        let state = sprt.map(|t| t.state(&ladder::pair_scores(&rows)));
+        let decided = state.as_ref().is_some_and(|s| s.verdict != "continue");
+        if decided || played >= options.games {
+            break (rows, state);
+        }
+        played = (played + round).min(options.games);
+    };
+    bar.finish_and_clear();
+    let d = Duel::of(&ladder::pair_scores(&rows));
+    let first_score = |g: &ladder::GameRow| if g.swapped { 1.0 - g.score() } else { g.score() };
+    let wins = rows.iter().filter(|g| first_score(g) == 1.0).count();
+    let losses = rows.iter().filter(|g| first_score(g) == 0.0).count();
+    let report = serde_json::json!({
+        "first": first.name(), "second": second.name(),
+        "first_id": first.id(), "second_id": second.id(),
+        "games": rows.len(), "pairs": d.pairs,
+        "wins": wins, "draws": rows.len() - wins - losses, "losses": losses,
+        "pentanomial": d.pentanomial,
+        "score": d.score, "score_interval": [d.score_low, d.score_high],
+        "elo": d.elo, "elo_interval": [d.elo_low, d.elo_high],
+        "difference_shown": !d.holds_even(),
+        "sprt": sprt.map(|t| serde_json::json!({"elo0": t.elo0, "elo1": t.elo1, "alpha": t.alpha, "beta": t.beta, "state": state})),
+        "endings": ladder::endings(&rows),
+        "options": options,
+        "games_file": file.display().to_string(),
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{} against {}: +{wins} ={} -{losses} over {} games ({} pairs)", first.name(), second.name(), rows.len() - wins - losses, rows.len(), d.pairs);
+    println!("  score {:.1}% [{:.1}, {:.1}], Elo difference {:+.0} [{:+.0}, {:+.0}] (95% intervals, pentanomial {:?})", 100.0 * d.score, 100.0 * d.score_low, 100.0 * d.score_high, d.elo, d.elo_low, d.elo_high, d.pentanomial);
+    println!("  {}", if d.holds_even() { "no difference shown: the interval holds 50%" } else if d.score > 0.5 { "the first is stronger" } else { "the second is stronger" });
+    if let (Some(t), Some(s)) = (sprt, &state) {
+        println!("  SPRT [{:.0}, {:.0}] Elo: LLR {:.2} in [{:.2}, {:.2}] → {}", t.elo0, t.elo1, s.llr, s.lower, s.upper, s.verdict);
     }
     Ok(())
 }
@@ -522,13 +789,39 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
 /// The imagination weights `imagine-tune` tries (SPEC §4); ∞ lets the value decide.
 pub const IMAGINATION_WEIGHTS: [f32; 9] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, f32::INFINITY];
 
-/// `flychess imagine-tune`: on the first `positions` HOLD positions, the fly's move with one-move
-/// imagination at each weight, scored against Stockfish's labels (top-1, good move); the best
-/// weight is written to DATA/imagination.json for this fly (the app and `play` use it).
+/// Top-1 and good-move hits of the plain fly and of imagination at each weight, over `rows`.
+struct ImaginationHits {
+    plain: (usize, usize),
+    weights: Vec<(usize, usize)>,
+}
+
+fn imagination_hits(brain: &flychess_sim::brain::Brain, f: &Fly, descending: &[u32], rows: &[Row], bar: &ProgressBar) -> Result<ImaginationHits> {
+    use flychess_sim::chess::position_from_fen;
+    use flychess_sim::play::think_and_look_ahead;
+    let mut out = ImaginationHits { plain: (0, 0), weights: vec![(0, 0); IMAGINATION_WEIGHTS.len()] };
+    for row in rows {
+        let pos = position_from_fen(&row.fen)?;
+        let target = Target::of(row)?;
+        let (p, seen) = think_and_look_ahead(brain, &f.readout, descending, &pos, &[]);
+        let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])).unwrap_or(0);
+        out.plain.0 += usize::from(favourite == target.best);
+        out.plain.1 += usize::from(target.good.contains(&favourite));
+        for (k, &w) in IMAGINATION_WEIGHTS.iter().enumerate() {
+            let pick = seen.pick(w);
+            out.weights[k].0 += usize::from(pick == target.best);
+            out.weights[k].1 += usize::from(target.good.contains(&pick));
+        }
+        bar.inc(1);
+    }
+    Ok(out)
+}
+
+/// `flychess imagine-tune`: the fly's move with one-move imagination at each weight, scored
+/// against Stockfish's labels on the first `positions` VAL positions, where the weight is chosen
+/// (most good moves, then most top-1, then the smaller weight), and on as many HOLD positions,
+/// where it is reported with 95 % intervals. Written to DATA/imagination.json under the fly's
+/// player id (the app, `play`, `rate` and `duel` use it).
 pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
-    use flychess_sim::chess::{planes, position_from_fen};
-    use flychess_sim::play::look_ahead;
-    use flychess_sim::readout::{policy, think_features};
     let f = Fly::load(&fly::find(name, data)?)?;
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
@@ -536,63 +829,58 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
     let dataset = Dataset::load(&shipped_path())?;
-    let rows = &dataset.rows[..positions.clamp(1, HOLD)];
+    let n = positions.clamp(1, HOLD.min(VAL));
+    let (val_rows, hold_rows) = (&dataset.val()[..n], &dataset.hold()[..n]);
     let descending = &loaded.connectome.groups.descending;
-    let bar = ProgressBar::new(rows.len() as u64);
-    bar.set_style(ProgressStyle::with_template("imagining [{bar:40}] {pos}/{len} positions, eta {eta}").expect("valid template").progress_chars("=> "));
+    let bar = ProgressBar::new(2 * n as u64);
+    bar.set_style(ProgressStyle::with_template("imagining [{bar:40}] {pos}/{len} positions (VAL, then HOLD), eta {eta}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
-    // Per weight: (top-1 hits, good hits); plus the plain fly for reference.
-    let mut hits = vec![(0usize, 0usize); IMAGINATION_WEIGHTS.len()];
-    let mut plain = (0usize, 0usize);
-    for row in rows {
-        let pos = position_from_fen(&row.fen)?;
-        let target = Target::of(row)?;
-        let features = think_features(&brain, &[planes(&pos)], descending, &f.readout.read_steps);
-        let p = policy(&pos, &f.readout.heads(&features[0]));
-        let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])).unwrap_or(0);
-        plain.0 += usize::from(favourite == target.best);
-        plain.1 += usize::from(target.good.contains(&favourite));
-        let seen = look_ahead(&brain, &f.readout, descending, &pos, &p, &[]);
-        for (k, &w) in IMAGINATION_WEIGHTS.iter().enumerate() {
-            let pick = seen.pick(w);
-            hits[k].0 += usize::from(pick == target.best);
-            hits[k].1 += usize::from(target.good.contains(&pick));
-        }
-        bar.inc(1);
-    }
+    let val = imagination_hits(&brain, &f, descending, val_rows, &bar)?;
+    let hold = imagination_hits(&brain, &f, descending, hold_rows, &bar)?;
     bar.finish_and_clear();
-    let n = rows.len() as f64;
-    let best = (0..IMAGINATION_WEIGHTS.len()).max_by(|&a, &b| hits[a].cmp(&hits[b]).then(b.cmp(&a))).expect("weights");
+    // On VAL: most good moves, then most top-1, then the smaller weight.
+    let best = (0..IMAGINATION_WEIGHTS.len()).max_by(|&a, &b| (val.weights[a].1, val.weights[a].0).cmp(&(val.weights[b].1, val.weights[b].0)).then(b.cmp(&a))).expect("weights");
     let weight = |w: f32| if w.is_infinite() { serde_json::json!("inf") } else { serde_json::json!(w) };
+    let figures = |h: (usize, usize), n: usize| {
+        let (t, g) = (stats::rate(h.0, n), stats::rate(h.1, n));
+        serde_json::json!({"top1": t.value, "top1_interval": [t.low, t.high], "good": g.value, "good_interval": [g.low, g.high]})
+    };
     let table: Vec<serde_json::Value> = IMAGINATION_WEIGHTS
         .iter()
-        .zip(&hits)
-        .map(|(&w, &(t, g))| serde_json::json!({"w": weight(w), "top1": t as f64 / n, "good": g as f64 / n}))
+        .enumerate()
+        .map(|(k, &w)| serde_json::json!({"w": weight(w), "val": figures(val.weights[k], n), "hold": figures(hold.weights[k], n)}))
         .collect();
     let report = serde_json::json!({
         "fly": name,
-        "positions": rows.len(),
+        "player_id": f.player_id(None),
+        "positions": n,
         "seconds": started.elapsed().as_secs_f64(),
-        "plain": {"top1": plain.0 as f64 / n, "good": plain.1 as f64 / n},
+        "chosen_on": "VAL: most good moves, then most top-1",
+        "plain": {"val": figures(val.plain, n), "hold": figures(hold.plain, n)},
         "weights": table,
         "chosen": weight(IMAGINATION_WEIGHTS[best]),
+        "chosen_on_hold": figures(hold.weights[best], n),
     });
-    // Kept per fly in DATA/imagination.json.
+    // Kept in DATA/imagination.json under the fly's player id.
     let path = data.join("imagination.json");
     let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    all.insert(name.to_string(), report.clone());
+    all.insert(f.player_id(None), report.clone());
     flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{name}, one-move imagination on {} HOLD positions ({:.0} s):", rows.len(), started.elapsed().as_secs_f64());
-        println!("  plain        top-1 {:5.1}%  good {:5.1}%", 100.0 * plain.0 as f64 / n, 100.0 * plain.1 as f64 / n);
-        for (&w, &(t, g)) in IMAGINATION_WEIGHTS.iter().zip(&hits) {
-            let mark = if w == IMAGINATION_WEIGHTS[best] || (w.is_infinite() && IMAGINATION_WEIGHTS[best].is_infinite()) { "  <- chosen" } else { "" };
-            println!("  w = {:<6}   top-1 {:5.1}%  good {:5.1}%{mark}", if w.is_infinite() { "inf".to_string() } else { format!("{w}") }, 100.0 * t as f64 / n, 100.0 * g as f64 / n);
-        }
-        println!("saved {}", path.display());
+        return Ok(());
     }
+    println!("{name}, one-move imagination: chosen on {n} VAL positions, reported on {n} HOLD positions ({:.0} s)", started.elapsed().as_secs_f64());
+    let line = |label: &str, v: (usize, usize), h: (usize, usize), mark: &str| {
+        let (t, g) = (stats::rate(h.0, n), stats::rate(h.1, n));
+        println!("  {label:12} VAL good {:5.1}% top-1 {:5.1}% | HOLD good {} top-1 {}{mark}", 100.0 * v.1 as f64 / n as f64, 100.0 * v.0 as f64 / n as f64, g.percent(), t.percent());
+    };
+    line("plain", val.plain, hold.plain, "");
+    for (k, &w) in IMAGINATION_WEIGHTS.iter().enumerate() {
+        let label = format!("w = {}", if w.is_infinite() { "inf".to_string() } else { format!("{w}") });
+        line(&label, val.weights[k], hold.weights[k], if k == best { "  <- chosen on VAL" } else { "" });
+    }
+    println!("saved {}", path.display());
     Ok(())
 }
 

@@ -70,6 +70,36 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// Two players over paired openings (each played twice, colours swapped): W-D-L, the Elo
+    /// difference with its 95% interval from the pair scores, optionally a sequential test.
+    /// Players: a fly by name, NAME+imagination, random, greedy, stockfish, stockfish:P.
+    /// Resumable.
+    Duel {
+        first: String,
+        second: String,
+        /// Games (the most, with --sprt).
+        #[arg(long, default_value_t = 40)]
+        games: usize,
+        #[arg(long, default_value_t = 1)]
+        game_seed: u64,
+        /// Stop as soon as the sequential test decides between --elo0 and --elo1.
+        #[arg(long)]
+        sprt: bool,
+        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+        elo0: f64,
+        #[arg(long, default_value_t = 50.0, allow_hyphen_values = true)]
+        elo1: f64,
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        #[arg(long, default_value_t = 0.05)]
+        beta: f64,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// The finishing lessons: won TRAIN positions relabelled by Stockfish with every legal move
     /// scored (mates ranked by distance, stalemates as draws) into DATA/lessons/, for
     /// `train --lessons SHARE`. Resumable.
@@ -143,11 +173,16 @@ enum Command {
         fly: String,
         #[arg(long)]
         fen: Option<String>,
-        /// A file with one FEN per line (all go through the brain as one batch).
+        /// A file with one FEN per line, streamed in batches of 32: one JSON line per position
+        /// as it goes with --json; a bad line is reported with its number and the rest go on.
         #[arg(long)]
         fens: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Also the move one-move imagination plays, with weight W (default: the fly's tuned
+        /// weight), and the value the fly sees after each move.
+        #[arg(long, num_args = 0..=1, value_name = "W")]
+        imagination: Option<Option<f32>>,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -429,18 +464,21 @@ fn main() -> std::process::ExitCode {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
         Some(Command::Rate { games, quick, game_seed, json, engine, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json, engine.choice()),
+        Some(Command::Duel { first, second, games, game_seed, sprt, elo0, elo1, alpha, beta, json, engine, which }) => {
+            let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
+            fly_cli::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
+        }
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)
         }
-        Some(Command::Analyse { fly, fen, fens, json, which }) => {
-            let mut list: Vec<String> = fen.into_iter().collect();
-            match fens.map(|p| std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))) {
-                Some(Ok(text)) => list.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned)),
-                Some(Err(e)) => return report(Err(e)),
-                None => {}
-            }
-            fly_cli::analyse(&which, &data, &fly, &list, json)
+        Some(Command::Analyse { fly, fen, fens, json, imagination, which }) => {
+            let positions = match (fen, fens) {
+                (Some(f), None) => fly_cli::Positions::One(f),
+                (None, Some(p)) => fly_cli::Positions::File(p),
+                _ => return report(Err(anyhow::anyhow!("give one of --fen FEN or --fens FILE"))),
+            };
+            fly_cli::analyse(&which, &data, &fly, positions, json, imagination)
         }
         Some(Command::Cache { positions, batch, engine, which }) => cli::cache(&which, &data, positions, batch, engine.choice()).map(|_| ()),
         Some(Command::Bench { json, render: true, which, .. }) => cli::render_bench(&which, &data, json),

@@ -136,13 +136,8 @@ fn targets(rows: &[Row]) -> Result<Vec<Target>> {
 
 /// The DN-rate cache of `prepared` over the first `n` rows, filled as needed.
 pub fn cache(prepared: &Prepared, data: &Path, dataset: &Dataset, n: usize, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Cache>> {
-    let meta = CacheMeta {
-        brain_checksum: prepared.checksum.to_string(),
-        homeostasis: flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
-        dataset: format!("{} ({} rows)", dataset.meta.source, dataset.rows.len()),
-        descending: prepared.connectome.groups.descending.len(),
-    };
-    let path = data.join("cache").join(format!("{}-{}.dn", prepared.spec_name, &prepared.checksum[..12]));
+    let meta = CacheMeta::new(prepared.checksum, &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()), dataset, prepared.connectome.groups.descending.len());
+    let path = meta.path_in(&data.join("cache"), &prepared.spec_name);
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
         let sim = Simulator::choose(prepared.engine, prepared.brain)?;
@@ -336,13 +331,14 @@ pub fn read_runs(data: &Path) -> Vec<RunCurves> {
     out
 }
 
-/// The imagination weight `flychess imagine-tune` chose for `fly` (DATA/imagination.json), or
-/// 1.0 when it has not been tuned.
-pub fn tuned_imagination(data: &Path, fly: &str) -> f32 {
+/// The imagination weight `flychess imagine-tune` chose for this fly (DATA/imagination.json,
+/// kept under the fly's player id, so a fly retrained under the same name starts untuned), or 1.0
+/// when it has not been tuned.
+pub fn tuned_imagination(data: &Path, fly: &flychess_sim::fly::Fly) -> f32 {
     let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else {
         return 1.0;
     };
-    match &v[fly]["chosen"] {
+    match &v[fly.player_id(None)]["chosen"] {
         serde_json::Value::Number(n) => n.as_f64().unwrap_or(1.0) as f32,
         serde_json::Value::String(s) if s == "inf" => f32::INFINITY,
         _ => 1.0,

@@ -117,11 +117,81 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
         let ending = r["termination"].as_str().unwrap();
         assert!(["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"].contains(&ending), "{ending}");
     }
+    // A file of positions streams through in batches, one JSON line per position as it goes; a
+    // bad line is reported with its number and the rest go on.
+    let fens = t.path().join("positions.txt");
+    let mut text = String::new();
+    for k in 0..70 {
+        if k == 40 {
+            text.push_str("this is not a position\n\n");
+        }
+        text.push_str(if k % 2 == 0 { start } else { "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2" });
+        text.push('\n');
+    }
+    std::fs::write(&fens, text).unwrap();
+    let streamed = flychess(t.path(), &["analyse", "--fly", "nb", "--fens", fens.to_str().unwrap(), "--json"]);
+    assert!(!streamed.status.success(), "a bad line makes the exit status say so");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&streamed.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    assert_eq!(lines.len(), 71, "70 positions and the bad line");
+    let bad_line = lines.iter().find(|v| v.get("error").is_some()).expect("the bad line is reported");
+    assert_eq!(bad_line["line"], 41);
+    assert!(String::from_utf8_lossy(&streamed.stderr).contains("line 41"));
+    assert_eq!(lines.iter().filter(|v| v["moves"].as_array().is_some_and(|m| m.len() == 20)).count(), 35, "every start position, before and after the bad line");
+    assert_eq!(lines.last().unwrap()["line"], 72);
+    // The same positions one at a time give the same probabilities as in the batch.
+    assert_eq!(lines[0]["moves"], a["moves"]);
+    // With imagination: the move it plays and the value seen after each move.
+    let im = json(&flychess(t.path(), &["analyse", "--fly", "nb", "--fen", start, "--json", "--imagination", "2"]));
+    assert_eq!(im["imagination"]["weight"], 2.0);
+    assert!(im["moves"].as_array().unwrap().iter().all(|m| m["value_after"].as_f64().is_some_and(|v| (-1.0..=1.0).contains(&v))));
+    assert!(im["moves"].as_array().unwrap().iter().any(|m| m["uci"] == im["imagination"]["chosen"]));
     let bad = flychess(t.path(), &["analyse", "--fly", "nb", "--fen", "not a fen"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad FEN"));
     let missing = flychess(t.path(), &["analyse", "--fly", "nobody", "--fen", start]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no fly named \"nobody\""));
+}
+
+#[test]
+fn a_duel_reports_its_elo_difference_with_an_interval_and_can_stop_early() {
+    let t = tempfile::tempdir().unwrap();
+    let d = json(&flychess(t.path(), &["duel", "greedy", "random", "--games", "8", "--json"]));
+    assert_eq!(d["games"], 8);
+    assert_eq!(d["pairs"], 4);
+    assert_eq!(d["wins"].as_u64().unwrap() + d["draws"].as_u64().unwrap() + d["losses"].as_u64().unwrap(), 8);
+    assert_eq!(d["pentanomial"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum::<u64>(), 4);
+    let (lo, hi) = (d["elo_interval"][0].as_f64().unwrap(), d["elo_interval"][1].as_f64().unwrap());
+    assert!(lo <= d["elo"].as_f64().unwrap() && d["elo"].as_f64().unwrap() <= hi);
+    // Resumed: asked again, nothing is played again and the figures are the same.
+    let again = json(&flychess(t.path(), &["duel", "greedy", "random", "--games", "8", "--json"]));
+    assert_eq!(again["pentanomial"], d["pentanomial"]);
+    // A sequential test plays rounds of pairs and says where it stands.
+    let s = json(&flychess(t.path(), &["duel", "greedy", "random", "--games", "40", "--sprt", "--elo0", "0", "--elo1", "100", "--json"]));
+    let state = &s["sprt"]["state"];
+    assert!(["H0", "H1", "continue"].contains(&state["verdict"].as_str().unwrap()));
+    assert!(s["games"].as_u64().unwrap() <= 40 && s["games"].as_u64().unwrap() % 2 == 0);
+    if state["verdict"] == "continue" {
+        assert_eq!(s["games"], 40, "a test that has not decided plays every game allowed");
+    }
+    let same = flychess(t.path(), &["duel", "greedy", "greedy", "--games", "2"]);
+    assert!(!same.status.success() && String::from_utf8_lossy(&same.stderr).contains("same player"));
+}
+
+#[test]
+fn ratings_follow_what_a_fly_is_not_its_name() {
+    use flychess_sim::fly::{shipped_dir, Fly};
+    let t = tempfile::tempdir().unwrap();
+    let mut fly = Fly::load(&shipped_dir().join("newborn.fly")).unwrap();
+    fly.meta.name = "mine".into();
+    std::fs::create_dir_all(t.path().join("flies")).unwrap();
+    fly.save(&t.path().join("flies").join("mine.fly")).unwrap();
+    let report = serde_json::json!({"ratings": [{"name": "mine", "id": fly.player_id(None), "elo": 1234.4, "low": 1200.0, "high": 1260.0}]});
+    std::fs::write(t.path().join("ratings.json"), report.to_string()).unwrap();
+    assert_eq!(flychess::ui::read_ratings(t.path()).get("mine").map(String::as_str), Some("1234 [1200, 1260]"));
+    // Retrained under the same name: the old fly's rating is not its.
+    fly.readout.bias[0] += 1.0;
+    fly.save(&t.path().join("flies").join("mine.fly")).unwrap();
+    assert_eq!(flychess::ui::read_ratings(t.path()).get("mine"), None);
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! and their rates are kept as bytes (rate × 255, rounded) — the mean over steps 9–12 and step 12
 //! alone, 2 × 1,314 bytes a position. The readout is then fitted over this cache pass after pass.
 //!
-//! The cache is one append-only file per brain, homeostasis and dataset
-//! (`DATA/cache/NAME.dn`, a JSON sidecar says what it belongs to): positions are appended in
-//! dataset order in whole batches, so a killed run resumes at the last complete position.
+//! The cache is one append-only file per brain, homeostasis, dataset content and readings
+//! (`DATA/cache/SPEC-BRAIN-KEY.dn`, KEY hashing all of them; a JSON sidecar says what it belongs
+//! to): a second dataset, or the same one relabelled under its old name, gets a file of its own
+//! and never truncates another's. Positions are appended in dataset order in whole batches, so a
+//! killed run resumes at the last complete position.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -45,6 +47,30 @@ pub struct CacheMeta {
     pub homeostasis: String,
     pub dataset: String,
     pub descending: usize,
+}
+
+/// What the cache stores for every position: both readings, in this order.
+pub const READINGS: &str = "mean of steps 9-12, then step 12; rate x 255 as u8";
+
+impl CacheMeta {
+    /// The meta of the cache of this brain (its checksum), homeostasis (its fingerprint) and
+    /// dataset (by content).
+    pub fn new(brain_checksum: &str, homeostasis: &str, dataset: &crate::data::Dataset, descending: usize) -> CacheMeta {
+        CacheMeta {
+            brain_checksum: brain_checksum.to_string(),
+            homeostasis: homeostasis.to_string(),
+            dataset: format!("{} ({} rows), sha256 {}; {READINGS}", dataset.meta.source, dataset.rows.len(), dataset.content_hash()),
+            descending,
+        }
+    }
+
+    /// Where this cache lives in `dir`: named by the brain spec (for people) and a hash of
+    /// everything it belongs to (for the program).
+    pub fn path_in(&self, dir: &Path, spec_name: &str) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let key = crate::connectome::brain_file::hex(&Sha256::digest(serde_json::to_vec(self).expect("plain struct")));
+        dir.join(format!("{spec_name}-{}-{}.dn", &self.brain_checksum.get(..12).unwrap_or(&self.brain_checksum), &key[..12]))
+    }
 }
 
 pub struct Cache {

@@ -149,7 +149,20 @@ impl Dataset {
         Ok(Dataset { meta: Meta { source: source.into(), labeller: labeller.into(), rows: rows.len(), hold: HOLD, val: VAL }, rows })
     }
 
-    pub fn save(&self, path: &Path) -> Result<()> {
+    /// The rows' content as one hash (sha256, hex): FENs, games, plies and every label, in
+    /// order, with the HOLD and VAL sizes. What a DN cache and a fly's figures are keyed by: the
+    /// same positions relabelled, or split otherwise, hash differently under the same name.
+    pub fn content_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut d = Sha256::new();
+        d.update((self.meta.hold as u64).to_le_bytes());
+        d.update((self.meta.val as u64).to_le_bytes());
+        d.update(self.encode_rows());
+        crate::connectome::brain_file::hex(&d.finalize())
+    }
+
+    /// The rows as the file stores them (before compression).
+    fn encode_rows(&self) -> Vec<u8> {
         let mut body = Vec::new();
         for r in &self.rows {
             body.push(r.fen.len() as u8);
@@ -171,6 +184,11 @@ impl Dataset {
                 }
             }
         }
+        body
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let body = self.encode_rows();
         let packed = zstd::encode_all(&body[..], 19).map_err(|e| Error::io(path, e))?;
         container::write(path, MAGIC, FORMAT_VERSION, &Meta { rows: self.rows.len(), ..self.meta.clone() }, &packed)
     }

@@ -56,6 +56,37 @@ impl Fly {
     }
 }
 
+impl Fly {
+    /// What plays, as a key (16 hex digits): a hash of the readout's weights, biases and read
+    /// steps, the brain it belongs to, the homeostasis it was fitted under, and the imagination
+    /// weight (None: plain). Ladder games and ratings are stored under it, never under the name:
+    /// a fly retrained or re-tuned under the same name is another player.
+    pub fn player_id(&self, imagination: Option<f32>) -> String {
+        use sha2::{Digest, Sha256};
+        let mut d = Sha256::new();
+        d.update(b"fly player v1");
+        d.update(self.meta.brain_checksum.as_bytes());
+        d.update([0]);
+        d.update(self.meta.homeostasis.as_bytes());
+        d.update([0]);
+        d.update((self.readout.inputs as u64).to_le_bytes());
+        for &s in &self.readout.read_steps {
+            d.update((s as u64).to_le_bytes());
+        }
+        for v in self.readout.weights.iter().chain(&self.readout.bias) {
+            d.update(v.to_le_bytes());
+        }
+        match imagination {
+            None => d.update(b"plain"),
+            Some(w) => {
+                d.update(b"imagination");
+                d.update(w.to_le_bytes());
+            }
+        }
+        crate::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+    }
+}
+
 /// The flies shipped with the project (embedded in the binary and written out by `shipped`).
 pub fn shipped_dir() -> PathBuf {
     crate::shipped::dir().join("flies")
@@ -136,6 +167,15 @@ mod tests {
         std::fs::write(&p, b).unwrap();
         assert!(Fly::load(&p).unwrap_err().to_string().contains("damaged"));
         assert_eq!(today().len(), 10);
+        // The player's key follows the weights and the imagination weight, not the name.
+        let mut renamed = fly.clone();
+        renamed.meta.name = "other".into();
+        assert_eq!(renamed.player_id(None), fly.player_id(None));
+        let mut retrained = fly.clone();
+        retrained.readout.weights[3] += 0.5;
+        assert_ne!(retrained.player_id(None), fly.player_id(None));
+        assert_ne!(fly.player_id(Some(1.0)), fly.player_id(None));
+        assert_ne!(fly.player_id(Some(1.0)), fly.player_id(Some(2.0)));
         assert!(today().starts_with("20"));
     }
 }

@@ -12,6 +12,7 @@ pub mod chess;
 pub mod connectome;
 pub mod container;
 pub mod data;
+pub mod duel;
 pub mod engine;
 pub mod error;
 pub mod eval;

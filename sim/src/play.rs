@@ -30,6 +30,22 @@ impl Dice {
     pub fn chance(&mut self, p: f64) -> bool {
         (self.below(1 << 30) as f64) < p * (1u64 << 30) as f64
     }
+    /// An index drawn with the given weights (all zero or not finite: uniformly).
+    pub fn sample(&mut self, weights: &[f32]) -> usize {
+        let total: f64 = weights.iter().map(|&w| if w.is_finite() { w.max(0.0) as f64 } else { 0.0 }).sum();
+        if total <= 0.0 {
+            return self.below(weights.len());
+        }
+        let mut u = self.below(1 << 30) as f64 / (1u64 << 30) as f64 * total;
+        for (i, &w) in weights.iter().enumerate() {
+            let w = if w.is_finite() { w.max(0.0) as f64 } else { 0.0 };
+            if u < w {
+                return i;
+            }
+            u -= w;
+        }
+        weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
+    }
 }
 
 pub enum Player<'a> {
@@ -37,6 +53,9 @@ pub enum Player<'a> {
     Greedy(Dice),
     /// A fly; with `imagination: Some(w)` it looks at the board after each of its legal moves.
     Fly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], imagination: Option<f32> },
+    /// A fly that draws its move from its policy (the probabilities as they are) with its own
+    /// dice: the player of the clone test with independent seeds.
+    SamplingFly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], dice: Dice },
     Stockfish { engine: Supervised, limit: Limit, random_share: f64, dice: Dice },
 }
 
@@ -47,6 +66,7 @@ impl Player<'_> {
             Player::Greedy(_) => "greedy".into(),
             Player::Fly { imagination: Some(_), .. } => "fly (imagination)".into(),
             Player::Fly { .. } => "fly".into(),
+            Player::SamplingFly { .. } => "fly (sampling)".into(),
             Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
             Player::Stockfish { .. } => "stockfish".into(),
         }
@@ -66,6 +86,11 @@ impl Player<'_> {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 p.moves[choose(pos, &p, earlier).expect("a position in play has legal moves").0]
+            }
+            Player::SamplingFly { brain, readout, descending, dice } => {
+                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+                let p = policy(pos, &readout.heads(&features[0]));
+                p.moves[dice.sample(&p.probability)]
             }
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {

@@ -2,7 +2,8 @@
 //! Elo scale, P(i beats j) = 1 / (1 + 10^((R_j − R_i)/400)), fitted by maximum likelihood with
 //! Newton steps and one anchor held fixed. Every pairing that met gets one virtual draw, so a
 //! 20–0 score gives a large but finite gap. 95 % intervals come from refitting on resampled games
-//! (the bootstrap, 300 refits by default).
+//! (the bootstrap, 300 refits by default), each pairing's games drawn again within the pairing
+//! (seed: "every pairing's games drawn again"), so every refit keeps every pairing and its size.
 
 /// One game: `white` and `black` index players; `score` is White's (1, ½ or 0).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,8 +108,9 @@ fn solve(mut h: Vec<Vec<f64>>, mut g: Vec<f64>) -> Option<Vec<f64>> {
     Some(x)
 }
 
-/// 95 % intervals (2.5th and 97.5th percentiles) of each player's rating over `refits` fits on
-/// games drawn with replacement (a portable xorshift stream seeded by `seed`).
+/// 95 % intervals (2.5th and 97.5th percentiles) of each player's rating over `refits` fits, each
+/// on the games of every pairing drawn again with replacement within that pairing (a portable
+/// xorshift stream seeded by `seed`): a pairing of one game is in every refit, as it was played.
 pub fn bootstrap(players: usize, games: &[Outcome], anchor: usize, anchor_elo: f64, refits: usize, seed: u64) -> Vec<(f64, f64)> {
     if games.is_empty() {
         return vec![(anchor_elo, anchor_elo); players];
@@ -120,9 +122,17 @@ pub fn bootstrap(players: usize, games: &[Outcome], anchor: usize, anchor_elo: f
         s ^= s << 17;
         s
     };
+    // The games of each pairing (unordered), in a fixed order.
+    let mut pairings: std::collections::BTreeMap<(usize, usize), Vec<Outcome>> = std::collections::BTreeMap::new();
+    for g in games {
+        pairings.entry((g.white.min(g.black), g.white.max(g.black))).or_default().push(*g);
+    }
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(refits); players];
     for _ in 0..refits {
-        let resampled: Vec<Outcome> = (0..games.len()).map(|_| games[(next() % games.len() as u64) as usize]).collect();
+        let mut resampled = Vec::with_capacity(games.len());
+        for within in pairings.values() {
+            resampled.extend((0..within.len()).map(|_| within[(next() % within.len() as u64) as usize]));
+        }
         for (i, r) in fit(players, &resampled, anchor, anchor_elo).into_iter().enumerate() {
             samples[i].push(r);
         }
@@ -175,6 +185,20 @@ mod tests {
             assert!(lo <= truth[i] && truth[i] <= hi, "player {i}: truth {} outside [{lo:.0}, {hi:.0}] (fit {:.0})", truth[i], fitted[i]);
             assert!(hi - lo < 200.0, "200 games per pair give a usable interval: {:.0}", hi - lo);
         }
+    }
+
+    #[test]
+    fn a_small_pairing_is_in_every_refit() {
+        // A (the anchor) and B drew 40 games; C lost its only game to B. Drawn over all games at
+        // once, C's game would be missing from about a third of the refits, and C would sit at
+        // the anchor's rating there; drawn within each pairing, C is always below B.
+        let mut games: Vec<Outcome> = (0..40).map(|k| Outcome { white: k % 2, black: 1 - k % 2, score: 0.5 }).collect();
+        games.push(Outcome { white: 1, black: 2, score: 1.0 });
+        let fitted = fit(3, &games, 0, 1500.0);
+        let want = 1500.0 - 400.0 * (1.5f64 / 0.5).log10();
+        assert!((fitted[2] - want).abs() < 1.0, "{} vs {want}", fitted[2]);
+        let intervals = bootstrap(3, &games, 0, 1500.0, 300, 3);
+        assert!(intervals[2].1 < 1450.0, "C's upper bound {:.0}: a refit without C's game put it at the anchor", intervals[2].1);
     }
 
     #[test]

@@ -25,6 +25,7 @@ const FILES: &[(&str, &[u8])] = &[
     ("flywire783-hemispheres/consolidated_cell_types.feather", include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather")),
     ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
     ("flies/flywire.fly", include_bytes!("../../models/flywire.fly")),
+    ("flies/flywire-newborn.fly", include_bytes!("../../models/flywire-newborn.fly")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
 ];

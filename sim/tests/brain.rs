@@ -284,6 +284,39 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
 }
 
 #[test]
+fn each_dataset_has_its_own_dn_cache_and_a_relabelled_one_is_new() {
+    use flychess_sim::cache::{Cache, CacheMeta};
+    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::eval::Score;
+    let brain = small_brain(12);
+    let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
+    let shipped = Dataset::load(&shipped_path()).unwrap();
+    let first = Dataset { meta: shipped.meta.clone(), rows: shipped.rows[..6].to_vec() };
+    let other = Dataset { meta: shipped.meta.clone(), rows: shipped.rows[6..12].to_vec() };
+    // The same positions under the same name, one label changed.
+    let mut relabelled = first.clone();
+    relabelled.rows[2].moves[0].score = Score::Cp(12_345);
+    let dir = tempfile::tempdir().unwrap();
+    let meta = |d: &Dataset| CacheMeta::new("small-brain", "h", d, descending.len());
+    let path = |d: &Dataset| meta(d).path_in(dir.path(), "small");
+    assert_eq!(path(&first), path(&first.clone()), "the same content, the same cache");
+    assert_ne!(path(&first), path(&other), "another dataset of the same name and size");
+    assert_ne!(path(&first), path(&relabelled), "relabelled under the same name");
+    assert_ne!(meta(&first).path_in(dir.path(), "small"), CacheMeta::new("small-brain", "h2", &first, 40).path_in(dir.path(), "small"), "another homeostasis");
+    let mut a = Cache::open(&path(&first), meta(&first)).unwrap();
+    a.fill(&Simulator::Cpu, &brain, &descending, &first.rows, 3, &|_, _| {}, &|| false).unwrap();
+    let before = std::fs::read(&path(&first)).unwrap();
+    // Training on the other datasets leaves the first cache as it was.
+    for d in [&other, &relabelled] {
+        let mut c = Cache::open(&path(d), meta(d)).unwrap();
+        assert_eq!(c.positions, 0);
+        c.fill(&Simulator::Cpu, &brain, &descending, &d.rows, 3, &|_, _| {}, &|| false).unwrap();
+    }
+    assert_eq!(std::fs::read(&path(&first)).unwrap(), before);
+    assert_eq!(Cache::open(&path(&first), meta(&first)).unwrap().positions, 6);
+}
+
+#[test]
 fn readout_features_asked_for_at_once_by_many_threads_think_together_with_the_same_results() {
     use flychess_sim::readout::{think_features, think_features_alone};
     let brain = &default_brain().brain;

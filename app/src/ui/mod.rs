@@ -262,54 +262,102 @@ pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
     Ok(())
 }
 
-/// The ladder's ratings file as a table (or how to make one).
+/// The ratings the window shows: the user's own ladder (DATA/ratings.json, from `flychess rate`)
+/// when there is one, else the ladder measured before the release and shipped with the flies.
+/// (the report, where it came from.)
+fn ratings_report(data: &std::path::Path) -> Option<(serde_json::Value, String)> {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p));
+    if let Some((v, p)) = read(data.join("ratings.json")) {
+        return Some((v, format!("your ladder ({})", p.display())));
+    }
+    let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
+    let when = v["date"].as_str().unwrap_or("?").to_string();
+    Some((v, format!("the ladder shipped with the flies, measured on {when}")))
+}
+
+/// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
+/// every player's rating with its interval and how its games ended, every pairing's W-D-L.
 fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
-    let Ok(text) = std::fs::read_to_string(data.join("ratings.json")) else {
+    let Some((v, from)) = ratings_report(data) else {
         ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
         return;
     };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        ui.colored_label(Color32::LIGHT_RED, "ratings.json could not be read");
-        return;
-    };
+    ui.label(format!("From {from}: {} games, {} per pairing; anchor {} = {}.", v["games"], v["options"]["games"], v["anchor"].as_str().unwrap_or("?"), v["anchor_elo"]));
+    let harness = &v["harness_check"];
+    if harness.is_object() {
+        ui.label(format!(
+            "Harness check: {} against itself scored {:.1}% over {} games{}.",
+            harness["fly"].as_str().unwrap_or("?"),
+            100.0 * harness["score"].as_f64().unwrap_or(0.0),
+            harness["games"],
+            if harness["passed"].as_bool() == Some(true) { " (exactly 50%, as it must)" } else { ": NOT 50%, do not trust these ratings" }
+        ));
+    }
     let clone = &v["clone"];
-    ui.label(format!(
-        "Anchor: {} = {}. Clone control: {} against itself scored {:.1}% over {} games{}.",
-        v["anchor"].as_str().unwrap_or("?"),
-        v["anchor_elo"],
-        clone["fly"].as_str().unwrap_or("?"),
-        100.0 * clone["score"].as_f64().unwrap_or(0.0),
-        clone["games"],
-        if clone["trusted"].as_bool() == Some(true) { "" } else { " (not 50%: do not trust these ratings)" }
-    ));
-    egui::Grid::new("ratings").num_columns(4).striped(true).show(ui, |ui| {
-        for h in ["player", "Elo", "95% interval", "games"] {
+    if let Some(interval) = clone["score_interval"].as_array() {
+        let at = |i: usize| 100.0 * interval.get(i).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        ui.label(format!(
+            "Clone test: {} against an independent copy scored {:.1}% [{:.1}, {:.1}] over {} pairs{}.",
+            clone["fly"].as_str().unwrap_or("?"),
+            100.0 * clone["score"].as_f64().unwrap_or(0.0),
+            at(0),
+            at(1),
+            clone["pairs"],
+            if clone["within"].as_bool() == Some(true) { " (holds 50%)" } else { ": 50% is outside, do not trust these ratings" }
+        ));
+    }
+    egui::Grid::new("ratings").num_columns(5).striped(true).show(ui, |ui| {
+        for h in ["player", "Elo", "95% interval", "games", "how its games ended"] {
             ui.strong(h);
         }
         ui.end_row();
         for r in v["ratings"].as_array().into_iter().flatten() {
-            ui.label(r["name"].as_str().unwrap_or("?"));
+            let earlier = r["current"].as_bool() == Some(false);
+            ui.label(format!("{}{}", r["name"].as_str().unwrap_or("?"), if earlier { " (earlier version)" } else { "" }));
             ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
             ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
             ui.label(format!("{}", r["games"]));
+            let ends: Vec<String> = r["endings"].as_object().into_iter().flatten().map(|(k, n)| format!("{k} {n}")).collect();
+            ui.small(ends.join(", "));
             ui.end_row();
         }
     });
-    if let Some(e) = v["endings"].as_object() {
-        let list: Vec<String> = e.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        ui.small(format!("Games ended by: {}", list.join(", ")));
+    if let Some(pairings) = v["pairings"].as_array() {
+        egui::CollapsingHeader::new(format!("Pairings ({})", pairings.len())).id_salt("pairings").show(ui, |ui| {
+            egui::Grid::new("pairings grid").num_columns(3).striped(true).show(ui, |ui| {
+                for h in ["pairing", "W-D-L (first player)", "score"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for p in pairings {
+                    ui.label(format!("{} – {}", p["first"].as_str().unwrap_or("?"), p["second"].as_str().unwrap_or("?")));
+                    ui.label(format!("{}-{}-{}", p["wins"], p["draws"], p["losses"]));
+                    ui.label(format!("{:.0}%", 100.0 * p["score"].as_f64().unwrap_or(0.0)));
+                    ui.end_row();
+                }
+            });
+        });
     }
 }
 
-/// Ratings measured by `flychess rate` (DATA/ratings.json), as "1234 [1180, 1290]" by fly name.
+/// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is
+/// (its player id), so a fly retrained under an old name shows "unrated" until it is rated.
 pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
+    let mut by_id = HashMap::new();
+    if let Some((v, _)) = ratings_report(data) {
+        for r in v["ratings"].as_array().into_iter().flatten() {
+            if let (Some(id), Some(elo)) = (r["id"].as_str(), r["elo"].as_f64()) {
+                let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
+                by_id.insert(id.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
+            }
+        }
+    }
     let mut out = HashMap::new();
-    let Ok(text) = std::fs::read_to_string(data.join("ratings.json")) else { return out };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return out };
-    for r in v["ratings"].as_array().into_iter().flatten() {
-        if let (Some(name), Some(elo)) = (r["name"].as_str(), r["elo"].as_f64()) {
-            let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
-            out.insert(name.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
+    for name in list_flies(data) {
+        if let Ok(f) = flychess_sim::fly::find(&name, data).and_then(|p| flychess_sim::fly::Fly::load(&p))
+            && let Some(r) = by_id.get(&f.player_id(None))
+        {
+            out.insert(name, r.clone());
         }
     }
     out

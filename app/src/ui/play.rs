@@ -324,8 +324,8 @@ impl PlayTab {
                 fly: fly.clone(),
                 position: self.game.current().clone(),
                 earlier: self.game.keys().to_vec(),
-                // The weight `flychess imagine-tune` chose on HOLD for this fly (1 until tuned).
-                imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, &self.fly_name)),
+                // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
+                imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, fly)),
             });
         }
         if !self.fly_to_move() && !self.game.is_over()
