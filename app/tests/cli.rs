@@ -30,6 +30,13 @@ fn generated_tables_build_through_the_release_path_and_stay_labelled_as_the_stan
     let again = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert!(again["generate_and_build_seconds"].is_null());
     assert_eq!(again["checksum"], info["checksum"]);
+    // Moved elsewhere, the same tables are the same brain: loaded, not rebuilt, same id.
+    let moved = t.path().join("moved");
+    std::fs::rename(&tables, &moved).unwrap();
+    let after_move = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "malecns", "--tables", moved.to_str().unwrap()]));
+    assert_eq!(after_move["checksum"], info["checksum"], "moving the tables keeps the brain");
+    assert!(after_move["generate_and_build_seconds"].is_null(), "and does not rebuild it");
+    std::fs::rename(&moved, &tables).unwrap();
 
     let shuffled = json(&flychess(t.path(), &["brain", "info", "--json", "--shuffle-wiring", "9", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
     assert_eq!(shuffled["source"], "synthetic stand-in (seed 3), shuffled wiring (seed 9)");

@@ -119,9 +119,15 @@ impl BrainSpec {
     }
 
     /// The fingerprint of everything the brain depends on: the rules, the control, and either the
-    /// generator and seed, each FlyWire table's content (sha256: moving the tables keeps the
-    /// brain), or each MaleCNS table's path, size and modification time.
+    /// generator and seed, or each table's content (sha256, remembered per file version in
+    /// DATA/brains/table-digests.json): moving or re-downloading the tables keeps the brain and
+    /// with it every fly, cache and homeostasis; changing a table's content makes another brain.
     pub fn inputs_key(&self, data: &Path) -> Result<String> {
+        let memo = data.join("brains").join("table-digests.json");
+        let digest = |p: &Path| -> Result<String> {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(format!("{name} {}\n", crate::connectome::download::sha256_remembered(p, &memo)?))
+        };
         let mut h = Sha256::new();
         h.update(format!("rules {RULES_VERSION}\ncontrol {:?}\n", self.control));
         // A lesion's key names every region it cuts (the optic lobe covers its neuropils), so a
@@ -138,18 +144,16 @@ impl BrainSpec {
                 let paths = FlyWirePaths::in_dir(&Tables::flywire_dir(dir));
                 require_flywire(&paths)?;
                 for p in paths.present() {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    h.update(format!("{name} {}\n", crate::connectome::download::sha256_file(p)?));
+                    h.update(digest(p)?);
                 }
             }
             Tables::Synthetic { seed } => h.update(format!("synthetic generator {GENERATOR_VERSION} seed {seed}\n")),
             Tables::Release { .. } => {
                 let paths = self.table_paths(data);
                 require_tables(&paths)?;
+                h.update("malecns tables by content\n");
                 for p in paths.all() {
-                    let m = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
-                    let modified = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                    h.update(format!("{} {} {:?}\n", p.display(), m.len(), modified));
+                    h.update(digest(p)?);
                 }
             }
         }

@@ -75,6 +75,39 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     digest_file::<Sha256>(path)
 }
 
+/// sha256 of a file, remembered in `memo` (a JSON map from the file's absolute path to its size,
+/// modification time and digest): a large table is read once per version, not at every start.
+/// A moved or re-downloaded file is read again, and gives the same digest when its content is
+/// the same. A memo that cannot be read or written only costs the reading.
+pub fn sha256_remembered(path: &Path, memo: &Path) -> Result<String> {
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq)]
+    struct Seen {
+        len: u64,
+        modified_ns: u128,
+        sha256: String,
+    }
+    let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let modified_ns = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
+    let key = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string();
+    let mut known: std::collections::BTreeMap<String, Seen> = fs::read(memo).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    if let Some(seen) = known.get(&key)
+        && seen.len == meta.len()
+        && seen.modified_ns == modified_ns
+        && modified_ns != 0
+    {
+        return Ok(seen.sha256.clone());
+    }
+    let sha256 = sha256_file(path)?;
+    known.insert(key, Seen { len: meta.len(), modified_ns, sha256: sha256.clone() });
+    if let Some(dir) = memo.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    if let Ok(text) = serde_json::to_vec_pretty(&known) {
+        let _ = crate::connectome::brain_file::write_atomically(memo, &text);
+    }
+    Ok(sha256)
+}
+
 /// md5 of a file, hex (what Zenodo and Google's buckets state).
 pub fn md5_file(path: &Path) -> Result<String> {
     digest_file::<md5::Md5>(path)
