@@ -120,10 +120,10 @@ impl BrainSpec {
 
     /// The fingerprint of everything the brain depends on: the rules, the control, and either the
     /// generator and seed, or each table's content (sha256, remembered per file version in
-    /// DATA/brains/table-digests.json): moving or re-downloading the tables keeps the brain and
+    /// DATA/table-digests.json): moving or re-downloading the tables keeps the brain and
     /// with it every fly, cache and homeostasis; changing a table's content makes another brain.
     pub fn inputs_key(&self, data: &Path) -> Result<String> {
-        let memo = data.join("brains").join("table-digests.json");
+        let memo = data.join("table-digests.json");
         let digest = |p: &Path| -> Result<String> {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             Ok(format!("{name} {}\n", crate::connectome::download::sha256_remembered(p, &memo)?))
