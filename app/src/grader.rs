@@ -8,12 +8,16 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+#[cfg(test)]
+use std::time::Instant;
 
 use crossbeam_channel::{select_biased, unbounded, Receiver, Sender};
 
-use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+use flychess_sim::engine::{find_stockfish, kill_process, EngineOptions, Limit, Supervised};
 use flychess_sim::eval::{accuracy, Score, Verdict};
 
 /// The depth grades are computed at.
@@ -76,6 +80,8 @@ pub struct Grader {
     hints: Sender<Job>,
     pub events: Receiver<GraderEvent>,
     thread: Option<JoinHandle<()>>,
+    /// The running engine's process id (0: none), for killing a hung one on the way out.
+    engine_pid: Arc<AtomicU32>,
 }
 
 impl Grader {
@@ -84,6 +90,8 @@ impl Grader {
         let (grades, grade_jobs) = unbounded();
         let (hints, hint_jobs) = unbounded();
         let (tx, events) = unbounded();
+        let engine_pid = Arc::new(AtomicU32::new(0));
+        let pid_slot = engine_pid.clone();
         let thread = std::thread::Builder::new()
             .name("stockfish-grader".into())
             .spawn(move || {
@@ -98,35 +106,46 @@ impl Grader {
                         return;
                     }
                 };
-                let mut engine = Supervised::new(path.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                let mut engine = Supervised::new(path.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None }).publish_pid(pid_slot);
                 // Start it now so a broken binary is reported before the first grade.
                 if let Err(e) = engine.analyse("4k3/8/8/8/8/8/8/4K3 w - - 0 1", Limit::Depth(1), 1, TIMEOUT) {
                     send(GraderEvent::Unavailable(format!("{}: {e}", path.display())));
                     return;
                 }
-                send(GraderEvent::Ready { path });
+                send(GraderEvent::Ready { path: path.clone() });
+                // After a failed job the next good one says the engine is back.
+                let mut failing = false;
                 loop {
                     let job = select_biased! {
                         recv(hint_jobs) -> j => j,
                         recv(grade_jobs) -> j => j,
                     };
                     let Ok(job) = job else { break };
-                    match job {
+                    let outcome = match job {
                         Job::Hint(fen) => match engine.best_move(&fen, Limit::Depth(GRADE_DEPTH), TIMEOUT) {
-                            Ok(Some(best)) => send(GraderEvent::Hint { fen, best }),
-                            Ok(None) => {}
-                            Err(e) => send(GraderEvent::Unavailable(e.to_string())),
+                            Ok(best) => Ok(best.map(|best| GraderEvent::Hint { fen, best })),
+                            Err(e) => Err(e.to_string()),
                         },
-                        Job::Grade(g) => match grade(&mut engine, &g) {
-                            Ok(Some(p)) => send(GraderEvent::Graded(p)),
-                            Ok(None) => {}
-                            Err(e) => send(GraderEvent::Unavailable(e)),
-                        },
+                        Job::Grade(g) => grade(&mut engine, &g).map(|p| p.map(GraderEvent::Graded)),
+                    };
+                    match outcome {
+                        Ok(event) => {
+                            if std::mem::take(&mut failing) {
+                                send(GraderEvent::Ready { path: path.clone() });
+                            }
+                            if let Some(e) = event {
+                                send(e);
+                            }
+                        }
+                        Err(e) => {
+                            failing = true;
+                            send(GraderEvent::Unavailable(e));
+                        }
                     }
                 }
             })
             .expect("a thread can be started");
-        Grader { grades, hints, events, thread: Some(thread) }
+        Grader { grades, hints, events, thread: Some(thread), engine_pid }
     }
 
     pub fn grade(&self, job: GradeJob) {
@@ -139,13 +158,18 @@ impl Grader {
 }
 
 impl Drop for Grader {
+    /// Never waits on the engine: the queued jobs are dropped with the channels, a running
+    /// engine is killed (a hung one too: its worker's wait ends at once), and a thread of its own
+    /// joins the worker, which reaps the engine on its way out.
     fn drop(&mut self) {
-        // Closing both channels ends the worker's loop; the engine is killed and reaped with it.
         let (dead, _) = unbounded();
         self.grades = dead.clone();
         self.hints = dead;
+        kill_process(self.engine_pid.swap(0, Ordering::SeqCst));
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            let _ = std::thread::Builder::new().name("grader-reaper".into()).spawn(move || {
+                let _ = t.join();
+            });
         }
     }
 }
@@ -184,6 +208,41 @@ mod tests {
         match g.events.recv_timeout(Duration::from_secs(10)).unwrap() {
             GraderEvent::Unavailable(msg) => assert!(msg.contains("install"), "{msg}"),
             _ => panic!("expected Unavailable"),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn closing_with_a_hung_engine_returns_at_once_and_the_engine_is_gone() {
+        // A fake engine: it says uciok and readyok, then never answers a search.
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = dir.path().join("hung-engine");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho $$ > {}\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; esac; done\n", pid_file.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let g = Grader::start(Some(script), || {});
+        // Wait until the engine runs and hangs in its first search.
+        let started = Instant::now();
+        while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the fake engine never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(g.events.try_recv().is_err(), "no answer from a hung engine");
+        let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let closing = Instant::now();
+        drop(g);
+        assert!(closing.elapsed() < Duration::from_secs(1), "closing waited {:?} on the hung engine", closing.elapsed());
+        // Killed and reaped: no process of that id is left, not even a zombie.
+        let gone = Instant::now();
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(gone.elapsed() < Duration::from_secs(5), "the hung engine {pid} is still there");
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

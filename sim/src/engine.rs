@@ -7,6 +7,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -30,7 +32,8 @@ pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     candidates.extend(std::env::var_os("FLYCHESS_STOCKFISH").map(PathBuf::from));
     if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|d| d.join("stockfish")));
+        // Windows names it stockfish.exe.
+        candidates.extend(std::env::split_paths(&path).flat_map(|d| [d.join("stockfish"), d.join("stockfish.exe")]));
     }
     candidates.push(PathBuf::from("/usr/games/stockfish"));
     candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| Error::Invalid(INSTALL_HINT.to_string()))
@@ -269,17 +272,42 @@ pub struct Supervised {
     engine: Option<Engine>,
     /// How many times an engine was replaced (for logs and tests).
     pub replaced: u32,
+    /// Where each started engine's process id is written (0: none runs), so another thread can
+    /// kill a hung engine without waiting for this one (`kill_process`).
+    pid_slot: Option<Arc<AtomicU32>>,
+}
+
+/// Kills the process `pid` (a hung engine) from any thread; its owner's wait then ends and the
+/// owner reaps it. Best effort: a process already gone is not an error.
+pub fn kill_process(pid: u32) {
+    if pid == 0 {
+        return;
+    }
+    #[cfg(windows)]
+    let _ = std::process::Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).status();
+    #[cfg(not(windows))]
+    let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).stderr(Stdio::null()).status();
 }
 
 impl Supervised {
     pub fn new(path: PathBuf, options: EngineOptions) -> Supervised {
-        Supervised { path, options, engine: None, replaced: 0 }
+        Supervised { path, options, engine: None, replaced: 0, pid_slot: None }
+    }
+
+    /// Publishes every engine's process id in `slot` as it starts (0 when it is gone).
+    pub fn publish_pid(mut self, slot: Arc<AtomicU32>) -> Supervised {
+        self.pid_slot = Some(slot);
+        self
     }
 
     fn with<T>(&mut self, mut call: impl FnMut(&mut Engine) -> Result<T>) -> Result<T> {
         for attempt in 0..2 {
             if self.engine.is_none() {
-                self.engine = Some(Engine::start(&self.path, &self.options)?);
+                let started = Engine::start(&self.path, &self.options)?;
+                if let Some(slot) = &self.pid_slot {
+                    slot.store(started.pid(), Ordering::SeqCst);
+                }
+                self.engine = Some(started);
             }
             let engine = self.engine.as_mut().expect("started");
             match call(engine) {
@@ -289,6 +317,9 @@ impl Supervised {
                     tracing::warn!("{e}; replacing the engine");
                     if let Some(mut old) = self.engine.take() {
                         old.kill();
+                    }
+                    if let Some(slot) = &self.pid_slot {
+                        slot.store(0, Ordering::SeqCst);
                     }
                     if attempt == 1 {
                         return Err(e);
