@@ -6,6 +6,7 @@
 pub mod game;
 pub mod grader;
 pub mod label;
+pub mod opponent;
 pub mod openings;
 pub mod pieces;
 pub mod sound;

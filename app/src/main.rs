@@ -26,6 +26,14 @@ struct Cli {
     /// The tab to open: play, brain, train, flies or about.
     #[arg(long, value_name = "TAB")]
     tab: Option<String>,
+    /// Watch the fly (White) play OPPONENT move after move in the window: random, greedy,
+    /// stockfish, stockfish:P (a share P of random moves) or a fly's name. With --screenshot the
+    /// last frame is saved and the window closes when the game ends (or at --plies).
+    #[arg(long, value_name = "OPPONENT")]
+    watch: Option<String>,
+    /// With --watch: stop after this many plies.
+    #[arg(long, value_name = "N", requires = "watch")]
+    plies: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -444,11 +452,12 @@ fn main() -> std::process::ExitCode {
         None => {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let quiet = cli.screenshot.is_some();
+            let watch = cli.watch.map(|opponent| flychess::ui::Watch { opponent, plies: cli.plies });
             cli.tab
                 .as_deref()
                 .map(flychess::ui::Tab::parse)
                 .transpose()
-                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet }))
+                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet, watch }))
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),

@@ -6,8 +6,13 @@
 //! move when imagination has thought it, else one more think). The 12 steps run on the CPU engine, or on the GPU
 //! engine when it shares the window's device (a real GPU): then the view draws straight from the
 //! engine's rates buffer. Requests carry an id; the window ignores answers to
-//! requests it no longer wants (a takeback or new game mid-think). When the window goes, the
-//! request channel closes and the worker ends after the think in hand.
+//! requests it no longer wants (a takeback or new game mid-think). A recall asks again for an old
+//! think whose rates the window let go (it keeps full rates only for the thinks it can show):
+//! the same position thinks again on the CPU (the same rates, bit for bit), never on the GPU,
+//! whose one rates buffer belongs to the newest think. Of the requests waiting, only the newest
+//! think and the newest recall are answered. When the window goes, the request channel closes
+//! and the worker ends after the think in hand; a worker that died is noticed (`alive`) and the
+//! window starts another.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,6 +35,8 @@ pub struct ThinkRequest {
     pub earlier: Vec<u64>,
     /// Some(w): one-move imagination with weight w.
     pub imagination: Option<f32>,
+    /// Only the rates are wanted again (a think shown again after its rates were let go).
+    pub recall: bool,
 }
 
 /// What the fly thought about one position.
@@ -125,6 +132,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
 pub struct Thinker {
     requests: Sender<ThinkRequest>,
     pub answers: Receiver<Thought>,
+    worker: std::thread::JoinHandle<()>,
 }
 
 impl Thinker {
@@ -133,26 +141,53 @@ impl Thinker {
     pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, gpu: Option<GpuEngine>, wake: impl Fn() + Send + 'static) -> Thinker {
         let (requests, jobs) = unbounded::<ThinkRequest>();
         let (done, answers) = unbounded();
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("fly-thinker".into())
             .spawn(move || {
                 let baseline = Arc::new(cpu::think(&brain, &[[[false; 64]; 12]]).data);
                 let mut gpu = gpu;
-                while let Ok(mut request) = jobs.recv() {
-                    // Only the newest request matters.
-                    while let Ok(newer) = jobs.try_recv() {
-                        request = newer;
-                    }
-                    if let Some(t) = think(&brain, &descending, &baseline, &request, &mut gpu) {
-                        if done.send(t).is_err() {
-                            break;
+                while let Ok(first) = jobs.recv() {
+                    // Only the newest think and the newest recall matter.
+                    let (mut think_next, mut recall_next) = (None, None);
+                    for request in std::iter::once(first).chain(std::iter::from_fn(|| jobs.try_recv().ok())) {
+                        if request.recall {
+                            recall_next = Some(request);
+                        } else {
+                            think_next = Some(request);
                         }
-                        wake();
+                    }
+                    for request in [think_next, recall_next].into_iter().flatten() {
+                        let mut cpu_only = None;
+                        let engine = if request.recall { &mut cpu_only } else { &mut gpu };
+                        if let Some(t) = think(&brain, &descending, &baseline, &request, engine) {
+                            if done.send(t).is_err() {
+                                return;
+                            }
+                            wake();
+                        }
                     }
                 }
             })
             .expect("a thread can be started");
-        Thinker { requests, answers }
+        Thinker { requests, answers, worker }
+    }
+
+    /// False once the worker has ended (it died: the window holds the request channel open).
+    pub fn alive(&self) -> bool {
+        !self.worker.is_finished()
+    }
+
+    /// A thinker whose worker has already ended, as one that died would be (tests of the
+    /// window's recovery).
+    #[doc(hidden)]
+    pub fn dead() -> Thinker {
+        let (requests, _) = unbounded();
+        let (_, answers) = unbounded();
+        let worker = std::thread::spawn(|| {});
+        while !worker.is_finished() {
+            std::thread::yield_now();
+        }
+        Thinker { requests, answers, worker }
     }
 
     pub fn ask(&self, request: ThinkRequest) {

@@ -348,3 +348,103 @@ fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
     assert_eq!(a.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does ({})", a.play.status);
     assert!(a.play.fly.is_some() && a.play.status.contains("this brain's fly"), "{}", a.play.status);
 }
+
+#[test]
+fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
+    let mut h = harness(&data());
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's first answer", |a| a.play.game.plies() == 2);
+    drag(&mut h, Square::D2, Square::D4);
+    wait(&mut h, "the fly's second answer", |a| a.play.game.plies() == 4);
+    let first = app(&h).play.thoughts[&1].id;
+    let second = app(&h).play.thoughts[&3].id;
+    assert_eq!(app(&h).play.shown_thought().map(|t| t.id), Some(second));
+    // The cursor on the position after the fly's first reply: its first think, in the card and
+    // in the sentence alike.
+    app_mut(&mut h).play.cursor = Some(2);
+    h.step();
+    assert_eq!(app(&h).play.shown_thought().map(|t| t.id), Some(first));
+    let reply = app(&h).play.game.san()[1].to_string();
+    assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some(), "the sentence speaks of {reply}");
+    // Before any think: silence.
+    app_mut(&mut h).play.cursor = Some(0);
+    h.step();
+    assert!(app(&h).play.shown_thought().is_none());
+    // Taken back to the user's turn: the earlier think is the one shown, not the one taken back.
+    app_mut(&mut h).play.cursor = None;
+    h.step();
+    h.get_by_label("Take back").click();
+    h.step();
+    h.step();
+    assert_eq!(app(&h).play.game.plies(), 2);
+    assert_eq!(app(&h).play.shown_thought().map(|t| t.id), Some(first));
+    assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some());
+    // A new game: silence, not the last game's rates.
+    app_mut(&mut h).play.start_game(Game::default(), Color::White);
+    h.step();
+    assert!(app(&h).play.shown_thought().is_none());
+}
+
+#[test]
+fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_others_exactly() {
+    use flychess::ui::{FlyChessApp, Launch, Watch};
+    use flychess_sim::brain::cpu;
+    use flychess_sim::chess::planes;
+    let mut h = harness(&data());
+    // The same window, playing by itself against the greedy mover for 14 plies.
+    let launch = Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "greedy".into(), plies: Some(14) }), ..Default::default() };
+    *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
+    wait(&mut h, "14 plies of fly against greedy", |a| a.play.game.plies() >= 14 || a.play.game.is_over());
+    wait(&mut h, "the last think shown", |a| !a.play.fly_to_move() && a.play.thinking.is_none());
+    let a = app(&h);
+    let fly_moves = a.play.thoughts.len();
+    assert!(fly_moves >= flychess::ui::play::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.play.status);
+    let with_rates = a.play.thoughts.values().filter(|t| !t.rates.is_empty()).count();
+    assert_eq!(with_rates, flychess::ui::play::KEEP_RATES, "only the newest thinks keep their rates");
+    assert_eq!(a.play.game.plies(), 14, "the fly stops at --plies");
+    // Stepping back to the fly's first think (it plays White: ply 0) recalls its rates: the same
+    // numbers, bit for bit.
+    assert!(a.play.thoughts[&0].rates.is_empty(), "the first think's rates were let go");
+    app_mut(&mut h).play.cursor = Some(1);
+    wait(&mut h, "the first think's rates", |a| a.play.thoughts.get(&0).is_some_and(|t| !t.rates.is_empty()));
+    let a = app(&h);
+    let t = &a.play.thoughts[&0];
+    let fresh = cpu::think(&a.ready().unwrap().brain, &[planes(&t.position)]);
+    assert!(*t.rates == fresh.data, "the recalled rates are the think's own");
+    assert_eq!(a.play.shown_thought().map(|s| s.id), Some(t.id));
+    assert!(a.play.thoughts.values().filter(|t| !t.rates.is_empty()).count() <= flychess::ui::play::KEEP_RATES + 1);
+}
+
+#[test]
+fn a_thinker_that_dies_is_replaced_and_the_fly_still_answers() {
+    let mut h = harness(&data());
+    app_mut(&mut h).thinker = Some(flychess::thinker::Thinker::dead());
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer from a new thinker", |a| a.play.game.plies() == 2);
+    let a = app(&h);
+    assert!(a.thinker.as_ref().is_some_and(|t| t.alive()));
+    assert!(a.workers_status.contains("a new one was started"), "{}", a.workers_status);
+}
+
+#[test]
+fn a_brain_that_fails_to_build_leaves_the_game_and_the_brain_it_is_played_on() {
+    use flychess_sim::connectome::Control;
+    use flychess_sim::store::{BrainSpec, Tables};
+    let mut h = harness(&data());
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    let before = app(&h).ready().unwrap().checksum.clone();
+    let moves = app(&h).play.game.san().to_vec();
+    let nowhere = tempfile::tempdir().unwrap();
+    let spec = BrainSpec { tables: Tables::Release { dir: nowhere.path().join("no tables here") }, control: Control::None };
+    let ctx = h.ctx.clone();
+    app_mut(&mut h).switch_brain(spec, &ctx);
+    wait(&mut h, "the failure", |a| a.brain_job_error.is_some());
+    let a = app(&h);
+    assert!(a.brain_job_error.as_ref().unwrap().contains("missing"), "{:?}", a.brain_job_error);
+    assert_eq!(a.ready().map(|r| r.checksum.clone()), Some(before), "the brain it was played on is still there");
+    assert_eq!(a.play.game.san(), moves, "and so is the game");
+    // And the game goes on.
+    drag(&mut h, Square::D2, Square::D4);
+    wait(&mut h, "the fly's next answer", |a| a.play.game.plies() == 4);
+}

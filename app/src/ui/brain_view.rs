@@ -96,8 +96,10 @@ impl ThinkSummary {
     /// One sentence for `step` (0-based): the regions whose firing changed most since the step
     /// before.
     pub fn sentence(&self, step: usize) -> String {
-        let now = &self.mean[step.min(self.mean.len() - 1)];
-        let before = if step == 0 { [0f32; Region::COUNT] } else { self.mean[step - 1] };
+        let Some(now) = self.mean.get(step.min(self.mean.len().saturating_sub(1))) else {
+            return "Thinking this position again (its rates were let go to save memory)…".into();
+        };
+        let before = if step == 0 { [0f32; Region::COUNT] } else { self.mean.get(step - 1).copied().unwrap_or(*now) };
         let mut change: Vec<(usize, f32)> = (0..Region::COUNT).map(|k| (k, now[k] - before[k])).collect();
         change.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
         let name = |k: usize| Region::ALL[k].name();
@@ -198,7 +200,8 @@ pub struct BrainView {
     marks: Arc<Vec<f32>>,
     marks_version: u64,
     marks_dirty: bool,
-    summary: Option<(u64, Arc<ThinkSummary>)>,
+    /// The shown think's summary, by (think id, whether its rates were there).
+    summary: Option<((u64, bool), Arc<ThinkSummary>)>,
     pub classroom: bool,
     pub status: String,
     /// Whether eframe's device has the renderer installed (false: no wgpu, a text view instead).
@@ -258,11 +261,13 @@ impl BrainView {
     }
 
     fn summary(&mut self, t: &Thought, connectome: &Connectome) -> Arc<ThinkSummary> {
+        // A think whose rates were let go (and are being recalled) is summarised again once back.
+        let key = (t.id, !t.rates.is_empty());
         match &self.summary {
-            Some((id, s)) if *id == t.id => s.clone(),
+            Some((k, s)) if *k == key => s.clone(),
             _ => {
                 let s = Arc::new(ThinkSummary::of(t, connectome));
-                self.summary = Some((t.id, s.clone()));
+                self.summary = Some((key, s.clone()));
                 s
             }
         }
@@ -429,6 +434,8 @@ impl BrainView {
                 FrameRates::Upload { id, rates }
             }
             Some(Thought { gpu_rates: Some(buffer), .. }) => FrameRates::Buffer(buffer.clone()),
+            // Rates let go and being recalled: silent for the frames until they are back.
+            Some(t) if t.rates.is_empty() => FrameRates::Silent,
             Some(t) => FrameRates::Upload { id: t.id, rates: t.rates.clone() },
             None => FrameRates::Silent,
         };
@@ -547,7 +554,7 @@ impl BrainView {
         });
         let Some(c) = self.control.as_ref().filter(|c| thought.is_some_and(|t| t.id == c.of)) else { return };
         ui.checkbox(&mut self.show_control, format!("Show {}", c.label));
-        if let Some(s) = summary {
+        if let Some(s) = summary.filter(|s| !s.mean.is_empty() && !c.mean.is_empty()) {
             let (intact, lesioned) = (&s.mean[step.min(s.mean.len() - 1)], &c.mean[step.min(c.mean.len() - 1)]);
             let mut diff: Vec<(usize, f32)> = (0..Region::COUNT).map(|k| (k, lesioned[k] - intact[k])).collect();
             diff.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
@@ -719,11 +726,11 @@ impl BrainView {
                 .response
                 .on_hover_text(format!("{} neurons", self.region_sizes[*r as usize]));
                 match summary {
-                    Some(s) => {
+                    Some(s) if !s.moved.is_empty() => {
                         let v = s.moved[step.min(s.moved.len() - 1)][*r as usize];
                         ui.add(egui::ProgressBar::new(v / top).desired_width(60.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
                     }
-                    None => {
+                    _ => {
                         ui.label("");
                     }
                 }

@@ -106,6 +106,16 @@ pub struct Launch {
     pub tab: Option<Tab>,
     /// No sound, no saved settings, no animation waits (tests and screenshots).
     pub quiet: bool,
+    /// `--watch OPPONENT [--plies N]`: the fly plays OPPONENT move after move.
+    pub watch: Option<Watch>,
+}
+
+/// A game the window plays by itself: the fly (White) against `opponent` (random, greedy,
+/// stockfish, stockfish:P or a fly's name) until the game ends or `plies` moves are played.
+#[derive(Clone, Debug, Default)]
+pub struct Watch {
+    pub opponent: String,
+    pub plies: Option<usize>,
 }
 
 /// A loaded, calibrated brain.
@@ -137,7 +147,16 @@ pub struct FlyChessApp {
     reports: Receiver<Report>,
     sender: Sender<Report>,
     download: Option<(String, f64)>,
+    /// Another brain being built while the current one plays on: (stage, fraction).
+    pub brain_job: Option<(String, f64)>,
+    /// Why the last download or build of another brain failed (the current brain plays on).
+    pub brain_job_error: Option<String>,
     shot: Option<Shot>,
+    /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
+    opponent: Option<crate::opponent::Opponent>,
+    opponent_asked: Option<(u64, usize)>,
+    /// What the window says about its workers (a thinker that died and was replaced).
+    pub workers_status: String,
     pub tab: Tab,
     pub settings: Settings,
     pub play: PlayTab,
@@ -200,6 +219,46 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
         let _ = tx.send(report);
         ctx.request_repaint();
     });
+}
+
+/// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is its
+/// turn (the fly's think and replay finished, the board still), and plays its answer.
+fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crate::opponent::Opponent>, asked: &mut Option<(u64, usize)>, play: &mut PlayTab, cx: &mut PlayContext, ctx: &egui::Context) {
+    if opponent.is_none() {
+        let waker = ctx.clone();
+        match crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), &ready.checksum, move || waker.request_repaint()) {
+            Ok(o) => *opponent = Some(o),
+            Err(e) => {
+                play.status = format!("--watch {}: {e}", watch.opponent);
+                return;
+            }
+        }
+    }
+    let Some(o) = opponent.as_ref() else { return };
+    let plies = play.game.plies();
+    if asked.is_some_and(|(_, p)| p != plies) {
+        // Taken back or a new game: that answer is no longer wanted.
+        *asked = None;
+    }
+    while let Ok((id, answer)) = o.answers.try_recv() {
+        if *asked != Some((id, plies)) {
+            continue;
+        }
+        *asked = None;
+        match answer {
+            Ok(m) => {
+                play.play_move(m, cx);
+            }
+            Err(e) => play.status = format!("{} could not move: {e}", o.name),
+        }
+    }
+    let limit = watch.plies.is_some_and(|n| play.game.plies() >= n);
+    let opponents_turn = !play.game.is_over() && play.game.turn() == play.user && !limit;
+    if opponents_turn && asked.is_none() && play.thinking.is_none() && !play.replaying() && !play.board.animating() {
+        let id = play.game_id * 1_000_000 + play.game.plies() as u64;
+        *asked = Some((id, play.game.plies()));
+        o.ask(id, play.game.current().clone(), play.game.keys().to_vec());
+    }
 }
 
 /// Every fly on this machine: the data folder's, then the shipped ones.
@@ -394,6 +453,11 @@ impl FlyChessApp {
             reports,
             sender,
             download: None,
+            brain_job: None,
+            brain_job_error: None,
+            opponent: None,
+            opponent_asked: None,
+            workers_status: String::new(),
             shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
             tab,
             settings,
@@ -464,6 +528,24 @@ impl FlyChessApp {
         }
     }
 
+    /// Loads (or builds) `spec` in the background. The current brain and its game stay until the
+    /// new one is ready; if it fails, they stay and the failure is said.
+    pub fn switch_brain(&mut self, spec: BrainSpec, ctx: &egui::Context) {
+        if self.ready().is_some() {
+            self.brain_job = Some(("starting".into(), 0.0));
+            self.brain_job_error = None;
+        } else {
+            self.brain = BrainState::Loading { stage: "starting".into(), fraction: 0.0 };
+        }
+        start_brain_job(spec, self.launch.data.clone(), self.sender.clone(), ctx.clone());
+    }
+
+    fn start_thinker(&mut self, ctx: &egui::Context, ready: &Arc<ReadyBrain>) {
+        let waker = ctx.clone();
+        let gpu = self.simulator_engine(ready);
+        self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || waker.request_repaint()));
+    }
+
     fn start_grader(&mut self, ctx: &egui::Context) {
         let setting = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
         let waker = ctx.clone();
@@ -511,33 +593,53 @@ impl FlyChessApp {
 
     fn poll_workers(&mut self, ctx: &egui::Context) -> (Vec<crate::grader::PositionGrade>, Vec<(String, String)>) {
         while let Ok(r) = self.reports.try_recv() {
+            let playing = self.ready().is_some();
             match r {
                 Report::Progress { stage, fraction } => {
                     if stage.starts_with("downloading") {
                         self.download = Some((stage, fraction));
+                    } else if playing {
+                        // Another brain is being built: the current one plays on meanwhile.
+                        self.brain_job = Some((stage, fraction));
                     } else {
                         self.brain = BrainState::Loading { stage, fraction };
                     }
                 }
                 Report::Ready(ready) => {
                     self.download = None;
+                    self.brain_job = None;
+                    self.brain_job_error = None;
                     let ready: Arc<ReadyBrain> = Arc::from(ready);
-                    let waker = ctx.clone();
-                    let gpu = self.simulator_engine(&ready);
-                    self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || waker.request_repaint()));
+                    self.start_thinker(ctx, &ready);
                     self.play.load_fly(&self.launch.data, &ready.checksum);
                     let view = BrainView::new(&ready.connectome, self.render_state.is_some());
                     if let Some(rs) = &self.render_state {
                         flychess_render::egui_view::install(rs, &view.geometry);
                     }
                     self.brain_view = Some(view);
+                    self.opponent = None;
                     self.brain = BrainState::Ready(ready);
                 }
                 Report::Failed(e) => {
                     self.download = None;
-                    self.brain = BrainState::Failed(e);
+                    self.brain_job = None;
+                    if playing {
+                        // The game and the brain it is played on stay; the failure is said.
+                        self.brain_job_error = Some(e);
+                    } else {
+                        self.brain = BrainState::Failed(e);
+                    }
                 }
             }
+        }
+        // A thinker that died is replaced, and the fly's move in hand is asked again.
+        if self.thinker.as_ref().is_some_and(|t| !t.alive())
+            && let Some(ready) = self.ready().cloned()
+        {
+            tracing::warn!("the fly's thinker stopped; starting a new one");
+            self.workers_status = "The fly's thinker stopped unexpectedly; a new one was started.".into();
+            self.start_thinker(ctx, &ready);
+            self.play.forget_requests();
         }
         let mut grades = Vec::new();
         let mut hints = Vec::new();
@@ -560,8 +662,17 @@ impl FlyChessApp {
             return;
         }
         self.moves_applied = true;
-        if self.launch.moves.is_empty() {
+        if self.launch.moves.is_empty() && self.launch.watch.is_none() {
             return;
+        }
+        if let Some(w) = &self.launch.watch {
+            self.play.stop_at = w.plies;
+            self.play.opponent_name = Some(format!("{} (watching)", w.opponent));
+            if self.launch.moves.is_empty() {
+                // The fly opens; the opponent plays the user's side.
+                self.play.start_game(Game::default(), Color::Black);
+                return;
+            }
         }
         let mut game = Game::default();
         for m in &self.launch.moves {
@@ -632,6 +743,9 @@ impl FlyChessApp {
             animate: self.settings.animate,
         };
         self.play.update(&ctx, &mut cx, grades, hints);
+        if let (Some(watch), Some(r)) = (&self.launch.watch, &ready) {
+            watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx);
+        }
         if ready.is_none() {
             egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
             return;
@@ -945,8 +1059,14 @@ impl FlyChessApp {
             }
         });
         if let Some(spec) = pick.filter(|s| Some(s) != current.as_ref()) {
-            self.brain = BrainState::Loading { stage: "starting".into(), fraction: 0.0 };
-            start_brain_job(spec, self.launch.data.clone(), self.sender.clone(), ui.ctx().clone());
+            self.switch_brain(spec, ui.ctx());
+        }
+        if let Some((stage, fraction)) = &self.brain_job {
+            ui.label(format!("Preparing the other brain ({stage}); the game goes on with this one."));
+            ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
+        }
+        if let Some(e) = &self.brain_job_error {
+            ui.colored_label(Color32::LIGHT_RED, format!("The other brain could not be prepared: {e}. This one plays on."));
         }
     }
 
@@ -969,7 +1089,12 @@ impl FlyChessApp {
             }
             BrainState::Ready(_) => {
                 let fly_done = self.play.fly.is_none() || !self.play.fly_to_move();
-                self.moves_applied && fly_done && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
+                // Watching: the game is over, or has its plies.
+                let watched = match &self.launch.watch {
+                    Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none(),
+                    None => true,
+                };
+                self.moves_applied && fly_done && watched && self.opponent_asked.is_none() && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
             }
         };
         let Some(shot) = &mut self.shot else { return };

@@ -19,6 +19,9 @@ use flychess_sim::fly::Fly;
 use flychess_sim::readout::Policy;
 
 use crate::game::{parse_move, Game};
+
+/// How many of the newest thinks keep their full rates (besides the one shown).
+pub const KEEP_RATES: usize = 4;
 use crate::grader::{GradeJob, MoveGrade, PositionGrade};
 use crate::openings::Openings;
 use crate::sound::{Sound, Speaker};
@@ -58,8 +61,11 @@ pub struct PlayTab {
     pub thinking: Option<(u64, f64)>,
     next_request: u64,
     pending: Option<Pending>,
-    /// The fly's thoughts by the ply it moved at.
+    /// The fly's thoughts by the ply it moved at. Only the newest KEEP_RATES and the one shown
+    /// keep their rates (6 MB each on FlyWire); the others' are let go and recalled when shown.
     pub thoughts: HashMap<usize, Thought>,
+    /// The recall in flight: (request id, the ply of the think it restores).
+    recalling: Option<(u64, usize)>,
     /// Stockfish's grades by ply, with the FEN they belong to.
     pub grades: HashMap<usize, PositionGrade>,
     requested: HashMap<usize, String>,
@@ -74,6 +80,10 @@ pub struct PlayTab {
     pub new_game: Option<NewGame>,
     pub report_open: bool,
     pub replay: bool,
+    /// The fly stops moving once the game has this many plies (`--watch --plies N`).
+    pub stop_at: Option<usize>,
+    /// Who plays the user's side when the window plays by itself (`--watch`).
+    pub opponent_name: Option<String>,
 }
 
 /// The new-game dialog's choices.
@@ -113,6 +123,7 @@ impl PlayTab {
             next_request: 1,
             pending: None,
             thoughts: HashMap::new(),
+            recalling: None,
             grades: HashMap::new(),
             requested: HashMap::new(),
             hint: None,
@@ -126,6 +137,8 @@ impl PlayTab {
             new_game: None,
             report_open: false,
             replay: true,
+            stop_at: None,
+            opponent_name: None,
         }
     }
 
@@ -166,6 +179,7 @@ impl PlayTab {
         self.thinking = None;
         self.pending = None;
         self.thoughts.clear();
+        self.recalling = None;
         self.grades.clear();
         self.requested.clear();
         self.hint = None;
@@ -182,7 +196,14 @@ impl PlayTab {
     }
 
     pub fn fly_to_move(&self) -> bool {
-        !self.game.is_over() && self.game.turn() != self.user
+        !self.game.is_over() && self.game.turn() != self.user && self.stop_at.is_none_or(|n| self.game.plies() < n)
+    }
+
+    /// The requests in flight are dropped (their thinker is gone): the fly's move and any recall
+    /// are asked again of the next one.
+    pub fn forget_requests(&mut self) {
+        self.thinking = None;
+        self.recalling = None;
     }
 
     /// Takes back to the user's last turn (one move if the fly has not answered yet, else two).
@@ -293,6 +314,17 @@ impl PlayTab {
         }
         if let Some(thinker) = cx.thinker {
             while let Ok(t) = thinker.answers.try_recv() {
+                if let Some((id, ply)) = self.recalling
+                    && id == t.id
+                {
+                    self.recalling = None;
+                    if let Some(old) = self.thoughts.get_mut(&ply)
+                        && old.position == t.position
+                    {
+                        old.rates = t.rates;
+                    }
+                    continue;
+                }
                 if self.thinking.map(|(id, _)| id) == Some(t.id) {
                     self.thinking = None;
                     let delay = if self.replay && cx.animate { REPLAY_SECONDS } else { 0.0 };
@@ -306,6 +338,11 @@ impl PlayTab {
                 let ply = self.game.plies();
                 if self.game.current() == &p.thought.position {
                     let chosen = p.thought.chosen;
+                    // The GPU engine's one rates buffer now holds this think: the others show
+                    // their own copies.
+                    for t in self.thoughts.values_mut() {
+                        t.gpu_rates = None;
+                    }
                     self.thoughts.insert(ply, p.thought);
                     self.play_move(chosen, cx);
                 }
@@ -326,8 +363,10 @@ impl PlayTab {
                 earlier: self.game.keys().to_vec(),
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, fly)),
+                recall: false,
             });
         }
+        self.keep_rates_bounded(cx.thinker);
         if !self.fly_to_move() && !self.game.is_over()
             && let Some(pre) = self.board.premove.take()
         {
@@ -340,9 +379,54 @@ impl PlayTab {
         }
     }
 
-    /// The think currently shown by the brain card: the one in the replay, else the last.
+    /// The ply of the think that belongs to the position shown: the fly's think in that position
+    /// if it moved there, else the think behind the last fly move before it.
+    pub fn shown_key(&self) -> Option<usize> {
+        let shown = self.shown_ply();
+        self.thoughts.keys().copied().filter(|&k| k <= shown).max()
+    }
+
+    /// The think the brain card, the sentence, the region bars, the inspector and the export
+    /// show: the one being replayed when following the game, else the one of the position on the
+    /// board (`shown_key`). None after a new game: the brain is silent.
     pub fn shown_thought(&self) -> Option<&Thought> {
-        self.pending.as_ref().map(|p| &p.thought).or_else(|| self.thoughts.iter().max_by_key(|(k, _)| **k).map(|(_, t)| t))
+        if self.cursor.is_none()
+            && let Some(p) = &self.pending
+        {
+            return Some(&p.thought);
+        }
+        self.shown_key().and_then(|k| self.thoughts.get(&k))
+    }
+
+    /// Keeps full rates for the newest KEEP_RATES thinks and the one shown, lets the others' go,
+    /// and asks the thinker to recall the shown one's when they were let go.
+    fn keep_rates_bounded(&mut self, thinker: Option<&Thinker>) {
+        // FLYCHESS_KEEP_ALL_RATES=1 keeps every think's rates (how the window worked before; for
+        // measuring what the bound saves).
+        static KEEP_ALL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *KEEP_ALL.get_or_init(|| std::env::var_os("FLYCHESS_KEEP_ALL_RATES").is_some()) {
+            return;
+        }
+        let shown = self.shown_key();
+        let mut keys: Vec<usize> = self.thoughts.keys().copied().collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        for &k in keys.iter().skip(KEEP_RATES) {
+            if Some(k) != shown && self.recalling.map(|(_, p)| p) != Some(k) {
+                let t = self.thoughts.get_mut(&k).expect("listed");
+                if !t.rates.is_empty() {
+                    t.rates = Arc::new(Vec::new());
+                    t.gpu_rates = None;
+                }
+            }
+        }
+        let (Some(k), Some(thinker), Some(fly)) = (shown, thinker, &self.fly) else { return };
+        let t = &self.thoughts[&k];
+        if t.rates.is_empty() && self.recalling.is_none() {
+            let id = self.next_request;
+            self.next_request += 1;
+            self.recalling = Some((id, k));
+            thinker.ask(ThinkRequest { id, fly: fly.clone(), position: t.position.clone(), earlier: Vec::new(), imagination: None, recall: true });
+        }
     }
 
     /// Whether a finished think is being replayed before its move is played.
@@ -446,7 +530,7 @@ impl PlayTab {
             let fill = if colour == Color::White { Color32::from_gray(240) } else { Color32::from_gray(20) };
             ui.painter().circle(dot.center(), 6.0, fill, egui::Stroke::new(1.0, Color32::GRAY));
             if colour == self.user {
-                ui.label(RichText::new("You").strong());
+                ui.label(RichText::new(self.opponent_name.as_deref().unwrap_or("You")).strong());
             } else {
                 let elo = cx.ratings.get(&self.fly_name).cloned().unwrap_or_else(|| "unrated".into());
                 ui.label(RichText::new(format!("Fly {}", self.fly_name)).strong());
@@ -498,7 +582,8 @@ impl PlayTab {
     }
 
     fn fly_says(&self, ui: &mut egui::Ui) {
-        let Some((&ply, t)) = self.thoughts.iter().max_by_key(|(k, _)| **k) else { return };
+        let Some(ply) = self.shown_key() else { return };
+        let t = &self.thoughts[&ply];
         let Some(m) = self.game.moves().get(ply) else { return };
         let san = San::from_move(self.game.position(ply), *m).to_string();
         let p = t.policy.moves.iter().position(|x| x == m).map(|i| t.policy.probability[i]).unwrap_or(0.0);
@@ -524,8 +609,9 @@ impl PlayTab {
 
     fn candidate_list(&self, ui: &mut egui::Ui) {
         let plies = self.game.plies();
-        // Considered: the fly's last own move. Expects: its forecast for the user's move after it.
-        let fly_ply = self.thoughts.keys().max().copied();
+        // Considered: the fly's move in (or last before) the position shown. Expects: its forecast
+        // for the user's move after it.
+        let fly_ply = self.shown_key();
         let ply = match self.right_tab {
             RightTab::Considered => fly_ply,
             RightTab::Expects => fly_ply.map(|p| p + 1),
