@@ -28,6 +28,9 @@ const FILES: &[(&str, &[u8])] = &[
     ("flies/flywire-newborn.fly", include_bytes!("../../models/flywire-newborn.fly")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
+    // The ladder the shipped flies were rated on (`flychess rate --games 20`), shown until the
+    // user runs their own.
+    ("ratings.json", include_bytes!("../../models/ratings.json")),
 ];
 
 /// The shipped FlyWire v783 bundle (connections within each hemisphere), written out.
