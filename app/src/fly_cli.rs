@@ -736,7 +736,7 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
     };
     let kit_flies: Vec<(Fly, Vec<ladder::Entrant>)> = [(first_fly, &first), (second_fly, &second)].into_iter().filter_map(|(f, e)| f.map(|f| (f, vec![e.clone()]))).collect();
     let kit = prepared.as_ref().map(|(_, brain)| FlyKit::new(brain, &descending, &kit_flies));
-    let options = LadderOptions { games: games.max(2), seed, ..Default::default() };
+    let options = LadderOptions { games: games.max(2), seed, dice_by_seat: true, ..Default::default() };
     let file = games_file(data, &format!("duel-{}-{}-", &first.id(), &second.id()), checksum.as_deref().unwrap_or("rungs-only"), &options);
     let bar = game_bar();
     let started = Instant::now();

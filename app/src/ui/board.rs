@@ -235,23 +235,26 @@ impl BoardState {
         self.rect = rect;
         let orientation = view.orientation;
         self.orientation = Some(orientation);
-        let action = self.handle_pointer(ui, view, orientation);
-        let _ = response;
+        // Presses count only when the board itself is under the pointer: a window over it (new
+        // game, the report) takes its own clicks.
+        let action = self.handle_pointer(ui, view, orientation, response.contains_pointer());
         self.track_animation(ui, view);
         self.paint(ui, view, orientation, square_px as u32);
         action
     }
 
-    fn handle_pointer(&mut self, ui: &egui::Ui, view: &BoardView, orientation: Color) -> Option<BoardAction> {
+    fn handle_pointer(&mut self, ui: &egui::Ui, view: &BoardView, orientation: Color, on_board: bool) -> Option<BoardAction> {
         let (primary_pressed, primary_released, secondary_pressed, secondary_released, pos) = ui.input(|i| {
             (
-                i.pointer.primary_pressed(),
+                i.pointer.primary_pressed() && on_board,
                 i.pointer.primary_released(),
-                i.pointer.secondary_pressed(),
+                i.pointer.secondary_pressed() && on_board,
                 i.pointer.secondary_released(),
                 i.pointer.interact_pos().or(i.pointer.latest_pos()),
             )
         });
+        // A release off the board only ends what a press on it began.
+        let primary_released = primary_released && (on_board || self.pressed.is_some());
         let square = pos.and_then(|p| self.square_at(p, orientation));
         let mut action = None;
         // The promotion picker takes the next click.

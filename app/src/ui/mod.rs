@@ -157,6 +157,7 @@ pub struct FlyChessApp {
     opponent_asked: Option<(u64, usize)>,
     /// What the window says about its workers (a thinker that died and was replaced).
     pub workers_status: String,
+    fly_cards: Option<FlyCards>,
     pub tab: Tab,
     pub settings: Settings,
     pub play: PlayTab,
@@ -183,6 +184,18 @@ pub struct FlyChessApp {
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
 }
+
+/// One row of the Flies tab.
+#[derive(Clone)]
+struct FlyCard {
+    name: String,
+    path: Result<PathBuf, String>,
+    meta: Result<flychess_sim::fly::FlyMeta, String>,
+    shipped: bool,
+}
+
+/// The Flies tab's rows and what they were read from: (name, size and modification time).
+type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
 
 struct Shot {
     path: PathBuf,
@@ -458,6 +471,7 @@ impl FlyChessApp {
             opponent: None,
             opponent_asked: None,
             workers_status: String::new(),
+            fly_cards: None,
             shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
             tab,
             settings,
@@ -788,6 +802,13 @@ impl FlyChessApp {
     }
 
     fn provenance_badge(&self, ui: &mut egui::Ui) {
+        // Bottom-up: what the workers said, another brain on its way, then the brain in use.
+        if !self.workers_status.is_empty() {
+            ui.label(RichText::new(&self.workers_status).small().color(Color32::from_rgb(230, 170, 60)));
+        }
+        if let Some((stage, _)) = &self.brain_job {
+            ui.label(RichText::new(format!("another brain: {stage}")).small()).on_hover_text("Being prepared; the game goes on with this brain until it is ready.");
+        }
         if let Some(r) = self.ready() {
             let (text, colour) = if r.info.synthetic {
                 ("synthetic stand-in", Color32::from_rgb(230, 170, 60))
@@ -816,6 +837,35 @@ impl FlyChessApp {
         ui.small(format!("Graphics: {}", self.adapter));
     }
 
+    /// The Flies tab's rows: each fly's metadata read (and its file's checksum verified) once,
+    /// and again only when the list or a file's size or modification time changes, not every
+    /// frame.
+    fn fly_cards(&mut self) -> Vec<FlyCard> {
+        let data = self.launch.data.clone();
+        let key: Vec<(String, Option<(u64, std::time::SystemTime)>)> = self
+            .flies
+            .iter()
+            .map(|name| {
+                let stamp = flychess_sim::fly::find(name, &data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
+                (name.clone(), stamp)
+            })
+            .collect();
+        if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
+            let cards = self
+                .flies
+                .iter()
+                .map(|name| {
+                    let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
+                    let meta = path.clone().and_then(|p| flychess_sim::fly::Fly::load(&p).map(|f| f.meta).map_err(|e| e.to_string()));
+                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+                    FlyCard { name: name.clone(), path, meta, shipped }
+                })
+                .collect();
+            self.fly_cards = Some((key, cards));
+        }
+        self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
+    }
+
     fn flies_tab(&mut self, ui: &mut egui::Ui) {
         ui.heading("Flies");
         let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
@@ -828,18 +878,16 @@ impl FlyChessApp {
                 }
                 ui.strong("");
                 ui.end_row();
-                for name in self.flies.clone() {
-                    let path = flychess_sim::fly::find(&name, &data);
-                    let fly = path.as_ref().map_err(|e| e.to_string()).and_then(|p| flychess_sim::fly::Fly::load(p).map_err(|e| e.to_string()));
-                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+                for card in self.fly_cards() {
+                    let FlyCard { name, path, meta: fly, shipped } = card;
                     match fly {
                         Ok(f) => {
                             ui.label(RichText::new(&name).strong());
-                            ui.label(&f.meta.kind);
-                            let same = f.meta.brain_checksum == checksum;
-                            ui.label(if same { f.meta.brain.clone() } else { format!("{} (not the loaded brain)", f.meta.brain) });
-                            ui.label(format!("{} positions", f.meta.train_positions)).on_hover_text(&f.meta.data);
-                            match &f.meta.hold {
+                            ui.label(&f.kind);
+                            let same = f.brain_checksum == checksum;
+                            ui.label(if same { f.brain.clone() } else { format!("{} (not the loaded brain)", f.brain) });
+                            ui.label(format!("{} positions", f.train_positions)).on_hover_text(&f.data);
+                            match &f.hold {
                                 Some(m) => {
                                     ui.label(format!("{:.1}%", 100.0 * m.top1));
                                     ui.label(format!("{:.1}%", 100.0 * m.good));
@@ -850,7 +898,7 @@ impl FlyChessApp {
                                 }
                             }
                             ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
-                            ui.label(&f.meta.created);
+                            ui.label(&f.created);
                         }
                         Err(e) => {
                             ui.label(&name);
