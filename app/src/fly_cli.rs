@@ -633,6 +633,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
             "score": clone.score, "score_interval": [clone.score_low, clone.score_high],
             "elo": clone.elo, "elo_interval": [clone.elo_low, clone.elo_high], "within": clone.holds_even(),
         },
+        "intervals_caveat": (options.games < 10).then_some("with fewer than 10 games a pairing the bootstrap intervals are too narrow to trust (a sweep resamples to itself): run the full ladder"),
         "pairings": ladder::pairing_results(&rows),
         "endings": ladder::endings(&rows),
         "ratings": rated,
@@ -664,7 +665,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     for p in ladder::pairing_results(&rows) {
         println!("  {:32} – {:32} {:>2}-{:>2}-{:>2}  {:5.1}%", p.first, p.second, p.wins, p.draws, p.losses, 100.0 * p.score);
     }
-    println!("ratings (95% intervals):");
+    println!("ratings (95% intervals{}):", if options.games < 10 { "; with so few games a pairing they are too narrow to trust: run the full ladder" } else { "" });
     for r in &ratings {
         let old = if current.contains(&r.id) { String::new() } else { format!("  (an earlier version, {})", &r.id[..8.min(r.id.len())]) };
         println!("  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%{old}", r.name, r.elo, r.low, r.high, r.games, 100.0 * r.score);
