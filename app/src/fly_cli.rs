@@ -506,7 +506,7 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
 /// The flies of the brain `loaded` (the user's first: a shipped fly of the same name is shadowed).
 fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
     let mut out = Vec::new();
-    for name in flychess::ui::list_flies(data) {
+    for name in fly::list(data) {
         match fly::find(&name, data).and_then(|p| Fly::load(&p)) {
             Ok(f) if f.meta.brain_checksum == checksum => out.push(f),
             Ok(_) => {}

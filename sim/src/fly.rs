@@ -92,6 +92,24 @@ pub fn shipped_dir() -> PathBuf {
     crate::shipped::dir().join("flies")
 }
 
+/// Every fly on this machine by name: the data folder's (`DATA/flies`), then the shipped ones
+/// not shadowed by a user's fly of the same name, each folder in name order.
+pub fn list(data: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for dir in [data.join("flies"), shipped_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut found: Vec<String> = entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
+            found.sort();
+            for f in found {
+                if !names.contains(&f) {
+                    names.push(f);
+                }
+            }
+        }
+    }
+    names
+}
+
 /// Finds a fly by name: the user's flies first, then the shipped ones.
 pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
     let file = format!("{name}.fly");

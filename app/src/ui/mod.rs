@@ -274,24 +274,9 @@ fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crat
     }
 }
 
-/// Every fly on this machine: the data folder's, then the shipped ones.
+/// Every fly on this machine (`sim::fly::list`, shared with the CLI).
 pub fn list_flies(data: &std::path::Path) -> Vec<String> {
-    let mut names = Vec::new();
-    for dir in [data.join("flies"), flychess_sim::fly::shipped_dir()] {
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut found: Vec<String> = entries
-                .flatten()
-                .filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned))
-                .collect();
-            found.sort();
-            for f in found {
-                if !names.contains(&f) {
-                    names.push(f);
-                }
-            }
-        }
-    }
-    names
+    flychess_sim::fly::list(data)
 }
 
 /// A newborn fly (untrained readout) for the loaded brain.
