@@ -448,3 +448,23 @@ fn a_brain_that_fails_to_build_leaves_the_game_and_the_brain_it_is_played_on() {
     drag(&mut h, Square::D2, Square::D4);
     wait(&mut h, "the fly's next answer", |a| a.play.game.plies() == 4);
 }
+
+#[test]
+fn a_click_on_a_window_over_the_board_never_reaches_the_board() {
+    let mut h = harness(&data());
+    click(&mut h, Square::E2);
+    assert_eq!(app(&h).play.board.selected, Some(Square::E2));
+    h.get_by_label("New game").click();
+    h.step();
+    h.step();
+    // The dialog sits over the board: the point clicked inside it is over a square.
+    let inside = h.get_by_label("You play:").rect().center();
+    let board = app(&h).play.board.rect;
+    assert!(board.contains(inside), "the dialog is over the board ({inside:?} in {board:?})");
+    h.get_by_label("You play:").click();
+    h.step();
+    h.step();
+    let a = app(&h);
+    assert_eq!(a.play.board.selected, Some(Square::E2), "the click went to the dialog, not the square under it");
+    assert_eq!(a.play.game.plies(), 0);
+}

@@ -812,7 +812,8 @@ impl PlayTab {
         let Some(mut ng) = self.new_game.take() else { return };
         let mut open = true;
         let mut start = false;
-        egui::Window::new("New game").open(&mut open).collapsible(false).show(ctx, |ui| {
+        // Centred over the board: a dialog about the game sits on the game.
+        egui::Window::new("New game").open(&mut open).collapsible(false).pivot(egui::Align2::CENTER_CENTER).default_pos(self.board.rect.center()).show(ctx, |ui| {
             ui.label("Opponent:");
             for name in cx.flies {
                 let elo = cx.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
