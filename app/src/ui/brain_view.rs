@@ -210,6 +210,8 @@ pub struct BrainView {
     /// Which lab control thinks again (index into `train::lab_controls()`, the loaded brain excluded).
     pub control_choice: usize,
     control_job: Option<std::sync::mpsc::Receiver<Result<ControlThink, String>>>,
+    /// The 4K export in flight: its answer (the status line).
+    export_job: Option<std::sync::mpsc::Receiver<Result<String, String>>>,
     pub control: Option<ControlThink>,
     pub show_control: bool,
     /// A replay drove the step last frame.
@@ -254,6 +256,7 @@ impl BrainView {
             viewport: [1.0, 1.0],
             control_choice: 1,
             control_job: None,
+            export_job: None,
             control: None,
             show_control: false,
             replaying: false,
@@ -469,6 +472,7 @@ impl BrainView {
     pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, ready: &Arc<ReadyBrain>, data: &Path, render_state: Option<&eframe::egui_wgpu::RenderState>) {
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
         self.poll_control(connectome);
+        self.poll_export();
         let now = ui.input(|i| i.time);
         let step = self.current_step(now, replay);
         if replay.is_some() || (self.playing && thought.is_some()) {
@@ -643,23 +647,24 @@ impl BrainView {
                 ui.ctx().send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.classroom));
                 ui.ctx().set_zoom_factor(if self.classroom { 1.5 } else { 1.0 });
             }
-            if ui.button("Export image…").on_hover_text("3840 × 2160 PNG for slides").clicked() {
-                self.status = match (render_state, rfd::FileDialog::new().add_filter("PNG", &["png"]).set_file_name("brain.png").save_file()) {
-                    (Some(rs), Some(path)) => match self.export_image(rs, thought, step, &path) {
-                        Ok(()) => format!("Saved {}", path.display()),
-                        Err(e) => format!("Could not export: {e}"),
-                    },
-                    (None, _) => "No wgpu device to render with.".into(),
-                    (_, None) => "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
-                };
+            let idle = !self.exporting();
+            if ui.add_enabled(idle, egui::Button::new("Export image…")).on_hover_text("3840 × 2160 PNG for slides").clicked() {
+                match (render_state, rfd::FileDialog::new().add_filter("PNG", &["png"]).set_file_name("brain.png").save_file()) {
+                    (Some(rs), Some(path)) => self.export_image(rs, thought, step, &path),
+                    (None, _) => self.status = "No wgpu device to render with.".into(),
+                    (_, None) => self.status = "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
+                }
             }
-            if ui.small_button("PNG into the data folder").clicked() {
+            if ui.add_enabled(idle, egui::Button::new("PNG into the data folder").small()).clicked() {
                 let path = export_path(data, "brain", "png");
-                self.status = match render_state.map(|rs| self.export_image(rs, thought, step, &path)) {
-                    Some(Ok(())) => format!("Saved {}", path.display()),
-                    Some(Err(e)) => format!("Could not export: {e}"),
-                    None => "No wgpu device to render with.".into(),
-                };
+                match render_state {
+                    Some(rs) => self.export_image(rs, thought, step, &path),
+                    None => self.status = "No wgpu device to render with.".into(),
+                }
+            }
+            if !idle {
+                ui.spinner();
+                ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
             }
         });
         ui.small("Drag: orbit. Right-drag: pan. Wheel: zoom. Click a neuron to inspect it.");
@@ -669,27 +674,64 @@ impl BrainView {
         }
     }
 
-    /// Renders the view at 3840×2160 offscreen and saves it as PNG.
-    pub fn export_image(&self, rs: &eframe::egui_wgpu::RenderState, thought: Option<&Thought>, step: usize, path: &std::path::Path) -> anyhow::Result<()> {
-        use flychess_render::cloud::{CloudRenderer, Offscreen, Rates, OFFSCREEN_FORMAT};
+    /// Renders the view at 3840×2160 offscreen and saves it as PNG, on a thread of its own (a 4K
+    /// render and PNG encoding take seconds on a software GPU): the answer arrives through
+    /// `export_job`, polled each frame.
+    pub fn export_image(&mut self, rs: &eframe::egui_wgpu::RenderState, thought: Option<&Thought>, step: usize, path: &std::path::Path) {
         let size = [3840u32, 2160u32];
-        let mut cloud = CloudRenderer::new(&rs.device, OFFSCREEN_FORMAT, &self.geometry);
-        if let Some(t) = thought {
-            cloud.upload_rates(&rs.queue, &t.rates);
-        }
-        cloud.set_marks(&rs.queue, &self.marks);
         let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size[0] as f32, size[1] as f32));
         let mut view = self.settings(rect, 1.0, false);
         view.point_px = [view.point_px[0] * 2.0, view.point_px[1] * 2.0];
-        let target = Offscreen::new(&rs.device, size);
         let bg = if self.white_background { [1.0, 1.0, 1.0, 1.0] } else { [0.03, 0.03, 0.055, 1.0] };
-        target.render(&rs.device, &rs.queue, &cloud, &view, Rates::Uploaded, step, bg);
-        let pixels = target.read(&rs.device, &rs.queue).map_err(|e| anyhow::anyhow!(e))?;
-        let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
-        let mut png = std::io::Cursor::new(Vec::new());
-        img.write_to(&mut png, image::ImageFormat::Png)?;
-        flychess_sim::connectome::brain_file::write_atomically(path, &png.into_inner())?;
-        Ok(())
+        let (device, queue) = (rs.device.clone(), rs.queue.clone());
+        let (geometry, marks, rates) = (self.geometry.clone(), self.marks.clone(), thought.map(|t| t.rates.clone()));
+        let path = path.to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.status = format!("Exporting {}…", path.display());
+        let spawned = std::thread::Builder::new().name("brain-export".into()).spawn(move || {
+            let result = (|| -> anyhow::Result<()> {
+                use flychess_render::cloud::{CloudRenderer, Offscreen, Rates, OFFSCREEN_FORMAT};
+                let mut cloud = CloudRenderer::new(&device, OFFSCREEN_FORMAT, &geometry);
+                if let Some(r) = &rates {
+                    cloud.upload_rates(&queue, r);
+                }
+                cloud.set_marks(&queue, &marks);
+                let target = Offscreen::new(&device, size);
+                target.render(&device, &queue, &cloud, &view, Rates::Uploaded, step, bg);
+                let pixels = target.read(&device, &queue).map_err(|e| anyhow::anyhow!(e))?;
+                let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
+                let mut png = std::io::Cursor::new(Vec::new());
+                img.write_to(&mut png, image::ImageFormat::Png)?;
+                flychess_sim::connectome::brain_file::write_atomically(&path, &png.into_inner())?;
+                Ok(())
+            })();
+            let _ = tx.send(result.map(|()| format!("Saved {}", path.display())).map_err(|e| format!("Could not export: {e}")));
+        });
+        match spawned {
+            Ok(_) => self.export_job = Some(rx),
+            Err(e) => self.status = format!("Could not export: {e}"),
+        }
+    }
+
+    /// The export's answer, when it has come.
+    fn poll_export(&mut self) {
+        let Some(rx) = &self.export_job else { return };
+        match rx.try_recv() {
+            Ok(answer) => {
+                self.status = answer.unwrap_or_else(|e| e);
+                self.export_job = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.status = "The export stopped without an answer.".into();
+                self.export_job = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        }
+    }
+
+    /// True while an export runs.
+    pub fn exporting(&self) -> bool {
+        self.export_job.is_some()
     }
 
     fn legend(&self, ui: &mut egui::Ui, summary: Option<&ThinkSummary>, step: usize) {

@@ -1,0 +1,72 @@
+//! The window on a real wgpu device (Mesa lavapipe where there is no GPU), in a test binary of its
+//! own because it asks for the GPU engine through FLYCHESS_ENGINE, which is process-wide: the
+//! kittest harness renders through eframe's wgpu path, the fly thinks on the GPU engine sharing
+//! the window's device, the brain card draws that engine's rates buffer, and the 4K export runs
+//! off the UI thread. It fails when the GPU path silently falls back to the CPU.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use shakmaty::Square;
+
+use common::*;
+use flychess::ui::{FlyChessApp, Launch, Tab};
+
+#[test]
+fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_and_the_export_runs_aside() {
+    // SAFETY: set before any thread of this binary reads it (this is its only test).
+    unsafe { std::env::set_var("FLYCHESS_ENGINE", "gpu") };
+    let render_state = egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
+    let adapter = render_state.adapter.get_info().name;
+    let mut h: Harness<'static, App> = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .with_step_dt(1.0 / 30.0)
+        .with_accessibility_check(false)
+        .renderer(egui_kittest::wgpu::WgpuTestRenderer::from_render_state(render_state.clone()))
+        .build_ui_state(
+            |ui, app: &mut App| {
+                if let Some(a) = app {
+                    a.show(ui)
+                }
+            },
+            None,
+        );
+    let launch = Launch { data: data(), quiet: true, ..Default::default() };
+    *h.state_mut() = Some(FlyChessApp::new(&h.ctx, adapter.clone(), launch, None, Some(render_state)));
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
+    assert!(app(&h).engine.starts_with("GPU engine"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).engine);
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
+    let t = &app(&h).play.thoughts[&1];
+    assert!(t.gpu_rates.is_some(), "the think came from the GPU engine's buffer");
+    assert_eq!(t.rates.len(), 12 * t.neurons, "with its CPU copy for the panels");
+    // A frame through wgpu: the card binds the engine's buffer (the shared-buffer path).
+    let frame = h.render().expect("a frame renders on the wgpu device");
+    let card = app(&h).play.board.rect;
+    assert!(frame.width() >= 1280 && card.width() > 100.0);
+    // The export: 3840×2160 on a thread of its own; the window keeps drawing meanwhile.
+    app_mut(&mut h).tab = Tab::Brain;
+    h.step();
+    let exports = data().join("exports");
+    let before: Vec<_> = std::fs::read_dir(&exports).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    h.get_by_label("PNG into the data folder").click();
+    h.step();
+    assert!(app(&h).brain_view.as_ref().unwrap().exporting(), "the export runs aside");
+    let started = Instant::now();
+    let mut frames = 0;
+    while app(&h).brain_view.as_ref().unwrap().exporting() {
+        assert!(started.elapsed() < Duration::from_secs(300), "the export never ended");
+        h.step();
+        frames += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("{frames} frames drawn while the 4K export ran ({:.1} s)", started.elapsed().as_secs_f64());
+    let after: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "png")).collect();
+    assert_eq!(after.len(), 1, "one PNG written: {after:?}");
+    let img = image::open(&after[0]).unwrap();
+    assert_eq!((img.width(), img.height()), (3840, 2160));
+    std::fs::remove_file(&after[0]).unwrap();
+}
