@@ -13,10 +13,11 @@ fn xvfb() -> bool {
 }
 
 fn screenshot(args: &[&str], png: &Path) -> image::RgbaImage {
-    screenshot_with(args, png, "cpu")
+    screenshot_with(args, png, "cpu").0
 }
 
-fn screenshot_with(args: &[&str], png: &Path, engine: &str) -> image::RgbaImage {
+/// The window's screenshot and what it logged.
+fn screenshot_with(args: &[&str], png: &Path, engine: &str) -> (image::RgbaImage, String) {
     let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1400x900x24"])
@@ -29,8 +30,9 @@ fn screenshot_with(args: &[&str], png: &Path, engine: &str) -> image::RgbaImage 
         .env("FLYCHESS_ENGINE", engine)
         .output()
         .expect("xvfb-run runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    image::open(png).expect("a PNG was saved").to_rgba8()
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    (image::open(png).expect("a PNG was saved").to_rgba8(), log)
 }
 
 #[test]
@@ -65,11 +67,13 @@ fn the_brain_tab_shows_the_cloud_mid_think_on_either_engine() {
     }
     let dir = tempfile::tempdir().unwrap();
     // The CPU engine (what a software adapter picks), its rates uploaded once per think.
-    let cpu = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("cpu.png"), "cpu");
+    let (cpu, log) = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("cpu.png"), "cpu");
+    assert!(log.contains("simulator: CPU engine"), "which engine thought: {log}");
     let lit_cpu = lit_neurons(&cpu);
     assert!(lit_cpu > 2_000, "{lit_cpu} lit pixels");
     // The GPU engine on the window's own device, its rates buffer bound by the view as it is.
-    let gpu = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("gpu.png"), "gpu");
+    let (gpu, log) = screenshot_with(&["--moves", "e2e4", "--tab", "brain"], &dir.path().join("gpu.png"), "gpu");
+    assert!(log.contains("simulator: GPU engine on the window's device"), "the GPU engine must think, not fall back: {log}");
     let lit_gpu = lit_neurons(&gpu);
     assert!(lit_gpu > 2_000, "{lit_gpu} lit pixels");
     // Both engines give the same rates: the same picture, give or take antialiasing.
