@@ -69,4 +69,11 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     let img = image::open(&after[0]).unwrap();
     assert_eq!((img.width(), img.height()), (3840, 2160));
     std::fs::remove_file(&after[0]).unwrap();
+    // A neuron picked: its partners (the outgoing index was built aside when the brain loaded).
+    app_mut(&mut h).brain_view.as_mut().unwrap().select(Some(1000));
+    h.step();
+    h.step();
+    // The frame times, for the note (measured, never asserted).
+    eprintln!("{}", app(&h).frames.summary());
+    assert!(app(&h).frames.worst.contains_key("an export") && app(&h).frames.worst.contains_key("a neuron click"));
 }

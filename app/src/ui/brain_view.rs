@@ -197,6 +197,9 @@ pub struct BrainView {
     pub search: String,
     partners: Option<(u32, Arc<Partners>)>,
     outgoing: Option<Arc<Outgoing>>,
+    outgoing_job: Option<std::sync::mpsc::Receiver<Arc<Outgoing>>>,
+    /// A neuron was picked this frame (the window's frame log reads and clears it).
+    pub picked: bool,
     marks: Arc<Vec<f32>>,
     marks_version: u64,
     marks_dirty: bool,
@@ -246,6 +249,8 @@ impl BrainView {
             search: String::new(),
             partners: None,
             outgoing: None,
+            outgoing_job: None,
+            picked: false,
             marks: Arc::new(vec![0.0; n]),
             marks_version: 1,
             marks_dirty: false,
@@ -278,6 +283,7 @@ impl BrainView {
 
     /// Selects `neuron` (None clears), remembering the previous selection for undo.
     pub fn select(&mut self, neuron: Option<u32>) {
+        self.picked = true;
         self.history.push((self.selected, self.selection.clone()));
         self.selected = neuron;
         self.partners = None;
@@ -323,8 +329,23 @@ impl BrainView {
         }
     }
 
-    /// The outgoing index of `brain`, built on first use.
+    /// Starts building the outgoing index on a thread of its own, so the first neuron click
+    /// does not build it on the UI thread.
+    pub fn prefetch_outgoing(&mut self, brain: Arc<Brain>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        if std::thread::Builder::new().name("outgoing-index".into()).spawn(move || tx.send(Arc::new(Outgoing::of(&brain)))).is_ok() {
+            self.outgoing_job = Some(rx);
+        }
+    }
+
+    /// The outgoing index of `brain`: the prefetched one (waited for if a click comes first),
+    /// else built here.
     pub fn outgoing(&mut self, brain: &Brain) -> Arc<Outgoing> {
+        if self.outgoing.is_none()
+            && let Some(rx) = self.outgoing_job.take()
+        {
+            self.outgoing = rx.recv().ok();
+        }
         self.outgoing.get_or_insert_with(|| Arc::new(Outgoing::of(brain))).clone()
     }
 

@@ -158,6 +158,8 @@ pub struct FlyChessApp {
     /// What the window says about its workers (a thinker that died and was replaced).
     pub workers_status: String,
     fly_cards: Option<FlyCards>,
+    /// How long frames took, by what ran meanwhile.
+    pub frames: FrameLog,
     pub tab: Tab,
     pub settings: Settings,
     pub play: PlayTab,
@@ -183,6 +185,32 @@ pub struct FlyChessApp {
     pub flies_status: String,
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
+}
+
+/// The slowest frame (the UI thread's time in `show`, ms) seen during each kind of work.
+#[derive(Default, Debug)]
+pub struct FrameLog {
+    pub worst: std::collections::BTreeMap<&'static str, f64>,
+    pub frames: usize,
+}
+
+impl FrameLog {
+    pub fn record(&mut self, activity: &'static str, ms: f64) {
+        self.frames += 1;
+        let worst = self.worst.entry(activity).or_insert(0.0);
+        if ms > *worst {
+            *worst = ms;
+            if ms > 50.0 && self.frames > 3 {
+                tracing::info!("slowest frame so far during {activity}: {ms:.1} ms");
+            }
+        }
+    }
+
+    /// "slowest frames: a think 12.3 ms, idle 8.1 ms (240 frames)".
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = self.worst.iter().map(|(k, v)| format!("{k} {v:.1} ms")).collect();
+        format!("slowest frames: {} ({} frames)", parts.join(", "), self.frames)
+    }
 }
 
 /// One row of the Flies tab.
@@ -457,6 +485,7 @@ impl FlyChessApp {
             opponent_asked: None,
             workers_status: String::new(),
             fly_cards: None,
+            frames: FrameLog::default(),
             shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
             tab,
             settings,
@@ -611,7 +640,9 @@ impl FlyChessApp {
                     let ready: Arc<ReadyBrain> = Arc::from(ready);
                     self.start_thinker(ctx, &ready);
                     self.play.load_fly(&self.launch.data, &ready.checksum);
-                    let view = BrainView::new(&ready.connectome, self.render_state.is_some());
+                    let mut view = BrainView::new(&ready.connectome, self.render_state.is_some());
+                    // The first neuron click needs every neuron's outputs: indexed aside now.
+                    view.prefetch_outgoing(ready.brain.clone());
                     if let Some(rs) = &self.render_state {
                         flychess_render::egui_view::install(rs, &view.geometry);
                     }
@@ -704,8 +735,29 @@ impl FlyChessApp {
         self.playable_for = Some(key);
     }
 
-    /// The whole window for one frame.
+    /// The whole window for one frame, timed: the slowest frame seen during each kind of
+    /// background work is kept in `frames` (and logged when a new slowest one passes 50 ms).
     pub fn show(&mut self, ui: &mut egui::Ui) {
+        let started = std::time::Instant::now();
+        self.show_frame(ui);
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let picked = self.brain_view.as_mut().is_some_and(|v| std::mem::take(&mut v.picked));
+        let activity = if picked {
+            "a neuron click"
+        } else if self.brain_view.as_ref().is_some_and(|v| v.exporting()) {
+            "an export"
+        } else if self.train.job.as_ref().is_some_and(|j| j.running()) {
+            "a training run"
+        } else if self.play.thinking.is_some() || self.play.replaying() {
+            "a think"
+        } else {
+            "idle"
+        };
+        self.frames.record(activity, ms);
+    }
+
+    /// The whole window for one frame.
+    fn show_frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         let (grades, hints) = self.poll_workers(&ctx);
         // A finished run's fly joins the list, then the picker, in the same frame.
@@ -1157,6 +1209,7 @@ impl FlyChessApp {
                 Some(Err(e)) => tracing::error!("could not save {}: {e}", shot.path.display()),
                 None => tracing::error!("the screenshot had an unexpected size"),
             }
+            eprintln!("{}", self.frames.summary());
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
     }
