@@ -142,7 +142,19 @@ impl TrainTab {
     pub fn poll(&mut self) -> bool {
         let mut finished = false;
         if let Some(job) = &mut self.job {
-            while let Ok(m) = job.rx.try_recv() {
+            loop {
+                let m = match job.rx.try_recv() {
+                    Ok(m) => m,
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        // The thread ended without its last word: it died. Say so, never "running" forever.
+                        if job.outcome.is_none() {
+                            job.stage = "the training thread stopped unexpectedly".into();
+                            job.outcome = Some(Err("the training thread stopped unexpectedly; its checkpoint is kept: start the run again with the same name to resume".into()));
+                        }
+                        break;
+                    }
+                };
                 match m {
                     JobMsg::Event(TrainEvent::Stage { text, fraction }) => {
                         job.stage = text;
@@ -362,4 +374,29 @@ fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob,
         f.save(&data.join("flies").join(format!("{}.fly", job.name)))?;
     }
     Ok(Some(f.meta.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_training_thread_that_dies_is_reported_not_left_running() {
+        let (tx, rx) = channel::<JobMsg>();
+        let mut tab = TrainTab::default();
+        tab.job = Some(RunningJob { name: "f".into(), controls: Arc::new(Controls::default()), rx, stage: "pass 3".into(), fraction: 0.5, passes: Vec::new(), max_passes: 10, outcome: None });
+        assert!(!tab.poll());
+        assert!(tab.job.as_ref().unwrap().running(), "alive while its thread is");
+        // The thread panics: its sender goes without a Finished message.
+        std::thread::spawn(move || {
+            let _keep = tx;
+            panic!("a training thread dies");
+        })
+        .join()
+        .unwrap_err();
+        tab.poll();
+        let job = tab.job.as_ref().unwrap();
+        assert!(!job.running());
+        assert!(matches!(&job.outcome, Some(Err(e)) if e.contains("stopped unexpectedly")), "{:?}", job.outcome);
+    }
 }
