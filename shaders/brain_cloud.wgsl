@@ -3,7 +3,8 @@
 // inferno map, perceptually even) or by region. The rates arrive as a per-instance vertex buffer:
 // the simulator's own rates buffer (layout [(step·neurons + neuron)·batch + position], so the
 // step and position are a byte offset and the batch is the stride) or a CPU upload with the same
-// layout. Neurons without a cell-body position carry NaN and are dropped.
+// layout. Neurons without a cell-body position are left out by the draw call itself (it covers
+// only the runs of placed neurons), never reach this shader.
 
 struct View {
     view_proj: mat4x4<f32>,
@@ -57,11 +58,6 @@ fn vs(
     out.mark = mark;
     let r = clamp(rate / max(view.rate_scale, 1e-6), 0.0, 1.0);
     out.rate = r;
-    // No cell body (NaN): outside the clip volume.
-    if !(position.x == position.x) {
-        out.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
-        return out;
-    }
     var clip = view.view_proj * vec4<f32>(position.xyz, 1.0);
     var radius = mix(view.point_px.x, view.point_px.y, r);
     if mark > 0.5 {

@@ -161,9 +161,29 @@ pub struct CloudRenderer {
     /// Steps held by `uploaded` (0: nothing uploaded yet: zeros are drawn).
     uploaded_steps: usize,
     neurons: usize,
+    /// The runs of consecutive neurons that have a cell body: the draw call covers these
+    /// instances only, so a neuron without a position is never drawn (not left to a NaN test in
+    /// the shader, which a compiler may fold away).
+    runs: Vec<std::ops::Range<u32>>,
 }
 
 pub const MAX_STEPS: usize = 12;
+
+/// The runs of consecutive neurons of `geometry` with a finite position, in order.
+pub fn placed_runs(geometry: &CloudGeometry) -> Vec<std::ops::Range<u32>> {
+    let mut runs: Vec<std::ops::Range<u32>> = Vec::new();
+    for (i, p) in geometry.positions.iter().enumerate() {
+        if !(p[0].is_finite() && p[1].is_finite() && p[2].is_finite()) {
+            continue;
+        }
+        let i = i as u32;
+        match runs.last_mut() {
+            Some(r) if r.end == i => r.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    runs
+}
 
 impl CloudRenderer {
     /// A renderer drawing into targets of `format` (premultiplied-alpha blending).
@@ -224,7 +244,7 @@ impl CloudRenderer {
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        CloudRenderer { pipeline, uniforms, bind_group, positions, marks, uploaded, uploaded_steps: 0, neurons: geometry.neurons() }
+        CloudRenderer { pipeline, uniforms, bind_group, positions, marks, uploaded, uploaded_steps: 0, neurons: geometry.neurons(), runs: placed_runs(geometry) }
     }
 
     fn pipeline(
@@ -307,7 +327,10 @@ impl CloudRenderer {
             }
         }
         pass.set_vertex_buffer(2, self.marks.slice(..));
-        pass.draw(0..6, 0..self.neurons as u32);
+        // Instance k reads neuron k of every per-instance buffer: a run is drawn as its range.
+        for run in &self.runs {
+            pass.draw(0..6, run.clone());
+        }
     }
 }
 

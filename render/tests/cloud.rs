@@ -85,6 +85,17 @@ fn a_neuron_at_rate_one_lights_its_pixel_and_a_silent_one_does_not() {
 }
 
 #[test]
+fn the_draw_call_covers_only_the_runs_of_placed_neurons() {
+    use flychess_render::cloud::placed_runs;
+    let nan = [f32::NAN; 3];
+    let g = CloudGeometry::new(&[nan, [1.0, 0.0, 0.0], [2.0, 0.0, 0.0], nan, nan, [3.0, 0.0, 0.0], nan], &[0; 7]);
+    assert_eq!(placed_runs(&g), vec![1..3, 5..6]);
+    assert_eq!(placed_runs(&geometry()), vec![0..2], "the test cloud's unplaced neuron is left out");
+    let all = CloudGeometry::new(&[[0.0; 3]; 4], &[0; 4]);
+    assert_eq!(placed_runs(&all), vec![0..4], "one draw when every neuron is placed");
+}
+
+#[test]
 fn region_colours_come_from_the_palette() {
     let Some(d) = device() else { return };
     let g = geometry();
