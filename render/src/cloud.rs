@@ -153,6 +153,13 @@ pub enum Rates<'a> {
 
 pub struct CloudRenderer {
     pipeline: wgpu::RenderPipeline,
+    /// Pipelines whose rate attribute strides over a simulator batch (`batch` floats), made on
+    /// first use: drawing one position of a batch binds the batch's buffer as it is.
+    strided: std::sync::Mutex<std::collections::HashMap<u64, wgpu::RenderPipeline>>,
+    device: wgpu::Device,
+    pipeline_layout: wgpu::PipelineLayout,
+    module: wgpu::ShaderModule,
+    format: wgpu::TextureFormat,
     uniforms: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     positions: wgpu::Buffer,
@@ -168,6 +175,10 @@ pub struct CloudRenderer {
 }
 
 pub const MAX_STEPS: usize = 12;
+
+/// The largest vertex stride every adapter allows (WebGPU's default limit): batches up to 512
+/// positions can be drawn straight from the simulator's buffer.
+pub const MAX_STRIDE_BYTES: u64 = 2048;
 
 /// The runs of consecutive neurons of `geometry` with a finite position, in order.
 pub fn placed_runs(geometry: &CloudGeometry) -> Vec<std::ops::Range<u32>> {
@@ -217,15 +228,7 @@ impl CloudRenderer {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        // Per-instance (per-neuron) attributes: position + region, rate at the step, mark.
-        let attribute = |location: u32, format: wgpu::VertexFormat| [wgpu::VertexAttribute { format, offset: 0, shader_location: location }];
-        let (pa, ra, ma) = (attribute(0, wgpu::VertexFormat::Float32x4), attribute(1, wgpu::VertexFormat::Float32), attribute(2, wgpu::VertexFormat::Float32));
-        let buffers = [
-            Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &pa }),
-            Some(wgpu::VertexBufferLayout { array_stride: 4, step_mode: wgpu::VertexStepMode::Instance, attributes: &ra }),
-            Some(wgpu::VertexBufferLayout { array_stride: 4, step_mode: wgpu::VertexStepMode::Instance, attributes: &ma }),
-        ];
-        let pipeline = Self::pipeline(device, &pipeline_layout, &module, format, &buffers);
+        let pipeline = Self::pipeline(device, &pipeline_layout, &module, format, 1);
         let positions = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("neuron positions"),
             contents: bytemuck::cast_slice(&geometry.positions),
@@ -244,16 +247,35 @@ impl CloudRenderer {
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        CloudRenderer { pipeline, uniforms, bind_group, positions, marks, uploaded, uploaded_steps: 0, neurons: geometry.neurons(), runs: placed_runs(geometry) }
+        CloudRenderer {
+            pipeline,
+            strided: Default::default(),
+            device: device.clone(),
+            pipeline_layout,
+            module,
+            format,
+            uniforms,
+            bind_group,
+            positions,
+            marks,
+            uploaded,
+            uploaded_steps: 0,
+            neurons: geometry.neurons(),
+            runs: placed_runs(geometry),
+        }
     }
 
-    fn pipeline(
-        device: &wgpu::Device,
-        layout: &wgpu::PipelineLayout,
-        module: &wgpu::ShaderModule,
-        format: wgpu::TextureFormat,
-        buffers: &[Option<wgpu::VertexBufferLayout>],
-    ) -> wgpu::RenderPipeline {
+    /// The pipeline whose rates attribute steps `batch` floats per neuron.
+    fn pipeline(device: &wgpu::Device, layout: &wgpu::PipelineLayout, module: &wgpu::ShaderModule, format: wgpu::TextureFormat, batch: u64) -> wgpu::RenderPipeline {
+        // Per-instance (per-neuron) attributes: position + region, rate at the step, mark.
+        let attribute = |location: u32, format: wgpu::VertexFormat| [wgpu::VertexAttribute { format, offset: 0, shader_location: location }];
+        let (pa, ra, ma) = (attribute(0, wgpu::VertexFormat::Float32x4), attribute(1, wgpu::VertexFormat::Float32), attribute(2, wgpu::VertexFormat::Float32));
+        let buffers = [
+            Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &pa }),
+            Some(wgpu::VertexBufferLayout { array_stride: 4 * batch, step_mode: wgpu::VertexStepMode::Instance, attributes: &ra }),
+            Some(wgpu::VertexBufferLayout { array_stride: 4, step_mode: wgpu::VertexStepMode::Instance, attributes: &ma }),
+        ];
+        let buffers = &buffers[..];
         device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("brain cloud"),
             layout: Some(layout),
@@ -304,26 +326,33 @@ impl CloudRenderer {
             return;
         }
         let n = self.neurons as u64;
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
-        pass.set_vertex_buffer(0, self.positions.slice(..));
         match rates {
             Rates::Uploaded => {
+                pass.set_pipeline(&self.pipeline);
+                pass.set_bind_group(0, &self.bind_group, &[]);
+                pass.set_vertex_buffer(0, self.positions.slice(..));
                 let step = step.min(self.uploaded_steps.max(1) - 1) as u64;
                 pass.set_vertex_buffer(1, self.uploaded.slice(step * n * 4..(step + 1) * n * 4));
             }
             Rates::Buffer { buffer, batch, position } => {
-                // Stride `batch` floats: a pipeline per batch size would be needed for batch > 1;
-                // the app's single-position thinks use batch 1, and other batches go through the
-                // uploaded path.
+                // Neuron k of position p at this step sits at float (step·n + k)·batch + p: the
+                // binding starts at the step's position and strides over the batch.
                 let b = batch.max(1) as u64;
+                if b * 4 > MAX_STRIDE_BYTES || position as u64 >= b {
+                    return;
+                }
                 let start = (step as u64 * n * b + position as u64) * 4;
                 let end = start + ((n - 1) * b + 1) * 4;
                 if b == 1 {
-                    pass.set_vertex_buffer(1, buffer.slice(start..end));
+                    pass.set_pipeline(&self.pipeline);
                 } else {
-                    return;
+                    let mut strided = self.strided.lock().expect("not poisoned");
+                    let p = strided.entry(b).or_insert_with(|| Self::pipeline(&self.device, &self.pipeline_layout, &self.module, self.format, b));
+                    pass.set_pipeline(p);
                 }
+                pass.set_bind_group(0, &self.bind_group, &[]);
+                pass.set_vertex_buffer(0, self.positions.slice(..));
+                pass.set_vertex_buffer(1, buffer.slice(start..end));
             }
         }
         pass.set_vertex_buffer(2, self.marks.slice(..));

@@ -175,3 +175,42 @@ fn the_simulators_buffer_is_bound_directly_and_draws_what_the_upload_draws() {
         assert!(direct.chunks(4).any(|c| c[..3] != [0, 0, 0]), "something is drawn at step {step}");
     }
 }
+
+#[test]
+fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
+    use flychess_sim::eye::{EyeCell, EyeRole};
+    let Some(d) = device() else { return };
+    // The chain's first neuron sees a pawn on e2, the lone neuron a rook on a1: the boards differ.
+    let eye = vec![EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) }, EyeCell { neuron: 3, square: 0, role: EyeRole::PieceType(3) }];
+    let brain = Brain::from_parts(4, vec![0, 0, 1, 2, 2], vec![0, 1], vec![0.8, -0.6], eye);
+    let mut engine = GpuEngine::new(d.device.clone(), d.queue.clone(), &brain).unwrap();
+    // Three boards: empty, one piece, a full rank (different input to the eye).
+    let mut one = [[false; 64]; 12];
+    one[0][12] = true;
+    let mut rank = [[false; 64]; 12];
+    for sq in 0..8 {
+        rank[3][sq] = true;
+    }
+    let rates = engine.think(&[[[false; 64]; 12], one, rank]).unwrap().clone();
+    engine.wait().unwrap();
+    let on_cpu = engine.read_rates().unwrap();
+    let at_last: Vec<Vec<f32>> = (0..3).map(|p| (0..4).map(|k| on_cpu.at(11, k, p)).collect()).collect();
+    assert!(at_last[0] != at_last[1] && at_last[1] != at_last[2] && at_last[0] != at_last[2], "the three boards think differently: {at_last:?}");
+    let g = CloudGeometry::new(&[[-40.0, 0.0, 0.0], [0.0, 0.0, 0.0], [40.0, 0.0, 0.0], [0.0, 30.0, 0.0]], &[0, 1, 2, 3]);
+    let cam = camera(&g);
+    let view = settings(&cam, ColourMode::Activity);
+    let target = Offscreen::new(&d.device, SIZE);
+    for position in 0..3 {
+        // Position `position`'s own rates (step-major), uploaded, against the batch bound with a stride.
+        let mut cloud = CloudRenderer::new(&d.device, OFFSCREEN_FORMAT, &g);
+        let own: Vec<f32> = (0..12).flat_map(|s| (0..4).map(move |k| (s, k))).map(|(s, k)| on_cpu.at(s, k, position)).collect();
+        cloud.upload_rates(&d.queue, &own);
+        for step in [0, 6, 11] {
+            target.render(&d.device, &d.queue, &cloud, &view, Rates::Buffer { buffer: &rates, batch: 3, position }, step, [0.0, 0.0, 0.0, 1.0]);
+            let direct = target.read(&d.device, &d.queue).unwrap();
+            target.render(&d.device, &d.queue, &cloud, &view, Rates::Uploaded, step, [0.0, 0.0, 0.0, 1.0]);
+            let uploaded = target.read(&d.device, &d.queue).unwrap();
+            assert_eq!(direct, uploaded, "position {position}, step {step}");
+        }
+    }
+}
