@@ -171,7 +171,8 @@ fn the_simulators_buffer_is_bound_directly_and_draws_what_the_upload_draws() {
         let direct = target.read(&d.device, &d.queue).unwrap();
         target.render(&d.device, &d.queue, &cloud, &view, Rates::Uploaded, step, [0.0, 0.0, 0.0, 1.0]);
         let uploaded = target.read(&d.device, &d.queue).unwrap();
-        assert_eq!(direct, uploaded, "step {step}");
+        let differ = direct.iter().zip(&uploaded).filter(|(a, b)| a != b).count();
+        assert!(differ == 0, "step {step}: {differ} bytes differ");
         assert!(direct.chunks(4).any(|c| c[..3] != [0, 0, 0]), "something is drawn at step {step}");
     }
 }
@@ -210,7 +211,8 @@ fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
             let direct = target.read(&d.device, &d.queue).unwrap();
             target.render(&d.device, &d.queue, &cloud, &view, Rates::Uploaded, step, [0.0, 0.0, 0.0, 1.0]);
             let uploaded = target.read(&d.device, &d.queue).unwrap();
-            assert_eq!(direct, uploaded, "position {position}, step {step}");
+            let differ = direct.iter().zip(&uploaded).filter(|(a, b)| a != b).count();
+            assert!(differ == 0, "position {position}, step {step}: {differ} bytes differ");
         }
     }
 }
