@@ -246,6 +246,42 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn after_an_engine_failure_the_grader_says_ready_again_when_the_engine_answers() {
+        // A fake engine: answers every search with e2e4 at +0.10, or dies on `go` while the
+        // file `broken` exists.
+        let dir = tempfile::tempdir().unwrap();
+        let broken = dir.path().join("broken");
+        let script = dir.path().join("flaky-engine");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; go*) if [ -e {} ]; then exit 1; fi; echo 'info depth 12 multipv 1 score cp 10 pv e2e4'; echo 'bestmove e2e4';; esac; done\n",
+                broken.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let g = Grader::start(Some(script), || {});
+        let next = || g.events.recv_timeout(Duration::from_secs(20)).expect("an event");
+        assert!(matches!(next(), GraderEvent::Ready { .. }));
+        let job = |ply| GradeJob { game: 1, ply, fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(), moves: vec!["d2d4".into()] };
+        // The engine dies (twice: the supervisor replaces it once): the grader says so.
+        std::fs::write(&broken, b"").unwrap();
+        g.grade(job(0));
+        assert!(matches!(next(), GraderEvent::Unavailable(_)));
+        // It answers again: ready, then the grade.
+        std::fs::remove_file(&broken).unwrap();
+        g.grade(job(1));
+        assert!(matches!(next(), GraderEvent::Ready { .. }), "the status comes back to ready");
+        match next() {
+            GraderEvent::Graded(p) => assert_eq!((p.ply, p.best.as_str()), (1, "e2e4")),
+            _ => panic!("expected the grade"),
+        }
+    }
+
     #[test]
     fn grades_compare_moves_with_the_best() {
         let mut scores = HashMap::new();
