@@ -8,8 +8,8 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::connectome::download::{fetch, Fetch, Outcome};
-use flychess_sim::connectome::release::{self, DOWNLOADS};
+use flychess_sim::connectome::download::Outcome;
+use flychess_sim::connectome::release;
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::{brain_file, synthetic, Control};
 use flychess_sim::brain::simulator::{read_on_cpu, EngineChoice, Simulator};
@@ -185,32 +185,25 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
 fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
     let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
     println!("Downloading MaleCNS {} (Berg et al. 2026, CC BY 4.0) into {}", release::RELEASE, dir.display());
-    for spec in DOWNLOADS {
-        let f = Fetch {
-            url: format!("{base}{}", spec.file),
-            dest: dir.join(spec.file),
-            bytes: spec.bytes,
-            sha256: spec.sha256.map(str::to_owned),
-            md5: None,
-        };
-        let bar = ProgressBar::new(spec.bytes.unwrap_or(0));
-        bar.set_style(
-            ProgressStyle::with_template("{msg:50} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_message(spec.file.to_string());
-        let outcome = fetch(&f, attempts, &|done, total| {
-            if let Some(t) = total {
-                bar.set_length(t);
-            }
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
-        match outcome? {
-            Outcome::AlreadyThere => println!("  {} already there, verified", spec.file),
-            Outcome::Fetched { resumes: 0 } => println!("  {} fetched and verified", spec.file),
-            Outcome::Fetched { resumes } => println!("  {} fetched and verified (resumed {resumes} times)", spec.file),
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:50} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let outcomes = store::download_malecns(dir, &base, attempts, &|file, done, total| {
+        bar.set_message(file.to_string());
+        if let Some(t) = total {
+            bar.set_length(t);
+        }
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    for (file, outcome) in outcomes? {
+        match outcome {
+            Outcome::AlreadyThere => println!("  {file} already there, verified"),
+            Outcome::Fetched { resumes: 0 } => println!("  {file} fetched and verified"),
+            Outcome::Fetched { resumes } => println!("  {file} fetched and verified (resumed {resumes} times)"),
         }
     }
     println!("Build it with: flychess brain build --tables {}", dir.display());

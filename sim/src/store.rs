@@ -185,6 +185,26 @@ pub fn malecns_dir(data: &Path) -> PathBuf {
     data.join("connectome").join(format!("malecns-{RELEASE}"))
 }
 
+/// Whether the MaleCNS tables are all in `dir` (the window offers the brain then).
+pub fn malecns_present(dir: &Path) -> bool {
+    crate::connectome::release::TablePaths::in_dir(dir).all().iter().all(|p| p.exists())
+}
+
+/// Downloads the MaleCNS tables into `dir` from `base_url` (the release's own by default), each
+/// resumable and checked by size and sha256; `progress(file, done, total)` as bytes arrive.
+/// The one download path for the CLI and the window. Returns each file's outcome.
+pub fn download_malecns(dir: &Path, base_url: &str, attempts: u32, progress: &dyn Fn(&str, u64, Option<u64>)) -> Result<Vec<(&'static str, crate::connectome::download::Outcome)>> {
+    use crate::connectome::download::{fetch, Fetch};
+    use crate::connectome::release::DOWNLOADS;
+    let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
+    let mut outcomes = Vec::new();
+    for spec in DOWNLOADS {
+        let f = Fetch { url: format!("{base}{}", spec.file), dest: dir.join(spec.file), bytes: spec.bytes, sha256: spec.sha256.map(str::to_owned), md5: None };
+        outcomes.push((spec.file, fetch(&f, attempts, &|done, total| progress(spec.file, done, total))?));
+    }
+    Ok(outcomes)
+}
+
 /// Held while a brain is prepared: threads of one process (the window's start-up, a training run,
 /// parallel tests) must not generate, build or calibrate the same brain at the same time.
 static PREPARING: std::sync::Mutex<()> = std::sync::Mutex::new(());

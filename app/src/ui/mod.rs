@@ -21,8 +21,7 @@ use eframe::egui::{self, Color32, RichText};
 use shakmaty::Color;
 
 use flychess_sim::brain::Brain;
-use flychess_sim::connectome::download::{fetch, Fetch};
-use flychess_sim::connectome::release::{self, DOWNLOADS};
+use flychess_sim::connectome::release;
 use flychess_sim::connectome::{Connectome, Info};
 use flychess_sim::store::{self, BrainSpec, Tables};
 
@@ -595,25 +594,15 @@ impl FlyChessApp {
         let (tx, ctx) = (self.sender.clone(), ctx.clone());
         self.download = Some(("starting".into(), 0.0));
         thread::spawn(move || {
-            for spec in DOWNLOADS {
-                let f = Fetch {
-                    url: format!("{}{}", release::BASE_URL, spec.file),
-                    dest: dir.join(spec.file),
-                    bytes: spec.bytes,
-                    sha256: spec.sha256.map(str::to_owned),
-                    md5: None,
-                };
-                let stage = format!("downloading {}", spec.file);
-                let result = fetch(&f, 8, &|done, total| {
-                    let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
-                    let _ = tx.send(Report::Progress { stage: stage.clone(), fraction });
-                    ctx.request_repaint();
-                });
-                if let Err(e) = result {
-                    let _ = tx.send(Report::Failed(format!("{e}")));
-                    ctx.request_repaint();
-                    return;
-                }
+            let progress = |file: &str, done: u64, total: Option<u64>| {
+                let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
+                let _ = tx.send(Report::Progress { stage: format!("downloading {file}"), fraction });
+                ctx.request_repaint();
+            };
+            if let Err(e) = store::download_malecns(&dir, release::BASE_URL, 8, &progress) {
+                let _ = tx.send(Report::Failed(format!("{e}")));
+                ctx.request_repaint();
+                return;
             }
             start_brain_job(BrainSpec { tables: Tables::Release { dir }, control: Default::default() }, data, tx, ctx);
         });
@@ -1127,7 +1116,7 @@ impl FlyChessApp {
             ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
             ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
         ];
-        if release::TablePaths::in_dir(&malecns).all().iter().all(|p| p.exists()) {
+        if store::malecns_present(&malecns) {
             choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
         }
         let current = match &self.brain {
