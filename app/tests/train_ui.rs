@@ -67,6 +67,9 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     app_mut(&mut h).tab = Tab::Train;
     h.step();
     wait(&mut h, "the curve", |a| a.train.runs.iter().any(|r| r.name == "ui-short-run" && !r.passes.is_empty()));
+    // The frame times during the run (reported, never asserted: timing varies with the machine).
+    eprintln!("{}", app(&h).frames.summary());
+    assert!(app(&h).frames.worst.contains_key("a training run"));
     let run = app(&h).train.runs.iter().find(|r| r.name == "ui-short-run").unwrap();
     let info = run.info.as_ref().expect("run.json");
     assert!(info.finished && info.hold.is_some() && info.blind.is_some());
