@@ -453,6 +453,13 @@ fn main() -> std::process::ExitCode {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let quiet = cli.screenshot.is_some();
             let watch = cli.watch.map(|opponent| flychess::ui::Watch { opponent, plies: cli.plies });
+            // A fly opponent that does not exist is said before the window opens.
+            if let Some(w) = &watch
+                && !matches!(w.opponent.split(':').next(), Some("random" | "greedy" | "stockfish"))
+                && let Err(e) = flychess_sim::fly::find(&w.opponent, &data)
+            {
+                return report(Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent)));
+            }
             cli.tab
                 .as_deref()
                 .map(flychess::ui::Tab::parse)

@@ -185,6 +185,15 @@ fn a_duel_reports_its_elo_difference_with_an_interval_and_can_stop_early() {
 }
 
 #[test]
+fn watching_an_opponent_that_does_not_exist_fails_before_the_window_opens() {
+    let t = tempfile::tempdir().unwrap();
+    let out = flychess(t.path(), &["--watch", "nobody", "--plies", "4"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--watch nobody") && err.contains("no fly named"), "{err}");
+}
+
+#[test]
 fn ratings_follow_what_a_fly_is_not_its_name() {
     use flychess_sim::fly::{shipped_dir, Fly};
     let t = tempfile::tempdir().unwrap();

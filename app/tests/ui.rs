@@ -468,3 +468,16 @@ fn a_click_on_a_window_over_the_board_never_reaches_the_board() {
     assert_eq!(a.play.board.selected, Some(Square::E2), "the click went to the dialog, not the square under it");
     assert_eq!(a.play.game.plies(), 0);
 }
+
+#[test]
+fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
+    use flychess::ui::{FlyChessApp, Launch, Watch};
+    let mut h = harness(&data());
+    // `backprop` is the stand-in's fly: it cannot play on the default brain.
+    let launch = Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "backprop".into(), plies: Some(4) }), ..Default::default() };
+    *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
+    wait(&mut h, "the refusal", |a| a.opponent_failed.is_some());
+    let a = app(&h);
+    assert!(a.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.opponent_failed);
+    assert!(a.play.status.contains("--watch backprop"), "{}", a.play.status);
+}

@@ -154,6 +154,8 @@ pub struct FlyChessApp {
     /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
     opponent: Option<crate::opponent::Opponent>,
     opponent_asked: Option<(u64, usize)>,
+    /// Why the `--watch` opponent could not start (then the window stops asking it).
+    pub opponent_failed: Option<String>,
     /// What the window says about its workers (a thinker that died and was replaced).
     pub workers_status: String,
     fly_cards: Option<FlyCards>,
@@ -263,18 +265,13 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
 
 /// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is its
 /// turn (the fly's think and replay finished, the board still), and plays its answer.
-fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crate::opponent::Opponent>, asked: &mut Option<(u64, usize)>, play: &mut PlayTab, cx: &mut PlayContext, ctx: &egui::Context) {
+fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crate::opponent::Opponent>, asked: &mut Option<(u64, usize)>, play: &mut PlayTab, cx: &mut PlayContext, ctx: &egui::Context) -> Result<(), String> {
     if opponent.is_none() {
         let waker = ctx.clone();
-        match crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), &ready.checksum, move || waker.request_repaint()) {
-            Ok(o) => *opponent = Some(o),
-            Err(e) => {
-                play.status = format!("--watch {}: {e}", watch.opponent);
-                return;
-            }
-        }
+        let started = crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), &ready.checksum, move || waker.request_repaint());
+        *opponent = Some(started.map_err(|e| format!("--watch {}: {e}", watch.opponent))?);
     }
-    let Some(o) = opponent.as_ref() else { return };
+    let Some(o) = opponent.as_ref() else { return Ok(()) };
     let plies = play.game.plies();
     if asked.is_some_and(|(_, p)| p != plies) {
         // Taken back or a new game: that answer is no longer wanted.
@@ -299,6 +296,7 @@ fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crat
         *asked = Some((id, play.game.plies()));
         o.ask(id, play.game.current().clone(), play.game.keys().to_vec());
     }
+    Ok(())
 }
 
 /// Every fly on this machine (`sim::fly::list`, shared with the CLI).
@@ -482,6 +480,7 @@ impl FlyChessApp {
             brain_job_error: None,
             opponent: None,
             opponent_asked: None,
+            opponent_failed: None,
             workers_status: String::new(),
             fly_cards: None,
             frames: FrameLog::default(),
@@ -784,7 +783,13 @@ impl FlyChessApp {
         };
         self.play.update(&ctx, &mut cx, grades, hints);
         if let (Some(watch), Some(r)) = (&self.launch.watch, &ready) {
-            watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx);
+            if self.opponent_failed.is_none()
+                && let Err(e) = watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx)
+            {
+                tracing::error!("{e}");
+                self.play.status = e.clone();
+                self.opponent_failed = Some(e);
+            }
         }
         if ready.is_none() {
             egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
@@ -1165,7 +1170,7 @@ impl FlyChessApp {
                 let fly_done = self.play.fly.is_none() || !self.play.fly_to_move();
                 // Watching: the game is over, or has its plies.
                 let watched = match &self.launch.watch {
-                    Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none(),
+                    Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none() || self.opponent_failed.is_some(),
                     None => true,
                 };
                 self.moves_applied && fly_done && watched && self.opponent_asked.is_none() && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
