@@ -481,3 +481,16 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
     assert!(a.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.opponent_failed);
     assert!(a.play.status.contains("--watch backprop"), "{}", a.play.status);
 }
+
+#[test]
+fn a_brain_without_a_fly_offers_to_train_one() {
+    use flychess::ui::Tab;
+    let mut h = harness(&data());
+    // As on a newly built brain with no fly of its own.
+    app_mut(&mut h).play.fly = None;
+    h.step();
+    h.get_by_label("Train a fly for this brain…").click();
+    h.step();
+    h.step();
+    assert_eq!(app(&h).tab, Tab::Train);
+}

@@ -782,6 +782,10 @@ impl FlyChessApp {
             animate: self.settings.animate,
         };
         self.play.update(&ctx, &mut cx, grades, hints);
+        if std::mem::take(&mut self.play.wants_training) {
+            // Train on the brain in use (the Train tab's own default), under a name of its own.
+            self.tab = Tab::Train;
+        }
         if let (Some(watch), Some(r)) = (&self.launch.watch, &ready) {
             if self.opponent_failed.is_none()
                 && let Err(e) = watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx)

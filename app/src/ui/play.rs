@@ -84,6 +84,8 @@ pub struct PlayTab {
     pub stop_at: Option<usize>,
     /// Who plays the user's side when the window plays by itself (`--watch`).
     pub opponent_name: Option<String>,
+    /// The user asked to train a fly for this brain (the window opens the Train tab).
+    pub wants_training: bool,
 }
 
 /// The new-game dialog's choices.
@@ -139,6 +141,7 @@ impl PlayTab {
             replay: true,
             stop_at: None,
             opponent_name: None,
+            wants_training: false,
         }
     }
 
@@ -555,7 +558,10 @@ impl PlayTab {
         if let Some(end) = self.game.ending() {
             ui.label(RichText::new(format!("{} — {}", end.result, end.reason)).strong().color(Color32::from_rgb(230, 170, 60)));
         } else if self.fly.is_none() {
-            ui.label("No fly to play: pick one in New game.");
+            ui.label("No fly to play on this brain: pick one in New game, or train one.");
+            if ui.button("Train a fly for this brain…").clicked() {
+                self.wants_training = true;
+            }
         }
         let uci_moves = self.game.uci();
         if self.game.starts_from_initial_position()
