@@ -2,11 +2,15 @@
 //! (the brain is loaded — or generated, built and calibrated on first run — off the UI thread with
 //! a progress bar; its provenance is always on screen), the settings kept across restarts (eframe
 //! storage: theme, board colours, sound, Stockfish path, larger UI, the current game), the
-//! background workers (the fly's thinker, Stockfish's grader, the speaker), and `--screenshot`.
-//! Each tab lives in its own module; this one wires them together.
+//! background workers (the fly's thinker, Stockfish's grader, the `--watch` opponent, the
+//! speaker; a dead thinker is replaced), other brains being prepared while the current one plays
+//! on, frame times, `--screenshot` and `--watch`. Each tab lives in its own module (`play`,
+//! `brain_view`, `train`, `flies`, `about`); this one wires them together.
 
 pub mod board;
 pub mod brain_view;
+mod about;
+mod flies;
 pub mod play;
 pub mod train;
 
@@ -158,7 +162,7 @@ pub struct FlyChessApp {
     pub opponent_failed: Option<String>,
     /// What the window says about its workers (a thinker that died and was replaced).
     pub workers_status: String,
-    fly_cards: Option<FlyCards>,
+    fly_cards: Option<flies::FlyCards>,
     /// How long frames took, by what ran meanwhile.
     pub frames: FrameLog,
     pub tab: Tab,
@@ -213,18 +217,6 @@ impl FrameLog {
         format!("slowest frames: {} ({} frames)", parts.join(", "), self.frames)
     }
 }
-
-/// One row of the Flies tab.
-#[derive(Clone)]
-struct FlyCard {
-    name: String,
-    path: Result<PathBuf, String>,
-    meta: Result<flychess_sim::fly::FlyMeta, String>,
-    shipped: bool,
-}
-
-/// The Flies tab's rows and what they were read from: (name, size and modification time).
-type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
 
 struct Shot {
     path: PathBuf,
@@ -299,151 +291,7 @@ fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crat
     Ok(())
 }
 
-/// Every fly on this machine (`sim::fly::list`, shared with the CLI).
-pub fn list_flies(data: &std::path::Path) -> Vec<String> {
-    flychess_sim::fly::list(data)
-}
-
-/// A newborn fly (untrained readout) for the loaded brain.
-fn save_newborn(ready: &ReadyBrain, data: &std::path::Path, name: &str) -> Result<()> {
-    use flychess_sim::fly::{Fly, FlyMeta};
-    let f = Fly {
-        meta: FlyMeta {
-            name: name.into(),
-            kind: "lab: newborn (untrained readout)".into(),
-            brain: ready.connectome.provenance.label(),
-            brain_checksum: ready.checksum.clone(),
-            homeostasis: flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()),
-            reading: flychess_sim::cache::Reading::Mean9To12,
-            data: "none (untrained)".into(),
-            train_positions: 0,
-            val: None,
-            hold: None,
-            created: flychess_sim::fly::today(),
-        },
-        readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
-    };
-    f.save(&data.join("flies").join(format!("{name}.fly")))?;
-    Ok(())
-}
-
-/// Renames a fly of the data folder (its file and the name inside it).
-pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
-    if new.is_empty() || new.contains(['/', '\\']) || new.starts_with('.') {
-        return Err(anyhow!("{new:?} cannot name a fly"));
-    }
-    let to = data.join("flies").join(format!("{new}.fly"));
-    if to.exists() {
-        return Err(anyhow!("a fly called {new} exists"));
-    }
-    let from = data.join("flies").join(format!("{old}.fly"));
-    let mut f = flychess_sim::fly::Fly::load(&from)?;
-    f.meta.name = new.to_string();
-    f.save(&to)?;
-    std::fs::remove_file(&from)?;
-    Ok(())
-}
-
-/// The ratings the window shows: the user's own ladder (DATA/ratings.json, from `flychess rate`)
-/// when there is one, else the ladder measured before the release and shipped with the flies.
-/// (the report, where it came from.)
-fn ratings_report(data: &std::path::Path) -> Option<(serde_json::Value, String)> {
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p));
-    if let Some((v, p)) = read(data.join("ratings.json")) {
-        return Some((v, format!("your ladder ({})", p.display())));
-    }
-    let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
-    let when = v["date"].as_str().unwrap_or("?").to_string();
-    Some((v, format!("the ladder shipped with the flies, measured on {when}")))
-}
-
-/// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
-/// every player's rating with its interval and how its games ended, every pairing's W-D-L.
-fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
-    let Some((v, from)) = ratings_report(data) else {
-        ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
-        return;
-    };
-    ui.label(format!("From {from}: {} games, {} per pairing; anchor {} = {}.", v["games"], v["options"]["games"], v["anchor"].as_str().unwrap_or("?"), v["anchor_elo"]));
-    let harness = &v["harness_check"];
-    if harness.is_object() {
-        ui.label(format!(
-            "Harness check: {} against itself scored {:.1}% over {} games{}.",
-            harness["fly"].as_str().unwrap_or("?"),
-            100.0 * harness["score"].as_f64().unwrap_or(0.0),
-            harness["games"],
-            if harness["passed"].as_bool() == Some(true) { " (exactly 50%, as it must)" } else { ": NOT 50%, do not trust these ratings" }
-        ));
-    }
-    let clone = &v["clone"];
-    if let Some(interval) = clone["score_interval"].as_array() {
-        let at = |i: usize| 100.0 * interval.get(i).and_then(|x| x.as_f64()).unwrap_or(0.0);
-        ui.label(format!(
-            "Clone test: {} against an independent copy scored {:.1}% [{:.1}, {:.1}] over {} pairs{}.",
-            clone["fly"].as_str().unwrap_or("?"),
-            100.0 * clone["score"].as_f64().unwrap_or(0.0),
-            at(0),
-            at(1),
-            clone["pairs"],
-            if clone["within"].as_bool() == Some(true) { " (holds 50%)" } else { ": 50% is outside, do not trust these ratings" }
-        ));
-    }
-    egui::Grid::new("ratings").num_columns(5).striped(true).show(ui, |ui| {
-        for h in ["player", "Elo", "95% interval", "games", "how its games ended"] {
-            ui.strong(h);
-        }
-        ui.end_row();
-        for r in v["ratings"].as_array().into_iter().flatten() {
-            let earlier = r["current"].as_bool() == Some(false);
-            ui.label(format!("{}{}", r["name"].as_str().unwrap_or("?"), if earlier { " (earlier version)" } else { "" }));
-            ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
-            ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
-            ui.label(format!("{}", r["games"]));
-            let ends: Vec<String> = r["endings"].as_object().into_iter().flatten().map(|(k, n)| format!("{k} {n}")).collect();
-            ui.small(ends.join(", "));
-            ui.end_row();
-        }
-    });
-    if let Some(pairings) = v["pairings"].as_array() {
-        egui::CollapsingHeader::new(format!("Pairings ({})", pairings.len())).id_salt("pairings").show(ui, |ui| {
-            egui::Grid::new("pairings grid").num_columns(3).striped(true).show(ui, |ui| {
-                for h in ["pairing", "W-D-L (first player)", "score"] {
-                    ui.strong(h);
-                }
-                ui.end_row();
-                for p in pairings {
-                    ui.label(format!("{} – {}", p["first"].as_str().unwrap_or("?"), p["second"].as_str().unwrap_or("?")));
-                    ui.label(format!("{}-{}-{}", p["wins"], p["draws"], p["losses"]));
-                    ui.label(format!("{:.0}%", 100.0 * p["score"].as_f64().unwrap_or(0.0)));
-                    ui.end_row();
-                }
-            });
-        });
-    }
-}
-
-/// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is
-/// (its player id), so a fly retrained under an old name shows "unrated" until it is rated.
-pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
-    let mut by_id = HashMap::new();
-    if let Some((v, _)) = ratings_report(data) {
-        for r in v["ratings"].as_array().into_iter().flatten() {
-            if let (Some(id), Some(elo)) = (r["id"].as_str(), r["elo"].as_f64()) {
-                let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
-                by_id.insert(id.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    for name in list_flies(data) {
-        if let Ok(f) = flychess_sim::fly::find(&name, data).and_then(|p| flychess_sim::fly::Fly::load(&p))
-            && let Some(r) = by_id.get(&f.player_id(None))
-        {
-            out.insert(name, r.clone());
-        }
-    }
-    out
-}
+pub use flies::{list_flies, read_ratings, rename_fly};
 
 impl FlyChessApp {
     /// The app on `ctx`; `storage` gives the saved settings (None: defaults).
@@ -872,287 +720,6 @@ impl FlyChessApp {
         ui.small(format!("Graphics: {}", self.adapter));
     }
 
-    /// The Flies tab's rows: each fly's metadata read (and its file's checksum verified) once,
-    /// and again only when the list or a file's size or modification time changes, not every
-    /// frame.
-    fn fly_cards(&mut self) -> Vec<FlyCard> {
-        let data = self.launch.data.clone();
-        let key: Vec<(String, Option<(u64, std::time::SystemTime)>)> = self
-            .flies
-            .iter()
-            .map(|name| {
-                let stamp = flychess_sim::fly::find(name, &data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
-                (name.clone(), stamp)
-            })
-            .collect();
-        if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
-            let cards = self
-                .flies
-                .iter()
-                .map(|name| {
-                    let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
-                    let meta = path.clone().and_then(|p| flychess_sim::fly::Fly::load(&p).map(|f| f.meta).map_err(|e| e.to_string()));
-                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
-                    FlyCard { name: name.clone(), path, meta, shipped }
-                })
-                .collect();
-            self.fly_cards = Some((key, cards));
-        }
-        self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
-    }
-
-    fn flies_tab(&mut self, ui: &mut egui::Ui) {
-        ui.heading("Flies");
-        let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
-        let data = self.launch.data.clone();
-        let mut changed = false;
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            egui::Grid::new("flies").num_columns(8).striped(true).show(ui, |ui| {
-                for h in ["fly", "kind", "brain", "data", "HOLD top-1", "good moves", "Elo [95%]", "made"] {
-                    ui.strong(h);
-                }
-                ui.strong("");
-                ui.end_row();
-                for card in self.fly_cards() {
-                    let FlyCard { name, path, meta: fly, shipped } = card;
-                    match fly {
-                        Ok(f) => {
-                            ui.label(RichText::new(&name).strong());
-                            ui.label(&f.kind);
-                            let same = f.brain_checksum == checksum;
-                            ui.label(if same { f.brain.clone() } else { format!("{} (not the loaded brain)", f.brain) });
-                            ui.label(format!("{} positions", f.train_positions)).on_hover_text(&f.data);
-                            match &f.hold {
-                                Some(m) => {
-                                    ui.label(format!("{:.1}%", 100.0 * m.top1));
-                                    ui.label(format!("{:.1}%", 100.0 * m.good));
-                                }
-                                None => {
-                                    ui.label("-");
-                                    ui.label("-");
-                                }
-                            }
-                            ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
-                            ui.label(&f.created);
-                        }
-                        Err(e) => {
-                            ui.label(&name);
-                            ui.colored_label(Color32::LIGHT_RED, e);
-                            for _ in 0..6 {
-                                ui.label("");
-                            }
-                        }
-                    }
-                    ui.horizontal(|ui| {
-                        if shipped {
-                            ui.weak("shipped");
-                        } else {
-                            let asked = self.delete_asked.as_deref() == Some(name.as_str());
-                            if ui.button(if asked { "Really delete?" } else { "Delete" }).clicked() {
-                                if asked {
-                                    self.flies_status = match std::fs::remove_file(data.join("flies").join(format!("{name}.fly"))) {
-                                        Ok(()) => format!("Deleted {name}."),
-                                        Err(e) => format!("Could not delete {name}: {e}"),
-                                    };
-                                    self.delete_asked = None;
-                                    changed = true;
-                                } else {
-                                    self.delete_asked = Some(name.clone());
-                                }
-                            }
-                            if ui.button("Rename").clicked() {
-                                self.rename = Some((name.clone(), name.clone()));
-                            }
-                        }
-                        if ui.button("Export…").clicked() {
-                            self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
-                                (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
-                                    Ok(_) => format!("Exported {name} to {}", to.display()),
-                                    Err(e) => format!("Could not export: {e}"),
-                                },
-                                (Err(e), _) => e.to_string(),
-                                (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
-                            };
-                        }
-                    });
-                    ui.end_row();
-                }
-            });
-            if let Some((old, mut new)) = self.rename.take() {
-                let mut keep = true;
-                ui.horizontal(|ui| {
-                    ui.label(format!("Rename {old} to"));
-                    ui.text_edit_singleline(&mut new);
-                    if ui.button("OK").clicked() {
-                        keep = false;
-                        self.flies_status = match rename_fly(&data, &old, new.trim()) {
-                            Ok(()) => format!("Renamed {old} to {}.", new.trim()),
-                            Err(e) => format!("Could not rename: {e}"),
-                        };
-                        changed = true;
-                    }
-                    if ui.button("Cancel").clicked() {
-                        keep = false;
-                    }
-                });
-                if keep {
-                    self.rename = Some((old, new));
-                }
-            }
-            if !self.flies_status.is_empty() {
-                ui.label(&self.flies_status);
-            }
-            ui.separator();
-            self.lab_flies(ui);
-            ui.separator();
-            ui.heading("Ratings");
-            ratings_view(ui, &data);
-        });
-        if changed {
-            self.flies = list_flies(&data);
-        }
-    }
-
-    /// The lab's control flies: one click builds a missing one (through the Train tab's runner).
-    fn lab_flies(&mut self, ui: &mut egui::Ui) {
-        ui.heading("Lab flies (controls)");
-        ui.small("Built through the same paths as any fly, on 8,192 positions (2,048 to train on) so they compare with each other.");
-        let running = self.train.job.as_ref().is_some_and(train::RunningJob::running);
-        let Some(ready) = self.ready().cloned() else { return };
-        let data = self.launch.data.clone();
-        for (name, what) in [
-            ("lab-newborn", "newborn: the brain with an untrained readout"),
-            ("lab-3-minute", "3-minute fly: the probe (fast way) on few positions"),
-            ("lab-shuffled", "shuffled wiring: same neurons, connections handed out at random"),
-            ("lab-no-optic-lobe", "no optic lobe: every optic-lobe connection cut"),
-            ("lab-no-central-brain", "no central brain: every central-brain connection cut"),
-        ] {
-            ui.horizontal(|ui| {
-                let exists = self.flies.iter().any(|f| f == name);
-                ui.label(RichText::new(name).strong());
-                ui.label(what);
-                if exists {
-                    ui.weak("built");
-                } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
-                    if name == "lab-newborn" {
-                        self.flies_status = match save_newborn(&ready, &data, name) {
-                            Ok(()) => format!("Built {name}."),
-                            Err(e) => format!("Could not build {name}: {e}"),
-                        };
-                        self.flies = list_flies(&data);
-                    } else {
-                        let choice = train::lab_controls().into_iter().find(|(n, _)| name.ends_with(n) && !n.is_empty()).map(|(_, c)| c).unwrap_or(train::BrainChoice::Loaded);
-                        let kind = match &choice {
-                            train::BrainChoice::Loaded => "lab: 3-minute fly (probe only)".to_string(),
-                            c => format!("lab control: {}", c.label()),
-                        };
-                        self.train.name = name.to_string();
-                        self.train.positions = 8_192;
-                        self.train.max_passes = 30;
-                        self.train.brain = choice;
-                        self.train.start(ui.ctx(), ready.clone(), data.clone(), Some(kind));
-                        self.tab = Tab::Train;
-                    }
-                }
-            });
-        }
-    }
-
-    fn about_tab(&mut self, ui: &mut egui::Ui) {
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            ui.heading("Settings");
-            let before = (self.settings.dark, self.settings.larger_ui);
-            ui.checkbox(&mut self.settings.dark, "Dark theme");
-            ui.checkbox(&mut self.settings.larger_ui, "Larger UI (projectors)");
-            if before != (self.settings.dark, self.settings.larger_ui) {
-                self.apply_visuals(ui.ctx());
-            }
-            egui::ComboBox::from_label("Board colours").selected_text(self.settings.board_theme.name()).show_ui(ui, |ui| {
-                for t in BoardTheme::ALL {
-                    ui.selectable_value(&mut self.settings.board_theme, t, t.name());
-                }
-            });
-            if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
-                self.speaker.muted = self.settings.muted || self.launch.quiet;
-            }
-            ui.checkbox(&mut self.settings.animate, "Slide pieces");
-            ui.checkbox(&mut self.play.replay, "Replay the fly's 12 steps before its move");
-            ui.horizontal(|ui| {
-                ui.label("Stockfish:");
-                ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));
-                if ui.button("Use").clicked() {
-                    self.settings.stockfish = self.stockfish_edit.trim().to_string();
-                    self.start_grader(ui.ctx());
-                }
-            });
-            ui.label(RichText::new(&self.grader_status).small());
-            ui.separator();
-            ui.heading("The brain");
-            self.brain_picker(ui);
-            if let Some(r) = self.ready().cloned() {
-                brain_summary(ui, &r.info, &r.checksum);
-            }
-            match &self.download {
-                Some((stage, fraction)) => {
-                    ui.label(stage);
-                    ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage());
-                }
-                None => {
-                    if ui
-                            .button("Download MaleCNS v1.0 (the male central nervous system, 1.1 GB)")
-                            .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
-                            .clicked()
-                    {
-                        self.start_download(ui.ctx());
-                    }
-                }
-            }
-            ui.small(format!("Graphics: {}", self.adapter));
-            ui.small(format!("Simulator: {}", self.engine));
-            ui.separator();
-            ui.heading("Credits");
-            for line in CREDITS {
-                ui.label(*line);
-            }
-        });
-    }
-
-    /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
-    /// tables are downloaded. Choosing one loads it (built and calibrated the first time).
-    fn brain_picker(&mut self, ui: &mut egui::Ui) {
-        let malecns = store::malecns_dir(&self.launch.data);
-        let mut choices: Vec<(&str, BrainSpec)> = vec![
-            ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
-            ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
-        ];
-        if store::malecns_present(&malecns) {
-            choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
-        }
-        let current = match &self.brain {
-            BrainState::Ready(r) => Some(r.spec.clone()),
-            _ => None,
-        };
-        let selected = choices.iter().find(|c| Some(&c.1) == current.as_ref()).map(|c| c.0).unwrap_or("(loading)");
-        let mut pick = None;
-        egui::ComboBox::from_label("Brain").selected_text(selected).width(380.0).show_ui(ui, |ui| {
-            for (label, spec) in &choices {
-                if ui.selectable_label(Some(spec) == current.as_ref(), *label).clicked() {
-                    pick = Some(spec.clone());
-                }
-            }
-        });
-        if let Some(spec) = pick.filter(|s| Some(s) != current.as_ref()) {
-            self.switch_brain(spec, ui.ctx());
-        }
-        if let Some((stage, fraction)) = &self.brain_job {
-            ui.label(format!("Preparing the other brain ({stage}); the game goes on with this one."));
-            ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
-        }
-        if let Some(e) = &self.brain_job_error {
-            ui.colored_label(Color32::LIGHT_RED, format!("The other brain could not be prepared: {e}. This one plays on."));
-        }
-    }
-
     /// `--screenshot`: once the brain is ready, the moves played and the fly's answer (if any)
     /// shown, a PNG of the window is saved and the window closes.
     fn take_screenshot(&mut self, ctx: &egui::Context) {
@@ -1223,16 +790,6 @@ impl FlyChessApp {
     }
 }
 
-const CREDITS: &[&str] = &[
-    "Default brain: FlyWire v783 (the FlyWire Consortium; Dorkenwald et al. and Schlegel et al., Nature 634, 2024; Eckstein et al., Cell 187, 2024; Zheng et al., Cell 174, 2018), CC BY-NC 4.0: connections within each hemisphere, positions laid out from the wiring.",
-    "Other brains: MaleCNS v1.0, Berg et al., Cell 189:5504-5526 (2026), CC BY 4.0 (download), and a synthetic stand-in with its published structure.",
-    "Pieces: cburnett (Colin M.L. Burnett), GPL-2.0-or-later, via lichess-org/chessground.",
-    "Sounds: chess-console (Stefan Haack), CC BY 4.0.",
-    "Opening names: lichess-org/chess-openings, CC0.",
-    "Grades: Stockfish (GPL-3.0), run as a separate program.",
-    "Chess rules: shakmaty and pgn-reader (GPL-3.0-or-later). Fly Chess is GPL-3.0-or-later.",
-];
-
 impl eframe::App for FlyChessApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.show(ui);
@@ -1246,37 +803,6 @@ impl eframe::App for FlyChessApp {
     }
 }
 
-fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
-    let colour = if info.synthetic { Color32::from_rgb(230, 170, 60) } else { Color32::from_rgb(90, 200, 120) };
-    ui.horizontal(|ui| {
-        ui.label("Brain:");
-        ui.colored_label(colour, RichText::new(&info.source).strong());
-    });
-    if info.synthetic {
-        ui.small("A made-up nervous system with the published structure of MaleCNS v1.0, used until the real tables are downloaded.");
-    }
-    egui::Grid::new("brain-summary").num_columns(2).striped(true).show(ui, |ui| {
-        let mut row = |k: &str, v: String| {
-            ui.label(k);
-            ui.label(v);
-            ui.end_row();
-        };
-        row("neurons", format!("{}", info.neurons));
-        row("positions", info.positions.clone());
-        row("connections (≥ 5 synapses)", format!("{}", info.connections));
-        row("photoreceptors on the eye", format!("{} of {}", info.photoreceptors_placed, info.photoreceptors));
-        if let (Some(r), Some(h)) = (info.retinotopy_ratio, info.retinotopy_ratio_held_out) {
-            row("eye recovered from the wiring", format!("neighbouring columns share {r:.1}× the partners of a shuffled placement ({h:.1}× held out)"));
-        }
-        row("descending neurons", format!("{}", info.descending));
-        row("Kenyon cells / MBONs", format!("{} / {}", info.kenyon, info.mbon));
-        row(
-            "eye to descending neurons",
-            info.eye_to_descending_shortest_path.map(|h| format!("{h} synapses")).unwrap_or_else(|| "not reached".into()),
-        );
-        row("brain id (sha256)", checksum.chars().take(16).collect());
-    });
-}
 
 /// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12
 /// steps × 163,803 neurons × the batch) outgrows the default 128 MiB binding, and burn needs the

@@ -1,0 +1,352 @@
+//! The Flies tab: every fly on this machine (metadata read once per file version), renaming,
+//! deleting and exporting the user's flies, the lab's control flies built with one click, and the
+//! ladder's ratings (the user's own, else the ones shipped with the flies), looked up by player id.
+
+use super::*;
+
+/// One row of the Flies tab.
+#[derive(Clone)]
+pub(super) struct FlyCard {
+    name: String,
+    path: Result<PathBuf, String>,
+    meta: Result<flychess_sim::fly::FlyMeta, String>,
+    shipped: bool,
+}
+
+/// The Flies tab's rows and what they were read from: (name, size and modification time).
+pub(super) type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
+
+/// Every fly on this machine (`sim::fly::list`, shared with the CLI).
+pub fn list_flies(data: &std::path::Path) -> Vec<String> {
+    flychess_sim::fly::list(data)
+}
+
+/// A newborn fly (untrained readout) for the loaded brain.
+fn save_newborn(ready: &ReadyBrain, data: &std::path::Path, name: &str) -> Result<()> {
+    use flychess_sim::fly::{Fly, FlyMeta};
+    let f = Fly {
+        meta: FlyMeta {
+            name: name.into(),
+            kind: "lab: newborn (untrained readout)".into(),
+            brain: ready.connectome.provenance.label(),
+            brain_checksum: ready.checksum.clone(),
+            homeostasis: flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()),
+            reading: flychess_sim::cache::Reading::Mean9To12,
+            data: "none (untrained)".into(),
+            train_positions: 0,
+            val: None,
+            hold: None,
+            created: flychess_sim::fly::today(),
+        },
+        readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
+    };
+    f.save(&data.join("flies").join(format!("{name}.fly")))?;
+    Ok(())
+}
+
+/// Renames a fly of the data folder (its file and the name inside it).
+pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
+    if new.is_empty() || new.contains(['/', '\\']) || new.starts_with('.') {
+        return Err(anyhow!("{new:?} cannot name a fly"));
+    }
+    let to = data.join("flies").join(format!("{new}.fly"));
+    if to.exists() {
+        return Err(anyhow!("a fly called {new} exists"));
+    }
+    let from = data.join("flies").join(format!("{old}.fly"));
+    let mut f = flychess_sim::fly::Fly::load(&from)?;
+    f.meta.name = new.to_string();
+    f.save(&to)?;
+    std::fs::remove_file(&from)?;
+    Ok(())
+}
+
+/// The ratings the window shows: the user's own ladder (DATA/ratings.json, from `flychess rate`)
+/// when there is one, else the ladder measured before the release and shipped with the flies.
+/// (the report, where it came from.)
+fn ratings_report(data: &std::path::Path) -> Option<(serde_json::Value, String)> {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p));
+    if let Some((v, p)) = read(data.join("ratings.json")) {
+        return Some((v, format!("your ladder ({})", p.display())));
+    }
+    let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
+    let when = v["date"].as_str().unwrap_or("?").to_string();
+    Some((v, format!("the ladder shipped with the flies, measured on {when}")))
+}
+
+/// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
+/// every player's rating with its interval and how its games ended, every pairing's W-D-L.
+fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
+    let Some((v, from)) = ratings_report(data) else {
+        ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
+        return;
+    };
+    ui.label(format!("From {from}: {} games, {} per pairing; anchor {} = {}.", v["games"], v["options"]["games"], v["anchor"].as_str().unwrap_or("?"), v["anchor_elo"]));
+    let harness = &v["harness_check"];
+    if harness.is_object() {
+        ui.label(format!(
+            "Harness check: {} against itself scored {:.1}% over {} games{}.",
+            harness["fly"].as_str().unwrap_or("?"),
+            100.0 * harness["score"].as_f64().unwrap_or(0.0),
+            harness["games"],
+            if harness["passed"].as_bool() == Some(true) { " (exactly 50%, as it must)" } else { ": NOT 50%, do not trust these ratings" }
+        ));
+    }
+    let clone = &v["clone"];
+    if let Some(interval) = clone["score_interval"].as_array() {
+        let at = |i: usize| 100.0 * interval.get(i).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        ui.label(format!(
+            "Clone test: {} against an independent copy scored {:.1}% [{:.1}, {:.1}] over {} pairs{}.",
+            clone["fly"].as_str().unwrap_or("?"),
+            100.0 * clone["score"].as_f64().unwrap_or(0.0),
+            at(0),
+            at(1),
+            clone["pairs"],
+            if clone["within"].as_bool() == Some(true) { " (holds 50%)" } else { ": 50% is outside, do not trust these ratings" }
+        ));
+    }
+    egui::Grid::new("ratings").num_columns(5).striped(true).show(ui, |ui| {
+        for h in ["player", "Elo", "95% interval", "games", "how its games ended"] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for r in v["ratings"].as_array().into_iter().flatten() {
+            let earlier = r["current"].as_bool() == Some(false);
+            ui.label(format!("{}{}", r["name"].as_str().unwrap_or("?"), if earlier { " (earlier version)" } else { "" }));
+            ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{}", r["games"]));
+            let ends: Vec<String> = r["endings"].as_object().into_iter().flatten().map(|(k, n)| format!("{k} {n}")).collect();
+            ui.small(ends.join(", "));
+            ui.end_row();
+        }
+    });
+    if let Some(pairings) = v["pairings"].as_array() {
+        egui::CollapsingHeader::new(format!("Pairings ({})", pairings.len())).id_salt("pairings").show(ui, |ui| {
+            egui::Grid::new("pairings grid").num_columns(3).striped(true).show(ui, |ui| {
+                for h in ["pairing", "W-D-L (first player)", "score"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for p in pairings {
+                    ui.label(format!("{} – {}", p["first"].as_str().unwrap_or("?"), p["second"].as_str().unwrap_or("?")));
+                    ui.label(format!("{}-{}-{}", p["wins"], p["draws"], p["losses"]));
+                    ui.label(format!("{:.0}%", 100.0 * p["score"].as_f64().unwrap_or(0.0)));
+                    ui.end_row();
+                }
+            });
+        });
+    }
+}
+
+/// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is
+/// (its player id), so a fly retrained under an old name shows "unrated" until it is rated.
+pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
+    let mut by_id = HashMap::new();
+    if let Some((v, _)) = ratings_report(data) {
+        for r in v["ratings"].as_array().into_iter().flatten() {
+            if let (Some(id), Some(elo)) = (r["id"].as_str(), r["elo"].as_f64()) {
+                let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
+                by_id.insert(id.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for name in list_flies(data) {
+        if let Ok(f) = flychess_sim::fly::find(&name, data).and_then(|p| flychess_sim::fly::Fly::load(&p))
+            && let Some(r) = by_id.get(&f.player_id(None))
+        {
+            out.insert(name, r.clone());
+        }
+    }
+    out
+}
+
+impl FlyChessApp {
+    /// The Flies tab's rows: each fly's metadata read (and its file's checksum verified) once,
+    /// and again only when the list or a file's size or modification time changes, not every
+    /// frame.
+    fn fly_cards(&mut self) -> Vec<FlyCard> {
+        let data = self.launch.data.clone();
+        let key: Vec<(String, Option<(u64, std::time::SystemTime)>)> = self
+            .flies
+            .iter()
+            .map(|name| {
+                let stamp = flychess_sim::fly::find(name, &data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
+                (name.clone(), stamp)
+            })
+            .collect();
+        if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
+            let cards = self
+                .flies
+                .iter()
+                .map(|name| {
+                    let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
+                    let meta = path.clone().and_then(|p| flychess_sim::fly::Fly::load(&p).map(|f| f.meta).map_err(|e| e.to_string()));
+                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+                    FlyCard { name: name.clone(), path, meta, shipped }
+                })
+                .collect();
+            self.fly_cards = Some((key, cards));
+        }
+        self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn flies_tab(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Flies");
+        let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
+        let data = self.launch.data.clone();
+        let mut changed = false;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            egui::Grid::new("flies").num_columns(8).striped(true).show(ui, |ui| {
+                for h in ["fly", "kind", "brain", "data", "HOLD top-1", "good moves", "Elo [95%]", "made"] {
+                    ui.strong(h);
+                }
+                ui.strong("");
+                ui.end_row();
+                for card in self.fly_cards() {
+                    let FlyCard { name, path, meta: fly, shipped } = card;
+                    match fly {
+                        Ok(f) => {
+                            ui.label(RichText::new(&name).strong());
+                            ui.label(&f.kind);
+                            let same = f.brain_checksum == checksum;
+                            ui.label(if same { f.brain.clone() } else { format!("{} (not the loaded brain)", f.brain) });
+                            ui.label(format!("{} positions", f.train_positions)).on_hover_text(&f.data);
+                            match &f.hold {
+                                Some(m) => {
+                                    ui.label(format!("{:.1}%", 100.0 * m.top1));
+                                    ui.label(format!("{:.1}%", 100.0 * m.good));
+                                }
+                                None => {
+                                    ui.label("-");
+                                    ui.label("-");
+                                }
+                            }
+                            ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
+                            ui.label(&f.created);
+                        }
+                        Err(e) => {
+                            ui.label(&name);
+                            ui.colored_label(Color32::LIGHT_RED, e);
+                            for _ in 0..6 {
+                                ui.label("");
+                            }
+                        }
+                    }
+                    ui.horizontal(|ui| {
+                        if shipped {
+                            ui.weak("shipped");
+                        } else {
+                            let asked = self.delete_asked.as_deref() == Some(name.as_str());
+                            if ui.button(if asked { "Really delete?" } else { "Delete" }).clicked() {
+                                if asked {
+                                    self.flies_status = match std::fs::remove_file(data.join("flies").join(format!("{name}.fly"))) {
+                                        Ok(()) => format!("Deleted {name}."),
+                                        Err(e) => format!("Could not delete {name}: {e}"),
+                                    };
+                                    self.delete_asked = None;
+                                    changed = true;
+                                } else {
+                                    self.delete_asked = Some(name.clone());
+                                }
+                            }
+                            if ui.button("Rename").clicked() {
+                                self.rename = Some((name.clone(), name.clone()));
+                            }
+                        }
+                        if ui.button("Export…").clicked() {
+                            self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
+                                (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
+                                    Ok(_) => format!("Exported {name} to {}", to.display()),
+                                    Err(e) => format!("Could not export: {e}"),
+                                },
+                                (Err(e), _) => e.to_string(),
+                                (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
+                            };
+                        }
+                    });
+                    ui.end_row();
+                }
+            });
+            if let Some((old, mut new)) = self.rename.take() {
+                let mut keep = true;
+                ui.horizontal(|ui| {
+                    ui.label(format!("Rename {old} to"));
+                    ui.text_edit_singleline(&mut new);
+                    if ui.button("OK").clicked() {
+                        keep = false;
+                        self.flies_status = match rename_fly(&data, &old, new.trim()) {
+                            Ok(()) => format!("Renamed {old} to {}.", new.trim()),
+                            Err(e) => format!("Could not rename: {e}"),
+                        };
+                        changed = true;
+                    }
+                    if ui.button("Cancel").clicked() {
+                        keep = false;
+                    }
+                });
+                if keep {
+                    self.rename = Some((old, new));
+                }
+            }
+            if !self.flies_status.is_empty() {
+                ui.label(&self.flies_status);
+            }
+            ui.separator();
+            self.lab_flies(ui);
+            ui.separator();
+            ui.heading("Ratings");
+            ratings_view(ui, &data);
+        });
+        if changed {
+            self.flies = list_flies(&data);
+        }
+    }
+
+    /// The lab's control flies: one click builds a missing one (through the Train tab's runner).
+    fn lab_flies(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Lab flies (controls)");
+        ui.small("Built through the same paths as any fly, on 8,192 positions (2,048 to train on) so they compare with each other.");
+        let running = self.train.job.as_ref().is_some_and(train::RunningJob::running);
+        let Some(ready) = self.ready().cloned() else { return };
+        let data = self.launch.data.clone();
+        for (name, what) in [
+            ("lab-newborn", "newborn: the brain with an untrained readout"),
+            ("lab-3-minute", "3-minute fly: the probe (fast way) on few positions"),
+            ("lab-shuffled", "shuffled wiring: same neurons, connections handed out at random"),
+            ("lab-no-optic-lobe", "no optic lobe: every optic-lobe connection cut"),
+            ("lab-no-central-brain", "no central brain: every central-brain connection cut"),
+        ] {
+            ui.horizontal(|ui| {
+                let exists = self.flies.iter().any(|f| f == name);
+                ui.label(RichText::new(name).strong());
+                ui.label(what);
+                if exists {
+                    ui.weak("built");
+                } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
+                    if name == "lab-newborn" {
+                        self.flies_status = match save_newborn(&ready, &data, name) {
+                            Ok(()) => format!("Built {name}."),
+                            Err(e) => format!("Could not build {name}: {e}"),
+                        };
+                        self.flies = list_flies(&data);
+                    } else {
+                        let choice = train::lab_controls().into_iter().find(|(n, _)| name.ends_with(n) && !n.is_empty()).map(|(_, c)| c).unwrap_or(train::BrainChoice::Loaded);
+                        let kind = match &choice {
+                            train::BrainChoice::Loaded => "lab: 3-minute fly (probe only)".to_string(),
+                            c => format!("lab control: {}", c.label()),
+                        };
+                        self.train.name = name.to_string();
+                        self.train.positions = 8_192;
+                        self.train.max_passes = 30;
+                        self.train.brain = choice;
+                        self.train.start(ui.ctx(), ready.clone(), data.clone(), Some(kind));
+                        self.tab = Tab::Train;
+                    }
+                }
+            });
+        }
+    }
+
+}
