@@ -464,7 +464,7 @@ fn main() -> std::process::ExitCode {
                 .as_deref()
                 .map(flychess::ui::Tab::parse)
                 .transpose()
-                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet, watch }))
+                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet, watch, ..Default::default() }))
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),

@@ -480,6 +480,7 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
     let a = app(&h);
     assert!(a.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.opponent_failed);
     assert!(a.play.status.contains("--watch backprop"), "{}", a.play.status);
+    assert!(a.launch.failed.lock().unwrap().as_ref().is_some_and(|e| e.contains("another brain")), "run() returns it: the exit status says so");
 }
 
 #[test]

@@ -111,6 +111,9 @@ pub struct Launch {
     pub quiet: bool,
     /// `--watch OPPONENT [--plies N]`: the fly plays OPPONENT move after move.
     pub watch: Option<Watch>,
+    /// Set by the window when what it was asked to do failed (a `--watch` opponent that cannot
+    /// play): `run` returns it as an error after the window closes, so the exit status says so.
+    pub failed: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// A game the window plays by itself: the fly (White) against `opponent` (random, greedy,
@@ -640,6 +643,9 @@ impl FlyChessApp {
             {
                 tracing::error!("{e}");
                 self.play.status = e.clone();
+                if let Ok(mut f) = self.launch.failed.lock() {
+                    *f = Some(e.clone());
+                }
                 self.opponent_failed = Some(e);
             }
         }
@@ -837,6 +843,7 @@ pub fn run(launch: Launch) -> Result<()> {
         wgpu_options: wgpu_options(),
         ..Default::default()
     };
+    let failed = launch.failed.clone();
     // A failure deep in the window system can panic instead of returning an error: either way the
     // user gets the same readable message (stderr, and a message box where the desktop has one).
     let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eframe::run_native(
@@ -856,7 +863,12 @@ pub fn run(launch: Launch) -> Result<()> {
         }),
     )));
     let failure = match opened {
-        Ok(Ok(())) => return Ok(()),
+        Ok(Ok(())) => {
+            return match failed.lock().ok().and_then(|mut f| f.take()) {
+                Some(e) => Err(anyhow!(e)),
+                None => Ok(()),
+            };
+        }
         Ok(Err(e)) => e.to_string(),
         Err(panic) => panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "the window system failed".into()),
     };
