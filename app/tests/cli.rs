@@ -176,7 +176,7 @@ fn a_duel_reports_its_elo_difference_with_an_interval_and_can_stop_early() {
     let s = json(&flychess(t.path(), &["duel", "greedy", "random", "--games", "40", "--sprt", "--elo0", "0", "--elo1", "100", "--json"]));
     let state = &s["sprt"]["state"];
     assert!(["H0", "H1", "continue"].contains(&state["verdict"].as_str().unwrap()));
-    assert!(s["games"].as_u64().unwrap() <= 40 && s["games"].as_u64().unwrap() % 2 == 0);
+    assert!(s["games"].as_u64().unwrap() <= 40 && s["games"].as_u64().unwrap().is_multiple_of(2));
     if state["verdict"] == "continue" {
         assert_eq!(s["games"], 40, "a test that has not decided plays every game allowed");
     }

@@ -189,9 +189,7 @@ fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
     let mut one = [[false; 64]; 12];
     one[0][12] = true;
     let mut rank = [[false; 64]; 12];
-    for sq in 0..8 {
-        rank[3][sq] = true;
-    }
+    rank[3][..8].fill(true);
     let rates = engine.think(&[[[false; 64]; 12], one, rank]).unwrap().clone();
     engine.wait().unwrap();
     let on_cpu = engine.read_rates().unwrap();

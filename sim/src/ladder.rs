@@ -458,10 +458,12 @@ pub fn pairing_results(rows: &[GameRow]) -> Vec<PairingResult> {
         });
         let p = &mut out[i];
         let first_score = if p.first_id == w { r.score() } else { 1.0 - r.score() };
-        match first_score {
-            x if x == 1.0 => p.wins += 1,
-            x if x == 0.0 => p.losses += 1,
-            _ => p.draws += 1,
+        if first_score == 1.0 {
+            p.wins += 1;
+        } else if first_score == 0.0 {
+            p.losses += 1;
+        } else {
+            p.draws += 1;
         }
     }
     for p in &mut out {

@@ -305,14 +305,14 @@ fn each_dataset_has_its_own_dn_cache_and_a_relabelled_one_is_new() {
     assert_ne!(meta(&first).path_in(dir.path(), "small"), CacheMeta::new("small-brain", "h2", &first, 40).path_in(dir.path(), "small"), "another homeostasis");
     let mut a = Cache::open(&path(&first), meta(&first)).unwrap();
     a.fill(&Simulator::Cpu, &brain, &descending, &first.rows, 3, &|_, _| {}, &|| false).unwrap();
-    let before = std::fs::read(&path(&first)).unwrap();
+    let before = std::fs::read(path(&first)).unwrap();
     // Training on the other datasets leaves the first cache as it was.
     for d in [&other, &relabelled] {
         let mut c = Cache::open(&path(d), meta(d)).unwrap();
         assert_eq!(c.positions, 0);
         c.fill(&Simulator::Cpu, &brain, &descending, &d.rows, 3, &|_, _| {}, &|| false).unwrap();
     }
-    assert_eq!(std::fs::read(&path(&first)).unwrap(), before);
+    assert_eq!(std::fs::read(path(&first)).unwrap(), before);
     assert_eq!(Cache::open(&path(&first), meta(&first)).unwrap().positions, 6);
 }
 

@@ -637,17 +637,16 @@ impl FlyChessApp {
             // Train on the brain in use (the Train tab's own default), under a name of its own.
             self.tab = Tab::Train;
         }
-        if let (Some(watch), Some(r)) = (&self.launch.watch, &ready) {
-            if self.opponent_failed.is_none()
-                && let Err(e) = watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx)
-            {
-                tracing::error!("{e}");
-                self.play.status = e.clone();
-                if let Ok(mut f) = self.launch.failed.lock() {
-                    *f = Some(e.clone());
-                }
-                self.opponent_failed = Some(e);
+        if let (Some(watch), Some(r)) = (&self.launch.watch, &ready)
+            && self.opponent_failed.is_none()
+            && let Err(e) = watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx)
+        {
+            tracing::error!("{e}");
+            self.play.status = e.clone();
+            if let Ok(mut f) = self.launch.failed.lock() {
+                *f = Some(e.clone());
             }
+            self.opponent_failed = Some(e);
         }
         if ready.is_none() {
             egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));

@@ -383,8 +383,8 @@ mod tests {
     #[test]
     fn a_training_thread_that_dies_is_reported_not_left_running() {
         let (tx, rx) = channel::<JobMsg>();
-        let mut tab = TrainTab::default();
-        tab.job = Some(RunningJob { name: "f".into(), controls: Arc::new(Controls::default()), rx, stage: "pass 3".into(), fraction: 0.5, passes: Vec::new(), max_passes: 10, outcome: None });
+        let job = RunningJob { name: "f".into(), controls: Arc::new(Controls::default()), rx, stage: "pass 3".into(), fraction: 0.5, passes: Vec::new(), max_passes: 10, outcome: None };
+        let mut tab = TrainTab { job: Some(job), ..TrainTab::default() };
         assert!(!tab.poll());
         assert!(tab.job.as_ref().unwrap().running(), "alive while its thread is");
         // The thread panics: its sender goes without a Finished message.
