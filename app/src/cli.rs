@@ -182,22 +182,31 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
-    let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
-    println!("Downloading MaleCNS {} (Berg et al. 2026, CC BY 4.0) into {}", release::RELEASE, dir.display());
+/// The bar both release downloads draw: the file, its bytes, speed and time left.
+fn download_bar() -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{msg:50} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let outcomes = store::download_malecns(dir, &base, attempts, &|file, done, total| {
-        bar.set_message(file.to_string());
-        if let Some(t) = total {
-            bar.set_length(t);
-        }
-        bar.set_position(done);
-    });
+    bar
+}
+
+/// A download's progress on `download_bar`.
+fn show_bytes(bar: &ProgressBar, file: &str, done: u64, total: Option<u64>) {
+    bar.set_message(file.to_string());
+    if let Some(t) = total {
+        bar.set_length(t);
+    }
+    bar.set_position(done);
+}
+
+fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
+    let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
+    println!("Downloading MaleCNS {} (Berg et al. 2026, CC BY 4.0) into {}", release::RELEASE, dir.display());
+    let bar = download_bar();
+    let outcomes = store::download_malecns(dir, &base, attempts, &|file, done, total| show_bytes(&bar, file, done, total));
     bar.finish_and_clear();
     for (file, outcome) in outcomes? {
         match outcome {
@@ -213,17 +222,8 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
 fn download_flywire(dir: &Path, record_url: &str, codex_url: &str, attempts: u32) -> Result<()> {
     use flychess_sim::connectome::flywire_release;
     println!("Downloading FlyWire v783 (the FlyWire Consortium, CC BY-NC 4.0) into {}", dir.display());
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:40} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}").expect("valid template").progress_chars("=> "),
-    );
-    let outcomes = flywire_release::download(dir, record_url, codex_url, attempts, &|file, done, total| {
-        bar.set_message(file.to_string());
-        if let Some(t) = total {
-            bar.set_length(t);
-        }
-        bar.set_position(done);
-    });
+    let bar = download_bar();
+    let outcomes = flywire_release::download(dir, record_url, codex_url, attempts, &|file, done, total| show_bytes(&bar, file, done, total));
     bar.finish_and_clear();
     for (file, outcome) in outcomes? {
         match outcome {

@@ -433,12 +433,12 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
     use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
     let spec = crate::cli::spec(which, data)?;
-    let needs_brain = [white, black].iter().any(|p| !matches!(p.split(':').next(), Some("random" | "greedy" | "stockfish")));
+    let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p));
     let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some((loaded, _)) = &prepared
-            && !matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish"))
+            && !flychess_sim::ladder::Entrant::names_rung(name)
         {
             let f = Fly::load(&fly::find(name, data)?)?;
             if f.meta.brain_checksum != loaded.checksum {
@@ -449,15 +449,14 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
     }
     let descending: Vec<u32> = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
     let make = |name: &str, dice: u64| -> Result<Player> {
-        let mut parts = name.split(':');
-        Ok(match parts.next() {
-            Some("random") => Player::Random(Dice::new(dice)),
-            Some("greedy") => Player::Greedy(Dice::new(dice)),
-            Some("stockfish") => {
-                let share: f64 = parts.next().map(|s| s.parse()).transpose().map_err(|_| anyhow!("stockfish:P takes a share of random moves, e.g. stockfish:0.25"))?.unwrap_or(0.0);
+        use flychess_sim::ladder::Entrant;
+        Ok(match Entrant::rung(name).transpose()? {
+            Some(Entrant::Random) => Player::Random(Dice::new(dice)),
+            Some(Entrant::Greedy) => Player::Greedy(Dice::new(dice)),
+            Some(Entrant::Stockfish { random_share }) => {
                 let path = find_stockfish(None)?;
                 let engine = Supervised::new(path, EngineOptions { elo: Some(0), ..Default::default() });
-                Player::Stockfish { engine, limit: Limit::Nodes(20_000), random_share: share, dice: Dice::new(dice) }
+                Player::Stockfish { engine, limit: Limit::Nodes(20_000), random_share, dice: Dice::new(dice) }
             }
             _ => {
                 let (_, brain) = prepared.as_ref().expect("prepared for flies");
@@ -681,29 +680,21 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
 /// random moves), a fly of this brain by name, or NAME+imagination (its tuned weight).
 fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Option<Fly>)> {
     use flychess_sim::ladder::Entrant;
-    let mut parts = name.split(':');
-    Ok(match parts.next() {
-        Some("random") => (Entrant::Random, None),
-        Some("greedy") => (Entrant::Greedy, None),
-        Some("stockfish") => {
-            let share: f64 = parts.next().map(|s| s.parse()).transpose().map_err(|_| anyhow!("stockfish:P takes a share of random moves, e.g. stockfish:0.25"))?.unwrap_or(0.0);
-            (Entrant::Stockfish { random_share: share }, None)
-        }
-        _ => {
-            let (fly_name, imagining) = match name.strip_suffix("+imagination") {
-                Some(n) => (n, true),
-                None => (name, false),
-            };
-            let f = Fly::load(&fly::find(fly_name, data)?)?;
-            if let Some(c) = checksum
-                && f.meta.brain_checksum != c
-            {
-                return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
-            }
-            let w = imagining.then(|| flychess::training::tuned_imagination(data, &f));
-            (Entrant::fly(&f, w), Some(f))
-        }
-    })
+    if let Some(rung) = Entrant::rung(name) {
+        return Ok((rung?, None));
+    }
+    let (fly_name, imagining) = match name.strip_suffix("+imagination") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let f = Fly::load(&fly::find(fly_name, data)?)?;
+    if let Some(c) = checksum
+        && f.meta.brain_checksum != c
+    {
+        return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
+    }
+    let w = imagining.then(|| flychess::training::tuned_imagination(data, &f));
+    Ok((Entrant::fly(&f, w), Some(f)))
 }
 
 /// `flychess duel A B`: paired openings (each played with colours swapped, dice by seat), the
@@ -713,8 +704,7 @@ fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(fly
 pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, seed: u64, sprt: Option<flychess_sim::duel::Sprt>, json: bool, engine: EngineChoice) -> Result<()> {
     use flychess_sim::duel::Duel;
     use flychess_sim::ladder::{self, FlyKit, LadderOptions};
-    let is_rung = |n: &str| matches!(n.split(':').next(), Some("random" | "greedy" | "stockfish"));
-    let prepared = if is_rung(a) && is_rung(b) {
+    let prepared = if ladder::Entrant::names_rung(a) && ladder::Entrant::names_rung(b) {
         None
     } else {
         let spec = crate::cli::spec(which, data)?;

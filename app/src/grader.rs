@@ -211,20 +211,24 @@ mod tests {
         }
     }
 
+    /// A fake UCI engine in `dir`: a shell script that runs `first`, then answers uci and isready
+    /// and whatever `more` (extra `case` arms) says; anything else it ignores.
+    #[cfg(unix)]
+    fn fake_engine(dir: &std::path::Path, first: &str, more: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("fake-engine");
+        std::fs::write(&script, format!("#!/bin/sh\n{first}\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; {more} esac; done\n")).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script
+    }
+
     #[cfg(unix)]
     #[test]
     fn closing_with_a_hung_engine_returns_at_once_and_the_engine_is_gone() {
         // A fake engine: it says uciok and readyok, then never answers a search.
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pid");
-        let script = dir.path().join("hung-engine");
-        std::fs::write(
-            &script,
-            format!("#!/bin/sh\necho $$ > {}\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; esac; done\n", pid_file.display()),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let script = fake_engine(dir.path(), &format!("echo $$ > {}", pid_file.display()), "");
         let g = Grader::start(Some(script), || {});
         // Wait until the engine runs and hangs in its first search.
         let started = Instant::now();
@@ -253,17 +257,8 @@ mod tests {
         // file `broken` exists.
         let dir = tempfile::tempdir().unwrap();
         let broken = dir.path().join("broken");
-        let script = dir.path().join("flaky-engine");
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; go*) if [ -e {} ]; then exit 1; fi; echo 'info depth 12 multipv 1 score cp 10 pv e2e4'; echo 'bestmove e2e4';; esac; done\n",
-                broken.display()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let go = format!("go*) if [ -e {} ]; then exit 1; fi; echo 'info depth 12 multipv 1 score cp 10 pv e2e4'; echo 'bestmove e2e4';;", broken.display());
+        let script = fake_engine(dir.path(), "", &go);
         let g = Grader::start(Some(script), || {});
         let next = || g.events.recv_timeout(Duration::from_secs(20)).expect("an event");
         assert!(matches!(next(), GraderEvent::Ready { .. }));

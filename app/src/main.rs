@@ -455,7 +455,7 @@ fn main() -> std::process::ExitCode {
             let watch = cli.watch.map(|opponent| flychess::ui::Watch { opponent, plies: cli.plies });
             // A fly opponent that does not exist is said before the window opens.
             if let Some(w) = &watch
-                && !matches!(w.opponent.split(':').next(), Some("random" | "greedy" | "stockfish"))
+                && !flychess_sim::ladder::Entrant::names_rung(&w.opponent)
                 && let Err(e) = flychess_sim::fly::find(&w.opponent, &data)
             {
                 return report(Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent)));

@@ -11,9 +11,9 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use shakmaty::{Chess, Move};
 
 use flychess_sim::brain::Brain;
-use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+use flychess_sim::engine::find_stockfish;
 use flychess_sim::fly::Fly;
-use flychess_sim::play::{Dice, Player};
+use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
 
 struct Ask {
     id: u64,
@@ -29,36 +29,21 @@ pub struct Opponent {
     pub name: String,
 }
 
-/// Who `name` is: a rung (random, greedy, stockfish, stockfish:P) or a fly found in `data`.
-enum Who {
-    Random,
-    Greedy,
-    Stockfish(f64),
-    Fly(Box<Fly>),
-}
-
-fn who(name: &str, data: &Path, brain_checksum: &str) -> Result<Who, String> {
-    let mut parts = name.split(':');
-    Ok(match parts.next() {
-        Some("random") => Who::Random,
-        Some("greedy") => Who::Greedy,
-        Some("stockfish") => Who::Stockfish(parts.next().map(str::parse).transpose().map_err(|_| "stockfish:P takes a share of random moves, e.g. stockfish:0.25".to_string())?.unwrap_or(0.0)),
-        _ => {
-            let fly = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)).map_err(|e| e.to_string())?;
-            if fly.meta.brain_checksum != brain_checksum {
-                return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));
-            }
-            Who::Fly(Box::new(fly))
-        }
-    })
-}
-
 impl Opponent {
     /// Starts the worker for `name`; `wake` is called after each answer.
     pub fn start(name: &str, data: &Path, brain: Arc<Brain>, descending: Arc<Vec<u32>>, brain_checksum: &str, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
-        let who = who(name, data, brain_checksum)?;
-        let stockfish = match who {
-            Who::Stockfish(_) => Some(find_stockfish(None).map_err(|e| e.to_string())?),
+        let (entrant, fly) = match Entrant::rung(name) {
+            Some(rung) => (rung.map_err(|e| e.to_string())?, None),
+            None => {
+                let fly = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)).map_err(|e| e.to_string())?;
+                if fly.meta.brain_checksum != brain_checksum {
+                    return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));
+                }
+                (Entrant::fly(&fly, None), Some(fly))
+            }
+        };
+        let stockfish = match entrant {
+            Entrant::Stockfish { .. } => Some(find_stockfish(None).map_err(|e| e.to_string())?),
             _ => None,
         };
         let (asks, jobs) = unbounded::<Ask>();
@@ -66,20 +51,16 @@ impl Opponent {
         std::thread::Builder::new()
             .name("watch-opponent".into())
             .spawn(move || {
-                let fly = match &who {
-                    Who::Fly(f) => Some(f.readout.clone()),
-                    _ => None,
-                };
-                let mut player = match who {
-                    Who::Random => Player::Random(Dice::new(1)),
-                    Who::Greedy => Player::Greedy(Dice::new(1)),
-                    Who::Stockfish(share) => Player::Stockfish {
-                        engine: Supervised::new(stockfish.expect("found above"), EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) }),
-                        limit: Limit::Nodes(20_000),
-                        random_share: share,
-                        dice: Dice::new(1),
-                    },
-                    Who::Fly(_) => Player::Fly { brain: &brain, readout: fly.as_ref().expect("a fly"), descending: &descending, imagination: None },
+                // The ladder's own player: Stockfish at its lowest UCI_Elo on 20,000 nodes, the
+                // simple movers' dice seeded 1, a fly as it plays on the ladder.
+                let flies: Vec<(Fly, Vec<Entrant>)> = fly.into_iter().map(|f| (f, vec![entrant.clone()])).collect();
+                let kit = FlyKit::new(&brain, &descending, &flies);
+                let mut player = match ladder::player(&entrant, Some(&kit), &LadderOptions::default(), 1, &stockfish) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::error!("the --watch opponent could not start: {e}");
+                        return;
+                    }
                 };
                 while let Ok(ask) = jobs.recv() {
                     let answer = player.choose(&ask.position, &ask.earlier).map_err(|e| e.to_string());

@@ -41,6 +41,26 @@ pub enum Entrant {
 }
 
 impl Entrant {
+    /// Whether `name` names a rung (random, greedy, stockfish, stockfish:P) rather than a fly.
+    pub fn names_rung(name: &str) -> bool {
+        matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish"))
+    }
+
+    /// The rung a player name on the command line means: random, greedy, stockfish, or
+    /// stockfish:P (a share P of random moves); None when the name is a fly's.
+    pub fn rung(name: &str) -> Option<Result<Entrant>> {
+        let mut parts = name.split(':');
+        Some(Ok(match parts.next()? {
+            "random" => Entrant::Random,
+            "greedy" => Entrant::Greedy,
+            "stockfish" => match parts.next().map(str::parse::<f64>).transpose() {
+                Ok(share) => Entrant::Stockfish { random_share: share.unwrap_or(0.0) },
+                Err(_) => return Some(Err(Error::Invalid("stockfish:P takes a share of random moves, e.g. stockfish:0.25".into()))),
+            },
+            _ => return None,
+        }))
+    }
+
     /// A fly as it plays on the ladder (the favourite, with the repetition rule).
     pub fn fly(fly: &crate::fly::Fly, imagination: Option<f32>) -> Entrant {
         Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false }
@@ -213,7 +233,9 @@ impl<'a> FlyKit<'a> {
     }
 }
 
-fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOptions, dice: u64, stockfish: &Option<PathBuf>) -> Result<Player<'a>> {
+/// The player `e` is, with its dice seeded by `dice` (Stockfish limited to `options`' nodes at its
+/// lowest UCI_Elo; a fly from `kit`). The ladder's, the duels' and the window's `--watch` opponent.
+pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOptions, dice: u64, stockfish: &Option<PathBuf>) -> Result<Player<'a>> {
     Ok(match e {
         Entrant::Random => Player::Random(Dice::new(dice)),
         Entrant::Greedy => Player::Greedy(Dice::new(dice)),
@@ -625,6 +647,15 @@ mod tests {
         let d = crate::duel::Duel::of(&pair_scores(&edge));
         assert_eq!(d.pairs, 30);
         assert!(!d.holds_even() && d.elo_low > 0.0, "the harness missed the greedy mover's edge: {d:?}");
+    }
+
+    #[test]
+    fn rung_names_parse_and_a_fly_name_is_not_one() {
+        assert_eq!(Entrant::rung("random").unwrap().unwrap(), Entrant::Random);
+        assert_eq!(Entrant::rung("stockfish").unwrap().unwrap(), Entrant::Stockfish { random_share: 0.0 });
+        assert_eq!(Entrant::rung("stockfish:0.25").unwrap().unwrap(), Entrant::Stockfish { random_share: 0.25 });
+        assert!(Entrant::rung("stockfish:lots").unwrap().unwrap_err().to_string().contains("stockfish:0.25"));
+        assert!(Entrant::rung("flywire").is_none() && !Entrant::names_rung("flywire") && Entrant::names_rung("greedy"));
     }
 
     #[test]
