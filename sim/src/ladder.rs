@@ -640,9 +640,9 @@ mod tests {
         games.sort_by_key(|g| (g.opening, g.swapped));
         assert!(games.chunks(2).filter(|p| p[0].pgn != p[1].pgn).count() > 25);
         // A real edge, through the same harness: the greedy mover against the sampling fly (60.8 %
-        // [55.8, 65.8] here). The fly with imagination on this brain (no board reaches its four
-        // neurons, so its values are flat: it only takes mates in one) scored 51.7 % [44.8, 58.6]:
-        // too small an edge for 30 pairs, and not asserted.
+        // [55.5, 66.1] here, pentanomial 0-0-18-11-1). The fly with imagination on this brain (no
+        // board reaches its four neurons, so its values are flat: it only takes mates in one)
+        // scored 51.7 % [44.3, 59.0] (0-7-15-7-1): too small an edge for 30 pairs, not asserted.
         let edge = duel_games(&Entrant::Greedy, &sampling, Some(&kit), &duel, &dir.path().join("greedy.jsonl"), &|_, _, _| {}).unwrap();
         let d = crate::duel::Duel::of(&pair_scores(&edge));
         assert_eq!(d.pairs, 30);
