@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::cache::Reading;
 use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
+use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
 use flychess_sim::stats;
@@ -506,6 +507,9 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
 fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
     let mut out = Vec::new();
     for name in fly::list(data) {
+        if fly::find(&name, data).is_ok_and(|p| flychess_sim::bio::file::is_dopamine_fly(&p)) {
+            continue;
+        }
         match fly::find(&name, data).and_then(|p| Fly::load(&p)) {
             Ok(f) if f.meta.brain_checksum == checksum => out.push(f),
             Ok(_) => {}
@@ -513,6 +517,26 @@ fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
         }
     }
     out
+}
+
+/// The dopamine flies of the brain that think on one model (the first's constants; others are
+/// said and left out), and that model.
+fn dopamine_of_brain(spec: &flychess_sim::store::BrainSpec, data: &Path, loaded: &flychess_sim::connectome::brain_file::Loaded, brain: &flychess_sim::brain::Brain, wanted: Option<Vec<DopamineFly>>) -> Result<(Vec<DopamineFly>, Option<flychess_sim::bio::BioBrain>)> {
+    let all = match wanted {
+        Some(w) => w,
+        None => flychess_sim::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().filter_map(|(_, p)| DopamineFly::load(&p).ok()).collect(),
+    };
+    let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
+    let constants = first.meta.constants;
+    let bio = flychess_sim::bio::prepare(loaded, brain, &spec.brain_path(data), constants, &|_| {})?;
+    let mut kept = Vec::new();
+    for f in all {
+        match f.check(&bio) {
+            Ok(()) => kept.push(f),
+            Err(e) => eprintln!("leaving out dopamine fly {}: {e}", f.meta.name),
+        }
+    }
+    Ok((kept, Some(bio)))
 }
 
 /// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
@@ -558,6 +582,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let flies = flies_of_brain(data, &loaded.checksum);
+    let (dopamine, bio) = dopamine_of_brain(&spec, data, &loaded, &brain, None)?;
     if flies.is_empty() {
         return Err(anyhow!("no fly of this brain to rate ({}); train one with `flychess train`", loaded.connectome.provenance.label()));
     }
@@ -584,7 +609,12 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     let simulator = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", simulator.describe());
     let _in_force = simulator::install(&brain, simulator);
-    let kit = FlyKit::new(&brain, &descending, &kit_flies);
+    // Dopamine flies play as they are (one look per legal move, the highest vote).
+    entrants.extend(dopamine.iter().map(Entrant::dopamine));
+    let kit = match &bio {
+        Some(bio) => FlyKit::new(&brain, &descending, &kit_flies).with_dopamine(bio, &dopamine)?,
+        None => FlyKit::new(&brain, &descending, &kit_flies),
+    };
     let file = games_file(data, "", &loaded.checksum, &options);
     let bar = game_bar();
     let started = Instant::now();
@@ -678,23 +708,44 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
 
 /// A player named on the command line: random, greedy, stockfish, stockfish:P (a share P of
 /// random moves), a fly of this brain by name, or NAME+imagination (its tuned weight).
-fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Option<Fly>)> {
+/// A named player: a rung, a fly (NAME or NAME+imagination) or a dopamine fly, with the fly file
+/// it plays from.
+enum Named {
+    Rung,
+    Fly(Fly),
+    Dopamine(DopamineFly),
+}
+
+fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Named)> {
     use flychess_sim::ladder::Entrant;
     if let Some(rung) = Entrant::rung(name) {
-        return Ok((rung?, None));
+        return Ok((rung?, Named::Rung));
     }
     let (fly_name, imagining) = match name.strip_suffix("+imagination") {
         Some(n) => (n, true),
         None => (name, false),
     };
-    let f = Fly::load(&fly::find(fly_name, data)?)?;
+    let path = fly::find(fly_name, data)?;
+    if flychess_sim::bio::file::is_dopamine_fly(&path) {
+        let f = DopamineFly::load(&path)?;
+        if imagining {
+            return Err(anyhow!("{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"));
+        }
+        if let Some(c) = checksum
+            && f.meta.brain_checksum != c
+        {
+            return Err(anyhow!("dopamine fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
+        }
+        return Ok((Entrant::dopamine(&f), Named::Dopamine(f)));
+    }
+    let f = Fly::load(&path)?;
     if let Some(c) = checksum
         && f.meta.brain_checksum != c
     {
         return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
     }
     let w = imagining.then(|| flychess::training::tuned_imagination(data, &f));
-    Ok((Entrant::fly(&f, w), Some(f)))
+    Ok((Entrant::fly(&f, w), Named::Fly(f)))
 }
 
 /// `flychess duel A B`: paired openings (each played with colours swapped, dice by seat), the
@@ -725,8 +776,28 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
         }
         None => None,
     };
-    let kit_flies: Vec<(Fly, Vec<ladder::Entrant>)> = [(first_fly, &first), (second_fly, &second)].into_iter().filter_map(|(f, e)| f.map(|f| (f, vec![e.clone()]))).collect();
-    let kit = prepared.as_ref().map(|(_, brain)| FlyKit::new(brain, &descending, &kit_flies));
+    let (mut kit_flies, mut dopamine): (Vec<(Fly, Vec<ladder::Entrant>)>, Vec<DopamineFly>) = (Vec::new(), Vec::new());
+    for (f, e) in [(first_fly, &first), (second_fly, &second)] {
+        match f {
+            Named::Fly(f) => kit_flies.push((f, vec![e.clone()])),
+            Named::Dopamine(f) => dopamine.push(f),
+            Named::Rung => {}
+        }
+    }
+    let bio = match (&prepared, dopamine.is_empty()) {
+        (Some((loaded, brain)), false) => dopamine_of_brain(&crate::cli::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
+        _ => None,
+    };
+    let kit = match &prepared {
+        Some((_, brain)) => {
+            let kit = FlyKit::new(brain, &descending, &kit_flies);
+            Some(match &bio {
+                Some(bio) => kit.with_dopamine(bio, &dopamine)?,
+                None => kit,
+            })
+        }
+        None => None,
+    };
     let options = LadderOptions { games: games.max(2), seed, dice_by_seat: true, ..Default::default() };
     let file = games_file(data, &format!("duel-{}-{}-", &first.id(), &second.id()), checksum.as_deref().unwrap_or("rungs-only"), &options);
     let bar = game_bar();

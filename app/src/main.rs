@@ -2,6 +2,7 @@
 //! the headless work (building and inspecting brains, downloading the release). This file owns
 //! the command line and hands each command to its module.
 
+mod bio_cli;
 mod cli;
 mod fly_cli;
 
@@ -44,6 +45,9 @@ enum Command {
     /// Labelled positions: import, inspect.
     #[command(subcommand)]
     Data(DataCommand),
+    /// The dopamine fly: the mushroom body learns by the three-factor rule, no backprop.
+    #[command(subcommand)]
+    Bio(BioCommand),
     /// Run the frozen brain once over the labelled positions and keep the descending neurons'
     /// rates as bytes (resumable), for fitting readouts.
     Cache {
@@ -229,6 +233,80 @@ enum Command {
         /// Measure the brain view instead: the frame time of the full point cloud at 1280×800.
         #[arg(long)]
         render: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum BioCommand {
+    /// Give a dopamine fly lessons (Stockfish's move: sugar; another legal move: a shock), or
+    /// games with --games. Resumable: run it again with the same name to go on to --lessons.
+    Train {
+        #[arg(long)]
+        name: String,
+        /// Lessons in all (games with --games), counting those the fly already had.
+        #[arg(long, default_value_t = 32_000)]
+        lessons: usize,
+        /// Learn from its own games instead (eligibility traces, dopamine from material).
+        #[arg(long)]
+        games: bool,
+        /// Lessons between points of the curve (pairs right on VAL pairs) and saves.
+        #[arg(long, default_value_t = 2_048)]
+        every: usize,
+        /// VAL pairs the curve is measured on.
+        #[arg(long, default_value_t = 512)]
+        monitor: usize,
+        /// Seed of the lesson order and the other moves.
+        #[arg(long, default_value_t = 1)]
+        lesson_seed: u64,
+        /// Share of Kenyon cells that pass (default 0.05).
+        #[arg(long)]
+        pass_share: Option<f32>,
+        /// Learning rate η (default 0.1).
+        #[arg(long)]
+        eta: Option<f32>,
+        /// Silent cells' synapses get stronger (a pilot).
+        #[arg(long)]
+        strengthen_silent: bool,
+        /// The second best move as the bad one from this lesson on (a pilot).
+        #[arg(long)]
+        harder_after: Option<usize>,
+        /// Also write the fly into models/ (shipped with the app).
+        #[arg(long)]
+        ship: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Measure a dopamine fly on held-out pairs (before and after training, flips, harder pairs,
+    /// top-1, the logistic ceilings, speed). Default: the brain's shipped dopamine fly.
+    Eval {
+        #[arg(long)]
+        fly: Option<String>,
+        /// HOLD pairs (at least 2,048 for the must-show figures).
+        #[arg(long, default_value_t = 2_048)]
+        pairs: usize,
+        /// TRAIN pairs the logistic ceilings are fitted on.
+        #[arg(long, default_value_t = 8_192)]
+        ceiling_pairs: usize,
+        /// HOLD positions for top-1 (every legal move looked at).
+        #[arg(long, default_value_t = 300)]
+        top1: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// The seed's pilots side by side, each from the same untrained mushroom body.
+    Pilots {
+        #[arg(long, default_value_t = 8_192)]
+        lessons: usize,
+        #[arg(long, default_value_t = 1_024)]
+        pairs: usize,
+        #[arg(long, default_value_t = 200)]
+        top1: usize,
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         which: WhichBrain,
     },
@@ -468,6 +546,14 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
+        Some(Command::Bio(BioCommand::Train { name, lessons, games, every, monitor, lesson_seed, pass_share, eta, strengthen_silent, harder_after, ship, which })) => {
+            let variation = bio_cli::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after } };
+            bio_cli::train(&which, &data, &name, lessons, games, every, monitor, lesson_seed, &variation, ship)
+        }
+        Some(Command::Bio(BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
+            bio_cli::eval(&which, &data, fly.as_deref(), bio_cli::EvalSizes { pairs, ceiling_pairs, top1 }, json)
+        }
+        Some(Command::Bio(BioCommand::Pilots { lessons, pairs, top1, json, which })) => bio_cli::pilots(&which, &data, lessons, pairs, top1, json),
         Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, engine, which }) => {
             if newborn {
                 fly_cli::newborn(&which, &data, &name, ship)

@@ -269,3 +269,32 @@ fn brain_info_on_the_default_brain_is_flywire_with_its_eye_recovered_from_the_wi
     let standin = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "standin", "--seed", "3"]));
     assert_eq!(standin["source"], "synthetic stand-in (seed 3)");
 }
+
+#[test]
+fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
+    let t = tempfile::tempdir().unwrap();
+    let train = |lessons: &str| flychess(t.path(), &["bio", "train", "--name", "dop", "--lessons", lessons, "--every", "64", "--monitor", "32"]);
+    let first = train("128");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    // Asked for more under the same name, it goes on from its own file.
+    let more = train("192");
+    assert!(more.status.success() && String::from_utf8_lossy(&more.stderr).contains("resuming dop at 128"), "{}", String::from_utf8_lossy(&more.stderr));
+    let e = json(&flychess(t.path(), &["bio", "eval", "--fly", "dop", "--pairs", "48", "--ceiling-pairs", "96", "--top1", "6", "--json"]));
+    assert_eq!((e["lessons"].as_u64(), e["pairs"].as_u64()), (Some(192), Some(48)));
+    for key in ["pairs_right_before", "pairs_right_after", "logistic_ceiling_kc", "logistic_ceiling_dn", "harder_pairs_right_after", "top1_after"] {
+        let (v, lo, hi) = (e[key]["value"].as_f64().unwrap(), e[key]["low"].as_f64().unwrap(), e[key]["high"].as_f64().unwrap());
+        assert!((0.0..=1.0).contains(&v) && lo <= v && v <= hi, "{key}: {}", e[key]);
+    }
+    assert_eq!(e["flips"], 0, "the same pairs scored again in another order and batch agree");
+    assert_ne!(e["pairs_right_before"], serde_json::Value::Null);
+    assert!(e["plastic_synapses"].as_u64().unwrap() > 1_000 && e["kenyon_cells_passing"].as_u64().unwrap() > 100);
+    // It plays: a duel against the random mover, by its name.
+    let d = json(&flychess(t.path(), &["duel", "dop", "random", "--games", "2", "--json"]));
+    assert_eq!(d["games"], 2);
+    // A readout fly is not a dopamine fly, and its name is not free for one.
+    assert!(flychess(t.path(), &["train", "--newborn", "--name", "nb"]).status.success());
+    let wrong = flychess(t.path(), &["bio", "eval", "--fly", "nb", "--pairs", "8"]);
+    assert!(!wrong.status.success() && String::from_utf8_lossy(&wrong.stderr).contains("not a dopamine fly"));
+    let taken = flychess(t.path(), &["bio", "train", "--name", "nb", "--lessons", "64"]);
+    assert!(!taken.status.success() && String::from_utf8_lossy(&taken.stderr).contains("another kind"));
+}

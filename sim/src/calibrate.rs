@@ -43,6 +43,16 @@ const CHUNK: usize = 32;
 
 /// Measures μₜ, σₜ step by step on `boards`; `progress(t)` after each step.
 pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, progress: &(dyn Fn(usize) + Sync)) -> Homeostasis {
+    calibrate_with(brain, boards, options, &|_, _, _| {}, progress)
+}
+
+/// What a model adds to a step's input u on top of W r + x, given the previous rates and the batch
+/// (the dopamine fly's mushroom body: its Kenyon cells' sparse signal onto the MBONs).
+pub type ExtraInput<'a> = dyn Fn(&[f32], usize, &mut [f32]) + Sync + 'a;
+
+/// `calibrate` for a model whose input is W r + x plus `extra` (measured the same way, on that
+/// model as it runs).
+pub fn calibrate_with(brain: &Brain, boards: &[Planes], options: CalibrationOptions, extra: &ExtraInput, progress: &(dyn Fn(usize) + Sync)) -> Homeostasis {
     let n = brain.neurons;
     let chunks: Vec<&[Planes]> = boards.chunks(CHUNK).collect();
     let inputs: Vec<Vec<f32>> = chunks.iter().map(|c| brain.eye_input(c)).collect();
@@ -54,6 +64,7 @@ pub fn calibrate(brain: &Brain, boards: &[Planes], options: CalibrationOptions, 
     for t in 0..STEPS {
         for (((c, x), p), u) in chunks.iter().zip(&inputs).zip(&prev).zip(&mut u) {
             cpu::input_sum(&working, p, x, c.len(), u);
+            extra(p, c.len(), u);
         }
         let stats: Vec<(f32, f32)> = (0..n)
             .into_par_iter()

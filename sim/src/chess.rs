@@ -31,8 +31,13 @@ fn role_index(role: Role) -> usize {
 
 /// The board from the side to move.
 pub fn planes(pos: &Chess) -> Planes {
+    planes_from(pos, pos.turn())
+}
+
+/// The board from `us`'s side, whoever is to move (the dopamine fly looks at the board after its
+/// own move from its own side).
+pub fn planes_from(pos: &Chess, us: Color) -> Planes {
     let mut p = [[false; 64]; 12];
-    let us = pos.turn();
     for (square, piece) in pos.board().clone() {
         let sq = if us == Color::White { square } else { square.flip_vertical() };
         let plane = role_index(piece.role) + if piece.color == us { 0 } else { 6 };

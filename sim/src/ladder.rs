@@ -38,6 +38,8 @@ pub enum Entrant {
     /// A fly: `id` is `Fly::player_id(imagination)`, what its games are stored under; `sample`
     /// draws its moves from the policy (the clone test) instead of playing the favourite.
     Fly { name: String, id: String, imagination: Option<f32>, sample: bool },
+    /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
+    Dopamine { name: String, id: String },
 }
 
 impl Entrant {
@@ -66,6 +68,11 @@ impl Entrant {
         Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false }
     }
 
+    /// A dopamine fly as it plays (the highest vote, with the repetition rule).
+    pub fn dopamine(fly: &crate::bio::file::DopamineFly) -> Entrant {
+        Entrant::Dopamine { name: fly.meta.name.clone(), id: fly.player_id() }
+    }
+
     /// The same fly drawing its moves from its policy.
     pub fn sampling(fly: &crate::fly::Fly) -> Entrant {
         Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true }
@@ -80,6 +87,7 @@ impl Entrant {
             Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
             Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
             Entrant::Fly { name, .. } => name.clone(),
+            Entrant::Dopamine { name, .. } => name.clone(),
         }
     }
 
@@ -87,13 +95,13 @@ impl Entrant {
     pub fn id(&self) -> String {
         match self {
             Entrant::Fly { id, sample: true, .. } => format!("{id}-sampling"),
-            Entrant::Fly { id, .. } => id.clone(),
+            Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } => id.clone(),
             other => other.name(),
         }
     }
 
     pub fn is_fly(&self) -> bool {
-        matches!(self, Entrant::Fly { .. })
+        matches!(self, Entrant::Fly { .. } | Entrant::Dopamine { .. })
     }
 }
 
@@ -216,6 +224,10 @@ pub struct FlyKit<'a> {
     pub descending: &'a [u32],
     /// Readouts by player id (`Fly::player_id`), one entry for each way a fly plays.
     pub readouts: BTreeMap<String, Readout>,
+    /// The dopamine fly's model of the same brain, and each dopamine fly's plastic strengths by
+    /// player id (`with_dopamine`).
+    pub bio: Option<&'a crate::bio::BioBrain>,
+    pub dopamine: BTreeMap<String, Vec<f32>>,
 }
 
 impl<'a> FlyKit<'a> {
@@ -229,7 +241,17 @@ impl<'a> FlyKit<'a> {
                 }
             }
         }
-        FlyKit { brain, descending, readouts }
+        FlyKit { brain, descending, readouts, bio: None, dopamine: BTreeMap::new() }
+    }
+
+    /// The kit with dopamine flies too (each checked against `bio`).
+    pub fn with_dopamine(mut self, bio: &'a crate::bio::BioBrain, flies: &[crate::bio::file::DopamineFly]) -> Result<FlyKit<'a>> {
+        for f in flies {
+            f.check(bio)?;
+            self.dopamine.insert(f.player_id(), f.m.clone());
+        }
+        self.bio = Some(bio);
+        Ok(self)
     }
 }
 
@@ -252,6 +274,13 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
             } else {
                 Player::Fly { brain: kit.brain, readout, descending: kit.descending, imagination: *imagination }
             }
+        }
+        Entrant::Dopamine { name, id } => {
+            let kit = kit.ok_or_else(|| Error::Invalid("a fly needs its brain".into()))?;
+            let (Some(bio), Some(m)) = (kit.bio, kit.dopamine.get(id)) else {
+                return Err(Error::Invalid(format!("no mushroom body for dopamine fly {name} ({id})")));
+            };
+            Player::Dopamine { bio, m }
         }
     })
 }

@@ -4,6 +4,7 @@
 //! The rate model, readouts, training, Stockfish client and rating ladder join it as they are
 //! built (see ARCHITECTURE.md for the whole data flow).
 
+pub mod bio;
 pub mod brain;
 pub mod burn_fit;
 pub mod cache;

@@ -57,6 +57,8 @@ pub enum Player<'a> {
     /// dice: the player of the clone test with independent seeds.
     SamplingFly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], dice: Dice },
     Stockfish { engine: Supervised, limit: Limit, random_share: f64, dice: Dice },
+    /// A dopamine fly: the MBONs' vote on the board after each legal move (`bio`).
+    Dopamine { bio: &'a crate::bio::BioBrain, m: &'a [f32] },
 }
 
 impl Player<'_> {
@@ -69,6 +71,7 @@ impl Player<'_> {
             Player::SamplingFly { .. } => "fly (sampling)".into(),
             Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
             Player::Stockfish { .. } => "stockfish".into(),
+            Player::Dopamine { .. } => "dopamine fly".into(),
         }
     }
 
@@ -91,6 +94,10 @@ impl Player<'_> {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 p.moves[dice.sample(&p.probability)]
+            }
+            Player::Dopamine { bio, m } => {
+                let (moves, _, i) = bio.choose(m, pos, earlier).expect("a position in play has legal moves");
+                moves[i]
             }
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {

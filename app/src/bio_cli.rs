@@ -1,0 +1,351 @@
+//! `flychess bio …`: the dopamine fly on the command line. `train` gives a dopamine fly its
+//! lessons (resumable: the fly's own file is the checkpoint), `eval` measures one as the seed did
+//! (pairs right before and after with 95 % intervals, the flips of a second scoring, harder pairs,
+//! top-1, the logistic ceilings on the Kenyon cells and the descending neurons, speed), `pilots`
+//! trains the seed's variations of the rule from the same untrained mushroom body side by side.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, DopamineFly};
+use flychess_sim::bio::learn::{self, Rule};
+use flychess_sim::bio::measure::{self, Ceiling};
+use flychess_sim::bio::run::{self, Progress, RunOptions};
+use flychess_sim::bio::{self, BioBrain, Constants};
+use flychess_sim::data::{shipped_path, Dataset, Row};
+use flychess_sim::stats::{self, Estimate};
+
+use crate::WhichBrain;
+
+/// The seed of the evaluation pairs' bad moves (the same pairs for every fly).
+pub const EVAL_SEED: u64 = 1;
+
+/// How `bio train` and `bio pilots` change the rule and the model.
+#[derive(Clone, Debug, Default)]
+pub struct Variation {
+    pub pass_share: Option<f32>,
+    pub eta: Option<f32>,
+    pub rule: Rule,
+}
+
+impl Variation {
+    fn constants(&self) -> Constants {
+        let d = Constants::default();
+        Constants { pass_share: self.pass_share.unwrap_or(d.pass_share), eta: self.eta.unwrap_or(d.eta), ..d }
+    }
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let b = ProgressBar::new(len);
+    b.set_style(ProgressStyle::with_template(&format!("{what} [{{bar:40}}] {{pos}}/{{len}} {{msg}} eta {{eta}}")).expect("valid template").progress_chars("=> "));
+    b
+}
+
+/// The brain, ready, and the dopamine fly's model on it.
+fn model(which: &WhichBrain, data: &Path, constants: Constants) -> Result<(flychess_sim::connectome::brain_file::Loaded, BioBrain, String)> {
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
+    let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
+    b.finish_and_clear();
+    let label = loaded.connectome.provenance.label();
+    Ok((loaded, bio, label))
+}
+
+/// Where a dopamine fly named `name` lives in the data folder.
+fn fly_path(data: &Path, name: &str) -> PathBuf {
+    data.join("flies").join(format!("{name}.fly"))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games: bool, every: usize, monitor: usize, seed: u64, variation: &Variation, ship: bool) -> Result<()> {
+    if name.is_empty() || name.contains(['/', '\\']) {
+        return Err(anyhow!("a fly's name cannot be empty or contain a slash: {name:?}"));
+    }
+    let path = fly_path(data, name);
+    std::fs::create_dir_all(path.parent().expect("flies folder"))?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let (_, bio, label) = model(which, data, variation.constants())?;
+    let mode = if games { "games" } else { "tutor" };
+    let mut fly = if path.exists() {
+        if !is_dopamine_fly(&path) {
+            return Err(anyhow!("{} is a fly of another kind: choose another name", path.display()));
+        }
+        let f = DopamineFly::load(&path)?;
+        f.check(&bio)?;
+        if f.meta.mode != mode || f.meta.rule != variation.rule || f.meta.seed != seed {
+            return Err(anyhow!("{} was trained another way ({} mode, seed {}, {:?}): choose another name to start afresh", path.display(), f.meta.mode, f.meta.seed, f.meta.rule));
+        }
+        eprintln!("resuming {name} at {} {}", f.meta.lessons.max(f.meta.games), if games { "games" } else { "lessons" });
+        f
+    } else {
+        DopamineFly::newborn(name, &bio, &label, variation.rule, mode, seed)
+    };
+    let b = bar(lessons as u64, if games { "games" } else { "lessons" });
+    b.set_position((fly.meta.lessons + fly.meta.games) as u64);
+    let options = RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::engine::find_stockfish(None).ok() };
+    let started = Instant::now();
+    let at_start = fly.meta.lessons + fly.meta.games;
+    run::run(&bio, &mut fly, dataset.train(), dataset.val(), &path, &options, &AtomicBool::new(false), &mut |p| match p {
+        Progress::Lessons { done, batch, .. } => {
+            b.set_position(done as u64);
+            b.set_message(format!("batch right {:.0}% dose {:.2}", 100.0 * batch.pairs_right, batch.mean_dose));
+        }
+        Progress::Point(p) => b.suspend(|| eprintln!("  {:>7} lessons: VAL pairs right {:.1}% [{:.1}, {:.1}]", p.lessons, 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high)),
+        Progress::Game { done, game, opponent, .. } => {
+            b.set_position(done as u64);
+            b.set_message(format!("{opponent}: score {} in {} plies", game.score, game.plies));
+        }
+    })?;
+    b.finish_and_clear();
+    let done = fly.meta.lessons + fly.meta.games - at_start;
+    let secs = started.elapsed().as_secs_f64();
+    println!("{name}: {} {} in all ({done} now, {:.1} a second), saved {}", fly.meta.lessons.max(fly.meta.games), mode, done as f64 / secs.max(1e-9), path.display());
+    if ship {
+        let shipped = flychess_sim::shipped::repository_models().join(format!("{name}.fly"));
+        fly.save(&shipped)?;
+        println!("and {}", shipped.display());
+    }
+    Ok(())
+}
+
+/// What the untrained mushroom body of a model gives on the evaluation pairs (kept in
+/// `DATA/bio/`, keyed by what produced it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Baseline {
+    key: String,
+    scores: Vec<(f32, f32)>,
+    harder: Vec<(f32, f32)>,
+    top1: (usize, usize),
+    ceiling_kc: Ceiling,
+    ceiling_dn: Ceiling,
+    seconds: f64,
+}
+
+/// Sizes of an evaluation.
+#[derive(Clone, Copy, Debug)]
+pub struct EvalSizes {
+    pub pairs: usize,
+    pub ceiling_pairs: usize,
+    pub top1: usize,
+}
+
+fn baseline_key(bio: &BioBrain, dataset: &Dataset, sizes: EvalSizes) -> String {
+    use sha2::{Digest, Sha256};
+    let mut d = Sha256::new();
+    d.update(format!("bio baseline v1 {} {} {:?} {} {} {} seed {EVAL_SEED} ceiling l2 {:?}", bio.brain_checksum, bio.homeostasis, bio.constants, sizes.pairs, sizes.ceiling_pairs, sizes.top1, measure::L2_PENALTIES));
+    d.update(dataset.content_hash().as_bytes());
+    flychess_sim::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+}
+
+/// The untrained body's figures: read back, or measured (several minutes) and kept.
+fn baseline(bio: &BioBrain, dataset: &Dataset, data: &Path, hold: &[learn::Lesson], harder: &[learn::Lesson], sizes: EvalSizes) -> Result<Baseline> {
+    let key = baseline_key(bio, dataset, sizes);
+    let path = data.join("bio").join(format!("baseline-{key}.json"));
+    if let Ok(b) = std::fs::read(&path)
+        && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
+        && b.key == key
+    {
+        return Ok(b);
+    }
+    let started = Instant::now();
+    let m0 = &bio.body.m0;
+    let train_pairs = measure::pairs(dataset.train(), EVAL_SEED, false, sizes.ceiling_pairs)?;
+    let val_pairs = measure::pairs(dataset.val(), EVAL_SEED, false, sizes.pairs.min(1_024))?;
+    let dn = bio.descending.clone();
+    let b = bar((train_pairs.len() + val_pairs.len() + hold.len()) as u64, "untrained body: ceiling features (pairs)");
+    let (kc_t, dn_t) = measure::differences(bio, m0, &train_pairs, &dn, &|n| b.set_position(n as u64));
+    let (kc_v, dn_v) = measure::differences(bio, m0, &val_pairs, &dn, &|n| b.set_position((train_pairs.len() + n) as u64));
+    let (kc_h, dn_h) = measure::differences(bio, m0, hold, &dn, &|n| b.set_position((train_pairs.len() + val_pairs.len() + n) as u64));
+    b.finish_and_clear();
+    eprintln!("fitting the logistic ceilings ({} train pairs, L2 chosen on {} VAL pairs)", train_pairs.len(), val_pairs.len());
+    let ceiling_kc = measure::logistic_ceiling(bio.body.kenyon.len(), &kc_t, &kc_v, &kc_h);
+    let ceiling_dn = measure::logistic_ceiling(dn.len(), &dn_t, &dn_v, &dn_h);
+    drop((kc_t, dn_t, kc_v, dn_v, kc_h, dn_h));
+    let b = bar(hold.len() as u64 * 2, "untrained body: pairs, harder pairs");
+    let scores = measure::score(bio, m0, hold, 64, &|n| b.set_position(n as u64));
+    let harder_scores = measure::score(bio, m0, harder, 64, &|n| b.set_position((hold.len() + n) as u64));
+    b.finish_and_clear();
+    let b = bar(sizes.top1 as u64, "untrained body: top-1 (positions)");
+    let top1 = measure::top1(bio, m0, &dataset.hold()[..sizes.top1.min(dataset.hold().len())], &|n| b.set_position(n as u64))?;
+    b.finish_and_clear();
+    let out = Baseline { key, scores, harder: harder_scores, top1, ceiling_kc, ceiling_dn, seconds: started.elapsed().as_secs_f64() };
+    std::fs::create_dir_all(path.parent().expect("bio folder"))?;
+    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string(&out)?.as_bytes())?;
+    Ok(out)
+}
+
+fn estimate_json(e: &Estimate) -> serde_json::Value {
+    serde_json::json!({"value": e.value, "low": e.low, "high": e.high})
+}
+
+/// A HOLD position with about 30 legal moves (the move-time figure's position).
+fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
+    use shakmaty::Position;
+    rows.iter().filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok()).min_by_key(|p| (p.legal_moves().len() as i64 - 30).abs())
+}
+
+pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSizes, json: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    // The fly: the one named, else the brain's shipped dopamine fly (then the user's).
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let path = match name {
+        Some(n) => flychess_sim::fly::find(n, data)?,
+        None => dopamine_flies(&loaded.checksum, data).into_iter().next().map(|(_, p)| p).ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
+    };
+    if !is_dopamine_fly(&path) {
+        return Err(anyhow!("{} is not a dopamine fly (`flychess eval` measures readout flies)", path.display()));
+    }
+    let fly = DopamineFly::load(&path)?;
+    let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
+    let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), fly.meta.constants, &|t| b.set_position(t as u64))?;
+    b.finish_and_clear();
+    drop(plain);
+    fly.check(&bio)?;
+    let started = Instant::now();
+    let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, sizes.pairs)?;
+    let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, sizes.pairs)?;
+    let base = baseline(&bio, &dataset, data, &hold, &harder, sizes)?;
+    let b = bar(hold.len() as u64 * 3, "the fly: pairs, again reversed, harder pairs");
+    let after = measure::score(&bio, &fly.m, &hold, 64, &|n| b.set_position(n as u64));
+    let flips = measure::rescore_flips(&bio, &fly.m, &hold, &after, 24);
+    b.set_position(hold.len() as u64 * 2);
+    let harder_after = measure::score(&bio, &fly.m, &harder, 64, &|n| b.set_position((2 * hold.len() + n) as u64));
+    b.finish_and_clear();
+    let b = bar(sizes.top1 as u64, "the fly: top-1 (positions)");
+    let top1 = measure::top1(&bio, &fly.m, &dataset.hold()[..sizes.top1.min(dataset.hold().len())], &|n| b.set_position(n as u64))?;
+    b.finish_and_clear();
+    // Speed: one batch of lessons, and one move in a position with about 30 legal moves.
+    let lessons: Vec<learn::Lesson> = measure::pairs(dataset.train(), EVAL_SEED + 1, false, bio.constants.batch)?;
+    let mut scratch = fly.m.clone();
+    let t = Instant::now();
+    learn::tutor(&bio, &mut scratch, &lessons, fly.meta.rule);
+    let lessons_per_second = lessons.len() as f64 / t.elapsed().as_secs_f64();
+    let pos = thirty_moves(dataset.hold()).ok_or_else(|| anyhow!("no HOLD positions"))?;
+    let t = Instant::now();
+    let (moves, _, _) = bio.choose(&fly.m, &pos, &[]).ok_or_else(|| anyhow!("no legal move"))?;
+    let move_seconds = t.elapsed().as_secs_f64();
+
+    let (before_e, after_e) = (measure::pairs_right(&base.scores), measure::pairs_right(&after));
+    let diff: Vec<f64> = measure::right(&after).iter().zip(measure::right(&base.scores)).map(|(a, b)| a - b).collect();
+    let gain = stats::mean(&diff);
+    let (hb, ha) = (measure::pairs_right(&base.harder), measure::pairs_right(&harder_after));
+    let (t1b, t1a) = (stats::rate(base.top1.0, base.top1.1), stats::rate(top1.0, top1.1));
+    let before_flips = measure::rescore_flips(&bio, &bio.body.m0, &hold[..hold.len().min(256)], &base.scores[..hold.len().min(256)], 24);
+    let report = serde_json::json!({
+        "fly": fly.meta.name,
+        "player_id": fly.player_id(),
+        "brain": fly.meta.brain,
+        "mode": fly.meta.mode,
+        "lessons": fly.meta.lessons,
+        "games": fly.meta.games,
+        "training_seconds": fly.meta.seconds,
+        "constants": fly.meta.constants,
+        "rule": fly.meta.rule,
+        "kenyon_cells": bio.body.kenyon.len(),
+        "kenyon_cells_passing": bio.body.pass,
+        "mbons": bio.body.mbon.len(),
+        "plastic_synapses": bio.body.synapses(),
+        "pairs": hold.len(),
+        "pairs_from": "HOLD: the board after Stockfish's best move against the board after a random other legal move (seeded), from the mover's side; a tie counts half",
+        "pairs_right_before": estimate_json(&before_e),
+        "pairs_right_after": estimate_json(&after_e),
+        "pairs_right_gain": estimate_json(&gain),
+        "flips": flips,
+        "flips_how": "the same pairs scored a second time in reverse order, 24 pairs a look instead of 64: comparisons that came out the other way",
+        "flips_before_on_256": before_flips,
+        "harder_pairs": harder.len(),
+        "harder_pairs_right_before": estimate_json(&hb),
+        "harder_pairs_right_after": estimate_json(&ha),
+        "top1_positions": top1.1,
+        "top1_before": estimate_json(&t1b),
+        "top1_after": estimate_json(&t1a),
+        "logistic_ceiling_kc": estimate_json(&base.ceiling_kc.hold),
+        "logistic_ceiling_dn": estimate_json(&base.ceiling_dn.hold),
+        "ceilings": {"kc": base.ceiling_kc, "dn": base.ceiling_dn, "how": "logistic regression on the untrained model's feature differences (good − bad): Kenyon cells' r̂ at step 12, descending neurons' mean of steps 9–12; fitted on TRAIN pairs, L2 chosen on VAL pairs, reported on the HOLD pairs"},
+        "speed": {"lessons_per_second": lessons_per_second, "move_seconds": move_seconds, "move_legal_moves": moves.len(), "engine": "cpu"},
+        "seconds": started.elapsed().as_secs_f64(),
+        "baseline_seconds": base.seconds,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("dopamine fly {} ({} {}, {} synapses that learn), {} HOLD pairs:", fly.meta.name, fly.meta.lessons.max(fly.meta.games), fly.meta.mode, bio.body.synapses(), hold.len());
+    println!("  pairs right       before {}   after {}   gain {}", before_e.percent(), after_e.percent(), gain.points());
+    println!("  flips             {flips} of {} (scored again in another order and batch size)", hold.len());
+    println!("  harder pairs      before {}   after {}", hb.percent(), ha.percent());
+    println!("  top-1 ({} pos.)  before {}   after {}", top1.1, t1b.percent(), t1a.percent());
+    println!("  ceiling, Kenyon cells       {}   (logistic, {} train pairs)", base.ceiling_kc.hold.percent(), base.ceiling_kc.train_pairs);
+    println!("  ceiling, descending neurons {}", base.ceiling_dn.hold.percent());
+    println!("  speed: {lessons_per_second:.1} lessons a second; a move with {} legal moves in {:.2} s (CPU)", moves.len(), move_seconds);
+    Ok(())
+}
+
+/// One pilot of `bio pilots`.
+struct Pilot {
+    name: &'static str,
+    variation: Variation,
+}
+
+fn pilots_list(lessons: usize) -> Vec<Pilot> {
+    let share = |s: f32| Variation { pass_share: Some(s), ..Variation::default() };
+    vec![
+        Pilot { name: "the rule as it is (5% of Kenyon cells)", variation: Variation::default() },
+        Pilot { name: "2% of Kenyon cells", variation: share(0.02) },
+        Pilot { name: "10% of Kenyon cells", variation: share(0.10) },
+        Pilot { name: "learning rate 10x smaller", variation: Variation { eta: Some(0.01), ..Variation::default() } },
+        Pilot { name: "silent cells' synapses get stronger (Berry et al. 2018)", variation: Variation { rule: Rule { strengthen_silent: true, ..Rule::default() }, ..Variation::default() } },
+        Pilot { name: "harder lessons after half", variation: Variation { rule: Rule { harder_after: Some(lessons / 2), ..Rule::default() }, ..Variation::default() } },
+    ]
+}
+
+pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, json: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, pairs)?;
+    let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, pairs)?;
+    let mut rows = Vec::new();
+    for p in pilots_list(lessons) {
+        let started = Instant::now();
+        let constants = p.variation.constants();
+        let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), constants, &|_| {})?;
+        let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
+        let mut fly = DopamineFly::newborn(&format!("pilot {}", p.name), &bio, &loaded.connectome.provenance.label(), p.variation.rule, "tutor", 1);
+        let dir = data.join("bio").join("pilots");
+        std::fs::create_dir_all(&dir)?;
+        let file = dir.join(format!("{}-{lessons}.fly", rows.len()));
+        let b = bar(lessons as u64, p.name);
+        let options = RunOptions { target: lessons, every: lessons, monitor_pairs: 256, stockfish: None };
+        run::run(&bio, &mut fly, dataset.train(), dataset.val(), &file, &options, &AtomicBool::new(false), &mut |e| {
+            if let Progress::Lessons { done, .. } = e {
+                b.set_position(done as u64)
+            }
+        })?;
+        b.finish_and_clear();
+        let after = measure::score(&bio, &fly.m, &hold, 64, &|_| {});
+        let hard = measure::score(&bio, &fly.m, &harder, 64, &|_| {});
+        let t1 = measure::top1(&bio, &fly.m, &dataset.hold()[..top1.min(dataset.hold().len())], &|_| {})?;
+        let (b_e, a_e, h_e, t_e) = (measure::pairs_right(&before), measure::pairs_right(&after), measure::pairs_right(&hard), stats::rate(t1.0, t1.1));
+        let row = serde_json::json!({
+            "pilot": p.name, "constants": constants, "rule": p.variation.rule, "lessons": lessons,
+            "pairs_right_before": estimate_json(&b_e), "pairs_right_after": estimate_json(&a_e),
+            "harder_pairs_right": estimate_json(&h_e), "top1": estimate_json(&t_e), "top1_positions": t1.1,
+            "seconds": started.elapsed().as_secs_f64(),
+        });
+        eprintln!("{:58} {} → {}   harder {}   top-1 {}   ({:.0} s)", p.name, b_e.percent(), a_e.percent(), h_e.percent(), t_e.percent(), started.elapsed().as_secs_f64());
+        rows.push(row);
+    }
+    let report = serde_json::json!({"lessons": lessons, "pairs": hold.len(), "harder_pairs": harder.len(), "top1_positions": top1, "pilots": rows});
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The dopamine fly on a mushroom body small enough to reason about: 64 eye cells (own piece on
+//! a square), each driving one Kenyon cell, every Kenyon cell onto an approach MBON (reached by
+//! PPL1) and an avoid MBON (reached by PAM). Good boards put pieces on the first half of the board,
+//! bad boards on the second: the three-factor rule must teach the fly to prefer the good ones on
+//! pairs it never saw; the model must be the plain brain when every Kenyon cell passes; scoring must
+//! not depend on the batch; a game in games mode keeps every synapse within [0, M⁰].
+
+use flychess_sim::bio::learn::{self, Lesson, Rule};
+use flychess_sim::bio::measure;
+use flychess_sim::bio::{BioBrain, Constants, MushroomBody};
+use flychess_sim::brain::{cpu, Brain};
+use flychess_sim::chess::Planes;
+use flychess_sim::eye::{EyeCell, EyeRole};
+use flychess_sim::play::{Dice, Player};
+
+const KC: usize = 64;
+
+/// Neurons: 0–63 eye cells, 64–127 Kenyon cells, 128 approach MBON, 129 avoid MBON, 130 a neuron
+/// the MBONs drive (the rest of the brain). The Kenyon cell → MBON synapses are in `plain` only.
+fn tiny() -> (Brain, BioBrain) {
+    let n = 131;
+    let eye: Vec<EyeCell> = (0..64).map(|s| EyeCell { neuron: s as u32, square: s as u8, role: EyeRole::Own }).collect();
+    let (mut rows_plain, mut rows_rest): (Vec<Vec<(u32, f32)>>, Vec<Vec<(u32, f32)>>) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    for k in 0..KC {
+        rows_plain[64 + k].push((k as u32, 1.0));
+        rows_rest[64 + k].push((k as u32, 1.0));
+    }
+    let m0 = |k: usize| 0.05 + 0.001 * k as f32;
+    for mbon in [128, 129] {
+        for k in 0..KC {
+            rows_plain[mbon].push(((64 + k) as u32, m0(k)));
+        }
+    }
+    for r in [&mut rows_plain, &mut rows_rest] {
+        r[130] = vec![(128, 0.5), (129, -0.5)];
+    }
+    let csr = |rows: &[Vec<(u32, f32)>]| {
+        let mut row_start = vec![0u32];
+        let (mut pre, mut w) = (Vec::new(), Vec::new());
+        for r in rows {
+            for &(p, x) in r {
+                pre.push(p);
+                w.push(x);
+            }
+            row_start.push(pre.len() as u32);
+        }
+        let mut b = Brain::from_parts(n, row_start, pre, w, eye.clone());
+        // No drive without input: a Kenyon cell whose square is empty stays silent.
+        b.params.beta = 0.0;
+        b
+    };
+    let plain = csr(&rows_plain);
+    let body = MushroomBody {
+        kenyon: (64..64 + KC as u32).collect(),
+        mbon: vec![128, 129],
+        valence: vec![1.0, -1.0],
+        rho_pam: vec![0.0, 1.0],
+        rho_ppl1: vec![1.0, 0.0],
+        edge_start: vec![0, KC as u32, 2 * KC as u32],
+        edge_kc: (0..KC as u32).chain(0..KC as u32).collect(),
+        m0: (0..KC).map(m0).chain((0..KC).map(m0)).collect(),
+        pass: 12,
+    };
+    let constants = Constants { eta: 0.5, ..Constants::default() };
+    let bio = BioBrain { brain: csr(&rows_rest), body, constants, descending: vec![130], brain_checksum: "tiny".into(), homeostasis: "neutral".into() };
+    (plain, bio)
+}
+
+/// A board with own pawns on `squares`.
+fn board(squares: &[usize]) -> Planes {
+    let mut p = [[false; 64]; 12];
+    for &s in squares {
+        p[0][s] = true;
+    }
+    p
+}
+
+/// Good: 6 squares of the first half; bad: 6 of the second.
+fn lessons(seed: u64, n: usize) -> Vec<Lesson> {
+    let mut d = Dice::new(seed);
+    let mut pick = |from: usize| -> Vec<usize> { (0..6).map(|_| from + d.below(32)).collect() };
+    (0..n).map(|_| Lesson { good: board(&pick(0)), bad: board(&pick(32)) }).collect()
+}
+
+#[test]
+fn the_rule_teaches_the_tiny_fly_to_prefer_the_good_boards_it_never_saw() {
+    let (_, bio) = tiny();
+    let held_out = lessons(99, 200);
+    let mut m = bio.body.m0.clone();
+    let before = measure::pairs_right(&measure::score(&bio, &m, &held_out, 64, &|_| {}));
+    for (i, batch) in lessons(1, 64 * 20).chunks(64).enumerate() {
+        let r = learn::tutor(&bio, &mut m, batch, Rule::default());
+        assert!(r.mean_dose > 0.0 && r.mean_dose < 1.0, "batch {i}: {r:?}");
+    }
+    let scores = measure::score(&bio, &m, &held_out, 64, &|_| {});
+    let after = measure::pairs_right(&scores);
+    assert!(before.value < 0.75, "before training the boards are about equal: {before:?}");
+    assert!(after.value > 0.9 && after.low > before.high, "before {before:?}, after {after:?}");
+    // Weaken-only with drift back: every synapse within [0, M⁰]; sugar weakened the avoid MBON's
+    // synapses of the good half, shock the approach MBON's synapses of the bad half.
+    assert!(m.iter().zip(&bio.body.m0).all(|(v, m0)| *v >= 0.0 && v <= m0));
+    let avoid_good: f32 = (0..32).map(|k| m[KC + k] / bio.body.m0[KC + k]).sum::<f32>() / 32.0;
+    let avoid_bad: f32 = (32..64).map(|k| m[KC + k] / bio.body.m0[KC + k]).sum::<f32>() / 32.0;
+    let approach_bad: f32 = (32..64).map(|k| m[k] / bio.body.m0[k]).sum::<f32>() / 32.0;
+    assert!(avoid_good < avoid_bad && approach_bad < 1.0, "avoid good {avoid_good}, avoid bad {avoid_bad}, approach bad {approach_bad}");
+    // Scored again in reverse order and other batch sizes: the same comparisons, every one.
+    assert_eq!(measure::rescore_flips(&bio, &m, &held_out, &scores, 7), 0);
+}
+
+#[test]
+fn with_every_kenyon_cell_passing_the_model_is_the_plain_brain() {
+    let (plain, mut bio) = tiny();
+    bio.body.pass = KC;
+    bio.constants.cut_width = 1e-6;
+    // Boards that light some Kenyon cells and leave the rest at 0 (which pass nothing either way):
+    // with every cell passing, the cut is the lowest rate (0), so every lit cell passes whole.
+    let boards = [board(&[0, 5, 40]), board(&[63]), board(&(10..30).collect::<Vec<_>>())];
+    let g = bio.glance(&bio.body.m0, &boards, true);
+    let model = g.rates.unwrap();
+    let brain = cpu::think_walking(&plain, &boards, false);
+    let worst = model.data.iter().zip(&brain.data).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    assert!(worst < 1e-6, "the split model differs from the brain by {worst}");
+    assert!(model.at(11, 128, 0) > 0.0 && model.at(11, 128, 2) != model.at(11, 128, 1), "the MBONs are reached, each board its own way");
+    // Only the most active pass otherwise: with 3 of 64 passing, the MBONs get less.
+    bio.body.pass = 3;
+    bio.constants.cut_width = 0.01;
+    let sparse = bio.glance(&bio.body.m0, &boards, false);
+    assert!(sparse.mbon[2] < g.mbon[2], "board 2 lights 20 cells, only 3 pass: {} vs {}", sparse.mbon[2], g.mbon[2]);
+}
+
+#[test]
+fn a_game_in_games_mode_doses_and_keeps_every_synapse_in_range() {
+    let (_, bio) = tiny();
+    let mut m = bio.body.m0.clone();
+    let mut opponent = Player::Random(Dice::new(3));
+    let g = learn::game(&bio, &mut m, &mut opponent, true, &mut Dice::new(4), 60).unwrap();
+    assert!(g.plies > 0 && g.plies <= 60 && g.doses >= 1, "{g:?}");
+    assert!(m.iter().zip(&bio.body.m0).all(|(v, m0)| *v >= 0.0 && v <= m0));
+    assert_ne!(m, bio.body.m0, "the game's dopamine changed something");
+    // A move chosen by the vote from a real position, never repeating when it need not.
+    let pos = shakmaty::Chess::default();
+    let (moves, votes, i) = bio.choose(&m, &pos, &[]).unwrap();
+    assert_eq!((moves.len(), votes.len()), (20, 20));
+    assert!(votes.iter().all(|v| *v <= votes[i]));
+}
