@@ -10,11 +10,10 @@ use std::time::Instant;
 
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
 
 use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, DopamineFly};
 use flychess_sim::bio::learn::{self, Rule};
-use flychess_sim::bio::measure::{self, Ceiling};
+use flychess_sim::bio::measure::{self, EvalSizes};
 use flychess_sim::bio::run::{self, Progress, RunOptions};
 use flychess_sim::bio::{self, BioBrain, Constants};
 use flychess_sim::data::{shipped_path, Dataset, Row};
@@ -22,8 +21,7 @@ use flychess_sim::stats::{self, Estimate};
 
 use crate::WhichBrain;
 
-/// The seed of the evaluation pairs' bad moves (the same pairs for every fly).
-pub const EVAL_SEED: u64 = 1;
+pub use measure::EVAL_SEED;
 
 /// How `bio train` and `bio pilots` change the rule and the model.
 #[derive(Clone, Debug, Default)]
@@ -51,7 +49,7 @@ fn model(which: &WhichBrain, data: &Path, constants: Constants) -> Result<(flych
     let spec = crate::cli::spec(which, data)?;
     let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
-    let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
+    let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
     b.finish_and_clear();
     let label = loaded.connectome.provenance.label();
     Ok((loaded, bio, label))
@@ -114,72 +112,6 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
     Ok(())
 }
 
-/// What the untrained mushroom body of a model gives on the evaluation pairs (kept in
-/// `DATA/bio/`, keyed by what produced it).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Baseline {
-    key: String,
-    scores: Vec<(f32, f32)>,
-    harder: Vec<(f32, f32)>,
-    top1: (usize, usize),
-    ceiling_kc: Ceiling,
-    ceiling_dn: Ceiling,
-    seconds: f64,
-}
-
-/// Sizes of an evaluation.
-#[derive(Clone, Copy, Debug)]
-pub struct EvalSizes {
-    pub pairs: usize,
-    pub ceiling_pairs: usize,
-    pub top1: usize,
-}
-
-fn baseline_key(bio: &BioBrain, dataset: &Dataset, sizes: EvalSizes) -> String {
-    use sha2::{Digest, Sha256};
-    let mut d = Sha256::new();
-    d.update(format!("bio baseline v1 {} {} {:?} {} {} {} seed {EVAL_SEED} ceiling l2 {:?}", bio.brain_checksum, bio.homeostasis, bio.constants, sizes.pairs, sizes.ceiling_pairs, sizes.top1, measure::L2_PENALTIES));
-    d.update(dataset.content_hash().as_bytes());
-    flychess_sim::connectome::brain_file::hex(&d.finalize())[..16].to_string()
-}
-
-/// The untrained body's figures: read back, or measured (several minutes) and kept.
-fn baseline(bio: &BioBrain, dataset: &Dataset, data: &Path, hold: &[learn::Lesson], harder: &[learn::Lesson], sizes: EvalSizes) -> Result<Baseline> {
-    let key = baseline_key(bio, dataset, sizes);
-    let path = data.join("bio").join(format!("baseline-{key}.json"));
-    if let Ok(b) = std::fs::read(&path)
-        && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
-        && b.key == key
-    {
-        return Ok(b);
-    }
-    let started = Instant::now();
-    let m0 = &bio.body.m0;
-    let train_pairs = measure::pairs(dataset.train(), EVAL_SEED, false, sizes.ceiling_pairs)?;
-    let val_pairs = measure::pairs(dataset.val(), EVAL_SEED, false, sizes.pairs.min(1_024))?;
-    let dn = bio.descending.clone();
-    let b = bar((train_pairs.len() + val_pairs.len() + hold.len()) as u64, "untrained body: ceiling features (pairs)");
-    let (kc_t, dn_t) = measure::differences(bio, m0, &train_pairs, &dn, &|n| b.set_position(n as u64));
-    let (kc_v, dn_v) = measure::differences(bio, m0, &val_pairs, &dn, &|n| b.set_position((train_pairs.len() + n) as u64));
-    let (kc_h, dn_h) = measure::differences(bio, m0, hold, &dn, &|n| b.set_position((train_pairs.len() + val_pairs.len() + n) as u64));
-    b.finish_and_clear();
-    eprintln!("fitting the logistic ceilings ({} train pairs, L2 chosen on {} VAL pairs)", train_pairs.len(), val_pairs.len());
-    let ceiling_kc = measure::logistic_ceiling(bio.body.kenyon.len(), &kc_t, &kc_v, &kc_h);
-    let ceiling_dn = measure::logistic_ceiling(dn.len(), &dn_t, &dn_v, &dn_h);
-    drop((kc_t, dn_t, kc_v, dn_v, kc_h, dn_h));
-    let b = bar(hold.len() as u64 * 2, "untrained body: pairs, harder pairs");
-    let scores = measure::score(bio, m0, hold, 64, &|n| b.set_position(n as u64));
-    let harder_scores = measure::score(bio, m0, harder, 64, &|n| b.set_position((hold.len() + n) as u64));
-    b.finish_and_clear();
-    let b = bar(sizes.top1 as u64, "untrained body: top-1 (positions)");
-    let top1 = measure::top1(bio, m0, &dataset.hold()[..sizes.top1.min(dataset.hold().len())], &|n| b.set_position(n as u64))?;
-    b.finish_and_clear();
-    let out = Baseline { key, scores, harder: harder_scores, top1, ceiling_kc, ceiling_dn, seconds: started.elapsed().as_secs_f64() };
-    std::fs::create_dir_all(path.parent().expect("bio folder"))?;
-    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string(&out)?.as_bytes())?;
-    Ok(out)
-}
-
 fn estimate_json(e: &Estimate) -> serde_json::Value {
     serde_json::json!({"value": e.value, "low": e.low, "high": e.high})
 }
@@ -190,9 +122,8 @@ fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
     rows.iter().filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok()).min_by_key(|p| (p.legal_moves().len() as i64 - 30).abs())
 }
 
-pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSizes, json: bool) -> Result<()> {
-    let dataset = Dataset::load(&shipped_path())?;
-    // The fly: the one named, else the brain's shipped dopamine fly (then the user's).
+/// The dopamine fly named (else the brain's shipped one, then the user's) and its model.
+fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<(DopamineFly, BioBrain)> {
     let spec = crate::cli::spec(which, data)?;
     let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let path = match name {
@@ -204,14 +135,72 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSize
     }
     let fly = DopamineFly::load(&path)?;
     let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
-    let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), fly.meta.constants, &|t| b.set_position(t as u64))?;
+    let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), fly.meta.constants, &|t| b.set_position(t as u64))?;
     b.finish_and_clear();
-    drop(plain);
     fly.check(&bio)?;
+    Ok((fly, bio))
+}
+
+pub fn lesson(which: &WhichBrain, data: &Path, fen: &str, good: Option<&str>, bad: Option<&str>, name: Option<&str>, json: bool) -> Result<()> {
+    use shakmaty::Position;
+    let pos = flychess_sim::chess::position_from_fen(fen)?;
+    let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
+    if moves.len() < 2 {
+        return Err(anyhow!("a lesson needs two legal moves to compare"));
+    }
+    let find = |uci: &str| learn::legal_move(&pos, uci).ok_or_else(|| anyhow!("{uci} is not a legal move in {fen}"));
+    let good = match good {
+        Some(u) => find(u)?,
+        None => {
+            let path = flychess_sim::engine::find_stockfish(None).map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
+            let mut engine = flychess_sim::engine::Engine::start(&path, &flychess_sim::engine::EngineOptions::default())?;
+            let uci = engine.best_move(fen, flychess_sim::engine::Limit::Depth(12), std::time::Duration::from_secs(30))?.ok_or_else(|| anyhow!("Stockfish found no move"))?;
+            find(&uci)?
+        }
+    };
+    let bad = match bad {
+        Some(u) => find(u)?,
+        None => {
+            let others: Vec<shakmaty::Move> = moves.iter().copied().filter(|m| *m != good).collect();
+            others[flychess_sim::play::Dice::new(1).below(others.len())]
+        }
+    };
+    if good == bad {
+        return Err(anyhow!("the good and the bad move are the same"));
+    }
+    let (fly, bio) = fly_and_model(which, data, name)?;
+    let us = pos.turn();
+    let l = learn::Lesson { good: learn::after(&pos, good, us), bad: learn::after(&pos, bad, us) };
+    let c = flychess_sim::bio::comic::comic(&bio, &fly.m, &l);
+    let uci = |m: shakmaty::Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"fly": fly.meta.name, "fen": fen, "good": uci(good), "bad": uci(bad), "comic": c}))?);
+        return Ok(());
+    }
+    println!("lesson for {} in {fen}: good {} (sugar), bad {} (shock)", fly.meta.name, uci(good), uci(bad));
+    println!("  Kenyon cells firing: {} after the good move, {} after the bad, {} for both ({} of {} pass the cut)", c.fire_good, c.fire_bad, c.fire_both, c.passing, c.kenyon_cells);
+    println!("  vote: good {:.4}, bad {:.4}; dose {:.3}", c.vote_good, c.vote_bad, c.dose);
+    println!("  the Kenyon cells' share of the MBONs' input at step 12: {:.1} %", 100.0 * c.kenyon_share);
+    println!("  MBONs this lesson weakens most:");
+    for m in c.mbons.iter().take(8) {
+        println!("    MBON #{:<3} ({}, PAM {:.2}, PPL1 {:.2}): {:+.5} of {:.4} ({:+.3} %)", m.index, if m.valence > 0.0 { "approach" } else { "avoid" }, m.rho_pam, m.rho_ppl1, m.change, m.strength, 100.0 * m.change / m.strength.max(1e-12));
+    }
+    Ok(())
+}
+
+pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSizes, json: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let (fly, bio) = fly_and_model(which, data, name)?;
     let started = Instant::now();
     let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, sizes.pairs)?;
     let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, sizes.pairs)?;
-    let base = baseline(&bio, &dataset, data, &hold, &harder, sizes)?;
+    let b = bar(1, "the untrained body (measured once, then kept)");
+    let base = measure::baseline(&bio, &dataset, data, &hold, &harder, sizes, &|stage, done, total| {
+        b.set_length(total as u64);
+        b.set_position(done as u64);
+        b.set_message(stage.to_string());
+    })?;
+    b.finish_and_clear();
     let b = bar(hold.len() as u64 * 3, "the fly: pairs, again reversed, harder pairs");
     let after = measure::score(&bio, &fly.m, &hold, 64, &|n| b.set_position(n as u64));
     let flips = measure::rescore_flips(&bio, &fly.m, &hold, &after, 24);
@@ -316,7 +305,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
     for p in pilots_list(lessons) {
         let started = Instant::now();
         let constants = p.variation.constants();
-        let bio = bio::prepare(&loaded, &plain, &spec.brain_path(data), constants, &|_| {})?;
+        let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|_| {})?;
         let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
         let mut fly = DopamineFly::newborn(&format!("pilot {}", p.name), &bio, &loaded.connectome.provenance.label(), p.variation.rule, "tutor", 1);
         let dir = data.join("bio").join("pilots");

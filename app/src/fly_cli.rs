@@ -528,7 +528,7 @@ fn dopamine_of_brain(spec: &flychess_sim::store::BrainSpec, data: &Path, loaded:
     };
     let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
     let constants = first.meta.constants;
-    let bio = flychess_sim::bio::prepare(loaded, brain, &spec.brain_path(data), constants, &|_| {})?;
+    let bio = flychess_sim::bio::prepare(&loaded.connectome, &loaded.checksum, brain, &spec.brain_path(data), constants, &|_| {})?;
     let mut kept = Vec::new();
     for f in all {
         match f.check(&bio) {

@@ -297,6 +297,25 @@ pub enum BioCommand {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// One lesson seen from inside the mushroom body (the lesson comic): Kenyon cells that fire
+    /// after the good and the bad move, their overlap, the vote, the dose, the MBONs it changes.
+    Lesson {
+        #[arg(long)]
+        fen: String,
+        /// The good move (default: Stockfish's best).
+        #[arg(long)]
+        good: Option<String>,
+        /// The bad move (default: a random other legal move).
+        #[arg(long)]
+        bad: Option<String>,
+        /// The dopamine fly (default: the brain's shipped one).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// The seed's pilots side by side, each from the same untrained mushroom body.
     Pilots {
         #[arg(long, default_value_t = 8_192)]
@@ -551,8 +570,9 @@ fn main() -> std::process::ExitCode {
             bio_cli::train(&which, &data, &name, lessons, games, every, monitor, lesson_seed, &variation, ship)
         }
         Some(Command::Bio(BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
-            bio_cli::eval(&which, &data, fly.as_deref(), bio_cli::EvalSizes { pairs, ceiling_pairs, top1 }, json)
+            bio_cli::eval(&which, &data, fly.as_deref(), flychess_sim::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
         }
+        Some(Command::Bio(BioCommand::Lesson { fen, good, bad, fly, json, which })) => bio_cli::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json),
         Some(Command::Bio(BioCommand::Pilots { lessons, pairs, top1, json, which })) => bio_cli::pilots(&which, &data, lessons, pairs, top1, json),
         Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, engine, which }) => {
             if newborn {

@@ -35,6 +35,9 @@ impl Opponent {
         let (entrant, fly) = match Entrant::rung(name) {
             Some(rung) => (rung.map_err(|e| e.to_string())?, None),
             None => {
+                if flychess_sim::fly::find(name, data).is_ok_and(|p| flychess_sim::bio::file::is_dopamine_fly(&p)) {
+                    return Err(format!("{name} is a dopamine fly: it plays from New game; --watch opponents are the ladder's rungs and readout flies"));
+                }
                 let fly = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)).map_err(|e| e.to_string())?;
                 if fly.meta.brain_checksum != brain_checksum {
                     return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));

@@ -20,6 +20,8 @@ use std::time::Instant;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use shakmaty::{Chess, Move, Position};
 
+use flychess_sim::bio::file::DopamineFly;
+use flychess_sim::bio::BioBrain;
 use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{cpu, Brain};
 use flychess_sim::chess::planes;
@@ -27,9 +29,32 @@ use flychess_sim::fly::Fly;
 use flychess_sim::play::look_ahead;
 use flychess_sim::readout::{choose, descending_features, policy, think_features, Policy};
 
+/// Who thinks: a readout fly, or a dopamine fly with the model of the brain it thinks on.
+#[derive(Clone)]
+pub enum Mover {
+    Readout(Arc<Fly>),
+    Dopamine(Arc<DopamineFly>, Arc<BioBrain>),
+}
+
+impl Mover {
+    pub fn name(&self) -> &str {
+        match self {
+            Mover::Readout(f) => &f.meta.name,
+            Mover::Dopamine(f, _) => &f.meta.name,
+        }
+    }
+    /// The readout fly, when it is one.
+    pub fn readout(&self) -> Option<&Arc<Fly>> {
+        match self {
+            Mover::Readout(f) => Some(f),
+            Mover::Dopamine(..) => None,
+        }
+    }
+}
+
 pub struct ThinkRequest {
     pub id: u64,
-    pub fly: Arc<Fly>,
+    pub fly: Mover,
     pub position: Chess,
     /// Keys of the game's positions so far (for the repetition rule).
     pub earlier: Vec<u64>,
@@ -71,6 +96,10 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
     if pos.legal_moves().is_empty() {
         return None;
     }
+    let fly = match &request.fly {
+        Mover::Readout(f) => f,
+        Mover::Dopamine(f, bio) => return dopamine_think(bio, f, baseline, request, started),
+    };
     let board = [planes(pos)];
     let mut gpu_rates = None;
     let rates = match gpu.as_mut().map(|g| {
@@ -89,7 +118,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         }
         None => cpu::think(brain, &board),
     };
-    let readout = &request.fly.readout;
+    let readout = &fly.readout;
     let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
     let p = policy(pos, &heads);
     let (index, skipped) = choose(pos, &p, &request.earlier)?;
@@ -124,6 +153,33 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         gpu_rates,
         baseline: baseline.clone(),
         expects,
+        think_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// A dopamine fly's think: the board after each legal move from its own side in one look, the
+/// MBONs' vote as its probabilities (softmax), the highest vote that does not repeat a position;
+/// the rates shown are those of the board after its chosen move (what it smelled before moving),
+/// on its own model of the brain (CPU). It has no value readout (0) and no forecast.
+fn dopamine_think(bio: &BioBrain, fly: &DopamineFly, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, started: Instant) -> Option<Thought> {
+    let pos = &request.position;
+    let (moves, votes, i) = bio.choose(&fly.m, pos, &request.earlier)?;
+    let favourite = (0..votes.len()).max_by(|&a, &b| votes[a].total_cmp(&votes[b]).then(b.cmp(&a)))?;
+    let board = flychess_sim::bio::learn::after(pos, moves[i], pos.turn());
+    let rates = bio.glance(&fly.m, &[board], true).rates.expect("kept");
+    let probability = flychess_sim::bio::vote_probabilities(&votes, bio.constants.temperature);
+    Some(Thought {
+        id: request.id,
+        position: pos.clone(),
+        value: 0.0,
+        chosen: moves[i],
+        skipped_favourite: (favourite != i).then(|| moves[favourite]),
+        policy: Policy { moves, probability, value: 0.0 },
+        neurons: rates.neurons,
+        rates: Arc::new(rates.data),
+        gpu_rates: None,
+        baseline: baseline.clone(),
+        expects: None,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
 }

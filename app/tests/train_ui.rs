@@ -120,3 +120,70 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     assert!(newborn.meta.kind.contains("newborn"));
     assert!(app(&h).flies.iter().any(|f| f == "lab-newborn"));
 }
+
+#[test]
+fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
+    use flychess::ui::train::RunKind;
+    let data = data();
+    let name = format!("ui-dopamine-{}", std::process::id());
+    let mut h = harness(&data);
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    app_mut(&mut h).train.kind = RunKind::Dopamine;
+    h.step();
+    {
+        let d = &mut app_mut(&mut h).train.dopamine;
+        d.name = name.clone();
+        d.lessons = 128;
+    }
+    h.step();
+    h.get_by_label("Start lessons").click();
+    h.step();
+    assert!(app(&h).train.dopamine.running(), "the run started");
+    wait(&mut h, "the dopamine run to finish", |a| !a.train.dopamine.running());
+    let job = app(&h).train.dopamine.job.as_ref().unwrap();
+    assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("after 128 lessons")), "{:?}", job.outcome);
+    assert!(job.points.len() >= 2, "a point at the start and one at the end: {}", job.points.len());
+    wait(&mut h, "its curve", |a| a.train.dopamine.curves.iter().any(|c| c.name == name && c.lessons == 128 && c.points.len() >= 2));
+    let path = data.join("flies").join(format!("{name}.fly"));
+    let fly = flychess_sim::bio::file::DopamineFly::load(&path).unwrap();
+    assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
+    // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
+    app_mut(&mut h).tab = Tab::Play;
+    h.step();
+    drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
+    app_mut(&mut h).tab = Tab::Brain;
+    h.step();
+    h.get_by_label("Show the lesson").click();
+    h.step();
+    wait(&mut h, "the lesson", |a| a.brain_view.as_ref().is_some_and(|v| v.lesson.shown.is_some() || !v.lesson.busy()));
+    let v = app(&h).brain_view.as_ref().unwrap();
+    let shown = v.lesson.shown.as_ref().unwrap_or_else(|| panic!("no lesson: {}", v.lesson.status));
+    let c = &shown.comic;
+    assert!(c.fire_good > 0 && c.fire_bad > 0 && c.fire_both <= c.fire_good.min(c.fire_bad), "{c:?}");
+    assert_eq!(c.mbons.len(), 96, "every MBON of the default brain");
+    assert!(c.mbons.iter().all(|m| m.change <= 0.0), "a lesson only weakens");
+    assert!(h.query_by_label_contains("Kenyon cells firing").is_some(), "the counts are on screen");
+    // Picked as the opponent, it plays: its model is made off the UI thread, then each of its
+    // moves is the MBONs' vote over the boards after its legal moves.
+    app_mut(&mut h).tab = Tab::Play;
+    wait(&mut h, "the listing of the new fly", |a| a.playable.iter().any(|f| *f == name));
+    {
+        let a = app_mut(&mut h);
+        a.play.fly_name = name.clone();
+        let ready = a.ready().cloned();
+        a.play.load_fly(&data, &ready.as_ref().unwrap().checksum.clone(), ready.as_ref());
+        a.play.start_game(flychess::game::Game::default(), shakmaty::Color::White);
+    }
+    h.step();
+    wait(&mut h, "the dopamine fly's model", |a| !a.play.preparing_fly());
+    assert!(matches!(&app(&h).play.fly, Some(flychess::thinker::Mover::Dopamine(..))), "{}", app(&h).play.status);
+    drag(&mut h, shakmaty::Square::D2, shakmaty::Square::D4);
+    wait(&mut h, "the dopamine fly's answer", |a| a.play.game.plies() == 2);
+    let t = app(&h).play.thoughts.get(&1).expect("its think is kept");
+    assert_eq!(t.policy.moves.len(), 20);
+    assert!((t.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert_eq!(t.rates.len(), 12 * t.neurons, "every step of the board it chose, for the viewer");
+    std::fs::remove_file(&path).unwrap();
+}

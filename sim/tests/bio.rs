@@ -143,3 +143,23 @@ fn a_game_in_games_mode_doses_and_keeps_every_synapse_in_range() {
     assert_eq!((moves.len(), votes.len()), (20, 20));
     assert!(votes.iter().all(|v| *v <= votes[i]));
 }
+
+#[test]
+fn the_lesson_comic_counts_the_cells_of_each_board_and_the_synapses_each_dopamine_weakens() {
+    let (_, bio) = tiny();
+    let l = Lesson { good: board(&[1, 2, 3]), bad: board(&[3, 40, 41, 42]) };
+    let c = flychess_sim::bio::comic::comic(&bio, &bio.body.m0, &l);
+    assert_eq!((c.fire_good, c.fire_bad, c.fire_both), (3, 4, 1), "{c:?}");
+    assert!((c.dose - 0.5).abs() < 1e-6, "equal votes: the dose is one half ({})", c.dose);
+    // Sugar (PAM) reaches only the avoid MBON, the shock (PPL1) only the approach MBON.
+    let approach = c.mbons.iter().find(|m| m.neuron == 128).unwrap();
+    let avoid = c.mbons.iter().find(|m| m.neuron == 129).unwrap();
+    let m0 = |k: usize| bio.body.m0[k];
+    let expect = |cells: &[usize], board: usize| -> f32 {
+        let g = bio.glance(&bio.body.m0, &[l.good, l.bad], false);
+        cells.iter().map(|&k| -bio.constants.eta * m0(k) * 0.5 * g.kc(k, board)).sum()
+    };
+    assert!((avoid.change - expect(&[1, 2, 3], 0)).abs() < 1e-6, "{} vs {}", avoid.change, expect(&[1, 2, 3], 0));
+    assert!((approach.change - expect(&[3, 40, 41, 42], 1)).abs() < 1e-6);
+    assert!(c.kenyon_share > 0.99, "the MBONs hear only Kenyon cells here: {}", c.kenyon_share);
+}

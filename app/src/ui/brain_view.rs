@@ -219,6 +219,8 @@ pub struct BrainView {
     pub show_control: bool,
     /// A replay drove the step last frame.
     replaying: bool,
+    /// The position as a dopamine-fly lesson (`ui::lesson`).
+    pub lesson: crate::ui::lesson::LessonPanel,
 }
 
 impl BrainView {
@@ -265,6 +267,7 @@ impl BrainView {
             control: None,
             show_control: false,
             replaying: false,
+            lesson: Default::default(),
         }
     }
 
@@ -507,6 +510,8 @@ impl BrainView {
                 self.controls(ui, step, render_state, thought, data);
                 ui.separator();
                 self.control_panel(ui, thought, ready, data, summary.as_deref(), step);
+                ui.separator();
+                self.lesson.show(ui, thought, ready, data);
                 ui.separator();
                 self.legend(ui, summary.as_deref(), step);
                 ui.separator();

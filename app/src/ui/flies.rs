@@ -16,6 +16,30 @@ pub(super) struct FlyCard {
 /// The Flies tab's rows and what they were read from: (name, size and modification time).
 pub(super) type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
 
+/// What a fly's card shows: a readout fly's metadata, or a dopamine fly's in the same columns
+/// (its lessons as its positions, its last VAL pairs right in its kind).
+fn card_meta(path: &std::path::Path) -> Result<flychess_sim::fly::FlyMeta, String> {
+    if !flychess_sim::bio::file::is_dopamine_fly(path) {
+        return flychess_sim::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
+    }
+    let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
+    let m = f.meta;
+    let last = m.curve.last().map(|p| format!(", VAL pairs right {:.1} %", 100.0 * p.pairs_right)).unwrap_or_default();
+    Ok(flychess_sim::fly::FlyMeta {
+        name: m.name,
+        kind: format!("dopamine ({} {}{last})", m.lessons.max(m.games), if m.mode == "games" { "games" } else { "lessons" }),
+        brain: m.brain,
+        brain_checksum: m.brain_checksum,
+        homeostasis: m.homeostasis,
+        reading: flychess_sim::cache::Reading::Step12,
+        data: "tutor lessons: Stockfish's move (sugar) against another legal move (shock), from the shipped positions".into(),
+        train_positions: m.lessons,
+        val: None,
+        hold: None,
+        created: m.created,
+    })
+}
+
 /// Every fly on this machine (`sim::fly::list`, shared with the CLI).
 pub fn list_flies(data: &std::path::Path) -> Vec<String> {
     flychess_sim::fly::list(data)
@@ -153,9 +177,13 @@ pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
     }
     let mut out = HashMap::new();
     for name in list_flies(data) {
-        if let Ok(f) = flychess_sim::fly::find(&name, data).and_then(|p| flychess_sim::fly::Fly::load(&p))
-            && let Some(r) = by_id.get(&f.player_id(None))
-        {
+        let Ok(p) = flychess_sim::fly::find(&name, data) else { continue };
+        let id = if flychess_sim::bio::file::is_dopamine_fly(&p) {
+            flychess_sim::bio::file::DopamineFly::load(&p).map(|f| f.player_id())
+        } else {
+            flychess_sim::fly::Fly::load(&p).map(|f| f.player_id(None))
+        };
+        if let Some(r) = id.ok().and_then(|id| by_id.get(&id)) {
             out.insert(name, r.clone());
         }
     }
@@ -182,7 +210,7 @@ impl FlyChessApp {
                 .iter()
                 .map(|name| {
                     let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
-                    let meta = path.clone().and_then(|p| flychess_sim::fly::Fly::load(&p).map(|f| f.meta).map_err(|e| e.to_string()));
+                    let meta = path.clone().and_then(|p| card_meta(&p));
                     let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
                     FlyCard { name: name.clone(), path, meta, shipped }
                 })

@@ -13,6 +13,8 @@ mod about;
 mod flies;
 pub mod play;
 pub mod train;
+pub mod train_dopamine;
+pub mod lesson;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -478,7 +480,7 @@ impl FlyChessApp {
                     self.brain_job_error = None;
                     let ready: Arc<ReadyBrain> = Arc::from(ready);
                     self.start_thinker(ctx, &ready);
-                    self.play.load_fly(&self.launch.data, &ready.checksum);
+                    self.play.load_fly(&self.launch.data, &ready.checksum, Some(&ready));
                     let mut view = BrainView::new(&ready.connectome, self.render_state.is_some());
                     // The first neuron click needs every neuron's outputs: indexed aside now.
                     view.prefetch_outgoing(ready.brain.clone());
@@ -567,7 +569,11 @@ impl FlyChessApp {
             .flies
             .iter()
             .filter(|name| {
-                flychess_sim::fly::find(name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.brain_checksum == checksum)
+                let Ok(p) = flychess_sim::fly::find(name, &self.launch.data) else { return false };
+                if flychess_sim::bio::file::is_dopamine_fly(&p) {
+                    return flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum);
+                }
+                flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
             })
             .cloned()
             .collect();
@@ -585,7 +591,7 @@ impl FlyChessApp {
             "a neuron click"
         } else if self.brain_view.as_ref().is_some_and(|v| v.exporting()) {
             "an export"
-        } else if self.train.job.as_ref().is_some_and(|j| j.running()) {
+        } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() {
             "a training run"
         } else if self.play.thinking.is_some() || self.play.replaying() {
             "a think"
@@ -627,6 +633,7 @@ impl FlyChessApp {
             speaker: &mut self.speaker,
             theme: self.settings.board_theme,
             flies: &self.playable,
+            ready: ready.as_ref(),
             ratings: &self.ratings,
             data: &self.launch.data,
             brain_checksum: ready.as_ref().map(|r| r.checksum.as_str()),

@@ -25,7 +25,7 @@ pub const KEEP_RATES: usize = 4;
 use crate::grader::{GradeJob, MoveGrade, PositionGrade};
 use crate::openings::Openings;
 use crate::sound::{Sound, Speaker};
-use crate::thinker::{ThinkRequest, Thought, Thinker};
+use crate::thinker::{Mover, ThinkRequest, Thought, Thinker};
 use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
 
 /// How many of the fly's moves are listed and graded.
@@ -53,7 +53,9 @@ pub struct PlayTab {
     pub user: Color,
     pub orientation: Color,
     pub fly_name: String,
-    pub fly: Option<Arc<Fly>>,
+    pub fly: Option<Mover>,
+    /// A dopamine fly being made ready (its model of the brain) off the UI thread.
+    dopamine_job: Option<std::sync::mpsc::Receiver<Result<Mover, String>>>,
     /// None: following the game; Some(ply): looking at the position after `ply` moves.
     pub cursor: Option<usize>,
     pub board: BoardState,
@@ -107,6 +109,8 @@ pub struct PlayContext<'a> {
     pub ratings: &'a HashMap<String, String>,
     pub data: &'a std::path::Path,
     pub brain_checksum: Option<&'a str>,
+    /// The loaded brain (a dopamine fly's model is made from it).
+    pub ready: Option<&'a Arc<crate::ui::ReadyBrain>>,
     pub animate: bool,
 }
 
@@ -119,6 +123,7 @@ impl PlayTab {
             orientation: user,
             fly_name,
             fly: None,
+            dopamine_job: None,
             cursor: None,
             board: BoardState::default(),
             thinking: None,
@@ -148,12 +153,20 @@ impl PlayTab {
     /// Loads the fly by name for the brain with `checksum`; when that fly is missing or belongs
     /// to another brain, the brain's own trained fly (the shipped one first) plays instead and
     /// the status says so. A brain with no trained fly yet says how to train one.
-    pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str) {
+    pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<crate::ui::ReadyBrain>>) {
+        self.dopamine_job = None;
+        if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
+            && flychess_sim::bio::file::is_dopamine_fly(&path)
+            && let Some(ready) = ready.filter(|r| r.checksum == checksum)
+        {
+            self.load_dopamine(path, ready.clone(), data.to_path_buf());
+            return;
+        }
         let named = flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p));
         if let Ok(f) = &named
             && f.meta.brain_checksum == checksum
         {
-            self.fly = Some(Arc::new(f.clone()));
+            self.fly = Some(Mover::Readout(Arc::new(f.clone())));
             return;
         }
         let why = match &named {
@@ -164,13 +177,60 @@ impl PlayTab {
             Some((name, Ok(f))) => {
                 self.status = format!("{why}; {name}, this brain's fly, plays instead.");
                 self.fly_name = name;
-                self.fly = Some(Arc::new(f));
+                self.fly = Some(Mover::Readout(Arc::new(f)));
             }
             _ => {
                 self.status = format!("{why}, and this brain has no trained fly yet: train one in the Train tab.");
                 self.fly = None;
             }
         }
+    }
+
+    /// A dopamine fly: its file read and its model of the brain made (the mushroom body split off,
+    /// its homeostasis read back or measured once) on a thread; it plays once ready.
+    fn load_dopamine(&mut self, path: std::path::PathBuf, ready: Arc<crate::ui::ReadyBrain>, data: std::path::PathBuf) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = (|| -> flychess_sim::Result<Mover> {
+                let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
+                let bio = flychess_sim::bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &ready.spec.brain_path(&data), f.meta.constants, &|_| {})?;
+                f.check(&bio)?;
+                Ok(Mover::Dopamine(Arc::new(f), Arc::new(bio)))
+            })();
+            let _ = tx.send(made.map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.dopamine_job = Some(rx);
+        self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
+    }
+
+    /// Takes a dopamine fly that became ready; true while one is still being prepared.
+    fn poll_dopamine(&mut self) -> bool {
+        let Some(rx) = &self.dopamine_job else { return false };
+        match rx.try_recv() {
+            Ok(Ok(m)) => {
+                self.status = format!("Dopamine fly {} plays: it looks at the board after each of its moves and its MBONs vote.", m.name());
+                self.fly = Some(m);
+                self.dopamine_job = None;
+                false
+            }
+            Ok(Err(e)) => {
+                self.status = format!("Dopamine fly {} cannot play: {e}", self.fly_name);
+                self.dopamine_job = None;
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.status = format!("Dopamine fly {} could not be prepared.", self.fly_name);
+                self.dopamine_job = None;
+                false
+            }
+        }
+    }
+
+    /// A dopamine fly is being prepared.
+    pub fn preparing_fly(&self) -> bool {
+        self.dopamine_job.is_some()
     }
 
     pub fn start_game(&mut self, game: Game, user: Color) {
@@ -353,6 +413,9 @@ impl PlayTab {
                 ctx.request_repaint_after(std::time::Duration::from_secs_f64((p.play_at - now).max(0.01)));
             }
         }
+        if self.poll_dopamine() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(100));
+        }
         if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none()
             && let (Some(thinker), Some(fly)) = (cx.thinker, &self.fly)
         {
@@ -365,7 +428,8 @@ impl PlayTab {
                 position: self.game.current().clone(),
                 earlier: self.game.keys().to_vec(),
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
-                imagination: self.imagination.then(|| crate::training::tuned_imagination(cx.data, fly)),
+                // A dopamine fly looks one move ahead by design: it has no imagination switch.
+                imagination: fly.readout().filter(|_| self.imagination).map(|f| crate::training::tuned_imagination(cx.data, f)),
                 recall: false,
             });
         }
@@ -837,7 +901,7 @@ impl PlayTab {
             let colour = ng.colour.unwrap_or(if ctx.input(|i| i.time).fract() < 0.5 { Color::White } else { Color::Black });
             self.fly_name = ng.fly.clone();
             if let Some(c) = cx.brain_checksum {
-                self.load_fly(cx.data, c);
+                self.load_fly(cx.data, c, cx.ready);
             }
             self.start_game(Game::default(), colour);
         } else if open {

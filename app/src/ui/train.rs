@@ -84,7 +84,17 @@ pub struct TrainTab {
     pub job: Option<RunningJob>,
     pub runs: Vec<RunCurves>,
     pub hidden: HashSet<String>,
+    /// Which kind of run the form starts: a readout fitted by backprop, or a dopamine fly.
+    pub kind: RunKind,
+    pub dopamine: crate::ui::train_dopamine::DopamineRuns,
     last_scan: f64,
+}
+
+/// The two ways a fly learns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    Readout,
+    Dopamine,
 }
 
 impl Default for TrainTab {
@@ -100,6 +110,8 @@ impl Default for TrainTab {
             job: None,
             runs: Vec::new(),
             hidden: HashSet::new(),
+            kind: RunKind::Readout,
+            dopamine: Default::default(),
             last_scan: f64::NEG_INFINITY,
         }
     }
@@ -140,7 +152,7 @@ impl TrainTab {
 
     /// Drains the job's messages; true when a run just finished (the fly list changed).
     pub fn poll(&mut self) -> bool {
-        let mut finished = false;
+        let mut finished = self.dopamine.poll();
         if let Some(job) = &mut self.job {
             loop {
                 let m = match job.rx.try_recv() {
@@ -193,6 +205,14 @@ impl TrainTab {
         self.rescan(now, data);
         ui.ctx().request_repaint_after(std::time::Duration::from_secs(1));
         ui.heading("Train a fly");
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.kind, RunKind::Readout, "Readout (backprop)").on_hover_text("Fit the readout of the descending neurons by gradient descent: the strong way");
+            ui.selectable_value(&mut self.kind, RunKind::Dopamine, "Dopamine (three-factor rule)").on_hover_text("Only the mushroom body learns, the way a real fly does: no backprop");
+        });
+        if self.kind == RunKind::Dopamine {
+            self.dopamine.show(ui, ready, data);
+            return;
+        }
         let running = self.job.as_ref().is_some_and(RunningJob::running);
         ui.add_enabled_ui(!running, |ui| {
             egui::Grid::new("train-form").num_columns(2).show(ui, |ui| {

@@ -19,6 +19,9 @@ use crate::play::Dice;
 use crate::stats::{self, Estimate};
 use shakmaty::Position;
 
+/// The seed of the evaluation pairs' bad moves (the same pairs for every fly).
+pub const EVAL_SEED: u64 = 1;
+
 /// Held-out pairs the must-show figures are measured on.
 pub const HOLD_PAIRS: usize = 2_048;
 
@@ -219,6 +222,103 @@ pub fn fit_logistic(dim: usize, pairs: &[f32], l2: f32, iterations: usize) -> Ve
         }
     }
     a
+}
+
+/// Sizes of an evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalSizes {
+    pub pairs: usize,
+    pub ceiling_pairs: usize,
+    pub top1: usize,
+}
+
+/// What the untrained mushroom body of a model gives on the evaluation pairs: its scores, harder
+/// pairs, top-1 and the two logistic ceilings. Kept in `DATA/bio/baseline-KEY.json`, KEY a hash of
+/// what produced it (brain, homeostasis, constants, sizes, seed, the dataset's content).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Baseline {
+    pub key: String,
+    pub brain_checksum: String,
+    pub homeostasis: String,
+    pub constants: super::Constants,
+    pub sizes: EvalSizes,
+    pub scores: Vec<(f32, f32)>,
+    pub harder: Vec<(f32, f32)>,
+    pub top1: (usize, usize),
+    pub ceiling_kc: Ceiling,
+    pub ceiling_dn: Ceiling,
+    pub seconds: f64,
+}
+
+fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes) -> String {
+    use sha2::{Digest, Sha256};
+    let mut d = Sha256::new();
+    d.update(format!("bio baseline v1 {} {} {:?} {sizes:?} seed {EVAL_SEED} ceiling l2 {L2_PENALTIES:?}", bio.brain_checksum, bio.homeostasis, bio.constants));
+    d.update(dataset.content_hash().as_bytes());
+    crate::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+}
+
+/// The untrained body's figures on `hold` and `harder` (the evaluation pairs of `dataset`'s HOLD):
+/// read back, or measured (minutes) and kept. `progress(stage, done, total)`.
+#[allow(clippy::too_many_arguments)]
+pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path::Path, hold: &[Lesson], harder: &[Lesson], sizes: EvalSizes, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> Result<Baseline> {
+    let key = baseline_key(bio, dataset, sizes);
+    let path = data.join("bio").join(format!("baseline-{key}.json"));
+    if let Ok(b) = std::fs::read(&path)
+        && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
+        && b.key == key
+    {
+        return Ok(b);
+    }
+    let started = std::time::Instant::now();
+    let m0 = &bio.body.m0;
+    let train_pairs = pairs(dataset.train(), EVAL_SEED, false, sizes.ceiling_pairs)?;
+    let val_pairs = pairs(dataset.val(), EVAL_SEED, false, sizes.pairs.min(1_024))?;
+    let dn = bio.descending.clone();
+    let total = train_pairs.len() + val_pairs.len() + hold.len();
+    let stage = "ceiling features (pairs)";
+    let (kc_t, dn_t) = differences(bio, m0, &train_pairs, &dn, &|n| progress(stage, n, total));
+    let (kc_v, dn_v) = differences(bio, m0, &val_pairs, &dn, &|n| progress(stage, train_pairs.len() + n, total));
+    let (kc_h, dn_h) = differences(bio, m0, hold, &dn, &|n| progress(stage, train_pairs.len() + val_pairs.len() + n, total));
+    progress("fitting the logistic ceilings", 0, 1);
+    let ceiling_kc = logistic_ceiling(bio.body.kenyon.len(), &kc_t, &kc_v, &kc_h);
+    let ceiling_dn = logistic_ceiling(dn.len(), &dn_t, &dn_v, &dn_h);
+    drop((kc_t, dn_t, kc_v, dn_v, kc_h, dn_h));
+    let stage = "pairs, harder pairs";
+    let scores = score(bio, m0, hold, 64, &|n| progress(stage, n, 2 * hold.len()));
+    let harder_scores = score(bio, m0, harder, 64, &|n| progress(stage, hold.len() + n, 2 * hold.len()));
+    let rows = &dataset.hold()[..sizes.top1.min(dataset.hold().len())];
+    let top1 = top1(bio, m0, rows, &|n| progress("top-1 (positions)", n, rows.len()))?;
+    let out = Baseline {
+        key,
+        brain_checksum: bio.brain_checksum.clone(),
+        homeostasis: bio.homeostasis.clone(),
+        constants: bio.constants,
+        sizes,
+        scores,
+        harder: harder_scores,
+        top1,
+        ceiling_kc,
+        ceiling_dn,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    std::fs::create_dir_all(path.parent().expect("bio folder")).map_err(|e| crate::error::Error::io(&path, e))?;
+    crate::connectome::brain_file::write_atomically(&path, serde_json::to_string(&out).map_err(|e| crate::error::Error::Invalid(e.to_string()))?.as_bytes())?;
+    Ok(out)
+}
+
+/// The baselines measured for this brain and model (the Train tab's ceiling line), the most pairs
+/// first.
+pub fn read_baselines(data: &std::path::Path, brain_checksum: &str, constants: &super::Constants) -> Vec<Baseline> {
+    let Ok(entries) = std::fs::read_dir(data.join("bio")) else { return Vec::new() };
+    let mut out: Vec<Baseline> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("baseline-") && n.ends_with(".json")))
+        .filter_map(|e| serde_json::from_slice::<Baseline>(&std::fs::read(e.path()).ok()?).ok())
+        .filter(|b| b.brain_checksum == brain_checksum && b.constants == *constants)
+        .collect();
+    out.sort_by(|a, b| b.sizes.pairs.cmp(&a.sizes.pairs).then(b.sizes.ceiling_pairs.cmp(&a.sizes.ceiling_pairs)));
+    out
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! and one look at a batch of boards (`Glance`). Learning is in `learn`, the measurements in
 //! `measure`, the dopamine fly's file in `file`.
 
+pub mod comic;
 pub mod file;
 pub mod learn;
 pub mod measure;
@@ -400,9 +401,9 @@ impl BioBrain {
 /// The dopamine fly's model of a ready brain (`store::ready_brain`): the mushroom body split off
 /// `plain`, its own homeostasis measured once and kept beside the brain file (one file per model:
 /// the share that passes and the cut's width).
-pub fn prepare(loaded: &crate::connectome::brain_file::Loaded, plain: &Brain, brain_path: &std::path::Path, constants: Constants, progress: &(dyn Fn(usize) + Sync)) -> Result<BioBrain> {
+pub fn prepare(connectome: &Connectome, checksum: &str, plain: &Brain, brain_path: &std::path::Path, constants: Constants, progress: &(dyn Fn(usize) + Sync)) -> Result<BioBrain> {
     use sha2::{Digest, Sha256};
-    let bio = BioBrain::split(&loaded.connectome, plain, &loaded.checksum, constants)?;
+    let bio = BioBrain::split(connectome, plain, checksum, constants)?;
     let key = crate::connectome::brain_file::hex(&Sha256::digest(constants.model_key().as_bytes()))[..8].to_string();
     bio.ready(&brain_path.with_extension(format!("dopamine-{key}.homeostasis")), progress)
 }

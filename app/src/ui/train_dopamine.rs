@@ -1,0 +1,250 @@
+//! The Train tab's dopamine runs: a dopamine fly learns by the three-factor rule (tutor lessons,
+//! `sim::bio::run`, the same run as `flychess bio train`) on its own thread; the tab shows its
+//! progress, stops it (the fly's file is its checkpoint: start again with the same name to go on),
+//! and draws every dopamine fly's curve of pairs right on VAL pairs against lessons, with the
+//! ceiling a logistic regression on the same Kenyon cells reaches (`flychess bio eval` measures
+//! it once per brain) as a dashed line.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
+
+use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, CurvePoint, DopamineFly};
+use flychess_sim::bio::learn::Rule;
+use flychess_sim::bio::measure::read_baselines;
+use flychess_sim::bio::run::{self, Progress, RunOptions};
+use flychess_sim::bio::{self, Constants};
+
+use crate::ui::ReadyBrain;
+
+enum Msg {
+    Stage(String),
+    Lessons(usize, usize),
+    Point(CurvePoint),
+    Finished(Result<String, String>),
+}
+
+/// A dopamine run in progress (or just ended).
+pub struct DopamineJob {
+    pub name: String,
+    pub stop: Arc<AtomicBool>,
+    rx: Receiver<Msg>,
+    pub stage: String,
+    pub done: usize,
+    pub target: usize,
+    pub points: Vec<CurvePoint>,
+    pub outcome: Option<Result<String, String>>,
+}
+
+impl DopamineJob {
+    pub fn running(&self) -> bool {
+        self.outcome.is_none()
+    }
+}
+
+/// One dopamine fly's curve as its file holds it.
+pub struct DopamineCurve {
+    pub name: String,
+    pub lessons: usize,
+    pub points: Vec<CurvePoint>,
+}
+
+pub struct DopamineRuns {
+    pub name: String,
+    pub lessons: usize,
+    pub pass_share: f32,
+    pub job: Option<DopamineJob>,
+    pub curves: Vec<DopamineCurve>,
+    /// The logistic ceiling on the Kenyon cells (value, low, high) and on how many pairs.
+    pub ceiling: Option<(f64, f64, f64, usize)>,
+    last_scan: f64,
+}
+
+impl Default for DopamineRuns {
+    fn default() -> Self {
+        DopamineRuns { name: "mydopaminefly".into(), lessons: 8_192, pass_share: Constants::default().pass_share, job: None, curves: Vec::new(), ceiling: None, last_scan: f64::NEG_INFINITY }
+    }
+}
+
+impl DopamineRuns {
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(DopamineJob::running)
+    }
+
+    /// Starts a run on its own thread (one at a time).
+    pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf) {
+        if self.running() {
+            return;
+        }
+        let name = self.name.trim().to_string();
+        let (tx, rx) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (target, constants) = (self.lessons, Constants { pass_share: self.pass_share, ..Constants::default() });
+        let (waker, halt) = (ctx.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("dopamine training".into())
+            .spawn(move || {
+                let send = |m: Msg| {
+                    let _ = tx.send(m);
+                    waker.request_repaint();
+                };
+                let result = train(&ready, &data, &name, target, constants, &halt, &send);
+                send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
+            })
+            .expect("a thread can be started");
+        self.job = Some(DopamineJob { name: self.name.trim().to_string(), stop, rx, stage: "starting".into(), done: 0, target: self.lessons, points: Vec::new(), outcome: None });
+        self.last_scan = f64::NEG_INFINITY;
+    }
+
+    /// Drains the run's messages; true when a run just ended with a fly saved.
+    pub fn poll(&mut self) -> bool {
+        let Some(job) = &mut self.job else { return false };
+        let mut saved = false;
+        loop {
+            match job.rx.try_recv() {
+                Ok(Msg::Stage(s)) => job.stage = s,
+                Ok(Msg::Lessons(done, target)) => {
+                    (job.done, job.target) = (done, target);
+                    job.stage = format!("{done} of {target} lessons");
+                }
+                Ok(Msg::Point(p)) => job.points.push(p),
+                Ok(Msg::Finished(r)) => {
+                    saved = r.is_ok();
+                    job.outcome = Some(r);
+                    self.last_scan = f64::NEG_INFINITY;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    if job.outcome.is_none() {
+                        job.outcome = Some(Err("the training thread stopped unexpectedly; the fly's file keeps its lessons so far: start again with the same name to go on".into()));
+                    }
+                    break;
+                }
+            }
+        }
+        saved
+    }
+
+    /// Re-reads the dopamine flies' curves and the ceiling about once a second.
+    fn rescan(&mut self, now: f64, ready: &ReadyBrain, data: &Path) {
+        if now - self.last_scan < if self.running() { 0.5 } else { 2.0 } {
+            return;
+        }
+        self.last_scan = now;
+        self.curves = dopamine_flies(&ready.checksum, data)
+            .into_iter()
+            .filter_map(|(name, p)| DopamineFly::load(&p).ok().map(|f| DopamineCurve { name, lessons: f.meta.lessons, points: f.meta.curve }))
+            .collect();
+        // The ceiling of the model the form describes (each share that passes has its own).
+        let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
+        self.ceiling = read_baselines(data, &ready.checksum, &constants).first().map(|b| (b.ceiling_kc.hold.value, b.ceiling_kc.hold.low, b.ceiling_kc.hold.high, b.sizes.pairs));
+    }
+
+    pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
+        self.rescan(ui.input(|i| i.time), ready, data);
+        ui.label("The dopamine fly learns the way a real fly does: only the Kenyon cell → MBON synapses change, when a Kenyon cell was active, dopamine arrived (sugar after Stockfish's move, a shock after another move) and that dopamine neuron reaches the synapse's compartment. No backprop.");
+        let running = self.running();
+        ui.add_enabled_ui(!running, |ui| {
+            egui::Grid::new("dopamine-form").num_columns(2).show(ui, |ui| {
+                ui.label("Name");
+                ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(160.0));
+                ui.end_row();
+                ui.label("Lessons");
+                ui.add(egui::DragValue::new(&mut self.lessons).range(64..=1_000_000).speed(64.0)).on_hover_text("In all, counting those a fly of this name already had: the run goes on from its file");
+                ui.end_row();
+                ui.label("Kenyon cells that pass");
+                let mut percent = self.pass_share * 100.0;
+                ui.add(egui::DragValue::new(&mut percent).range(1.0..=20.0).speed(0.1).suffix(" %")).on_hover_text("The APL neuron keeps about 5 % of Kenyon cells active in a real fly");
+                self.pass_share = percent / 100.0;
+                ui.end_row();
+            });
+            let taken = flychess_sim::fly::find(self.name.trim(), data).is_ok_and(|p| !is_dopamine_fly(&p));
+            if taken {
+                ui.colored_label(Color32::LIGHT_RED, "A readout fly has this name: choose another.");
+            }
+            if ui.add_enabled(!taken && !self.name.trim().is_empty(), egui::Button::new("Start lessons")).clicked() {
+                self.start(ui.ctx(), ready.clone(), data.to_path_buf());
+            }
+        });
+        if let Some(job) = &self.job {
+            ui.separator();
+            ui.label(RichText::new(format!("Dopamine run {}", job.name)).strong());
+            match &job.outcome {
+                None => {
+                    let fraction = if job.target > 0 { job.done as f32 / job.target as f32 } else { 0.0 };
+                    ui.add(egui::ProgressBar::new(fraction).text(&job.stage).animate(true));
+                    if let Some(p) = job.points.last() {
+                        ui.small(format!("VAL pairs right {:.1} % [{:.1}, {:.1}] after {} lessons", 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high, p.lessons));
+                    }
+                    if ui.button("Stop").clicked() {
+                        job.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Some(Ok(text)) => {
+                    ui.colored_label(Color32::from_rgb(90, 200, 120), text);
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(Color32::LIGHT_RED, format!("The run failed: {e}"));
+                }
+            }
+        }
+        ui.separator();
+        self.plot(ui);
+    }
+
+    fn plot(&self, ui: &mut egui::Ui) {
+        ui.label(RichText::new("Pairs right on VAL pairs (Stockfish's move against another)").strong());
+        match self.ceiling {
+            Some((v, lo, hi, n)) => ui.small(format!("Dashed: the ceiling, a logistic regression on every Kenyon cell: {:.1} % [{:.1}, {:.1}] of {n} HOLD pairs.", 100.0 * v, 100.0 * lo, 100.0 * hi)),
+            None => ui.small("The ceiling (a logistic regression on the Kenyon cells) is not measured for this brain yet: `flychess bio eval` measures it once."),
+        };
+        if self.curves.is_empty() {
+            ui.weak("No dopamine flies of this brain yet.");
+        }
+        Plot::new("dopamine-curve").height((ui.available_height() - 20.0).clamp(160.0, 380.0)).legend(Legend::default()).x_axis_label("lessons").y_axis_label("%").show(ui, |plot| {
+            for c in &self.curves {
+                let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
+                plot.line(Line::new(c.name.clone(), points));
+            }
+            plot.hline(HLine::new("coin flip", 50.0).style(LineStyle::dotted_loose()));
+            if let Some((v, ..)) = self.ceiling {
+                plot.hline(HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v).style(LineStyle::dashed_loose()));
+            }
+        });
+    }
+}
+
+/// The run's body: the dopamine fly's model of the loaded brain, the fly (new, or its file to go
+/// on from), then `sim::bio::run`.
+fn train(ready: &ReadyBrain, data: &Path, name: &str, target: usize, constants: Constants, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
+    if name.is_empty() || name.contains(['/', '\\']) {
+        anyhow::bail!("a fly's name cannot be empty or contain a slash");
+    }
+    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    send(Msg::Stage("the mushroom body and its homeostasis".into()));
+    let bio = bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &ready.spec.brain_path(data), constants, &|t| {
+        send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12")))
+    })?;
+    let path = data.join("flies").join(format!("{name}.fly"));
+    std::fs::create_dir_all(data.join("flies"))?;
+    let mut fly = if path.exists() {
+        if !is_dopamine_fly(&path) {
+            anyhow::bail!("{name} is a readout fly: choose another name");
+        }
+        DopamineFly::load(&path)?
+    } else {
+        DopamineFly::newborn(name, &bio, &ready.connectome.provenance.label(), Rule::default(), "tutor", 1)
+    };
+    let options = RunOptions { target, every: 1_024, monitor_pairs: 256, stockfish: None };
+    run::run(&bio, &mut fly, dataset.train(), dataset.val(), &path, &options, stop, &mut |p| match p {
+        Progress::Lessons { done, target, .. } => send(Msg::Lessons(done, target)),
+        Progress::Point(p) => send(Msg::Point(*p)),
+        Progress::Game { .. } => {}
+    })?;
+    let last = fly.meta.curve.last().map(|p| format!(": VAL pairs right {:.1} %", 100.0 * p.pairs_right)).unwrap_or_default();
+    Ok(format!("Saved dopamine fly {name} after {} lessons{last}.", fly.meta.lessons))
+}
