@@ -89,7 +89,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
     let options = RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::engine::find_stockfish(None).ok() };
     let started = Instant::now();
     let at_start = fly.meta.lessons + fly.meta.games;
-    run::run(&bio, &mut fly, dataset.train(), dataset.val(), &path, &options, &AtomicBool::new(false), &mut |p| match p {
+    run::run(&bio, &mut fly, &dataset, &path, &options, &AtomicBool::new(false), &mut |p| match p {
         Progress::Lessons { done, batch, .. } => {
             b.set_position(done as u64);
             b.set_message(format!("batch right {:.0}% dose {:.2}", 100.0 * batch.pairs_right, batch.mean_dose));
@@ -307,13 +307,17 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let constants = p.variation.constants();
         let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|_| {})?;
         let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
-        let mut fly = DopamineFly::newborn(&format!("pilot {}", p.name), &bio, &loaded.connectome.provenance.label(), p.variation.rule, "tutor", 1);
         let dir = data.join("bio").join("pilots");
         std::fs::create_dir_all(&dir)?;
         let file = dir.join(format!("{}-{lessons}.fly", rows.len()));
+        // A pilot run before (the same rule, model and lessons) goes on from its file.
+        let mut fly = match DopamineFly::load(&file) {
+            Ok(f) if f.check(&bio).is_ok() && f.meta.rule == p.variation.rule && f.meta.lessons <= lessons => f,
+            _ => DopamineFly::newborn(&format!("pilot {}", p.name), &bio, &loaded.connectome.provenance.label(), p.variation.rule, "tutor", 1),
+        };
         let b = bar(lessons as u64, p.name);
         let options = RunOptions { target: lessons, every: lessons, monitor_pairs: 256, stockfish: None };
-        run::run(&bio, &mut fly, dataset.train(), dataset.val(), &file, &options, &AtomicBool::new(false), &mut |e| {
+        run::run(&bio, &mut fly, &dataset, &file, &options, &AtomicBool::new(false), &mut |e| {
             if let Progress::Lessons { done, .. } = e {
                 b.set_position(done as u64)
             }
@@ -323,13 +327,14 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let hard = measure::score(&bio, &fly.m, &harder, 64, &|_| {});
         let t1 = measure::top1(&bio, &fly.m, &dataset.hold()[..top1.min(dataset.hold().len())], &|_| {})?;
         let (b_e, a_e, h_e, t_e) = (measure::pairs_right(&before), measure::pairs_right(&after), measure::pairs_right(&hard), stats::rate(t1.0, t1.1));
+        let gain = stats::mean(&measure::right(&after).iter().zip(measure::right(&before)).map(|(a, b)| a - b).collect::<Vec<f64>>());
         let row = serde_json::json!({
             "pilot": p.name, "constants": constants, "rule": p.variation.rule, "lessons": lessons,
-            "pairs_right_before": estimate_json(&b_e), "pairs_right_after": estimate_json(&a_e),
+            "pairs_right_before": estimate_json(&b_e), "pairs_right_after": estimate_json(&a_e), "pairs_right_gain": estimate_json(&gain),
             "harder_pairs_right": estimate_json(&h_e), "top1": estimate_json(&t_e), "top1_positions": t1.1,
             "seconds": started.elapsed().as_secs_f64(),
         });
-        eprintln!("{:58} {} → {}   harder {}   top-1 {}   ({:.0} s)", p.name, b_e.percent(), a_e.percent(), h_e.percent(), t_e.percent(), started.elapsed().as_secs_f64());
+        eprintln!("{:58} {} → {} ({})   harder {}   top-1 {}   ({:.0} s)", p.name, b_e.percent(), a_e.percent(), gain.points(), h_e.percent(), t_e.percent(), started.elapsed().as_secs_f64());
         rows.push(row);
     }
     let report = serde_json::json!({"lessons": lessons, "pairs": hold.len(), "harder_pairs": harder.len(), "top1_positions": top1, "pilots": rows});

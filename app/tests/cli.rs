@@ -288,6 +288,9 @@ fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
     assert_eq!(e["flips"], 0, "the same pairs scored again in another order and batch agree");
     assert_ne!(e["pairs_right_before"], serde_json::Value::Null);
     assert!(e["plastic_synapses"].as_u64().unwrap() > 1_000 && e["kenyon_cells_passing"].as_u64().unwrap() > 100);
+    // Without --fly: the shipped dopamine fly of the default brain.
+    let shipped = json(&flychess(t.path(), &["bio", "eval", "--pairs", "16", "--ceiling-pairs", "32", "--top1", "2", "--json"]));
+    assert_eq!((shipped["fly"].as_str(), shipped["lessons"].as_u64()), (Some("flywire-dopamine"), Some(32_000)));
     // It plays: a duel against the random mover, by its name.
     let d = json(&flychess(t.path(), &["duel", "dop", "random", "--games", "2", "--json"]));
     assert_eq!(d["games"], 2);

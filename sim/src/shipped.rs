@@ -26,6 +26,8 @@ const FILES: &[(&str, &[u8])] = &[
     ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
     ("flies/flywire.fly", include_bytes!("../../models/flywire.fly")),
     ("flies/flywire-newborn.fly", include_bytes!("../../models/flywire-newborn.fly")),
+    // The dopamine fly (`flychess bio train --name flywire-dopamine --lessons 32000`).
+    ("flies/flywire-dopamine.fly", include_bytes!("../../models/flywire-dopamine.fly")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
     // The ladder the shipped flies were rated on (`flychess rate --games 20`), shown until the

@@ -37,8 +37,11 @@ pub struct LessonPanel {
     pub shown: Option<ShownLesson>,
     pub status: String,
     /// The dopamine fly's model of the loaded brain, made once (by brain checksum).
-    model: Arc<Mutex<Option<(String, Arc<BioBrain>)>>>,
+    model: HeldModel,
 }
+
+/// The model made for a brain (its checksum), shared with the lesson's thread.
+type HeldModel = Arc<Mutex<Option<(String, Arc<BioBrain>)>>>;
 
 impl LessonPanel {
     pub fn busy(&self) -> bool {
@@ -131,7 +134,7 @@ fn overlap_bar(ui: &mut egui::Ui, c: &LessonComic) {
 }
 
 /// The lesson's work: the model (made once), the fly, the two moves, the comic.
-fn work(ready: &ReadyBrain, data: &Path, model: &Mutex<Option<(String, Arc<BioBrain>)>>, position: &Chess, of: u64, fly_move: Move) -> anyhow::Result<ShownLesson> {
+fn work(ready: &ReadyBrain, data: &Path, model: &HeldModel, position: &Chess, of: u64, fly_move: Move) -> anyhow::Result<ShownLesson> {
     let moves: Vec<Move> = position.legal_moves().into_iter().collect();
     if moves.len() < 2 {
         anyhow::bail!("a lesson needs two legal moves");

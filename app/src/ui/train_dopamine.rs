@@ -146,7 +146,7 @@ impl DopamineRuns {
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
         self.rescan(ui.input(|i| i.time), ready, data);
-        ui.label("The dopamine fly learns the way a real fly does: only the Kenyon cell → MBON synapses change, when a Kenyon cell was active, dopamine arrived (sugar after Stockfish's move, a shock after another move) and that dopamine neuron reaches the synapse's compartment. No backprop.");
+        ui.label("The dopamine fly learns the way a real fly does: only the synapses from the Kenyon cells onto the MBONs change, when a Kenyon cell was active, dopamine arrived (sugar after Stockfish's move, a shock after another move) and that dopamine neuron reaches the synapse's compartment. No backprop.");
         let running = self.running();
         ui.add_enabled_ui(!running, |ui| {
             egui::Grid::new("dopamine-form").num_columns(2).show(ui, |ui| {
@@ -240,7 +240,7 @@ fn train(ready: &ReadyBrain, data: &Path, name: &str, target: usize, constants: 
         DopamineFly::newborn(name, &bio, &ready.connectome.provenance.label(), Rule::default(), "tutor", 1)
     };
     let options = RunOptions { target, every: 1_024, monitor_pairs: 256, stockfish: None };
-    run::run(&bio, &mut fly, dataset.train(), dataset.val(), &path, &options, stop, &mut |p| match p {
+    run::run(&bio, &mut fly, &dataset, &path, &options, stop, &mut |p| match p {
         Progress::Lessons { done, target, .. } => send(Msg::Lessons(done, target)),
         Progress::Point(p) => send(Msg::Point(*p)),
         Progress::Game { .. } => {}

@@ -59,7 +59,8 @@ fn lesson_at(train: &[Row], order: &[usize], seed: u64, i: usize, harder: bool) 
 
 /// Trains `fly` on `bio` up to `options.target` lessons (or games), saving it at `path` at every
 /// curve point and at the end. `stop` is checked between batches.
-pub fn run(bio: &BioBrain, fly: &mut DopamineFly, train: &[Row], val: &[Row], path: &Path, options: &RunOptions, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -> Result<()> {
+pub fn run(bio: &BioBrain, fly: &mut DopamineFly, dataset: &crate::data::Dataset, path: &Path, options: &RunOptions, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -> Result<()> {
+    let (train, val) = (dataset.train(), dataset.val());
     fly.check(bio)?;
     let monitor = measure::pairs(val, fly.meta.seed, false, options.monitor_pairs)?;
     let started = Instant::now();
@@ -132,7 +133,7 @@ fn games(bio: &BioBrain, fly: &mut DopamineFly, path: &Path, options: &RunOption
                 (p, "stockfish (lowest strength)")
             }
         };
-        let game = learn::game(bio, &mut fly.m, opponent, i % 2 == 0, &mut Dice::new(seed ^ 0xF1), 200)?;
+        let game = learn::game(bio, &mut fly.m, opponent, i.is_multiple_of(2), &mut Dice::new(seed ^ 0xF1), 200)?;
         fly.meta.games += 1;
         recent.push(game.score);
         if recent.len() > 50 {
@@ -144,7 +145,7 @@ fn games(bio: &BioBrain, fly: &mut DopamineFly, path: &Path, options: &RunOption
             recent.clear();
         }
         progress(Progress::Game { done: fly.meta.games, target: options.target, game: &game, opponent: name });
-        if fly.meta.games % options.every.max(1) == 0 || fly.meta.games >= options.target {
+        if fly.meta.games.is_multiple_of(options.every.max(1)) || fly.meta.games >= options.target {
             point(fly, None, progress)?;
         }
     }
