@@ -163,3 +163,23 @@ fn the_lesson_comic_counts_the_cells_of_each_board_and_the_synapses_each_dopamin
     assert!((approach.change - expect(&[3, 40, 41, 42], 1)).abs() < 1e-6);
     assert!(c.kenyon_share > 0.99, "the MBONs hear only Kenyon cells here: {}", c.kenyon_share);
 }
+
+#[test]
+fn the_silent_cells_pilot_strengthens_only_the_cells_no_lesson_lit() {
+    let (_, mut bio) = tiny();
+    // A little drive everywhere: unlit cells idle at a small rate, as on the real brain, where the
+    // sigmoid cut leaves no r̂ exactly 0 (silent means never above `comic::FIRING`).
+    bio.brain.params.beta = 0.01;
+    let half: Vec<f32> = bio.body.m0.iter().map(|v| v * 0.5).collect();
+    // Lessons on squares 0–7 (good) and 56–63 (bad): cells 8–55 stay silent.
+    let lessons: Vec<Lesson> = (0..8).map(|i| Lesson { good: board(&[i]), bad: board(&[56 + i]) }).collect();
+    let (mut plain, mut berry) = (half.clone(), half.clone());
+    learn::tutor(&bio, &mut plain, &lessons, Rule::default());
+    learn::tutor(&bio, &mut berry, &lessons, Rule { strengthen_silent: true, ..Rule::default() });
+    for e in [KC + 20, KC + 30, 20, 30] {
+        assert!(berry[e] > plain[e] && berry[e] <= bio.body.m0[e], "silent cell's synapse {e}: {} vs {}", berry[e], plain[e]);
+    }
+    for e in [KC + 3, 60] {
+        assert_eq!(berry[e], plain[e], "a lit cell's synapse {e} follows the rule as it is");
+    }
+}

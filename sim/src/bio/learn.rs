@@ -33,8 +33,9 @@ pub struct Lesson {
 /// Changes to the rule a pilot tries (the default: the seed's rule as it is).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
-    /// Synapses of Kenyon cells that were silent in a dosed lesson get stronger (up to M⁰) by the
-    /// dose they missed (Berry et al. 2018: dopamine potentiates the untagged).
+    /// Synapses of Kenyon cells silent in every lesson of a batch (r̂ never above
+    /// `comic::FIRING`) get stronger (up to M⁰) by the batch's mean dose (Berry et al. 2018:
+    /// dopamine potentiates the untagged).
     pub strengthen_silent: bool,
     /// From this lesson on, the bad move is Stockfish's second best instead of a random one.
     pub harder_after: Option<usize>,
@@ -112,6 +113,14 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
         *v /= n as f32;
     }
     let mean_dose = (dose_sum / n as f64) as f32;
+    if rule.strengthen_silent {
+        // Silent: the cell fired for no board of the batch (r̂ never above the comic's threshold;
+        // with the sigmoid cut no r̂ is exactly 0). Its tags are left out, and its synapses gain.
+        let silent: Vec<bool> = (0..k).map(|kc| (0..2 * n).all(|b| g.kc(kc, b) <= super::comic::FIRING)).collect();
+        for kc in (0..k).filter(|&kc| silent[kc]) {
+            (sugar[kc], shock[kc]) = (0.0, 0.0);
+        }
+    }
     weaken(bio, m, &sugar, &shock, rule.strengthen_silent.then_some(mean_dose));
     BatchReport { pairs_right: right / n as f64, mean_dose: dose_sum / n as f64 }
 }
