@@ -44,7 +44,7 @@ fn use_fly(h: &mut Harness<'static, App>, name: &str) {
     write_e5_fly(&data, &checksum, descending, name);
     let a = app_mut(h);
     a.play.fly_name = name.into();
-    a.play.load_fly(&data, &checksum);
+    a.play.load_fly(&data, &checksum, None);
     assert!(a.play.fly.is_some(), "{}", a.play.status);
 }
 
