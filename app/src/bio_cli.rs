@@ -94,16 +94,18 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
             b.set_position(done as u64);
             b.set_message(format!("batch right {:.0}% dose {:.2}", 100.0 * batch.pairs_right, batch.mean_dose));
         }
-        Progress::Point(p) => b.suspend(|| eprintln!("  {:>7} lessons: VAL pairs right {:.1}% [{:.1}, {:.1}]", p.lessons, 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high)),
+        Progress::Point(p) => b.suspend(|| eprintln!("  {:>7} {}: VAL pairs right {:.1}% [{:.1}, {:.1}]", p.lessons, if games { "games" } else { "lessons" }, 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high)),
         Progress::Game { done, game, opponent, .. } => {
             b.set_position(done as u64);
             b.set_message(format!("{opponent}: score {} in {} plies", game.score, game.plies));
+            b.suspend(|| eprintln!("  game {done} against {opponent}: score {} in {} plies, {} doses", game.score, game.plies, game.doses));
         }
     })?;
     b.finish_and_clear();
     let done = fly.meta.lessons + fly.meta.games - at_start;
     let secs = started.elapsed().as_secs_f64();
-    println!("{name}: {} {} in all ({done} now, {:.1} a second), saved {}", fly.meta.lessons.max(fly.meta.games), mode, done as f64 / secs.max(1e-9), path.display());
+    let (unit, per) = if games { ("games", 60.0) } else { ("lessons", 1.0) };
+    println!("{name}: {} {unit} in all ({done} now, {:.1} a {}), saved {}", fly.meta.lessons.max(fly.meta.games), per * done as f64 / secs.max(1e-9), if games { "minute" } else { "second" }, path.display());
     if ship {
         let shipped = flychess_sim::shipped::repository_models().join(format!("{name}.fly"));
         fly.save(&shipped)?;

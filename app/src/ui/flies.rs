@@ -17,22 +17,24 @@ pub(super) struct FlyCard {
 pub(super) type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
 
 /// What a fly's card shows: a readout fly's metadata, or a dopamine fly's in the same columns
-/// (its lessons as its positions, its last VAL pairs right in its kind).
+/// (its lessons as its positions; how it was taught and its last VAL pairs right on hover).
 fn card_meta(path: &std::path::Path) -> Result<flychess_sim::fly::FlyMeta, String> {
     if !flychess_sim::bio::file::is_dopamine_fly(path) {
         return flychess_sim::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
     }
     let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
     let m = f.meta;
-    let last = m.curve.last().map(|p| format!(", VAL pairs right {:.1} %", 100.0 * p.pairs_right)).unwrap_or_default();
+    let last = m.curve.last().map(|p| format!("; VAL pairs right {:.1} % after them", 100.0 * p.pairs_right)).unwrap_or_default();
+    let taught = if m.mode == "games" { format!("{} games of its own", m.games) } else { format!("{} tutor lessons (Stockfish's move: sugar; another move: a shock)", m.lessons) };
     Ok(flychess_sim::fly::FlyMeta {
         name: m.name,
-        kind: format!("dopamine ({} {}{last})", m.lessons.max(m.games), if m.mode == "games" { "games" } else { "lessons" }),
+        // Short: the table's columns are as wide as their longest cell.
+        kind: "dopamine".into(),
         brain: m.brain,
         brain_checksum: m.brain_checksum,
         homeostasis: m.homeostasis,
         reading: flychess_sim::cache::Reading::Step12,
-        data: "tutor lessons: Stockfish's move (sugar) against another legal move (shock), from the shipped positions".into(),
+        data: format!("{taught}{last}"),
         train_positions: m.lessons,
         val: None,
         hold: None,
