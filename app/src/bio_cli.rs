@@ -294,24 +294,29 @@ fn pilots_list(lessons: usize) -> Vec<Pilot> {
         Pilot { name: "learning rate 10x smaller", variation: Variation { eta: Some(0.01), ..Variation::default() } },
         Pilot { name: "silent cells' synapses get stronger (Berry et al. 2018)", variation: Variation { rule: Rule { strengthen_silent: true, ..Rule::default() }, ..Variation::default() } },
         Pilot { name: "harder lessons after half", variation: Variation { rule: Rule { harder_after: Some(lessons / 2), ..Rule::default() }, ..Variation::default() } },
+        Pilot { name: "3% of Kenyon cells", variation: share(0.03) },
+        Pilot { name: "the dose from its own dopamine neurons, MBON feedback included (Felsenberg et al. 2017)", variation: Variation { rule: Rule { own_dopamine: true, ..Rule::default() }, ..Variation::default() } },
     ]
 }
 
-pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, json: bool) -> Result<()> {
+pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, only: &[usize], json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     let spec = crate::cli::spec(which, data)?;
     let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, pairs)?;
     let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, pairs)?;
     let mut rows = Vec::new();
-    for p in pilots_list(lessons) {
+    for (index, p) in pilots_list(lessons).into_iter().enumerate() {
+        if !only.is_empty() && !only.contains(&index) {
+            continue;
+        }
         let started = Instant::now();
         let constants = p.variation.constants();
         let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|_| {})?;
         let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
         let dir = data.join("bio").join("pilots");
         std::fs::create_dir_all(&dir)?;
-        let file = dir.join(format!("{}-{lessons}.fly", rows.len()));
+        let file = dir.join(format!("{index}-{lessons}.fly"));
         // A pilot run before (the same rule, model and lessons) goes on from its file.
         let mut fly = match DopamineFly::load(&file) {
             Ok(f) if f.check(&bio).is_ok() && f.meta.rule == p.variation.rule && f.meta.lessons <= lessons => f,
@@ -331,7 +336,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let (b_e, a_e, h_e, t_e) = (measure::pairs_right(&before), measure::pairs_right(&after), measure::pairs_right(&hard), stats::rate(t1.0, t1.1));
         let gain = stats::mean(&measure::right(&after).iter().zip(measure::right(&before)).map(|(a, b)| a - b).collect::<Vec<f64>>());
         let row = serde_json::json!({
-            "pilot": p.name, "constants": constants, "rule": p.variation.rule, "lessons": lessons,
+            "pilot": p.name, "index": index, "constants": constants, "rule": p.variation.rule, "lessons": lessons,
             "pairs_right_before": estimate_json(&b_e), "pairs_right_after": estimate_json(&a_e), "pairs_right_gain": estimate_json(&gain),
             "harder_pairs_right": estimate_json(&h_e), "top1": estimate_json(&t_e), "top1_positions": t1.1,
             "seconds": started.elapsed().as_secs_f64(),

@@ -272,6 +272,9 @@ pub enum BioCommand {
         /// The second best move as the bad one from this lesson on (a pilot).
         #[arg(long)]
         harder_after: Option<usize>,
+        /// The dose from the fly's own dopamine neurons' rates instead of the connectome's shares (a pilot).
+        #[arg(long)]
+        own_dopamine: bool,
         /// Also write the fly into models/ (shipped with the app).
         #[arg(long)]
         ship: bool,
@@ -324,6 +327,9 @@ pub enum BioCommand {
         pairs: usize,
         #[arg(long, default_value_t = 200)]
         top1: usize,
+        /// Only these pilots (their numbers in the list, from 0).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<usize>,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -565,15 +571,15 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
-        Some(Command::Bio(BioCommand::Train { name, lessons, games, every, monitor, lesson_seed, pass_share, eta, strengthen_silent, harder_after, ship, which })) => {
-            let variation = bio_cli::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after } };
+        Some(Command::Bio(BioCommand::Train { name, lessons, games, every, monitor, lesson_seed, pass_share, eta, strengthen_silent, harder_after, own_dopamine, ship, which })) => {
+            let variation = bio_cli::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after, own_dopamine } };
             bio_cli::train(&which, &data, &name, lessons, games, every, monitor, lesson_seed, &variation, ship)
         }
         Some(Command::Bio(BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
             bio_cli::eval(&which, &data, fly.as_deref(), flychess_sim::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
         }
         Some(Command::Bio(BioCommand::Lesson { fen, good, bad, fly, json, which })) => bio_cli::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json),
-        Some(Command::Bio(BioCommand::Pilots { lessons, pairs, top1, json, which })) => bio_cli::pilots(&which, &data, lessons, pairs, top1, json),
+        Some(Command::Bio(BioCommand::Pilots { lessons, pairs, top1, only, json, which })) => bio_cli::pilots(&which, &data, lessons, pairs, top1, &only, json),
         Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, engine, which }) => {
             if newborn {
                 fly_cli::newborn(&which, &data, &name, ship)

@@ -60,6 +60,10 @@ fn tiny() -> (Brain, BioBrain) {
         edge_kc: (0..KC as u32).chain(0..KC as u32).collect(),
         m0: (0..KC).map(m0).chain((0..KC).map(m0)).collect(),
         pass: 12,
+        // The dopamine-neuron pilot's wiring: eye cell 0 stands in for a PAM neuron onto the avoid
+        // MBON, eye cell 63 for a PPL1 neuron onto the approach MBON (their rates follow the board).
+        dopamine: vec![0, 63],
+        dopamine_inputs: vec![vec![(1, 1.0, false)], vec![(0, 1.0, true)]],
     };
     let constants = Constants { eta: 0.5, ..Constants::default() };
     let bio = BioBrain { brain: csr(&rows_rest), body, constants, descending: vec![130], brain_checksum: "tiny".into(), homeostasis: "neutral".into() };
@@ -182,4 +186,27 @@ fn the_silent_cells_pilot_strengthens_only_the_cells_no_lesson_lit() {
     for e in [KC + 3, 60] {
         assert_eq!(berry[e], plain[e], "a lit cell's synapse {e} follows the rule as it is");
     }
+}
+
+#[test]
+fn with_its_own_dopamine_neurons_a_compartment_learns_only_when_they_fire() {
+    let (_, bio) = tiny();
+    let own = Rule { own_dopamine: true, ..Rule::default() };
+    // Good boards on squares 1–7 (the "PAM" cell 0 dark), bad boards on 40–47 (the "PPL1" cell 63
+    // dark): no dopamine arrives, so only the slow drift moves anything (nothing: M = M⁰).
+    let dark: Vec<Lesson> = (1..8).map(|i| Lesson { good: board(&[i]), bad: board(&[40 + i]) }).collect();
+    let mut m = bio.body.m0.clone();
+    learn::tutor(&bio, &mut m, &dark, own);
+    assert_eq!(m, bio.body.m0, "no dopamine, no change");
+    // The same lessons with square 0 lit on the good boards: PAM fires, the avoid MBON's synapses
+    // of the good boards' cells weaken, the approach MBON's stay (PPL1 still dark).
+    let lit: Vec<Lesson> = (1..8).map(|i| Lesson { good: board(&[0, i]), bad: board(&[40 + i]) }).collect();
+    learn::tutor(&bio, &mut m, &lit, own);
+    assert!(m[KC + 3] < bio.body.m0[KC + 3] && m[KC] < bio.body.m0[KC], "avoid synapses of lit cells weaken");
+    assert_eq!(m[KC + 20], bio.body.m0[KC + 20], "a cell no board lit keeps its synapse");
+    assert!((0..KC).all(|e| m[e] == bio.body.m0[e]), "the approach MBON got no PPL1");
+    // The connectome's shares alone (the rule as it is) weaken both on the dark lessons.
+    let mut plain = bio.body.m0.clone();
+    learn::tutor(&bio, &mut plain, &dark, Rule::default());
+    assert!(plain[KC + 3] < bio.body.m0[KC + 3] && plain[43] < bio.body.m0[43]);
 }

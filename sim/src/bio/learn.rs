@@ -39,6 +39,11 @@ pub struct Rule {
     pub strengthen_silent: bool,
     /// From this lesson on, the bad move is Stockfish's second best instead of a random one.
     pub harder_after: Option<usize>,
+    /// The dose each compartment gets comes from the fly's own dopamine neurons' rates for the
+    /// lesson's boards (PAM after the good move, PPL1 after the bad, MBON feedback included:
+    /// Felsenberg et al. 2017) instead of the connectome's fixed shares ρ.
+    #[serde(default)]
+    pub own_dopamine: bool,
 }
 
 /// The board after `m` from `us`'s side.
@@ -94,7 +99,7 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
         return BatchReport::default();
     }
     let boards: Vec<Planes> = lessons.iter().map(|l| l.good).chain(lessons.iter().map(|l| l.bad)).collect();
-    let g = bio.look(m, &boards);
+    let g = bio.look_reading(m, &boards, if rule.own_dopamine { &bio.body.dopamine } else { &[] });
     let t = bio.constants.temperature;
     let k = bio.body.kenyon.len();
     let (mut sugar, mut shock) = (vec![0f32; k], vec![0f32; k]);
@@ -113,6 +118,10 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
         *v /= n as f32;
     }
     let mean_dose = (dose_sum / n as f64) as f32;
+    if rule.own_dopamine {
+        own_dopamine(bio, m, &g, n);
+        return BatchReport { pairs_right: right / n as f64, mean_dose: dose_sum / n as f64 };
+    }
     if rule.strengthen_silent {
         // Silent: the cell fired for no board of the batch (r̂ never above the comic's threshold;
         // with the sigmoid cut no r̂ is exactly 0). Its tags are left out, and its synapses gain.
@@ -123,6 +132,28 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
     }
     weaken(bio, m, &sugar, &shock, rule.strengthen_silent.then_some(mean_dose));
     BatchReport { pairs_right: right / n as f64, mean_dose: dose_sum / n as f64 }
+}
+
+/// The own-dopamine pilot's update for a batch of n lessons looked at in `g` (good boards first,
+/// then bad, with the dopamine neurons read): Mₖₙ ← Mₖₙ − η M⁰ₖₙ · mean_b πᵦ (r̂ₖ(goodᵦ) Dᴾᴬᴹₙ(goodᵦ)
+/// + r̂ₖ(badᵦ) Dᴾᴾᴸ¹ₙ(badᵦ)), D the dopamine neurons' rates weighted by their synapses onto n; then
+/// the drift back as always.
+fn own_dopamine(bio: &BioBrain, m: &mut [f32], g: &super::Glance, n: usize) {
+    let body = &bio.body;
+    let (eta, kappa, t) = (bio.constants.eta, bio.constants.kappa, bio.constants.temperature);
+    let dose: Vec<f32> = (0..n).map(|b| sigmoid(((g.vote[n + b] - g.vote[b]) / t).clamp(-30.0, 30.0))).collect();
+    for i in 0..body.mbon.len() {
+        // This compartment's dopamine for every board: PAM's after the good, PPL1's after the bad.
+        let delivered = |board: usize, pam: bool| -> f32 { body.dopamine_inputs[i].iter().filter(|d| d.2 == pam).map(|&(d, share, _)| share * g.reading[d as usize * g.batch + board]).sum() };
+        let sugar: Vec<f32> = (0..n).map(|b| dose[b] * delivered(b, true)).collect();
+        let shock: Vec<f32> = (0..n).map(|b| dose[b] * delivered(n + b, false)).collect();
+        for e in body.edges(i) {
+            let kc = body.edge_kc[e] as usize;
+            let tag: f32 = (0..n).map(|b| sugar[b] * g.kc(kc, b) + shock[b] * g.kc(kc, n + b)).sum::<f32>() / n as f32;
+            let v = m[e] - eta * body.m0[e] * tag;
+            m[e] = (v + kappa * (body.m0[e] - v)).max(0.0);
+        }
+    }
 }
 
 /// Mₖₙ ← Mₖₙ − η M⁰ₖₙ (sugarₖ ρᴾᴬᴹₙ + shockₖ ρᴾᴾᴸ¹ₙ), then Mₖₙ ← max(0, Mₖₙ + κ (M⁰ₖₙ − Mₖₙ)).

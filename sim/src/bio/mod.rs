@@ -92,6 +92,12 @@ pub struct MushroomBody {
     pub m0: Vec<f32>,
     /// How many Kenyon cells pass (⌊share · K⌋, at least 1).
     pub pass: usize,
+    /// The dopamine neurons (PAM, then PPL1) that synapse onto any MBON.
+    pub dopamine: Vec<u32>,
+    /// Per MBON: (index into `dopamine`, its synapses onto the MBON over the most synapses of its
+    /// kind any MBON gets, PAM or not). Summed with every rate 1 this is ρᴾᴬᴹ and ρᴾᴾᴸ¹; with the
+    /// dopamine neurons' own rates it is the dose the fly's own brain delivers (a pilot).
+    pub dopamine_inputs: Vec<Vec<(u32, f32, bool)>>,
 }
 
 impl MushroomBody {
@@ -231,6 +237,7 @@ impl BioBrain {
         g.pam.iter().for_each(|&i| pam[i as usize] = true);
         g.ppl1.iter().for_each(|&i| ppl1[i as usize] = true);
         let (mut d_pam, mut d_ppl1) = (vec![0f64; g.mbon.len()], vec![0f64; g.mbon.len()]);
+        let mut raw: Vec<Vec<(u32, f64, bool)>> = vec![Vec::new(); g.mbon.len()];
         for (i, &m) in g.mbon.iter().enumerate() {
             for e in c.inputs.row(m as usize) {
                 let p = c.inputs.pre[e] as usize;
@@ -240,8 +247,28 @@ impl BioBrain {
                 } else if ppl1[p] {
                     d_ppl1[i] += s;
                 }
+                if pam[p] || ppl1[p] {
+                    raw[i].push((p as u32, s, pam[p]));
+                }
             }
         }
+        let mut dopamine: Vec<u32> = raw.iter().flatten().map(|r| r.0).collect();
+        dopamine.sort_by_key(|&d| (!pam[d as usize], d));
+        dopamine.dedup();
+        let (top_pam, top_ppl1) = (d_pam.iter().copied().fold(0.0, f64::max), d_ppl1.iter().copied().fold(0.0, f64::max));
+        let dopamine_inputs: Vec<Vec<(u32, f32, bool)>> = raw
+            .iter()
+            .map(|edges| {
+                edges
+                    .iter()
+                    .map(|&(d, s, is_pam)| {
+                        let top = if is_pam { top_pam } else { top_ppl1 };
+                        let index = dopamine.binary_search_by_key(&(!is_pam, d), |&x| (!pam[x as usize], x)).expect("listed") as u32;
+                        (index, (s / top) as f32, is_pam)
+                    })
+                    .collect()
+            })
+            .collect();
         let share = |d: &[f64]| {
             let top = d.iter().copied().fold(0.0, f64::max);
             d.iter().map(|&x| if top > 0.0 { (x / top) as f32 } else { 0.0 }).collect::<Vec<f32>>()
@@ -257,6 +284,8 @@ impl BioBrain {
             edge_kc,
             m0,
             pass,
+            dopamine,
+            dopamine_inputs,
         };
         Ok(BioBrain { brain: without, body, constants, descending: g.descending.clone(), brain_checksum: brain_checksum.to_string(), homeostasis: "neutral".into() })
     }
@@ -349,20 +378,24 @@ impl BioBrain {
     /// `glance` for any number of boards without the rates, thought `LOOK_CHUNK` at a time (the
     /// CPU engine's fastest batch) and put together as one batch.
     pub fn look(&self, m: &[f32], boards: &[Planes]) -> Glance {
+        self.look_reading(m, boards, &[])
+    }
+
+    /// `look`, also reading the neurons `reader` (mean of steps 9–12) as `glance_reading` does.
+    pub fn look_reading(&self, m: &[f32], boards: &[Planes], reader: &[u32]) -> Glance {
         if boards.len() <= LOOK_CHUNK {
-            return self.glance(m, boards, false);
+            return self.glance_reading(m, boards, false, reader);
         }
         let batch = boards.len();
         let (k, nm) = (self.body.kenyon.len(), self.body.mbon.len());
-        let mut out = Glance { batch, vote: Vec::with_capacity(batch), kenyon: vec![0.0; k * batch], mbon: vec![0.0; nm * batch], reading: Vec::new(), rates: None };
+        let mut out = Glance { batch, vote: Vec::with_capacity(batch), kenyon: vec![0.0; k * batch], mbon: vec![0.0; nm * batch], reading: vec![0.0; reader.len() * batch], rates: None };
         for (c, chunk) in boards.chunks(LOOK_CHUNK).enumerate() {
-            let g = self.glance(m, chunk, false);
+            let g = self.glance_reading(m, chunk, false, reader);
             let first = c * LOOK_CHUNK;
-            for (i, row) in g.kenyon.chunks(g.batch).enumerate() {
-                out.kenyon[i * batch + first..i * batch + first + g.batch].copy_from_slice(row);
-            }
-            for (i, row) in g.mbon.chunks(g.batch).enumerate() {
-                out.mbon[i * batch + first..i * batch + first + g.batch].copy_from_slice(row);
+            for (all, part) in [(&mut out.kenyon, &g.kenyon), (&mut out.mbon, &g.mbon), (&mut out.reading, &g.reading)] {
+                for (i, row) in part.chunks(g.batch).enumerate() {
+                    all[i * batch + first..i * batch + first + g.batch].copy_from_slice(row);
+                }
             }
             out.vote.extend_from_slice(&g.vote);
         }
@@ -433,6 +466,8 @@ mod tests {
             edge_kc: vec![0, 4],
             m0: vec![0.5, 0.25],
             pass: 2,
+            dopamine: Vec::new(),
+            dopamine_inputs: vec![Vec::new()],
         };
         let r = [0.9, 0.1, 0.5, 0.505, 0.0, 0.0];
         let hat = body.sparse_kenyon(&r, 1, 0.01);
