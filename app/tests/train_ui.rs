@@ -148,6 +148,12 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     let path = data.join("flies").join(format!("{name}.fly"));
     let fly = flychess_sim::bio::file::DopamineFly::load(&path).unwrap();
     assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
+    // Renamed from the Flies tab like any fly: the same strengths under the new name.
+    let renamed = format!("{name}-renamed");
+    flychess::ui::rename_fly(&data, &name, &renamed).unwrap();
+    let moved = flychess_sim::bio::file::DopamineFly::load(&data.join("flies").join(format!("{renamed}.fly"))).unwrap();
+    assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
+    flychess::ui::rename_fly(&data, &renamed, &name).unwrap();
     // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
     app_mut(&mut h).tab = Tab::Play;
     h.step();

@@ -80,9 +80,15 @@ pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
         return Err(anyhow!("a fly called {new} exists"));
     }
     let from = data.join("flies").join(format!("{old}.fly"));
-    let mut f = flychess_sim::fly::Fly::load(&from)?;
-    f.meta.name = new.to_string();
-    f.save(&to)?;
+    if flychess_sim::bio::file::is_dopamine_fly(&from) {
+        let mut f = flychess_sim::bio::file::DopamineFly::load(&from)?;
+        f.meta.name = new.to_string();
+        f.save(&to)?;
+    } else {
+        let mut f = flychess_sim::fly::Fly::load(&from)?;
+        f.meta.name = new.to_string();
+        f.save(&to)?;
+    }
     std::fs::remove_file(&from)?;
     Ok(())
 }
