@@ -28,6 +28,9 @@ const FILES: &[(&str, &[u8])] = &[
     ("flies/flywire-newborn.fly", include_bytes!("../../models/flywire-newborn.fly")),
     // The dopamine fly (`flychess bio train --name flywire-dopamine --lessons 32000`).
     ("flies/flywire-dopamine.fly", include_bytes!("../../models/flywire-dopamine.fly")),
+    // Its untrained mushroom body's figures on the default evaluation (`flychess bio eval`): the
+    // ceiling line of the Train tab on a fresh install; the file name is its content key.
+    ("bio/baseline-9914c28501a769dc.json", include_bytes!("../../models/flywire-dopamine.baseline.json")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
     // The ladder the shipped flies were rated on (`flychess rate --games 20`), shown until the

@@ -197,7 +197,7 @@ impl DopamineRuns {
     }
 
     fn plot(&self, ui: &mut egui::Ui) {
-        ui.label(RichText::new("Pairs right on VAL pairs (Stockfish's move against another)").strong());
+        ui.label(RichText::new("Pairs right on VAL pairs (Stockfish's move against another), dotted: 95 % interval").strong());
         match self.ceiling {
             Some((v, lo, hi, n)) => ui.small(format!("Dashed: the ceiling, a logistic regression on every Kenyon cell: {:.1} % [{:.1}, {:.1}] of {n} HOLD pairs.", 100.0 * v, 100.0 * lo, 100.0 * hi)),
             None => ui.small("The ceiling (a logistic regression on the Kenyon cells) is not measured for this brain yet: `flychess bio eval` measures it once."),
@@ -206,13 +206,27 @@ impl DopamineRuns {
             ui.weak("No dopamine flies of this brain yet.");
         }
         Plot::new("dopamine-curve").height((ui.available_height() - 20.0).clamp(160.0, 380.0)).legend(Legend::default()).x_axis_label("lessons").y_axis_label("%").show(ui, |plot| {
-            for c in &self.curves {
+            const COLOURS: [Color32; 6] = [
+                Color32::from_rgb(230, 110, 90),
+                Color32::from_rgb(90, 170, 230),
+                Color32::from_rgb(120, 200, 120),
+                Color32::from_rgb(220, 180, 80),
+                Color32::from_rgb(190, 120, 220),
+                Color32::from_rgb(200, 200, 200),
+            ];
+            for (k, c) in self.curves.iter().enumerate() {
+                let colour = COLOURS[k % COLOURS.len()];
                 let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
-                plot.line(Line::new(c.name.clone(), points));
+                plot.line(Line::new(c.name.clone(), points).color(colour));
+                // Its 95 % interval at every point, dotted, under the same name in the legend.
+                for bound in [|p: &CurvePoint| p.low, |p: &CurvePoint| p.high] {
+                    let edge: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * bound(p)]).collect();
+                    plot.line(Line::new(c.name.clone(), edge).color(colour).style(LineStyle::dotted_dense()).width(0.5));
+                }
             }
-            plot.hline(HLine::new("coin flip", 50.0).style(LineStyle::dotted_loose()));
+            plot.hline(HLine::new("coin flip", 50.0).color(Color32::GRAY).style(LineStyle::dotted_loose()));
             if let Some((v, ..)) = self.ceiling {
-                plot.hline(HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v).style(LineStyle::dashed_loose()));
+                plot.hline(HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v).color(Color32::from_rgb(120, 200, 120)).style(LineStyle::dashed_loose()));
             }
         });
     }

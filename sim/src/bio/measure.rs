@@ -264,11 +264,14 @@ fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes
 pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path::Path, hold: &[Lesson], harder: &[Lesson], sizes: EvalSizes, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> Result<Baseline> {
     let key = baseline_key(bio, dataset, sizes);
     let path = data.join("bio").join(format!("baseline-{key}.json"));
-    if let Ok(b) = std::fs::read(&path)
-        && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
-        && b.key == key
-    {
-        return Ok(b);
+    // Measured here before, or shipped (the default brain's, measured before the release).
+    for known in [path.clone(), crate::shipped::dir().join("bio").join(format!("baseline-{key}.json"))] {
+        if let Ok(b) = std::fs::read(&known)
+            && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
+            && b.key == key
+        {
+            return Ok(b);
+        }
     }
     let started = std::time::Instant::now();
     let m0 = &bio.body.m0;
@@ -307,12 +310,13 @@ pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path
     Ok(out)
 }
 
-/// The baselines measured for this brain and model (the Train tab's ceiling line), the most pairs
-/// first.
+/// The baselines measured for this brain and model (the Train tab's ceiling line), the user's and
+/// the shipped ones, the most pairs first.
 pub fn read_baselines(data: &std::path::Path, brain_checksum: &str, constants: &super::Constants) -> Vec<Baseline> {
-    let Ok(entries) = std::fs::read_dir(data.join("bio")) else { return Vec::new() };
-    let mut out: Vec<Baseline> = entries
-        .flatten()
+    let mut out: Vec<Baseline> = [data.join("bio"), crate::shipped::dir().join("bio")]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten())
         .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("baseline-") && n.ends_with(".json")))
         .filter_map(|e| serde_json::from_slice::<Baseline>(&std::fs::read(e.path()).ok()?).ok())
         .filter(|b| b.brain_checksum == brain_checksum && b.constants == *constants)
