@@ -1,5 +1,6 @@
 //! The opponent of `--watch`: a player of `sim::play` (the random or greedy mover, Stockfish at
-//! its lowest UCI_Elo with an optional share of random moves, or another fly of the same brain)
+//! its lowest UCI_Elo with an optional share of random moves, another fly of the same brain, or a
+//! dopamine fly on its model of the brain)
 //! on a worker thread of its own, so a slow engine never holds up a frame. The window asks for a
 //! move with the position and the game's position keys and polls the answer; answers carry the
 //! request's id, and when the window goes the channel closes and the worker ends.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use shakmaty::{Chess, Move};
 
-use flychess_sim::brain::Brain;
+use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::engine::find_stockfish;
 use flychess_sim::fly::Fly;
 use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
@@ -30,34 +31,63 @@ pub struct Opponent {
 }
 
 impl Opponent {
-    /// Starts the worker for `name`; `wake` is called after each answer.
-    pub fn start(name: &str, data: &Path, brain: Arc<Brain>, descending: Arc<Vec<u32>>, brain_checksum: &str, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
-        let (entrant, fly) = match Entrant::rung(name) {
-            Some(rung) => (rung.map_err(|e| e.to_string())?, None),
+    /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer.
+    pub fn start(name: &str, data: &Path, ready: Arc<crate::ui::ReadyBrain>, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
+        let (entrant, fly, dopamine) = match Entrant::rung(name) {
+            Some(rung) => (rung.map_err(|e| e.to_string())?, None, None),
             None => {
-                if flychess_sim::fly::find(name, data).is_ok_and(|p| flychess_sim::bio::file::is_dopamine_fly(&p)) {
-                    return Err(format!("{name} is a dopamine fly: it plays from New game; --watch opponents are the ladder's rungs and readout flies"));
+                let path = flychess_sim::fly::find(name, data).map_err(|e| e.to_string())?;
+                if flychess_sim::bio::file::is_dopamine_fly(&path) {
+                    let fly = DopamineFly::load(&path).map_err(|e| e.to_string())?;
+                    if fly.meta.brain_checksum != ready.checksum {
+                        return Err(format!("the dopamine fly {name} belongs to another brain ({})", fly.meta.brain));
+                    }
+                    (Entrant::dopamine(&fly), None, Some(fly))
+                } else {
+                    let fly = Fly::load(&path).map_err(|e| e.to_string())?;
+                    if fly.meta.brain_checksum != ready.checksum {
+                        return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));
+                    }
+                    (Entrant::fly(&fly, None), Some(fly), None)
                 }
-                let fly = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)).map_err(|e| e.to_string())?;
-                if fly.meta.brain_checksum != brain_checksum {
-                    return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));
-                }
-                (Entrant::fly(&fly, None), Some(fly))
             }
         };
         let stockfish = match entrant {
             Entrant::Stockfish { .. } => Some(find_stockfish(None).map_err(|e| e.to_string())?),
             _ => None,
         };
+        let brain_path = ready.spec.brain_path(data);
         let (asks, jobs) = unbounded::<Ask>();
         let (done, answers) = unbounded();
         std::thread::Builder::new()
             .name("watch-opponent".into())
             .spawn(move || {
                 // The ladder's own player: Stockfish at its lowest UCI_Elo on 20,000 nodes, the
-                // simple movers' dice seeded 1, a fly as it plays on the ladder.
+                // simple movers' dice seeded 1, a fly as it plays on the ladder; a dopamine fly on
+                // its model of the brain (made here, off the UI thread).
+                let descending = ready.connectome.groups.descending.clone();
                 let flies: Vec<(Fly, Vec<Entrant>)> = fly.into_iter().map(|f| (f, vec![entrant.clone()])).collect();
-                let kit = FlyKit::new(&brain, &descending, &flies);
+                let bio = match &dopamine {
+                    Some(f) => match flychess_sim::bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &brain_path, f.meta.constants, &|_| {}) {
+                        Ok(b) => Some(b),
+                        Err(e) => {
+                            tracing::error!("the --watch opponent's mushroom body could not be prepared: {e}");
+                            return;
+                        }
+                    },
+                    None => None,
+                };
+                let kit = FlyKit::new(&ready.brain, &descending, &flies);
+                let kit = match (&bio, &dopamine) {
+                    (Some(b), Some(f)) => match kit.with_dopamine(b, std::slice::from_ref(f)) {
+                        Ok(k) => k,
+                        Err(e) => {
+                            tracing::error!("the --watch opponent cannot play: {e}");
+                            return;
+                        }
+                    },
+                    _ => kit,
+                };
                 let mut player = match ladder::player(&entrant, Some(&kit), &LadderOptions::default(), 1, &stockfish) {
                     Ok(p) => p,
                     Err(e) => {

@@ -265,7 +265,7 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
 fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crate::opponent::Opponent>, asked: &mut Option<(u64, usize)>, play: &mut PlayTab, cx: &mut PlayContext, ctx: &egui::Context) -> Result<(), String> {
     if opponent.is_none() {
         let waker = ctx.clone();
-        let started = crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), &ready.checksum, move || waker.request_repaint());
+        let started = crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.clone(), move || waker.request_repaint());
         *opponent = Some(started.map_err(|e| format!("--watch {}: {e}", watch.opponent))?);
     }
     let Some(o) = opponent.as_ref() else { return Ok(()) };
