@@ -174,7 +174,7 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     // Picked as the opponent, it plays: its model is made off the UI thread, then each of its
     // moves is the MBONs' vote over the boards after its legal moves.
     app_mut(&mut h).tab = Tab::Play;
-    wait(&mut h, "the listing of the new fly", |a| a.playable.iter().any(|f| *f == name));
+    wait(&mut h, "the listing of the new fly", |a| a.playable.contains(&name));
     {
         let a = app_mut(&mut h);
         a.play.fly_name = name.clone();

@@ -20,7 +20,8 @@ const KC: usize = 64;
 fn tiny() -> (Brain, BioBrain) {
     let n = 131;
     let eye: Vec<EyeCell> = (0..64).map(|s| EyeCell { neuron: s as u32, square: s as u8, role: EyeRole::Own }).collect();
-    let (mut rows_plain, mut rows_rest): (Vec<Vec<(u32, f32)>>, Vec<Vec<(u32, f32)>>) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    type Rows = Vec<Vec<(u32, f32)>>;
+    let (mut rows_plain, mut rows_rest): (Rows, Rows) = (vec![Vec::new(); n], vec![Vec::new(); n]);
     for k in 0..KC {
         rows_plain[64 + k].push((k as u32, 1.0));
         rows_rest[64 + k].push((k as u32, 1.0));

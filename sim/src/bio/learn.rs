@@ -135,9 +135,9 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
 }
 
 /// The own-dopamine pilot's update for a batch of n lessons looked at in `g` (good boards first,
-/// then bad, with the dopamine neurons read): Mₖₙ ← Mₖₙ − η M⁰ₖₙ · mean_b πᵦ (r̂ₖ(goodᵦ) Dᴾᴬᴹₙ(goodᵦ)
-/// + r̂ₖ(badᵦ) Dᴾᴾᴸ¹ₙ(badᵦ)), D the dopamine neurons' rates weighted by their synapses onto n; then
-/// the drift back as always.
+/// then bad, with the dopamine neurons read):
+/// Mₖₙ ← Mₖₙ − η M⁰ₖₙ · mean_b πᵦ (r̂ₖ(goodᵦ) Dᴾᴬᴹₙ(goodᵦ) + r̂ₖ(badᵦ) Dᴾᴾᴸ¹ₙ(badᵦ)),
+/// D the dopamine neurons' rates weighted by their synapses onto n; then the drift back as always.
 fn own_dopamine(bio: &BioBrain, m: &mut [f32], g: &super::Glance, n: usize) {
     let body = &bio.body;
     let (eta, kappa, t) = (bio.constants.eta, bio.constants.kappa, bio.constants.temperature);
