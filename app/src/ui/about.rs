@@ -21,6 +21,9 @@ impl FlyChessApp {
             if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
                 self.speaker.muted = self.settings.muted || self.launch.quiet;
             }
+            if let Some(why) = &self.speaker.status {
+                ui.small(why);
+            }
             ui.checkbox(&mut self.settings.animate, "Slide pieces");
             ui.checkbox(&mut self.play.replay, "Replay the fly's 12 steps before its move");
             ui.horizontal(|ui| {
