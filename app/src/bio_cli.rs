@@ -62,9 +62,7 @@ fn fly_path(data: &Path, name: &str) -> PathBuf {
 
 #[allow(clippy::too_many_arguments)]
 pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games: bool, every: usize, monitor: usize, seed: u64, variation: &Variation, ship: bool) -> Result<()> {
-    if name.is_empty() || name.contains(['/', '\\']) {
-        return Err(anyhow!("a fly's name cannot be empty or contain a slash: {name:?}"));
-    }
+    flychess_sim::fly::check_name(name)?;
     let path = fly_path(data, name);
     std::fs::create_dir_all(path.parent().expect("flies folder"))?;
     let dataset = Dataset::load(&shipped_path())?;
@@ -130,7 +128,7 @@ fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<
     let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let path = match name {
         Some(n) => flychess_sim::fly::find(n, data)?,
-        None => dopamine_flies(&loaded.checksum, data).into_iter().next().map(|(_, p)| p).ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
+        None => dopamine_flies(&loaded.checksum, data).into_iter().next().map(|(p, _)| p).ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
     };
     if !is_dopamine_fly(&path) {
         return Err(anyhow!("{} is not a dopamine fly (`flychess eval` measures readout flies)", path.display()));

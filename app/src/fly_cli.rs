@@ -524,7 +524,7 @@ fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
 fn dopamine_of_brain(spec: &flychess_sim::store::BrainSpec, data: &Path, loaded: &flychess_sim::connectome::brain_file::Loaded, brain: &flychess_sim::brain::Brain, wanted: Option<Vec<DopamineFly>>) -> Result<(Vec<DopamineFly>, Option<flychess_sim::bio::BioBrain>)> {
     let all = match wanted {
         Some(w) => w,
-        None => flychess_sim::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().filter_map(|(_, p)| DopamineFly::load(&p).ok()).collect(),
+        None => flychess_sim::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().map(|(_, f)| f).collect(),
     };
     let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
     let constants = first.meta.constants;

@@ -56,7 +56,7 @@ impl Opponent {
             Entrant::Stockfish { .. } => Some(find_stockfish(None).map_err(|e| e.to_string())?),
             _ => None,
         };
-        let brain_path = ready.spec.brain_path(data);
+        let data = data.to_path_buf();
         let (asks, jobs) = unbounded::<Ask>();
         let (done, answers) = unbounded();
         std::thread::Builder::new()
@@ -68,7 +68,7 @@ impl Opponent {
                 let descending = ready.connectome.groups.descending.clone();
                 let flies: Vec<(Fly, Vec<Entrant>)> = fly.into_iter().map(|f| (f, vec![entrant.clone()])).collect();
                 let bio = match &dopamine {
-                    Some(f) => match flychess_sim::bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &brain_path, f.meta.constants, &|_| {}) {
+                    Some(f) => match ready.dopamine_model(&data, f.meta.constants, &|_| {}) {
                         Ok(b) => Some(b),
                         Err(e) => {
                             tracing::error!("the --watch opponent's mushroom body could not be prepared: {e}");

@@ -178,9 +178,7 @@ pub fn human(seconds: f64) -> String {
 
 /// Runs `job` to the end (or until stopped), returning the fly when finished.
 pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Fly>> {
-    if job.name.trim().is_empty() || job.name.contains(['/', '\\']) || job.name.starts_with('.') {
-        return Err(anyhow!("{:?} cannot name a fly (no slashes, not empty)", job.name));
-    }
+    flychess_sim::fly::check_name(&job.name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = job.positions.min(dataset.rows.len());
     if n <= HOLD + VAL {

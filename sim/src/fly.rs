@@ -110,6 +110,14 @@ pub fn list(data: &Path) -> Vec<String> {
     names
 }
 
+/// Whether `name` can name a fly file in `DATA/flies/`: not empty or blank, no slash, not hidden.
+pub fn check_name(name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(Error::Invalid(format!("{name:?} cannot name a fly (no slashes, not empty, not starting with a dot)")));
+    }
+    Ok(())
+}
+
 /// Finds a fly by name: the user's flies first, then the shipped ones.
 pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
     let file = format!("{name}.fly");

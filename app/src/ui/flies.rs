@@ -72,9 +72,7 @@ fn save_newborn(ready: &ReadyBrain, data: &std::path::Path, name: &str) -> Resul
 
 /// Renames a fly of the data folder (its file and the name inside it).
 pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
-    if new.is_empty() || new.contains(['/', '\\']) || new.starts_with('.') {
-        return Err(anyhow!("{new:?} cannot name a fly"));
-    }
+    flychess_sim::fly::check_name(new)?;
     let to = data.join("flies").join(format!("{new}.fly"));
     if to.exists() {
         return Err(anyhow!("a fly called {new} exists"));

@@ -4,20 +4,19 @@
 //! and how many fire for both (why the dopamine fly learns so little), the MBONs' vote on each
 //! board, the dose, and which MBONs' Kenyon-cell synapses the lesson weakens and by how much. The
 //! dopamine fly is the brain's shipped one (else the user's, else the untrained mushroom body); the
-//! work runs on a thread of its own, the model is made once per brain and kept.
+//! work runs on a thread of its own, on the brain's one dopamine model (`ReadyBrain::dopamine_model`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, Plot};
 use shakmaty::{Chess, Move, Position};
 
 use flychess_sim::bio::comic::{comic, LessonComic};
-use flychess_sim::bio::file::{dopamine_flies, DopamineFly};
+use flychess_sim::bio::file::dopamine_flies;
 use flychess_sim::bio::learn::{after, legal_move, Lesson};
-use flychess_sim::bio::{self, BioBrain};
 
 use crate::ui::ReadyBrain;
 
@@ -36,12 +35,7 @@ pub struct LessonPanel {
     job: Option<Receiver<Result<ShownLesson, String>>>,
     pub shown: Option<ShownLesson>,
     pub status: String,
-    /// The dopamine fly's model of the loaded brain, made once (by brain checksum).
-    model: HeldModel,
 }
-
-/// The model made for a brain (its checksum), shared with the lesson's thread.
-type HeldModel = Arc<Mutex<Option<(String, Arc<BioBrain>)>>>;
 
 impl LessonPanel {
     pub fn busy(&self) -> bool {
@@ -65,11 +59,11 @@ impl LessonPanel {
     /// Starts working out the lesson of `position` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, position: Chess, of: u64, fly_move: Move) {
         let (tx, rx) = channel();
-        let (model, waker) = (self.model.clone(), ctx.clone());
+        let waker = ctx.clone();
         std::thread::Builder::new()
             .name("lesson comic".into())
             .spawn(move || {
-                let r = work(&ready, &data, &model, &position, of, fly_move).map_err(|e| format!("{e:#}"));
+                let r = work(&ready, &data, &position, of, fly_move).map_err(|e| format!("{e:#}"));
                 let _ = tx.send(r);
                 waker.request_repaint();
             })
@@ -134,24 +128,14 @@ fn overlap_bar(ui: &mut egui::Ui, c: &LessonComic) {
 }
 
 /// The lesson's work: the model (made once), the fly, the two moves, the comic.
-fn work(ready: &ReadyBrain, data: &Path, model: &HeldModel, position: &Chess, of: u64, fly_move: Move) -> anyhow::Result<ShownLesson> {
+fn work(ready: &ReadyBrain, data: &Path, position: &Chess, of: u64, fly_move: Move) -> anyhow::Result<ShownLesson> {
     let moves: Vec<Move> = position.legal_moves().into_iter().collect();
     if moves.len() < 2 {
         anyhow::bail!("a lesson needs two legal moves");
     }
-    let fly = dopamine_flies(&ready.checksum, data).into_iter().find_map(|(_, p)| DopamineFly::load(&p).ok());
+    let fly = dopamine_flies(&ready.checksum, data).into_iter().next().map(|(_, f)| f);
     let constants = fly.as_ref().map(|f| f.meta.constants).unwrap_or_default();
-    let bio = {
-        let mut held = model.lock().map_err(|_| anyhow::anyhow!("the lesson's model was poisoned"))?;
-        match held.as_ref().filter(|(key, b)| *key == ready.checksum && b.constants == constants) {
-            Some((_, b)) => b.clone(),
-            None => {
-                let b = Arc::new(bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &ready.spec.brain_path(data), constants, &|_| {})?);
-                *held = Some((ready.checksum.clone(), b.clone()));
-                b
-            }
-        }
-    };
+    let bio = ready.dopamine_model(data, constants, &|_| {})?;
     let (name, m) = match &fly {
         Some(f) if f.check(&bio).is_ok() => (format!("dopamine fly {}", f.meta.name), f.m.clone()),
         _ => ("the untrained mushroom body".to_string(), bio.body.m0.clone()),

@@ -134,6 +134,24 @@ pub struct ReadyBrain {
     pub brain: Arc<Brain>,
     pub checksum: String,
     pub info: Info,
+    /// The dopamine fly's models of this brain, by constants (`dopamine_model`).
+    dopamine_models: std::sync::Mutex<Vec<(flychess_sim::bio::Constants, Arc<flychess_sim::bio::BioBrain>)>>,
+}
+
+impl ReadyBrain {
+    /// The dopamine fly's model of this brain for `constants`, made once (the mushroom body split
+    /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
+    /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it
+    /// takes seconds, and a second caller for the same model waits for the first.
+    pub fn dopamine_model(&self, data: &std::path::Path, constants: flychess_sim::bio::Constants, progress: &(dyn Fn(usize) + Sync)) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
+        let mut made = self.dopamine_models.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, b)) = made.iter().find(|(c, _)| *c == constants) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(flychess_sim::bio::prepare(&self.connectome, &self.checksum, &self.brain, &self.spec.brain_path(data), constants, progress)?);
+        made.push((constants, b.clone()));
+        Ok(b)
+    }
 }
 
 enum Report {
@@ -252,6 +270,7 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui
                 connectome: Arc::new(loaded.connectome),
                 brain: Arc::new(brain),
                 checksum: loaded.checksum,
+                dopamine_models: Default::default(),
             })),
             Err(e) => Report::Failed(e.to_string()),
         };

@@ -193,9 +193,9 @@ impl PlayTab {
         std::thread::spawn(move || {
             let made = (|| -> flychess_sim::Result<Mover> {
                 let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
-                let bio = flychess_sim::bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &ready.spec.brain_path(&data), f.meta.constants, &|_| {})?;
+                let bio = ready.dopamine_model(&data, f.meta.constants, &|_| {})?;
                 f.check(&bio)?;
-                Ok(Mover::Dopamine(Arc::new(f), Arc::new(bio)))
+                Ok(Mover::Dopamine(Arc::new(f), bio))
             })();
             let _ = tx.send(made.map_err(|e| e.to_string()));
         });

@@ -17,7 +17,7 @@ use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, CurvePoint, Dopam
 use flychess_sim::bio::learn::Rule;
 use flychess_sim::bio::measure::read_baselines;
 use flychess_sim::bio::run::{self, Progress, RunOptions};
-use flychess_sim::bio::{self, Constants};
+use flychess_sim::bio::Constants;
 
 use crate::ui::ReadyBrain;
 
@@ -137,7 +137,7 @@ impl DopamineRuns {
         self.last_scan = now;
         self.curves = dopamine_flies(&ready.checksum, data)
             .into_iter()
-            .filter_map(|(name, p)| DopamineFly::load(&p).ok().map(|f| DopamineCurve { name, lessons: f.meta.lessons, points: f.meta.curve }))
+            .map(|(_, f)| DopamineCurve { name: f.meta.name, lessons: f.meta.lessons, points: f.meta.curve })
             .collect();
         // The ceiling of the model the form describes (each share that passes has its own).
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
@@ -235,12 +235,10 @@ impl DopamineRuns {
 /// The run's body: the dopamine fly's model of the loaded brain, the fly (new, or its file to go
 /// on from), then `sim::bio::run`.
 fn train(ready: &ReadyBrain, data: &Path, name: &str, target: usize, constants: Constants, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
-    if name.is_empty() || name.contains(['/', '\\']) {
-        anyhow::bail!("a fly's name cannot be empty or contain a slash");
-    }
+    flychess_sim::fly::check_name(name)?;
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
     send(Msg::Stage("the mushroom body and its homeostasis".into()));
-    let bio = bio::prepare(&ready.connectome, &ready.checksum, &ready.brain, &ready.spec.brain_path(data), constants, &|t| {
+    let bio = ready.dopamine_model(data, constants, &|t| {
         send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12")))
     })?;
     let path = data.join("flies").join(format!("{name}.fly"));

@@ -140,10 +140,11 @@ pub fn is_dopamine_fly(path: &Path) -> bool {
     std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
 }
 
-/// The dopamine flies of the brain with this checksum by name: the shipped ones first, then the
-/// user's, each folder in name order. (name, path).
-pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(String, std::path::PathBuf)> {
-    let mut out: Vec<(String, std::path::PathBuf)> = Vec::new();
+/// The dopamine flies of the brain with this checksum, each read once with its file: the shipped
+/// ones first, then the user's (a user's fly shadows a shipped one of the same name), each folder
+/// in name order.
+pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(std::path::PathBuf, DopamineFly)> {
+    let mut out: Vec<(std::path::PathBuf, DopamineFly)> = Vec::new();
     for dir in [crate::fly::shipped_dir(), data.join("flies")] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly") && is_dopamine_fly(p)).collect();
@@ -152,8 +153,8 @@ pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(String, std::pa
             if let Ok(f) = DopamineFly::load(&p)
                 && f.meta.brain_checksum == brain_checksum
             {
-                out.retain(|(n, _)| *n != f.meta.name);
-                out.push((f.meta.name.clone(), p));
+                out.retain(|(_, g)| g.meta.name != f.meta.name);
+                out.push((p, f));
             }
         }
     }
