@@ -29,6 +29,7 @@ pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
         (BrainKind::Standin, Some(_)) => return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns")),
         (BrainKind::Malecns, Some(dir)) => Tables::Release { dir: dir.clone() },
         (BrainKind::Malecns, None) => Tables::Release { dir: store::malecns_dir(data) },
+        (BrainKind::Itself, _) => return Err(anyhow!("--brain needs a value here: flywire783, standin or malecns (only `train --brain` takes none)")),
     };
     let control = match (which.shuffle_wiring, which.lesion.is_empty()) {
         (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),

@@ -3,6 +3,7 @@
 //! the command line and hands each command to its module.
 
 mod bio_cli;
+mod brain_cli;
 mod cli;
 mod fly_cli;
 
@@ -123,6 +124,15 @@ enum Command {
         #[arg(long)]
         workers: Option<usize>,
     },
+    /// Check the brain's hand-written gradient on a small brain: against central finite
+    /// differences (f64, every parameter kind) and burn's autodiff.
+    Gradcheck {
+        /// Seed of the small brain.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Choose the imagination weight w on HOLD positions (0 … 16, ∞) for a fly; saved for the app.
     ImagineTune {
         #[arg(long)]
@@ -154,6 +164,8 @@ enum Command {
         /// Share of TRAIN made of finishing lessons (`flychess lessons`), e.g. 0.1.
         #[arg(long, default_value_t = 0.0)]
         lessons: f64,
+        #[command(flatten)]
+        brain_training: BrainTrainArgs,
         #[command(flatten)]
         fit: FitArgs,
         #[command(flatten)]
@@ -503,12 +515,76 @@ impl FitArgs {
     }
 }
 
+/// `train --brain`: the brain learns too (backprop through time over the last steps, on a leash).
+#[derive(Args, Clone, Debug)]
+pub struct BrainTrainArgs {
+    /// Train the brain itself as well as the readout (`--brain` with no value says the same for
+    /// the default brain).
+    #[arg(long)]
+    train_brain: bool,
+    /// Steps the gradient walks back through, from step 12 (1–12).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(1..=12))]
+    window: u8,
+    /// Homeostasis with "calm unreached": σ = 1 for neurons whose input never moved at a step.
+    #[arg(long)]
+    calm_unreached: bool,
+    /// How the brain's numbers move: adam, or sgd (momentum 0.9: each synapse by its own gradient).
+    #[arg(long, value_enum, default_value_t = BrainOpt::Adam)]
+    brain_opt: BrainOpt,
+    /// Keep each connection within this share of its measured strength (e.g. 0.2).
+    #[arg(long)]
+    max_change: Option<f32>,
+    /// Step size of the connection strengths.
+    #[arg(long, default_value_t = 1e-5)]
+    lr_synapses: f32,
+    /// Step size of the neurons' gains and biases.
+    #[arg(long, default_value_t = 1e-5)]
+    lr_neurons: f32,
+    /// Step size of the readout (Adam), for the brain run and its readout-only control alike.
+    #[arg(long, default_value_t = 3e-4)]
+    lr_readout: f32,
+    /// Positions per step of brain training.
+    #[arg(long, default_value_t = 32)]
+    brain_batch: usize,
+    /// VAL positions measured for the curve.
+    #[arg(long, default_value_t = 512)]
+    val: usize,
+    /// Positions between VAL points and checkpoints (default: an eighth of the run).
+    #[arg(long)]
+    val_every: Option<usize>,
+    /// HOLD positions measured at the end (at most 4,096).
+    #[arg(long, default_value_t = 4096)]
+    hold: usize,
+    /// The readout-only fly to start from (default: the brain's own).
+    #[arg(long)]
+    start: Option<String>,
+    /// Leave out the readout-only control run on the same positions.
+    #[arg(long)]
+    no_control: bool,
+    /// Also time a training step against the forward pass at these batch sizes.
+    #[arg(long, value_delimiter = ',')]
+    speed_batches: Vec<usize>,
+    /// Seed of the TRAIN stream's order.
+    #[arg(long, default_value_t = 1)]
+    stream_seed: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum BrainOpt {
+    Adam,
+    Sgd,
+}
+
 /// Which brain a command means.
 #[derive(Args, Clone, Debug)]
 pub struct WhichBrain {
     /// Which brain: flywire783 (real FlyWire v783 wiring, the default), standin (the synthetic
     /// stand-in), malecns (the MaleCNS release; needs --tables or `brain download`).
-    #[arg(long, value_enum, default_value_t = BrainKind::Flywire783)]
+    /// (`train --brain` with no value: the default brain, and it learns too.)
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "itself", default_value_t = BrainKind::Flywire783)]
     brain: BrainKind,
     /// The release tables' folder (FlyWire: the full release as downloaded; MaleCNS: its tables).
     #[arg(long)]
@@ -540,6 +616,9 @@ pub enum BrainKind {
     Standin,
     /// MaleCNS v1.0 from --tables DIR (default: where `brain download` puts it).
     Malecns,
+    /// `--brain` given without a value (only `train` takes it: the default brain learns too).
+    #[value(hide = true)]
+    Itself,
 }
 
 fn main() -> std::process::ExitCode {
@@ -580,8 +659,40 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Bio(BioCommand::Lesson { fen, good, bad, fly, json, which })) => bio_cli::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json),
         Some(Command::Bio(BioCommand::Pilots { lessons, pairs, top1, only, json, which })) => bio_cli::pilots(&which, &data, lessons, pairs, top1, &only, json),
-        Some(Command::Train { name, positions, read, ship, newborn, lessons, fit, engine, which }) => {
-            if newborn {
+        Some(Command::Train { name, positions, read, ship, newborn, lessons, brain_training: b, fit, engine, mut which }) => {
+            let brain_learns = b.train_brain || which.brain == BrainKind::Itself;
+            if which.brain == BrainKind::Itself {
+                which.brain = BrainKind::Flywire783;
+            }
+            if brain_learns {
+                let leash = flychess_sim::bptt::run::Leash {
+                    window: b.window as usize,
+                    calm_unreached: b.calm_unreached,
+                    brain_optimizer: match b.brain_opt {
+                        BrainOpt::Adam => flychess_sim::bptt::run::BrainOptimizer::Adam,
+                        BrainOpt::Sgd => flychess_sim::bptt::run::BrainOptimizer::Sgd,
+                    },
+                    max_change: b.max_change,
+                    lr_synapses: b.lr_synapses,
+                    lr_neurons: b.lr_neurons,
+                    lr_readout: b.lr_readout,
+                };
+                let job = brain_cli::BrainJob {
+                    name,
+                    positions: positions.unwrap_or(8_192),
+                    batch: b.brain_batch,
+                    leash,
+                    val: b.val,
+                    val_every: b.val_every,
+                    hold: b.hold,
+                    start: b.start,
+                    control: !b.no_control,
+                    speed_batches: b.speed_batches,
+                    seed: b.stream_seed,
+                    json: b.json,
+                };
+                brain_cli::train(&which, &data, &job)
+            } else if newborn {
                 fly_cli::newborn(&which, &data, &name, ship)
             } else {
                 fly_cli::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice())
@@ -596,6 +707,7 @@ fn main() -> std::process::ExitCode {
             let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
             fly_cli::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
         }
+        Some(Command::Gradcheck { seed, json }) => brain_cli::gradcheck(seed, json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)

@@ -29,9 +29,9 @@ pub struct HeadsModule {
 
 /// A batch of positions as tensors: the features and, per position, its legal moves padded to the
 /// batch's longest list.
-struct Batch {
-    /// None when the readout has no inputs.
-    x: Option<Tensor<2>>,
+pub(crate) struct Batch {
+    /// None when the readout has no inputs (the brain's gradient check puts its own features here).
+    pub(crate) x: Option<Tensor<2>>,
     from: Tensor<1, Int>,
     to: Tensor<1, Int>,
     promotion: Tensor<1, Int>,
@@ -44,7 +44,7 @@ struct Batch {
 
 impl Batch {
     /// `x` is moved into the tensor (no copy); the targets are only read.
-    fn new(x: Vec<f32>, targets: &[&Target], inputs: usize, device: &Device) -> Batch {
+    pub(crate) fn new(x: Vec<f32>, targets: &[&Target], inputs: usize, device: &Device) -> Batch {
         let n = targets.len();
         let width = targets.iter().map(|t| t.legal.len()).max().unwrap_or(0).max(1);
         let mut from = vec![0i64; n * width];
@@ -98,8 +98,22 @@ impl HeadsModule {
         Ok(r)
     }
 
+    /// The heads' gradients (weights, biases) out of a backward pass's.
+    pub(crate) fn gradients(&self, grads: &mut burn::tensor::Gradients) -> Result<(Vec<f32>, Vec<f32>)> {
+        let read = |t: Option<Tensor<2>>, what: &str| -> Result<Vec<f32>> {
+            let t = t.ok_or_else(|| Error::Invalid(format!("no gradient for the {what}")))?;
+            t.into_data().try_into_vec::<f32>().map_err(|e| Error::Invalid(format!("reading the {what} gradient: {e:?}")))
+        };
+        let gw = match &self.weight {
+            Some(w) => read(w.val().grad_remove(grads), "weights")?,
+            None => Vec::new(),
+        };
+        let gb = read(self.bias.val().grad_remove(grads).map(|g| g.unsqueeze_dim(0)), "biases")?;
+        Ok((gw, gb))
+    }
+
     /// Mean loss of a batch (a one-element tensor, on the autodiff tape when the device has one).
-    fn loss(&self, b: &Batch) -> Tensor<1> {
+    pub(crate) fn loss(&self, b: &Batch) -> Tensor<1> {
         let n = b.positions as f32;
         let bias = self.bias.val().unsqueeze_dim::<2>(0);
         let out = match (&self.weight, &b.x) {
@@ -233,15 +247,7 @@ impl BurnFit {
         let batch = Batch::new(x.to_vec(), &targets.iter().collect::<Vec<_>>(), self.inputs, &self.device);
         let loss = self.module.loss(&batch);
         let mut grads = loss.backward();
-        let read = |t: Option<Tensor<2>>, what: &str| -> Result<Vec<f32>> {
-            let t = t.ok_or_else(|| Error::Invalid(format!("no gradient for the {what}")))?;
-            t.into_data().try_into_vec::<f32>().map_err(|e| Error::Invalid(format!("reading the {what} gradient: {e:?}")))
-        };
-        let gw = match &self.module.weight {
-            Some(w) => read(w.val().grad_remove(&mut grads), "weights")?,
-            None => Vec::new(),
-        };
-        let gb = read(self.module.bias.val().grad_remove(&mut grads).map(|g| g.unsqueeze_dim(0)), "biases")?;
+        let (gw, gb) = self.module.gradients(&mut grads)?;
         Ok((scalar(loss)?, gw, gb))
     }
 

@@ -6,6 +6,7 @@
 
 pub mod bio;
 pub mod brain;
+pub mod bptt;
 pub mod burn_fit;
 pub mod cache;
 pub mod calibrate;

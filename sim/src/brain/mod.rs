@@ -137,6 +137,18 @@ impl Brain {
         self.blank = std::sync::OnceLock::new();
     }
 
+    /// Runs the brain with other connection weights and per-step constants: μ′ (the usual input,
+    /// with each neuron's own bias folded in) and the gains g (each neuron's own α over σₜ), both
+    /// `[step · n + neuron]` (a brain tuned by `bptt`). σ stays as measured; the blank-board shortcut worked out
+    /// from the old numbers is forgotten (the rows readers need depend on the wiring only).
+    pub fn tune(&mut self, weight: Vec<f32>, mu: Vec<f32>, gain: Vec<f32>) {
+        assert_eq!((weight.len(), mu.len(), gain.len()), (self.pre.len(), STEPS * self.neurons, STEPS * self.neurons), "tuning of another brain");
+        self.weight = weight;
+        self.homeostasis.mu = mu;
+        self.gain = gain;
+        self.blank = std::sync::OnceLock::new();
+    }
+
     /// (μₜ, α/σₜ) of step `t`.
     pub fn step_constants(&self, t: usize) -> (&[f32], &[f32]) {
         let r = t * self.neurons..(t + 1) * self.neurons;

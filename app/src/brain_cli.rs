@@ -1,0 +1,257 @@
+//! `flychess train --brain …` (the brain learns too, backprop through time on a leash) and
+//! `flychess gradcheck` (the hand-written gradient against finite differences and burn): the
+//! command line over `sim::bptt`. A brain run streams TRAIN positions from a readout-only fly
+//! (the brain's shipped one by default), then the readout-only control streams the same
+//! positions with the same readout step, and both are measured on the same VAL and HOLD
+//! positions beside the fly they started from.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use flychess_sim::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
+use flychess_sim::bptt::{gradient, Base, Heads, Reader};
+use flychess_sim::calibrate::{self, CalibrationOptions};
+use flychess_sim::data::{shipped_path, Dataset, HOLD, VAL};
+use flychess_sim::fly::{self, Fly};
+use flychess_sim::stats;
+use flychess_sim::train::PositionOutcome;
+
+use crate::WhichBrain;
+
+/// What `train --brain` was asked for.
+pub struct BrainJob {
+    pub name: String,
+    pub positions: usize,
+    pub batch: usize,
+    pub leash: Leash,
+    pub val: usize,
+    pub val_every: Option<usize>,
+    pub hold: usize,
+    pub start: Option<String>,
+    pub control: bool,
+    pub speed_batches: Vec<usize>,
+    pub seed: u64,
+    pub json: bool,
+}
+
+fn bar(total: usize, name: &str) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(ProgressStyle::with_template("{msg:14} [{bar:30}] {pos}/{len} positions {elapsed} (eta {eta})").expect("valid template").progress_chars("=> "));
+    bar.set_message(name.to_string());
+    bar
+}
+
+/// The process's peak resident memory (VmHWM), in bytes, where the system says.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+fn estimate(e: &stats::Estimate) -> serde_json::Value {
+    json!({ "value": e.value, "low": e.low, "high": e.high })
+}
+
+fn figures(o: &[PositionOutcome]) -> serde_json::Value {
+    let m = flychess_sim::train::summarise(o);
+    json!({
+        "top1": estimate(&stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>())),
+        "good": estimate(&stats::rate_of(&o.iter().map(|p| p.good).collect::<Vec<_>>())),
+        "loss": estimate(&stats::mean(&o.iter().map(|p| p.loss).collect::<Vec<_>>())),
+        "policy_loss": m.policy_loss,
+        "positions": m.positions,
+    })
+}
+
+fn difference(a: &[PositionOutcome], b: &[PositionOutcome]) -> serde_json::Value {
+    let top1 = stats::paired_difference(&a.iter().map(|p| p.top1).collect::<Vec<_>>(), &b.iter().map(|p| p.top1).collect::<Vec<_>>());
+    let loss = stats::mean(&a.iter().zip(b).map(|(x, y)| x.loss - y.loss).collect::<Vec<_>>());
+    json!({ "top1": estimate(&top1), "loss": estimate(&loss) })
+}
+
+pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
+    fly::check_name(&job.name)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, mut brain) = crate::cli::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
+    let homeostasis = calibrate::fingerprint(brain.homeostasis());
+    let (start_name, start) = match &job.start {
+        Some(name) => (name.clone(), Fly::load(&fly::find(name, data)?)?),
+        None => {
+            let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from; train one with `flychess train --name NAME` or name one with --start"))?;
+            (name, Fly::load(&path)?)
+        }
+    };
+    if start.meta.brain_checksum != loaded.checksum {
+        return Err(anyhow!("fly {start_name} belongs to another brain ({})", start.meta.brain));
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.rows;
+    let (hold, val, train) = (&rows[..HOLD.min(job.hold)], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let descending = loaded.connectome.groups.descending.clone();
+    let base = Base::of(&brain);
+    let dir = data.join("runs").join(&job.name);
+    let options = RunOptions { leash: job.leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
+    let speed = if job.speed_batches.is_empty() { None } else { Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?) };
+    let go = |label: &str, stem: &str, options: &RunOptions, brain: &mut flychess_sim::brain::Brain| -> Result<Outcome> {
+        let bar = bar(options.positions, label);
+        let setup = Setup { base: &base, brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val };
+        let outcome = run::run(setup, options, &dir.join(stem), &AtomicBool::new(false), &|done, _, point| {
+            bar.set_position(done as u64);
+            if let Some(p) = point {
+                bar.suspend(|| eprintln!("  {label}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", p.positions, p.val.loss, 100.0 * p.val.top1, p.seconds));
+            }
+        })?;
+        bar.finish_and_clear();
+        Ok(outcome)
+    };
+    if !job.leash.brain_learns() {
+        return Err(anyhow!("--lr-synapses and --lr-neurons are both 0: that is the readout-only run (drop --brain)"));
+    }
+    let learned = go("brain", "brain", &options, &mut brain)?;
+    let control = if job.control { Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain)?) } else { None };
+    eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
+    let start_state = State { readout: start.readout.clone(), brain: base.start() };
+    let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(&base, brain, state, &descending, rows);
+    let mut measured = serde_json::Map::new();
+    let start_hold = on(&start_state, hold, &mut brain);
+    let start_val = on(&start_state, val, &mut brain);
+    measured.insert("start".into(), json!({ "fly": start_name, "val": figures(&start_val), "hold": figures(&start_hold) }));
+    let mut summary = vec![("start", start_hold.clone())];
+    let mut describe = |key: &str, o: &Outcome, brain: &mut flychess_sim::brain::Brain| -> (Vec<PositionOutcome>, serde_json::Value) {
+        let (last_hold, last_val) = (on(&o.last, hold, brain), on(&o.last, val, brain));
+        let best_hold = on(&o.best, hold, brain);
+        let t = &o.timing;
+        let changed = o.last.brain.theta.iter().zip(&base.theta0).filter(|(a, b)| a != b).count();
+        let largest = o.last.brain.theta.iter().zip(&base.weight0).map(|(t, w)| (flychess_sim::bptt::softplus(*t as f64) / w.abs() as f64 - 1.0).abs()).fold(0f64, f64::max);
+        let v = json!({
+            "val": figures(&last_val),
+            "hold": figures(&last_hold),
+            "best": { "positions": o.best_positions, "hold": figures(&best_hold) },
+            "hold_minus_start": difference(&last_hold, &start_hold),
+            "curve": o.curve,
+            "seconds": o.seconds,
+            "finished": o.finished,
+            "positions_per_second": t.positions_per_second(),
+            "forward_positions_per_second": t.forward_positions_per_second(),
+            "timing": t,
+            "connections_changed": changed,
+            "largest_strength_change": largest,
+            "gain_range": [o.last.brain.alpha.iter().copied().fold(f32::MAX, f32::min), o.last.brain.alpha.iter().copied().fold(f32::MIN, f32::max)],
+            "bias_range": [o.last.brain.beta.iter().copied().fold(f32::MAX, f32::min), o.last.brain.beta.iter().copied().fold(f32::MIN, f32::max)],
+        });
+        summary.push((if key == "brain" { "brain" } else { "readout only" }, last_hold.clone()));
+        (last_hold, v)
+    };
+    let (brain_hold, brain_json) = describe("brain", &learned, &mut brain);
+    measured.insert("brain".into(), brain_json);
+    if let Some(c) = &control {
+        let (control_hold, control_json) = describe("readout_only", c, &mut brain);
+        measured.insert("readout_only".into(), control_json);
+        measured.insert("brain_minus_readout_only".into(), difference(&brain_hold, &control_hold));
+    }
+    let report = json!({
+        "name": job.name,
+        "brain": loaded.connectome.provenance.label(),
+        "brain_checksum": loaded.checksum,
+        "positions": job.positions,
+        "batch": job.batch,
+        "leash": job.leash,
+        "val_positions": val.len().min(job.val),
+        "hold_positions": hold.len(),
+        "runs": measured,
+        "training_over_forward": learned.timing.positions_per_second() / learned.timing.forward_positions_per_second().max(1e-9),
+        "speed_by_batch": speed,
+        "peak_memory_bytes": peak_memory(),
+        "checkpoints": dir.display().to_string(),
+    });
+    if job.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{} on {} ({} positions, batch {}, window {}):", job.name, loaded.connectome.provenance.label(), job.positions, job.batch, job.leash.window);
+        for (who, o) in &summary {
+            let top1 = stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>());
+            let loss = stats::mean(&o.iter().map(|p| p.loss).collect::<Vec<_>>());
+            println!("  {who:<14} HOLD top-1 {}  loss {:.4} [{:.4}, {:.4}]", top1.percent(), loss.value, loss.low, loss.high);
+        }
+        if let Some(d) = report["runs"].get("brain_minus_readout_only") {
+            println!("  brain − readout only, paired: top-1 {:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * d["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * d["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * d["top1"]["high"].as_f64().unwrap_or(f64::NAN), d["loss"]["value"].as_f64().unwrap_or(f64::NAN), d["loss"]["low"].as_f64().unwrap_or(f64::NAN), d["loss"]["high"].as_f64().unwrap_or(f64::NAN));
+        }
+        println!("  training {:.1} positions/s, forward alone {:.1} positions/s in the same run ({:.2}×)", learned.timing.positions_per_second(), learned.timing.forward_positions_per_second(), report["training_over_forward"].as_f64().unwrap_or(f64::NAN));
+        println!("  checkpoints and curves in {}", dir.display());
+    }
+    Ok(())
+}
+
+/// Training against forward speed at each batch size, in one process: a forward pass (the CPU
+/// engine, every step kept, as training runs it; and the engine's usual think with its
+/// blank-board shortcut), and a training step (forward and backward), twice each, the faster kept.
+fn speed_table(base: &Base, brain: &mut flychess_sim::brain::Brain, descending: &[u32], start: &Fly, train: &[flychess_sim::data::Row], batches: &[usize], window: usize) -> Result<serde_json::Value> {
+    let p = base.start();
+    base.apply(&p, brain);
+    let steps = start.readout.read_steps.clone();
+    let reader = Reader { descending, steps: &steps };
+    let mut rows = Vec::new();
+    for &b in batches {
+        let (boards, targets) = run::boards_and_targets(&train[..b.min(train.len())]);
+        let time = |f: &mut dyn FnMut()| {
+            (0..2)
+                .map(|_| {
+                    let t = Instant::now();
+                    f();
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let forward = time(&mut || {
+            std::hint::black_box(flychess_sim::brain::cpu::think_walking(brain, &boards, false));
+        });
+        let think = time(&mut || {
+            std::hint::black_box(flychess_sim::brain::cpu::think(brain, &boards));
+        });
+        let heads = Heads::<f32>::of(&start.readout);
+        let step = time(&mut || {
+            let rates = flychess_sim::brain::cpu::think_walking(brain, &boards, false);
+            let model = base.model_of_brain(brain, &p);
+            let x = brain.eye_input(&boards);
+            std::hint::black_box(gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, window, false));
+        });
+        let n = boards.len() as f64;
+        let rates_bytes = 12 * brain.neurons * boards.len() * 4;
+        eprintln!("  batch {:>3}: training {:.1} positions/s, forward {:.1} (engine's think {:.1}), {:.2}×", boards.len(), n / step, n / forward, n / think, forward / step);
+        rows.push(json!({
+            "batch": boards.len(),
+            "training_positions_per_second": n / step,
+            "forward_positions_per_second": n / forward,
+            "engine_think_positions_per_second": n / think,
+            "training_over_forward": forward / step,
+            "rates_bytes": rates_bytes,
+            "gradient_bytes": 4 * (2 * brain.connections() + 2 * brain.neurons * boards.len() + 2 * brain.neurons) ,
+        }));
+    }
+    Ok(json!(rows))
+}
+
+/// `flychess gradcheck`: the small brain's check, printed.
+pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let (boards, targets) = run::boards_and_targets(&dataset.rows[HOLD..HOLD + 3]);
+    let report = flychess_sim::bptt::check::report(seed, &boards, &targets)?;
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("gradient check on a small brain ({} neurons, {} connections, {} positions; finite differences of step {:e} in f64, all 12 steps):", report.neurons, report.connections, report.positions, report.finite_difference_step);
+        for (title, rows) in [("finite differences", &report.finite_differences), ("burn autodiff, window 6", &report.burn_window_6), ("burn autodiff, window 12", &report.burn_window_12), ("f32 against f64, window 6", &report.f32_against_f64)] {
+            println!("  {title}:");
+            for k in rows.iter() {
+                println!("    {:<24} {:>4} checked  largest relative error {:.2e}  (largest error / largest gradient {:.2e})", k.kind, k.checked, k.max_relative_error, k.max_error_over_largest);
+            }
+        }
+        println!("  {}", if report.passed { "passed: every finite-difference error ≤ 1e-3" } else { "FAILED: a finite-difference error > 1e-3" });
+    }
+    if report.passed { Ok(()) } else { Err(anyhow!("the gradient check failed")) }
+}

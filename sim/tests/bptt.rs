@@ -1,0 +1,121 @@
+//! Training the brain itself: the hand-written backward pass against finite differences and
+//! burn's autodiff, the tuned brain on the engines, and a run that resumes exactly.
+
+use std::sync::atomic::AtomicBool;
+
+use flychess_sim::bptt::check::{self, small_brain};
+use flychess_sim::bptt::run::{self, BrainOptimizer, Leash, RunOptions, Setup};
+use flychess_sim::bptt::{Base, Heads, LearnableF64};
+use flychess_sim::brain::cpu;
+use flychess_sim::chess::{planes, position_from_fen, Planes};
+use flychess_sim::data::{shipped_path, Dataset, Row};
+use flychess_sim::train::Target;
+
+fn rows() -> Vec<Row> {
+    Dataset::load(&shipped_path()).unwrap().rows
+}
+
+fn positions(rows: &[Row]) -> (Vec<Planes>, Vec<Target>) {
+    rows.iter().map(|r| (planes(&position_from_fen(&r.fen).unwrap()), Target::of(r).unwrap())).unzip()
+}
+
+#[test]
+fn the_hand_written_gradient_matches_finite_differences_and_burn_for_every_kind() {
+    let all = rows();
+    let (boards, targets) = positions(&all[4096..4099]);
+    let s = small_brain(7);
+    let fd = check::against_finite_differences(&s, &boards, &targets, 1e-5);
+    assert_eq!(fd.len(), 5);
+    for k in &fd {
+        assert!(k.largest_gradient > 1e-4, "{} has a gradient to check: {k:?}", k.kind);
+        assert!(k.max_relative_error <= 1e-3, "{}: {k:?}", k.kind);
+    }
+    for window in [6, 12] {
+        for k in check::against_burn(&s, &boards, &targets, window).unwrap() {
+            assert!(k.max_error_over_largest <= 1e-3, "window {window}, {}: {k:?}", k.kind);
+        }
+    }
+    // The window is real: through 6 steps the gradient differs from the whole one.
+    let (p, heads) = (LearnableF64::from(&s.params), Heads::<f64>::of(&s.readout));
+    let (six, all12) = (check::hand_gradient(&s, &boards, &targets, 6, &p, &heads), check::hand_gradient(&s, &boards, &targets, 12, &p, &heads));
+    assert_ne!(six.theta, all12.theta);
+    assert_eq!(six.readout_weights, all12.readout_weights);
+}
+
+#[test]
+fn a_tuned_brain_runs_on_the_engine_as_the_backward_pass_sees_it_and_the_untuned_one_is_untouched() {
+    let all = rows();
+    let (boards, _) = positions(&all[4096..4100]);
+    let mut s = small_brain(3);
+    let before = (s.brain.weight.clone(), s.brain.homeostasis().clone(), s.brain.gains().to_vec());
+    let base = Base::of(&s.brain);
+    base.apply(&base.start(), &mut s.brain);
+    assert_eq!((s.brain.weight.clone(), s.brain.homeostasis().clone(), s.brain.gains().to_vec()), before, "the measured brain, bit for bit");
+    base.apply(&s.params, &mut s.brain);
+    let model = base.model_of_brain(&s.brain, &s.params);
+    let x: Vec<f32> = s.brain.eye_input(&boards);
+    assert_eq!(model.forward(&x, boards.len()), cpu::think_walking(&s.brain, &boards, false).data, "the f32 model is the CPU engine");
+    assert_eq!(cpu::think(&s.brain, &boards).data, cpu::think_walking(&s.brain, &boards, false).data);
+    // The same numbers in f64 give the same rates to f32's precision.
+    let m64 = base.model_f64(&s.brain, &LearnableF64::from(&s.params));
+    let r64 = m64.forward(&x.iter().map(|&v| v as f64).collect::<Vec<_>>(), boards.len());
+    let r32 = model.forward(&x, boards.len());
+    let worst = r64.iter().zip(&r32).map(|(a, &b)| (a - b as f64).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-4, "f32 against f64: {worst}");
+}
+
+fn options(brain_learns: bool) -> RunOptions {
+    let leash = Leash { window: 6, calm_unreached: false, brain_optimizer: BrainOptimizer::Sgd, max_change: Some(0.2), lr_synapses: 0.05, lr_neurons: 0.05, lr_readout: 1e-2 };
+    RunOptions { leash: if brain_learns { leash } else { leash.readout_only() }, positions: 48, batch: 8, val_every: 16, val: 24, seed: 5 }
+}
+
+#[test]
+fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
+    let all = rows();
+    let (train, val) = (&all[6144..6400], &all[4096..4200]);
+    let s = small_brain(11);
+    let mut brain = s.brain.clone();
+    let base = Base::of(&brain);
+    let dir = tempfile::tempdir().unwrap();
+    let go = |stem: &str, brain: &mut flychess_sim::brain::Brain, stop_after: Option<usize>, o: &RunOptions| {
+        let stop = AtomicBool::new(false);
+        let setup = Setup { base: &base, brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val };
+        run::run(setup, o, &dir.path().join(stem), &stop, &|done, _, _| {
+            if stop_after.is_some_and(|a| done >= a) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .unwrap()
+    };
+    let o = options(true);
+    let straight = go("straight", &mut brain, None, &o);
+    assert!(straight.finished);
+    assert_eq!(straight.curve.len(), 4, "VAL at 0, 16, 32, 48");
+    // The brain moved, and every θ stayed within 20 % of its measured strength.
+    let moved = straight.last.brain.theta.iter().zip(&base.theta0).filter(|(a, b)| a != b).count();
+    assert!(moved > straight.last.brain.theta.len() / 2, "{moved} connections moved");
+    for (t, w0) in straight.last.brain.theta.iter().zip(&base.weight0) {
+        let s = flychess_sim::bptt::softplus(*t as f64);
+        assert!(s <= 1.2 * w0.abs() as f64 * (1.0 + 1e-5) && s >= 0.8 * w0.abs() as f64 * (1.0 - 1e-5), "{s} against {w0}");
+    }
+    assert_ne!(straight.last.brain.alpha, base.start().alpha);
+    // Stopped after the first checkpoint and run again: the same end, bit for bit.
+    let partial = go("resumed", &mut brain, Some(16), &o);
+    assert!(!partial.finished);
+    let resumed = go("resumed", &mut brain, None, &o);
+    assert_eq!(resumed.last, straight.last);
+    // (the points before the stop come back from the checkpoint's JSON, to its precision)
+    assert_eq!(resumed.curve.len(), straight.curve.len());
+    for (a, b) in resumed.curve.iter().zip(&straight.curve) {
+        assert!((a.val.loss - b.val.loss).abs() < 1e-12 && a.val.top1 == b.val.top1 && a.positions == b.positions, "{a:?} against {b:?}");
+    }
+    assert!(straight.curve[3].val.loss < straight.curve[0].val.loss, "the run learned: {:?}", straight.curve);
+    // Another leash under the same name is refused, not mixed in.
+    let other = RunOptions { seed: 6, ..o.clone() };
+    let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val };
+    assert!(run::run(setup, &other, &dir.path().join("straight"), &AtomicBool::new(false), &|_, _, _| {}).is_err());
+    // The readout-only control leaves the brain as measured.
+    let control = go("control", &mut brain, None, &options(false));
+    assert_eq!(control.last.brain, base.start());
+    assert_ne!(control.last.readout, s.readout);
+}
