@@ -16,7 +16,8 @@ struct View {
     ghost: f32,
     // Rate drawn at the top of the colour map.
     rate_scale: f32,
-    // 0: colour by activity, 1: colour by region.
+    // 0: colour by activity, 1: colour by region, 2: a signed value (the error going back:
+    // red above 0, blue below, sized by its size).
     mode: u32,
     // 1: drawn on a white background (dark colours, normal blending of darkness).
     white_background: u32,
@@ -31,6 +32,8 @@ struct Out {
     @location(1) rate: f32,
     @location(2) @interpolate(flat) region: u32,
     @location(3) mark: f32,
+    // The value's sign in blame mode (+1, −1 or 0).
+    @location(4) polarity: f32,
 };
 
 fn corner(i: u32) -> vec2<f32> {
@@ -56,8 +59,11 @@ fn vs(
     out.uv = c;
     out.region = u32(max(position.w, 0.0));
     out.mark = mark;
-    let r = clamp(rate / max(view.rate_scale, 1e-6), 0.0, 1.0);
+    let signed = clamp(rate / max(view.rate_scale, 1e-6), -1.0, 1.0);
+    // Blame: sized by |value| (a square root, so the many small values still show).
+    let r = select(max(signed, 0.0), sqrt(abs(signed)), view.mode == 2u);
     out.rate = r;
+    out.polarity = sign(signed);
     var clip = view.view_proj * vec4<f32>(position.xyz, 1.0);
     var radius = mix(view.point_px.x, view.point_px.y, r);
     if mark > 0.5 {
@@ -94,6 +100,12 @@ fn fs(in: Out) -> @location(0) vec4<f32> {
     if view.mode == 1u {
         colour = view.palette[min(in.region, 19u)].rgb;
         strength = max(in.rate, view.ghost);
+    } else if view.mode == 2u {
+        // Diverging: red where more activity would lower the loss, blue where less would.
+        let red = vec3<f32>(0.95, 0.25, 0.15);
+        let blue = vec3<f32>(0.2, 0.45, 1.0);
+        colour = mix(vec3<f32>(0.5, 0.5, 0.5), select(blue, red, in.polarity > 0.0), clamp(in.rate * 1.5, 0.0, 1.0));
+        strength = max(in.rate, view.ghost * 0.5);
     } else {
         colour = inferno(0.25 + 0.75 * in.rate);
         strength = select(in.rate, max(in.rate, view.ghost), in.rate <= view.ghost);

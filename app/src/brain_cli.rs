@@ -255,3 +255,126 @@ pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
     }
     if report.passed { Ok(()) } else { Err(anyhow!("the gradient check failed")) }
 }
+
+/// One pilot: a name and its leash (the step sizes of the readout shared by all).
+fn pilot_leashes(lr_readout: f32) -> Vec<(&'static str, Leash)> {
+    use flychess_sim::bptt::run::BrainOptimizer::{Adam, Sgd};
+    let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses, lr_neurons| Leash { window, calm_unreached, brain_optimizer, max_change, lr_synapses, lr_neurons, lr_readout };
+    vec![
+        ("readout only (today's fly, the control)", leash(6, false, Adam, None, 0.0, 0.0)),
+        ("everything, Adam 1e-5, window 6 (the seed's flag)", leash(6, false, Adam, None, 1e-5, 1e-5)),
+        ("everything, Adam 1e-5, window 12", leash(12, false, Adam, None, 1e-5, 1e-5)),
+        ("the leash: calm unreached, SGD 0.1, max change 0.2, window 6", leash(6, true, Sgd, Some(0.2), 0.1, 0.1)),
+        ("the leash, window 12", leash(12, true, Sgd, Some(0.2), 0.1, 0.1)),
+        ("the leash, neurons only (gain and bias)", leash(6, true, Sgd, Some(0.2), 0.0, 0.1)),
+        ("the leash, synapses only, SGD 1", leash(6, true, Sgd, Some(0.2), 1.0, 0.0)),
+    ]
+}
+
+/// `flychess train --brain --pilots`: the pilots of the seed's cheat 5 from the same start on the
+/// same positions, each measured on HOLD against the readout-only control (paired).
+pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -> Result<()> {
+    let spec = crate::cli::spec(which, data)?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.rows;
+    let (hold, val, train) = (&rows[..HOLD.min(job.hold)], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let dir = data.join("runs").join(&job.name);
+    let mut table = Vec::new();
+    let mut control_hold: Option<Vec<PositionOutcome>> = None;
+    let mut start_hold: Option<Vec<PositionOutcome>> = None;
+    for (k, (title, leash)) in pilot_leashes(job.leash.lr_readout).into_iter().enumerate() {
+        if !only.is_empty() && !only.contains(&k) && k != 0 {
+            continue;
+        }
+        let (loaded, mut brain) = crate::cli::ready(&spec, data, CalibrationOptions { calm_unreached: leash.calm_unreached })?;
+        let homeostasis = calibrate::fingerprint(brain.homeostasis());
+        let (start_name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
+        let start = Fly::load(&path)?;
+        let descending = loaded.connectome.groups.descending.clone();
+        let base = Base::of(&brain);
+        let options = RunOptions { leash: leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
+        let bar = bar(options.positions, &format!("pilot {k}"));
+        eprintln!("pilot {k}: {title}");
+        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val };
+        let o = run::run(setup, &options, &dir.join(format!("pilot-{k}")), &AtomicBool::new(false), &|done, _, point| {
+            bar.set_position(done as u64);
+            if let Some(p) = point {
+                bar.suspend(|| eprintln!("  pilot {k}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", p.positions, p.val.loss, 100.0 * p.val.top1, p.seconds));
+            }
+        })?;
+        bar.finish_and_clear();
+        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(&base, brain, state, &descending, rows);
+        if start_hold.is_none() || leash.calm_unreached {
+            let s = on(&State { readout: start.readout.clone(), brain: base.start() }, hold, &mut brain);
+            if let Some(plain) = &start_hold
+                && leash.calm_unreached
+            {
+                let same = plain.iter().zip(&s).filter(|(a, b)| a.top1 == b.top1 && (a.loss - b.loss).abs() < 1e-6).count();
+                eprintln!("  the start fly on the calm homeostasis: the same answer and loss on {same} of {} HOLD positions", s.len());
+            }
+            start_hold.get_or_insert(s);
+        }
+        let last_hold = on(&o.last, hold, &mut brain);
+        let last_val = on(&o.last, val, &mut brain);
+        let control = control_hold.get_or_insert_with(|| last_hold.clone()).clone();
+        let start_ref = start_hold.clone().unwrap_or_default();
+        table.push(json!({
+            "pilot": k,
+            "what": title,
+            "leash": leash,
+            "val": figures(&last_val),
+            "hold": figures(&last_hold),
+            "hold_minus_readout_only": if k == 0 { serde_json::Value::Null } else { difference(&last_hold, &control) },
+            "hold_minus_start": difference(&last_hold, &start_ref),
+            "best_positions": o.best_positions,
+            "curve": o.curve,
+            "seconds": o.seconds,
+            "positions_per_second": o.timing.positions_per_second(),
+            "forward_positions_per_second": o.timing.forward_positions_per_second(),
+            "connections_changed": o.last.brain.theta.iter().zip(&base.theta0).filter(|(a, b)| a != b).count(),
+        }));
+        let t = table.last().expect("pushed");
+        eprintln!(
+            "  pilot {k}: HOLD top-1 {:.1} %, loss {:.4}; against readout only {}",
+            100.0 * t["hold"]["top1"]["value"].as_f64().unwrap_or(f64::NAN),
+            t["hold"]["loss"]["value"].as_f64().unwrap_or(f64::NAN),
+            if k == 0 { "—".to_string() } else { format!("{:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * t["hold_minus_readout_only"]["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["high"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["value"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["low"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["high"].as_f64().unwrap_or(f64::NAN)) }
+        );
+    }
+    let report = json!({ "positions": job.positions, "batch": job.batch, "hold_positions": hold.len(), "start_hold": start_hold.as_deref().map(figures), "pilots": table, "peak_memory_bytes": peak_memory() });
+    let text = serde_json::to_string_pretty(&report)?;
+    std::fs::create_dir_all(&dir)?;
+    flychess_sim::connectome::brain_file::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;
+    if job.json {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+/// `flychess blame`: the error going back for one position, by region and step.
+pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let f = match fly_name {
+        Some(name) => Fly::load(&fly::find(name, data)?)?,
+        None => Fly::load(&fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no fly for this brain; name one with --fly"))?.1)?,
+    };
+    if f.meta.brain_checksum != loaded.checksum {
+        return Err(anyhow!("fly {} belongs to another brain ({})", f.meta.name, f.meta.brain));
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let target = flychess_sim::bptt::blame::label(fen, None, &dataset.rows)?;
+    let base = Base::of(&brain);
+    let b = flychess_sim::bptt::blame::blame(&brain, &base, &f.readout, &loaded.connectome.groups.descending, &loaded.connectome.neurons.region, fen, &target)?;
+    let report = b.report(fen);
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("the error going back for {fen} (fly {}, loss {:.3}):", f.meta.name, report.loss);
+        for s in report.steps.iter().rev() {
+            let top: Vec<String> = s.regions.iter().take(3).map(|(r, v)| format!("{r} {v:.2e}")).collect();
+            println!("  step {:>2}: largest {:.2e}; most blame (mean |d loss/d rate|): {}", s.step, s.largest, top.join(", "));
+        }
+    }
+    Ok(())
+}

@@ -133,6 +133,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The error going back: d loss / d rate of every neuron at every step for one position
+    /// (labelled by Stockfish, or the dataset's labels where it is one of them), by region.
+    Blame {
+        #[arg(long)]
+        fen: String,
+        /// The fly whose readout the loss is of (default: the brain's own).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// Choose the imagination weight w on HOLD positions (0 … 16, ∞) for a fly; saved for the app.
     ImagineTune {
         #[arg(long)]
@@ -534,12 +547,13 @@ pub struct BrainTrainArgs {
     /// Keep each connection within this share of its measured strength (e.g. 0.2).
     #[arg(long)]
     max_change: Option<f32>,
-    /// Step size of the connection strengths.
-    #[arg(long, default_value_t = 1e-5)]
-    lr_synapses: f32,
-    /// Step size of the neurons' gains and biases.
-    #[arg(long, default_value_t = 1e-5)]
-    lr_neurons: f32,
+    /// Step size of the connection strengths (default 1e-5 with adam; 0.1 with sgd, whose step is
+    /// the gradient itself: 2.3 M synapses share a gradient of length ≤ 1).
+    #[arg(long)]
+    lr_synapses: Option<f32>,
+    /// Step size of the neurons' gains and biases (defaults as --lr-synapses).
+    #[arg(long)]
+    lr_neurons: Option<f32>,
     /// Step size of the readout (Adam), for the brain run and its readout-only control alike.
     #[arg(long, default_value_t = 3e-4)]
     lr_readout: f32,
@@ -567,6 +581,12 @@ pub struct BrainTrainArgs {
     /// Seed of the TRAIN stream's order.
     #[arg(long, default_value_t = 1)]
     stream_seed: u64,
+    /// Run the seed's pilots instead (readout only, then each leash) on the same positions.
+    #[arg(long)]
+    pilots: bool,
+    /// With --pilots: only these (0 = readout only is always run), e.g. 3,5.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<usize>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -673,8 +693,14 @@ fn main() -> std::process::ExitCode {
                         BrainOpt::Sgd => flychess_sim::bptt::run::BrainOptimizer::Sgd,
                     },
                     max_change: b.max_change,
-                    lr_synapses: b.lr_synapses,
-                    lr_neurons: b.lr_neurons,
+                    lr_synapses: b.lr_synapses.unwrap_or(match b.brain_opt {
+                        BrainOpt::Adam => 1e-5,
+                        BrainOpt::Sgd => 0.1,
+                    }),
+                    lr_neurons: b.lr_neurons.unwrap_or(match b.brain_opt {
+                        BrainOpt::Adam => 1e-5,
+                        BrainOpt::Sgd => 0.1,
+                    }),
                     lr_readout: b.lr_readout,
                 };
                 let job = brain_cli::BrainJob {
@@ -691,7 +717,7 @@ fn main() -> std::process::ExitCode {
                     seed: b.stream_seed,
                     json: b.json,
                 };
-                brain_cli::train(&which, &data, &job)
+                if b.pilots { brain_cli::pilots(&which, &data, &job, &b.only) } else { brain_cli::train(&which, &data, &job) }
             } else if newborn {
                 fly_cli::newborn(&which, &data, &name, ship)
             } else {
@@ -708,6 +734,7 @@ fn main() -> std::process::ExitCode {
             fly_cli::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
         }
         Some(Command::Gradcheck { seed, json }) => brain_cli::gradcheck(seed, json),
+        Some(Command::Blame { fen, fly, json, which }) => brain_cli::blame(&which, &data, &fen, fly.as_deref(), json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)

@@ -193,3 +193,36 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert_eq!(t.rates.len(), 12 * t.neurons, "every step of the board it chose, for the viewer");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn the_brain_tab_sends_the_error_back_through_the_twelve_steps() {
+    let data = data();
+    let mut h = harness(&data);
+    app_mut(&mut h).tab = Tab::Play;
+    h.step();
+    drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
+    app_mut(&mut h).tab = Tab::Brain;
+    h.step();
+    h.get_by_label("Send the error back").click();
+    h.step();
+    wait(&mut h, "the error going back", |a| a.brain_view.as_ref().is_some_and(|v| v.blame.shown.is_some() || !v.blame.busy()));
+    let v = app(&h).brain_view.as_ref().unwrap();
+    let shown = v.blame.shown.as_ref().unwrap_or_else(|| panic!("no blame: {}", v.blame.status));
+    let b = &shown.blame;
+    assert!(b.loss.is_finite() && b.loss > 0.0, "{}", b.loss);
+    assert_eq!(b.per_step.len(), 12 * b.neurons);
+    // At step 12 only the descending neurons the readout reads carry blame; it spreads and grows
+    // on its way back.
+    let descending = &app(&h).ready().unwrap().connectome.groups.descending;
+    let at12: Vec<usize> = (0..b.neurons).filter(|&j| b.per_step[11 * b.neurons + j] != 0.0).collect();
+    assert!(!at12.is_empty() && at12.iter().all(|j| descending.contains(&(*j as u32))), "{} neurons blamed at step 12", at12.len());
+    let blamed = |t: usize| (0..b.neurons).filter(|&j| b.per_step[t * b.neurons + j] != 0.0).count();
+    assert!(blamed(0) > 10 * blamed(11), "step 1: {}, step 12: {}", blamed(0), blamed(11));
+    assert!(b.largest[0] > b.largest[11]);
+    // Drawn in the cloud instead of the rates, each step scaled to [−1, 1].
+    let id = app(&h).play.shown_thought().unwrap().id;
+    let drawn = v.blame.drawn_for(id).expect("shown in the cloud");
+    assert!(drawn.view.iter().all(|x| x.abs() <= 1.0 + 1e-6) && drawn.view.iter().any(|x| (x.abs() - 1.0).abs() < 1e-6));
+    assert!(h.query_by_label_contains("the error going back").is_some(), "the step title says so");
+}

@@ -70,6 +70,8 @@ pub fn activity_colour(rate: f32) -> [f32; 3] {
 pub enum ColourMode {
     Activity,
     Region,
+    /// A signed value per neuron in [−1, 1] (the error going back): red above 0, blue below.
+    Blame,
 }
 
 /// The shader's uniform block (see `View` in brain_cloud.wgsl).
@@ -114,6 +116,7 @@ impl ViewSettings {
             mode: match self.mode {
                 ColourMode::Activity => 0,
                 ColourMode::Region => 1,
+                ColourMode::Blame => 2,
             },
             white_background: u32::from(self.white_background),
             palette,

@@ -221,6 +221,8 @@ pub struct BrainView {
     replaying: bool,
     /// The position as a dopamine-fly lesson (`ui::lesson`).
     pub lesson: crate::ui::lesson::LessonPanel,
+    /// The error going back for the shown position (`ui::blame`).
+    pub blame: crate::ui::blame::BlamePanel,
 }
 
 impl BrainView {
@@ -268,6 +270,7 @@ impl BrainView {
             show_control: false,
             replaying: false,
             lesson: Default::default(),
+            blame: Default::default(),
         }
     }
 
@@ -399,7 +402,8 @@ impl BrainView {
         if self.playing {
             let per_step = 1.3 / STEPS as f64 / self.speed.max(0.05) as f64;
             if now - self.step_clock >= per_step {
-                self.step = (self.step + 1) % STEPS;
+                // The error going back plays from step 12 down to step 1.
+                self.step = if self.blame.showing && self.blame.shown.is_some() { (self.step + STEPS - 1) % STEPS } else { (self.step + 1) % STEPS };
                 self.step_clock = now;
             }
         }
@@ -442,7 +446,11 @@ impl BrainView {
             }
         }
         let ppp = ui.ctx().pixels_per_point();
-        let view = self.settings(rect, ppp, card);
+        let mut view = self.settings(rect, ppp, card);
+        let blame = thought.filter(|_| !card).and_then(|t| self.blame.drawn_for(t.id)).map(|b| (b.id, b.view.clone()));
+        if blame.is_some() {
+            view.mode = ColourMode::Blame;
+        }
         self.viewport = view.viewport_px;
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
@@ -456,6 +464,10 @@ impl BrainView {
             return;
         }
         let rates = match thought {
+            _ if blame.is_some() => {
+                let (id, rates) = blame.expect("checked");
+                FrameRates::Upload { id, rates }
+            }
             _ if control.is_some() => {
                 let (id, rates) = control.expect("checked");
                 FrameRates::Upload { id, rates }
@@ -513,6 +525,8 @@ impl BrainView {
                 ui.separator();
                 self.lesson.show(ui, thought, ready, data);
                 ui.separator();
+                self.blame.show(ui, thought, ready, data);
+                ui.separator();
                 self.legend(ui, summary.as_deref(), step);
                 ui.separator();
                 self.find_panel(ui, connectome, brain, data);
@@ -522,8 +536,12 @@ impl BrainView {
         });
         egui::CentralPanel::default().show(ui, |ui| {
             let size = if self.classroom { 20.0 } else { 14.0 };
-            ui.label(RichText::new(format!("Step {} of {STEPS}", step + 1)).size(size + 4.0).strong());
-            if let Some(s) = &summary {
+            let blaming = thought.is_some_and(|t| self.blame.drawn_for(t.id).is_some());
+            ui.label(RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" })).size(size + 4.0).strong());
+            if blaming && let Some(b) = thought.and_then(|t| self.blame.drawn_for(t.id)) {
+                let top = Region::ALL.into_iter().max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize])).expect("regions");
+                ui.label(RichText::new(format!("d loss / d rate after step {}: up to {:.1e}; the {} carry the most blame.", step + 1, b.blame.largest[step], top.name())).size(size));
+            } else if let Some(s) = &summary {
                 ui.label(RichText::new(s.sentence(step)).size(size));
             } else {
                 ui.label(RichText::new("Play a move: the fly's next think is replayed here, step by step.").size(size));
@@ -778,6 +796,7 @@ impl BrainView {
                 });
             }
             ColourMode::Region => {}
+            ColourMode::Blame => {}
         }
         ui.label("How much the board moved each region (mean |rate − empty board|):");
         let top = summary.map(|s| s.moved.iter().flat_map(|a| a.iter()).copied().fold(1e-6f32, f32::max)).unwrap_or(1.0);

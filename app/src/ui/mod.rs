@@ -14,6 +14,7 @@ mod flies;
 pub mod play;
 pub mod train;
 pub mod train_dopamine;
+pub mod blame;
 pub mod lesson;
 
 use std::collections::HashMap;

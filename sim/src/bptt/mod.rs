@@ -20,6 +20,7 @@
 //! is the CPU engine itself, and the recomputed input u is the engine's bit for bit), f64 for the
 //! gradient check against finite differences (`check`).
 
+pub mod blame;
 pub mod check;
 pub mod run;
 
@@ -54,6 +55,7 @@ impl Real for f32 {
         self as f64
     }
     /// The engines' own (a polynomial e^x inside tanh), so the recomputed rates are theirs.
+    #[inline(always)]
     fn tanh_relu(self) -> f32 {
         crate::brain::cpu::tanh_relu(self)
     }
@@ -225,6 +227,7 @@ impl Base {
             dweight: dw,
             leak: F::of(self.leak as f64),
             beta0: F::of(self.beta0 as f64),
+            engine: false,
         }
     }
 
@@ -248,6 +251,7 @@ impl Base {
             dweight: (p.theta.par_iter(), self.sign.par_iter()).into_par_iter().map(|(&t, &s)| (s as f64 * sigmoid(t as f64)) as f32).collect(),
             leak: self.leak,
             beta0: self.beta0,
+            engine: true,
         }
     }
 
@@ -276,6 +280,7 @@ impl Base {
             dweight: p.theta.iter().zip(&self.sign).map(|(&t, &s)| s as f64 * sigmoid(t)).collect(),
             leak: self.leak as f64,
             beta0: self.beta0 as f64,
+            engine: false,
         }
     }
 }
@@ -310,6 +315,35 @@ pub struct Model<'a, F> {
     pub dweight: Vec<F>,
     pub leak: F,
     pub beta0: F,
+    /// The weights and constants are the brain's own (`Base::model_of_brain`): the inputs u can
+    /// be summed by the CPU engine itself.
+    pub engine: bool,
+}
+
+/// `v` as f32 when `F` is f32.
+fn as_f32<F: Real>(v: &[F]) -> Option<&[f32]> {
+    (std::any::TypeId::of::<F>() == std::any::TypeId::of::<f32>())
+        // SAFETY: F is f32 (same type, same layout).
+        .then(|| unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f32>(), v.len()) })
+}
+
+/// Σ a·b over a batch in eight running sums (combined in lane order): the same result for any
+/// thread count, and vector instructions where a single running sum would wait on each add.
+#[inline(always)]
+fn dot<F: Real>(a: &[F], b: &[F]) -> F {
+    let mut lanes = [F::ZERO; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    let mut s = combine(lanes);
+    for (&x, &y) in ta.iter().zip(tb) {
+        s += x * y;
+    }
+    s
 }
 
 /// Rows a rayon task takes in the backward pass.
@@ -336,6 +370,28 @@ impl<F: Real> Model<'_, F> {
                 }
             }
         }
+    }
+
+    /// u = W r⁽ᵗ⁻¹⁾ + x of every row (`[neuron · batch + position]`): by the CPU engine where the
+    /// model is the brain's own in f32 (the forward pass's u bit for bit, at the engine's speed),
+    /// else row by row in the same order.
+    fn inputs(&self, x: &[F], prev: Option<&[F]>, batch: usize) -> Vec<F> {
+        use std::any::Any;
+        let n = self.neurons();
+        if self.engine
+            && let Some(prev) = prev
+            && let (Some(x32), Some(prev32)) = (as_f32(x), as_f32(prev))
+        {
+            let mut u = vec![0f32; n * batch];
+            crate::brain::cpu::input_sum(self.brain, prev32, x32, batch, &mut u);
+            let boxed: Box<dyn Any> = Box::new(u);
+            if let Ok(u) = boxed.downcast::<Vec<F>>() {
+                return *u;
+            }
+        }
+        let mut u = vec![F::ZERO; n * batch];
+        u.par_chunks_mut(batch).enumerate().for_each(|(j, out)| self.input(j, x, prev, batch, out));
+        u
     }
 
     /// All 12 steps of a batch (`[(step · n + neuron) · batch + position]`), in `F` as written
@@ -531,6 +587,7 @@ pub fn gradient<F: Real>(m: &Model<F>, x: &[F], rates: &[F], batch: usize, heads
             bl[t * n * batch..(t + 1) * n * batch].copy_from_slice(&rbar);
         }
         let prev = (t > 0).then(|| &rates[(t - 1) * n * batch..t * n * batch]);
+        let inputs = m.inputs(x, prev, batch);
         let mut theta_blocks: Vec<&mut [F]> = Vec::with_capacity(blocks);
         let mut rest: &mut [F] = &mut theta;
         let mut at = 0usize;
@@ -541,38 +598,20 @@ pub fn gradient<F: Real>(m: &Model<F>, x: &[F], rates: &[F], batch: usize, heads
             rest = tail;
             at = end;
         }
+        let step = StepView { m, t, inputs: &inputs, rbar: &rbar, prev, batch };
+        let avx2 = crate::brain::cpu::has_avx2();
         theta_blocks
             .into_par_iter()
             .zip(ubar.par_chunks_mut(BLOCK * batch))
             .zip(alpha.par_chunks_mut(BLOCK).zip(beta.par_chunks_mut(BLOCK)))
             .enumerate()
             .for_each(|(bi, ((theta, ubar), (alpha, beta)))| {
-                let first_row = bi * BLOCK;
-                let edge0 = m.brain.row_start[first_row] as usize;
-                let mut u = vec![F::ZERO; batch];
-                for (r, ub) in ubar.chunks_exact_mut(batch).enumerate() {
-                    let j = first_row + r;
-                    m.input(j, x, prev, batch, &mut u);
-                    let (mu, g) = (m.mu[t * n + j], m.gain[t * n + j]);
-                    let (aj, bj) = (m.alpha[j], m.beta[j]);
-                    for b in 0..batch {
-                        let z = (u[b] - mu) * g + m.beta0;
-                        let a = z.tanh_relu();
-                        let zbar = if a > F::ZERO { rbar[j * batch + b] * m.leak * (F::ONE - a * a) } else { F::ZERO };
-                        beta[r] += zbar;
-                        alpha[r] += zbar * (z - bj) / aj;
-                        ub[b] = zbar * g;
-                    }
-                    if let Some(prev) = prev {
-                        for e in m.brain.row(j) {
-                            let p = m.brain.pre[e] as usize;
-                            let mut s = F::ZERO;
-                            for (&g, &r) in ub.iter().zip(&prev[p * batch..(p + 1) * batch]) {
-                                s += g * r;
-                            }
-                            theta[e - edge0] += s;
-                        }
-                    }
+                let out = BlockOut { theta, ubar, alpha, beta };
+                if avx2 {
+                    // SAFETY: the CPU has AVX2 (checked above).
+                    unsafe { backward_block_avx2(&step, bi * BLOCK, out) }
+                } else {
+                    backward_block(&step, bi * BLOCK, out)
                 }
             });
         if t == first {
@@ -580,23 +619,254 @@ pub fn gradient<F: Real>(m: &Model<F>, x: &[F], rates: &[F], batch: usize, heads
         }
         // r̄⁽ᵗ⁻¹⁾ = (1 − λ) r̄⁽ᵗ⁾ + Wᵀ ū, gathered per sender.
         let keep = F::ONE - m.leak;
-        let base = m.base;
         let mut next = vec![F::ZERO; n * batch];
-        next.par_chunks_mut(batch).enumerate().for_each(|(i, out)| {
-            for (o, &r) in out.iter_mut().zip(&rbar[i * batch..(i + 1) * batch]) {
-                *o = keep * r;
-            }
-            for &e in &base.by_sender[base.sender_start[i] as usize..base.sender_start[i + 1] as usize] {
-                let (j, w) = (base.post[e as usize] as usize, m.weight[e as usize]);
-                for (o, &u) in out.iter_mut().zip(&ubar[j * batch..(j + 1) * batch]) {
-                    *o += w * u;
-                }
+        // Which neurons pass any blame back (ū ≠ 0): the others' rows are not read.
+        let active: Vec<bool> = ubar.par_chunks(batch).map(|u| u.iter().any(|&x| x != F::ZERO)).collect();
+        next.par_chunks_mut(BLOCK * batch).enumerate().for_each(|(bi, out)| {
+            let v = TransposeView { m, keep, rbar: &rbar, ubar: &ubar, active: &active, batch };
+            if avx2 {
+                // SAFETY: the CPU has AVX2 (checked above).
+                unsafe { transpose_block_avx2(&v, bi * BLOCK, out) }
+            } else {
+                transpose_block(&v, bi * BLOCK, out)
             }
         });
         rbar = next;
     }
     theta.par_iter_mut().zip(&m.dweight).for_each(|(g, &d)| *g = *g * d);
     Gradient { loss, theta, alpha, beta, readout_weights, readout_bias, blame }
+}
+
+/// What every block of rows of one backward step reads.
+struct StepView<'a, 'm, F> {
+    m: &'a Model<'m, F>,
+    t: usize,
+    inputs: &'a [F],
+    rbar: &'a [F],
+    prev: Option<&'a [F]>,
+    batch: usize,
+}
+
+/// What a block of rows writes: its connections' θ̄, its ū, ᾱ and β̄.
+struct BlockOut<'a, F> {
+    theta: &'a mut [F],
+    ubar: &'a mut [F],
+    alpha: &'a mut [F],
+    beta: &'a mut [F],
+}
+
+/// One backward step for the rows from `first_row` (as many as `out.ubar` holds): z̄, ᾱ, β̄, ū,
+/// and each connection's θ̄ (before the softplus factor).
+#[inline(always)]
+fn backward_block<F: Real>(v: &StepView<F>, first_row: usize, out: BlockOut<F>) {
+    let (m, t, batch) = (v.m, v.t, v.batch);
+    let n = m.neurons();
+    let edge0 = m.brain.row_start[first_row] as usize;
+    let mut scratch = vec![F::ZERO; 2 * batch];
+    for (r, ub) in out.ubar.chunks_exact_mut(batch).enumerate() {
+        let j = first_row + r;
+        let u = &v.inputs[j * batch..(j + 1) * batch];
+        let rbar = &v.rbar[j * batch..(j + 1) * batch];
+        let (mu, g) = (m.mu[t * n + j], m.gain[t * n + j]);
+        let (inv_aj, bj) = (F::ONE / m.alpha[j], m.beta[j]);
+        let (zbars, weighted) = scratch.split_at_mut(batch);
+        if rbar.iter().all(|&x| x == F::ZERO) {
+            // No blame reaches this neuron at this step (late steps: most of the brain).
+            ub.fill(F::ZERO);
+            continue;
+        }
+        let c = Elementwise { mu, g, beta0: m.beta0, leak: m.leak, bj };
+        macro_rules! fixed {
+            ($($b:literal)*) => {
+                match batch {
+                    $($b => c.run::<$b>(u.try_into().expect("batch"), rbar.try_into().expect("batch"), zbars.try_into().expect("batch"), weighted.try_into().expect("batch"), ub.try_into().expect("batch")),)*
+                    _ => c.run_any(u, rbar, zbars, weighted, ub),
+                }
+            };
+        }
+        fixed!(8 16 32 64);
+        let any = zbars.iter().any(|&z| z != F::ZERO);
+        let (sb, sa) = (sum(zbars), sum(weighted) * inv_aj);
+        out.beta[r] += sb;
+        out.alpha[r] += sa;
+        if let Some(prev) = v.prev
+            && any
+        {
+            let ub: &[F] = ub;
+            let prev32 = as_f32(prev);
+            macro_rules! fixed {
+                ($($b:literal)*) => {
+                    match batch {
+                        $($b => {
+                            let ub: &[F; $b] = ub.try_into().expect("batch");
+                            let row = m.brain.row(j);
+                            let ahead = prev32.is_some();
+                            for e in row {
+                                if ahead && let (Some(&q), Some(prev32)) = (m.brain.pre.get(e + PREFETCH_AHEAD), prev32) {
+                                    crate::brain::cpu::prefetch(&prev32[q as usize * $b..(q as usize + 1) * $b]);
+                                }
+                                let p = m.brain.pre[e] as usize;
+                                out.theta[e - edge0] += dot_fixed::<F, $b>(ub, prev[p * $b..(p + 1) * $b].try_into().expect("batch"));
+                            }
+                        })*
+                        _ => for e in m.brain.row(j) {
+                            let p = m.brain.pre[e] as usize;
+                            out.theta[e - edge0] += dot(ub, &prev[p * batch..(p + 1) * batch]);
+                        },
+                    }
+                };
+            }
+            fixed!(8 16 32 64);
+        }
+    }
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+unsafe fn backward_block_avx2<F: Real>(v: &StepView<F>, first_row: usize, out: BlockOut<F>) {
+    backward_block(v, first_row, out)
+}
+
+/// `dot` for a batch size known when compiling.
+#[inline(always)]
+fn dot_fixed<F: Real, const B: usize>(a: &[F; B], b: &[F; B]) -> F {
+    let mut lanes = [F::ZERO; 8];
+    for c in 0..B / 8 {
+        for l in 0..8 {
+            lanes[l] += a[c * 8 + l] * b[c * 8 + l];
+        }
+    }
+    combine(lanes)
+}
+
+/// One neuron's step constants for the element-by-element part of the backward step.
+struct Elementwise<F> {
+    mu: F,
+    g: F,
+    beta0: F,
+    leak: F,
+    bj: F,
+}
+
+impl<F: Real> Elementwise<F> {
+    /// z̄ = r̄ λ (1 − a²)[a > 0], z̄ (z − β) and ū = z̄ g for each position, with no running sum
+    /// (so that it runs as vectors).
+    #[inline(always)]
+    fn one(&self, u: F, rbar: F) -> (F, F, F) {
+        let z = (u - self.mu) * self.g + self.beta0;
+        let a = z.tanh_relu();
+        let zbar = if a > F::ZERO { rbar * self.leak * (F::ONE - a * a) } else { F::ZERO };
+        (zbar, zbar * (z - self.bj), zbar * self.g)
+    }
+
+    #[inline(always)]
+    fn run<const B: usize>(&self, u: &[F; B], rbar: &[F; B], zbars: &mut [F; B], weighted: &mut [F; B], ub: &mut [F; B]) {
+        for b in 0..B {
+            (zbars[b], weighted[b], ub[b]) = self.one(u[b], rbar[b]);
+        }
+    }
+
+    #[inline(always)]
+    fn run_any(&self, u: &[F], rbar: &[F], zbars: &mut [F], weighted: &mut [F], ub: &mut [F]) {
+        for b in 0..u.len() {
+            (zbars[b], weighted[b], ub[b]) = self.one(u[b], rbar[b]);
+        }
+    }
+}
+
+/// How many connections ahead the θ̄ pass asks for the senders' rates (as the engine does).
+const PREFETCH_AHEAD: usize = 24;
+
+/// Σ v in eight running sums, combined as `combine` does.
+#[inline(always)]
+fn sum<F: Real>(v: &[F]) -> F {
+    let mut lanes = [F::ZERO; 8];
+    let chunks = v.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..8 {
+            lanes[l] += c[l];
+        }
+    }
+    let mut s = combine(lanes);
+    for &x in tail {
+        s += x;
+    }
+    s
+}
+
+/// The eight running sums added as a tree (lanes 0+4, 1+5, …), which vector units do in three
+/// steps.
+#[inline(always)]
+fn combine<F: Real>(l: [F; 8]) -> F {
+    let (a, b, c, d) = (l[0] + l[4], l[1] + l[5], l[2] + l[6], l[3] + l[7]);
+    (a + c) + (b + d)
+}
+
+/// What the transposed gather of one step reads.
+struct TransposeView<'a, 'm, F> {
+    m: &'a Model<'m, F>,
+    keep: F,
+    rbar: &'a [F],
+    ubar: &'a [F],
+    active: &'a [bool],
+    batch: usize,
+}
+
+/// r̄⁽ᵗ⁻¹⁾ of the senders from `first` (as many as `out` holds): (1 − λ) r̄⁽ᵗ⁾ + Σ W ū over each
+/// sender's connections in receiver order (those to a neuron with no blame add nothing).
+#[inline(always)]
+fn transpose_block<F: Real>(v: &TransposeView<F>, first: usize, out: &mut [F]) {
+    let (m, keep, rbar, ubar, batch) = (v.m, v.keep, v.rbar, v.ubar, v.batch);
+    let base = m.base;
+    for (k, o) in out.chunks_exact_mut(batch).enumerate() {
+        let i = first + k;
+        let edges = &base.by_sender[base.sender_start[i] as usize..base.sender_start[i + 1] as usize];
+        macro_rules! fixed {
+            ($($b:literal)*) => {
+                match batch {
+                    $($b => {
+                        let mut acc = [F::ZERO; $b];
+                        for (a, &r) in acc.iter_mut().zip(&rbar[i * $b..(i + 1) * $b]) {
+                            *a = keep * r;
+                        }
+                        for &e in edges {
+                            let j = base.post[e as usize] as usize;
+                            if !v.active[j] {
+                                continue;
+                            }
+                            let w = m.weight[e as usize];
+                            let u: &[F; $b] = ubar[j * $b..(j + 1) * $b].try_into().expect("batch");
+                            for b in 0..$b {
+                                acc[b] += w * u[b];
+                            }
+                        }
+                        o.copy_from_slice(&acc);
+                    })*
+                    _ => {
+                        for (a, &r) in o.iter_mut().zip(&rbar[i * batch..(i + 1) * batch]) {
+                            *a = keep * r;
+                        }
+                        for &e in edges {
+                            let j = base.post[e as usize] as usize;
+                            if !v.active[j] {
+                                continue;
+                            }
+                            let w = m.weight[e as usize];
+                            for (a, &u) in o.iter_mut().zip(&ubar[j * batch..(j + 1) * batch]) {
+                                *a += w * u;
+                            }
+                        }
+                    }
+                }
+            };
+        }
+        fixed!(1 8 16 32 64);
+    }
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+unsafe fn transpose_block_avx2<F: Real>(v: &TransposeView<F>, first: usize, out: &mut [F]) {
+    transpose_block(v, first, out)
 }
 
 /// The eye's input of a batch in float `F`.

@@ -35,7 +35,7 @@ enum Stage {
 }
 
 /// Whether this CPU runs the blocks compiled for AVX2 (checked once).
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVX2.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
@@ -81,6 +81,7 @@ fn tanh_relu_with(z: f32) -> f32 {
 }
 
 /// max(0, tanh z) as both engines compute it.
+#[inline(always)]
 pub fn tanh_relu(z: f32) -> f32 {
     tanh_relu_with(z)
 }
@@ -118,7 +119,7 @@ fn for_each_connection(brain: &Brain, j: usize, rates: &[f32], batch: usize, mut
 /// Asks the memory system for the cache lines of `data` without waiting for them (a hint: it
 /// changes no result).
 #[inline(always)]
-fn prefetch(data: &[f32]) {
+pub(crate) fn prefetch(data: &[f32]) {
     #[cfg(target_arch = "x86_64")]
     for line in data.chunks(16) {
         // SAFETY: a prefetch of a valid address; it reads nothing into the program.
