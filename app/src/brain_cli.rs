@@ -114,6 +114,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     }
     let learned = go("brain", "brain", &options, &mut brain)?;
     let control = if job.control { Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain)?) } else { None };
+    let val = &val[..job.val.min(val.len())];
     eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
     let start_state = State { readout: start.readout.clone(), brain: base.start() };
     let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(&base, brain, state, &descending, rows);
@@ -315,7 +316,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -
             start_hold.get_or_insert(s);
         }
         let last_hold = on(&o.last, hold, &mut brain);
-        let last_val = on(&o.last, val, &mut brain);
+        let last_val = on(&o.last, &val[..job.val.min(val.len())], &mut brain);
         let control = control_hold.get_or_insert_with(|| last_hold.clone()).clone();
         let start_ref = start_hold.clone().unwrap_or_default();
         table.push(json!({

@@ -301,3 +301,43 @@ fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
     let taken = flychess(t.path(), &["bio", "train", "--name", "nb", "--lessons", "64"]);
     assert!(!taken.status.success() && String::from_utf8_lossy(&taken.stderr).contains("another kind"));
 }
+
+#[test]
+fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is_checked() {
+    let t = tempfile::tempdir().unwrap();
+    let g = json(&flychess(t.path(), &["gradcheck", "--json"]));
+    assert_eq!(g["passed"], true);
+    let kinds: Vec<&str> = g["finite_differences"].as_array().unwrap().iter().map(|k| k["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.len(), 5, "{kinds:?}");
+    for k in g["finite_differences"].as_array().unwrap() {
+        assert!(k["max_relative_error"].as_f64().unwrap() <= 1e-3, "{k}");
+    }
+    let args = ["train", "--brain", "--window", "6", "--max-change", "0.2", "--brain-opt", "sgd", "--positions", "64", "--brain-batch", "16", "--val", "32", "--val-every", "32", "--hold", "48", "--name", "leashed", "--json"];
+    let r = json(&flychess(t.path(), &args));
+    assert_eq!(r["runs"]["start"]["fly"], "flywire", "from the brain's own readout-only fly");
+    for run in ["brain", "readout_only"] {
+        let x = &r["runs"][run];
+        assert_eq!((x["val"]["positions"].as_u64(), x["hold"]["positions"].as_u64()), (Some(32), Some(48)), "{run}");
+        assert_eq!(x["curve"].as_array().unwrap().len(), 3, "{run}: VAL at 0, 32 and 64");
+        let top1 = &x["hold"]["top1"];
+        assert!(top1["low"].as_f64().unwrap() <= top1["value"].as_f64().unwrap() && top1["value"].as_f64().unwrap() <= top1["high"].as_f64().unwrap());
+    }
+    assert!(r["runs"]["brain"]["connections_changed"].as_u64().unwrap() > 1_000, "the brain learned");
+    assert!(r["runs"]["brain"]["largest_strength_change"].as_f64().unwrap() <= 0.2 + 1e-4, "within its leash");
+    assert_eq!(r["runs"]["readout_only"]["connections_changed"], 0);
+    assert!(r["runs"]["brain_minus_readout_only"]["top1"]["value"].is_number());
+    assert!(r["training_over_forward"].as_f64().unwrap() > 0.0);
+    // Asked again, both runs resume from their finished checkpoints: the same figures.
+    let again = json(&flychess(t.path(), &args));
+    assert_eq!(again["runs"]["brain"]["hold"], r["runs"]["brain"]["hold"]);
+    // The error going back for a labelled position: blame at every step, growing on its way back.
+    let fen = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap().rows[4096].fen.clone();
+    let b = json(&flychess(t.path(), &["blame", "--fen", &fen, "--json"]));
+    let steps = b["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 12);
+    assert_eq!(steps[11]["regions"][0][0], "descending", "at step 12 only the descending neurons are blamed");
+    assert!(steps[0]["largest"].as_f64().unwrap() > steps[11]["largest"].as_f64().unwrap());
+    // `--brain` without a value means nothing to other commands.
+    let bad = flychess(t.path(), &["brain", "info", "--brain"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("--brain needs a value"));
+}
