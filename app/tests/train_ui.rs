@@ -226,3 +226,39 @@ fn the_brain_tab_sends_the_error_back_through_the_twelve_steps() {
     assert!(drawn.view.iter().all(|x| x.abs() <= 1.0 + 1e-6) && drawn.view.iter().any(|x| (x.abs() - 1.0).abs() < 1e-6));
     assert!(h.query_by_label_contains("the error going back").is_some(), "the step title says so");
 }
+
+#[test]
+fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() {
+    let data = data();
+    let mut h = harness(&data);
+    let name = format!("ui-brain-{}", std::process::id());
+    app_mut(&mut h).tab = Tab::Train;
+    app_mut(&mut h).train.kind = flychess::ui::train::RunKind::Brain;
+    h.step();
+    {
+        let b = &mut app_mut(&mut h).train.brain_runs;
+        b.name = name.clone();
+        b.positions = 128;
+    }
+    h.step();
+    h.get_by_label("Train the brain").click();
+    h.step();
+    assert!(app(&h).train.brain_runs.running(), "the run started");
+    h.get_by_label("Pause").click();
+    h.step();
+    wait(&mut h, "the run to reach its first pause", |a| a.train.brain_runs.job.as_ref().is_some_and(|j| j.stage.contains("positions")));
+    let held = app(&h).train.brain_runs.job.as_ref().unwrap().done;
+    std::thread::sleep(std::time::Duration::from_millis(4000));
+    h.step();
+    let job = app(&h).train.brain_runs.job.as_ref().unwrap();
+    assert!(job.running() && job.done == held && held < job.target, "paused at {held} of {}: {} now", job.target, job.done);
+    assert!(h.query_by_label_contains("(paused)").is_some());
+    h.get_by_label("Resume").click();
+    h.step();
+    wait(&mut h, "the brain run and its control to finish", |a| !a.train.brain_runs.running());
+    let job = app(&h).train.brain_runs.job.as_ref().unwrap();
+    assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")), "{:?}", job.outcome);
+    wait(&mut h, "its curves", |a| a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5));
+    assert!(h.query_by_label_contains("VAL loss (lower is better)").is_some(), "the plots are on screen");
+    std::fs::remove_dir_all(data.join("runs").join(&name)).unwrap();
+}

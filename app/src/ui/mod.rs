@@ -13,6 +13,7 @@ mod about;
 mod flies;
 pub mod play;
 pub mod train;
+pub mod train_brain;
 pub mod train_dopamine;
 pub mod blame;
 pub mod lesson;
@@ -611,7 +612,7 @@ impl FlyChessApp {
             "a neuron click"
         } else if self.brain_view.as_ref().is_some_and(|v| v.exporting()) {
             "an export"
-        } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() {
+        } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() || self.train.brain_runs.running() {
             "a training run"
         } else if self.play.thinking.is_some() || self.play.replaying() {
             "a think"

@@ -87,6 +87,8 @@ pub struct TrainTab {
     /// Which kind of run the form starts: a readout fitted by backprop, or a dopamine fly.
     pub kind: RunKind,
     pub dopamine: crate::ui::train_dopamine::DopamineRuns,
+    /// Brain runs (the brain learns too, `ui::train_brain`).
+    pub brain_runs: crate::ui::train_brain::BrainRuns,
     last_scan: f64,
 }
 
@@ -95,6 +97,8 @@ pub struct TrainTab {
 pub enum RunKind {
     Readout,
     Dopamine,
+    /// The brain learns too (backprop through time on a leash).
+    Brain,
 }
 
 impl Default for TrainTab {
@@ -112,6 +116,7 @@ impl Default for TrainTab {
             hidden: HashSet::new(),
             kind: RunKind::Readout,
             dopamine: Default::default(),
+            brain_runs: Default::default(),
             last_scan: f64::NEG_INFINITY,
         }
     }
@@ -208,9 +213,14 @@ impl TrainTab {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.kind, RunKind::Readout, "Readout (backprop)").on_hover_text("Fit the readout of the descending neurons by gradient descent: the strong way");
             ui.selectable_value(&mut self.kind, RunKind::Dopamine, "Dopamine (three-factor rule)").on_hover_text("Only the mushroom body learns, the way a real fly does: no backprop");
+            ui.selectable_value(&mut self.kind, RunKind::Brain, "Train the brain (backprop through time)").on_hover_text("The brain's connections and neurons learn too, on a leash, beside a readout-only control");
         });
         if self.kind == RunKind::Dopamine {
             self.dopamine.show(ui, ready, data);
+            return;
+        }
+        if self.kind == RunKind::Brain {
+            self.brain_runs.show(ui, ready, data);
             return;
         }
         let running = self.job.as_ref().is_some_and(RunningJob::running);
