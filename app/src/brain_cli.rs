@@ -37,6 +37,8 @@ pub struct BrainJob {
     pub speed_batches: Vec<usize>,
     pub seed: u64,
     pub json: bool,
+    /// Where the brain run thinks and sends the error back.
+    pub engine: flychess_sim::brain::simulator::EngineChoice,
 }
 
 fn bar(total: usize, name: &str) -> ProgressBar {
@@ -97,9 +99,13 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let dir = data.join("runs").join(&job.name);
     let options = RunOptions { leash: job.leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
     let speed = if job.speed_batches.is_empty() { None } else { Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?) };
-    let go = |label: &str, stem: &str, options: &RunOptions, brain: &mut flychess_sim::brain::Brain| -> Result<Outcome> {
+    let mut gpu = flychess_sim::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
+    if let Some(g) = &gpu {
+        eprintln!("thinking and sending the error back on {}", g.backward.adapter);
+    }
+    let go = |label: &str, stem: &str, options: &RunOptions, brain: &mut flychess_sim::brain::Brain, gpu: Option<&mut flychess_sim::bptt::gpu::GpuTrainer>| -> Result<Outcome> {
         let bar = bar(options.positions, label);
-        let setup = Setup { base: &base, brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val };
+        let setup = Setup { base: &base, brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val, gpu };
         let outcome = run::run(setup, options, &dir.join(stem), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {
@@ -112,8 +118,8 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     if !job.leash.brain_learns() {
         return Err(anyhow!("--lr-synapses and --lr-neurons are both 0: that is the readout-only run (drop --brain)"));
     }
-    let learned = go("brain", "brain", &options, &mut brain)?;
-    let control = if job.control { Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain)?) } else { None };
+    let learned = go("brain", "brain", &options, &mut brain, gpu.as_mut())?;
+    let control = if job.control { Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain, None)?) } else { None };
     let val = &val[..job.val.min(val.len())];
     eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
     let start_state = State { readout: start.readout.clone(), brain: base.start() };
@@ -166,6 +172,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
         "hold_positions": hold.len(),
         "runs": measured,
         "training_over_forward": learned.timing.positions_per_second() / learned.timing.forward_positions_per_second().max(1e-9),
+        "engine": gpu.as_ref().map_or_else(|| "cpu".to_string(), |g| format!("gpu: {}", g.backward.adapter)),
         "speed_by_batch": speed,
         "peak_memory_bytes": peak_memory(),
         "checkpoints": dir.display().to_string(),
@@ -296,7 +303,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -
         let options = RunOptions { leash: leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
         let bar = bar(options.positions, &format!("pilot {k}"));
         eprintln!("pilot {k}: {title}");
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val };
+        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val, gpu: None };
         let o = run::run(setup, &options, &dir.join(format!("pilot-{k}")), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {

@@ -716,6 +716,7 @@ fn main() -> std::process::ExitCode {
                     speed_batches: b.speed_batches,
                     seed: b.stream_seed,
                     json: b.json,
+                    engine: engine.choice(),
                 };
                 if b.pilots { brain_cli::pilots(&which, &data, &job, &b.only) } else { brain_cli::train(&which, &data, &job) }
             } else if newborn {

@@ -79,7 +79,7 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let go = |stem: &str, brain: &mut flychess_sim::brain::Brain, stop_after: Option<usize>, o: &RunOptions| {
         let stop = AtomicBool::new(false);
-        let setup = Setup { base: &base, brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val };
+        let setup = Setup { base: &base, brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu: None };
         run::run(setup, o, &dir.path().join(stem), &stop, &|done, _, _| {
             if stop_after.is_some_and(|a| done >= a) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -112,10 +112,60 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     assert!(straight.curve[3].val.loss < straight.curve[0].val.loss, "the run learned: {:?}", straight.curve);
     // Another leash under the same name is refused, not mixed in.
     let other = RunOptions { seed: 6, ..o.clone() };
-    let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val };
+    let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu: None };
     assert!(run::run(setup, &other, &dir.path().join("straight"), &AtomicBool::new(false), &|_, _, _| {}).is_err());
     // The readout-only control leaves the brain as measured.
     let control = go("control", &mut brain, None, &options(false));
     assert_eq!(control.last.brain, base.start());
     assert_ne!(control.last.readout, s.readout);
+}
+
+#[test]
+fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
+    use flychess_sim::bptt::{gradient, gpu::GpuBackward, Reader};
+    let all = rows();
+    let s = small_brain(5);
+    let mut brain = s.brain.clone();
+    let base = Base::of(&brain);
+    base.apply(&s.params, &mut brain);
+    let device = flychess_sim::brain::gpu::headless_device().expect("a GPU adapter (Mesa lavapipe on a machine without a GPU)");
+    let gpu = GpuBackward::new(device, &brain, &base).unwrap();
+    for (batch, window) in [(3usize, 6usize), (8, 12), (5, 1)] {
+        let (boards, targets) = positions(&all[4096..4096 + batch]);
+        let model = base.model_of_brain(&brain, &s.params);
+        let x = brain.eye_input(&boards);
+        let rates = cpu::think_walking(&brain, &boards, false).data;
+        let heads = Heads::<f32>::of(&s.readout);
+        let reader = Reader { descending: &s.descending, steps: &s.read_steps };
+        let on_cpu = gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window, false);
+        let on_gpu = gpu.gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window).unwrap();
+        for (kind, a, b) in [("θ", &on_gpu.theta, &on_cpu.theta), ("α", &on_gpu.alpha, &on_cpu.alpha), ("β", &on_gpu.beta, &on_cpu.beta)] {
+            let largest = b.iter().fold(0f32, |m, g| m.max(g.abs()));
+            let worst = a.iter().zip(b.iter()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+            assert!(largest > 0.0, "batch {batch}, window {window}: {kind} has a gradient");
+            assert!(worst <= 1e-4 * largest, "batch {batch}, window {window}, {kind}: {worst} against {largest}");
+        }
+        assert_eq!(on_gpu.readout_weights, on_cpu.readout_weights, "the readout's part is the CPU's");
+    }
+}
+
+#[test]
+fn a_brain_run_on_the_gpu_follows_the_cpu_run() {
+    let all = rows();
+    let (train, val) = (&all[6144..6400], &all[4096..4200]);
+    let s = small_brain(13);
+    let base = Base::of(&s.brain);
+    let dir = tempfile::tempdir().unwrap();
+    let o = RunOptions { positions: 24, ..options(true) };
+    let device = flychess_sim::brain::gpu::headless_device().expect("a GPU adapter (Mesa lavapipe on a machine without a GPU)");
+    let mut trainer = flychess_sim::bptt::gpu::GpuTrainer::new(device, &s.brain, &base).unwrap();
+    let mut outcomes = Vec::new();
+    for (stem, gpu) in [("cpu", None), ("gpu", Some(&mut trainer))] {
+        let mut brain = s.brain.clone();
+        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu };
+        outcomes.push(run::run(setup, &o, &dir.path().join(stem), &AtomicBool::new(false), &|_, _, _| {}).unwrap());
+    }
+    let moved = |o: &run::Outcome| o.last.brain.theta.iter().zip(&base.theta0).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    let apart = outcomes[0].last.brain.theta.iter().zip(&outcomes[1].last.brain.theta).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    assert!(moved(&outcomes[0]) > 0.0 && apart <= 1e-3 * moved(&outcomes[0]), "moved {} on the CPU, {apart} apart", moved(&outcomes[0]));
 }

@@ -276,7 +276,7 @@ fn train(ready: &ReadyBrain, data: &Path, name: &str, positions: usize, leash: &
     let options = RunOptions { leash: leash.clone(), positions, batch: 32, val_every: (positions / 8).max(32), val: 256, seed: 1 };
     let mut summary = Vec::new();
     for (k, (label, stem, o)) in [("brain", "brain", options.clone()), ("readout only", "readout-only", RunOptions { leash: leash.readout_only(), ..options.clone() })].into_iter().enumerate() {
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &ready.checksum, homeostasis: &homeostasis, descending, start: (&start_name, &start.readout), train, val };
+        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &ready.checksum, homeostasis: &homeostasis, descending, start: (&start_name, &start.readout), train, val, gpu: None };
         let outcome = run::run(setup, &o, &dir.join(stem), stop, &|done, total, _| {
             send(Msg::Positions(k * total + done, 2 * total));
             send(Msg::Stage(format!("{label}: {done} of {total} positions")));

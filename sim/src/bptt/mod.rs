@@ -22,6 +22,7 @@
 
 pub mod blame;
 pub mod check;
+pub mod gpu;
 pub mod run;
 
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};

@@ -219,6 +219,8 @@ pub struct Setup<'a> {
     pub start: (&'a str, &'a Readout),
     pub train: &'a [Row],
     pub val: &'a [Row],
+    /// Think and send the error back on a GPU (None: the CPU).
+    pub gpu: Option<&'a mut super::gpu::GpuTrainer>,
 }
 
 /// A finished (or stopped) run.
@@ -293,7 +295,7 @@ pub fn checkpoint_path(stem: &Path) -> PathBuf {
 /// Runs (or resumes) the training kept at `stem`: `stem.ckpt` and the curve `stem.jsonl`.
 /// `progress(positions done, total, latest point)`; `stop` is looked at between batches.
 pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, progress: &dyn Fn(usize, usize, Option<&Point>)) -> Result<Outcome> {
-    let Setup { base, brain, brain_checksum, homeostasis, descending, start, train, val } = setup;
+    let Setup { base, brain, brain_checksum, homeostasis, descending, start, train, val, mut gpu } = setup;
     if train.is_empty() {
         return Err(Error::Invalid("no TRAIN positions to stream".into()));
     }
@@ -379,12 +381,22 @@ pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, p
             let (mut gw, mut gb, loss, mut g_theta, mut g_alpha, mut g_beta);
             if leash.brain_learns() {
                 base.apply(&state.brain, brain);
-                let rates = crate::brain::cpu::think_walking(brain, &boards, false);
+                let rates = match gpu.as_deref_mut() {
+                    Some(g) => {
+                        g.engine.retune(brain)?;
+                        g.engine.think_rates(&boards)?
+                    }
+                    None => crate::brain::cpu::think_walking(brain, &boards, false),
+                };
                 let t1 = Instant::now();
                 header.timing.forward += (t1 - t0).as_secs_f64();
                 let model = base.model_of_brain(brain, &state.brain);
                 let x = brain.eye_input(&boards);
-                let g = gradient(&model, &x, &rates.data, boards.len(), &Heads::<f32>::of(&state.readout), &reader, &targets, leash.window, false);
+                let heads = Heads::<f32>::of(&state.readout);
+                let g = match gpu.as_deref_mut() {
+                    Some(gt) => gt.backward.gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, leash.window)?,
+                    None => gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, leash.window, false),
+                };
                 header.timing.backward += t1.elapsed().as_secs_f64();
                 (gw, gb, loss, g_theta, g_alpha, g_beta) = (g.readout_weights, g.readout_bias, g.loss, g.theta, g.alpha, g.beta);
             } else {

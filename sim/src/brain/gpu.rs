@@ -26,7 +26,7 @@ use super::{Brain, Rates, STEPS};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
 
-pub const SHADER: &str = include_str!("../../../shaders/brain_step.wgsl");
+pub const SHADER: &str = concat!(include_str!("../../../shaders/brain_step.wgsl"), include_str!("../../../shaders/rate_math.wgsl"));
 pub const READ_SHADER: &str = include_str!("../../../shaders/brain_read.wgsl");
 const WORKGROUP: u32 = 64;
 const MAX_GROUPS_X: u32 = 65_535;
@@ -171,13 +171,18 @@ struct Slab {
     steps: Vec<wgpu::BindGroup>,
 }
 
-fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    // Empty arrays still need a binding of at least 4 bytes.
-    let bytes = if bytes.is_empty() { &[0u8; 4][..] } else { bytes };
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE })
+pub(crate) fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    storage_with(device, label, bytes, wgpu::BufferUsages::empty())
 }
 
-fn pipeline(device: &wgpu::Device, label: &str, source: &str, entry: &str) -> wgpu::ComputePipeline {
+/// A storage buffer that can also be `extra` (written again: `COPY_DST`).
+fn storage_with(device: &wgpu::Device, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+    // Empty arrays still need a binding of at least 4 bytes.
+    let bytes = if bytes.is_empty() { &[0u8; 4][..] } else { bytes };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE | extra })
+}
+
+pub(crate) fn pipeline(device: &wgpu::Device, label: &str, source: &str, entry: &str) -> wgpu::ComputePipeline {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) });
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
@@ -200,7 +205,7 @@ fn uniform_block<T>(buffer: &wgpu::Buffer, k: usize) -> wgpu::BindingResource<'_
 
 /// A dispatch of `invocations` in workgroups of 64, wrapped into a second dimension after
 /// `max_x` workgroups: (x, y).
-fn workgroups(invocations: u64, max_x: u32) -> (u32, u32) {
+pub(crate) fn workgroups(invocations: u64, max_x: u32) -> (u32, u32) {
     let groups = invocations.div_ceil(WORKGROUP as u64);
     let x = groups.min(max_x as u64) as u32;
     (x, groups.div_ceil(max_x as u64) as u32)
@@ -240,9 +245,9 @@ impl GpuEngine {
             read_pipeline: pipeline(&device, "brain_read.wgsl", READ_SHADER, "copy_out"),
             row_start: storage(&device, "row_start", bytemuck::cast_slice(&brain.row_start)),
             pre: storage(&device, "pre", bytemuck::cast_slice(&brain.pre)),
-            weight: storage(&device, "weight", bytemuck::cast_slice(&brain.weight)),
+            weight: storage_with(&device, "weight", bytemuck::cast_slice(&brain.weight), wgpu::BufferUsages::COPY_DST),
             eye_slot: storage(&device, "eye_slot", bytemuck::cast_slice(&brain.eye_slot)),
-            homeostasis: storage(&device, "homeostasis", bytemuck::cast_slice(&homeostasis)),
+            homeostasis: storage_with(&device, "homeostasis", bytemuck::cast_slice(&homeostasis), wgpu::BufferUsages::COPY_DST),
             eye: brain.eye.clone(),
             params: brain.params,
             neurons: brain.neurons,
@@ -265,6 +270,23 @@ impl GpuEngine {
             }
         }
         Ok(engine)
+    }
+
+    /// Takes the weights and per-step constants of `brain` (the same wiring, tuned by brain
+    /// training: `Brain::tune`) for the next thinks.
+    pub fn retune(&mut self, brain: &Brain) -> Result<()> {
+        if brain.neurons != self.neurons || (brain.connections() * 4) as u64 != self.weight.size().max(4) && brain.connections() > 0 {
+            return Err(Error::Invalid("retune takes a brain of the same wiring".into()));
+        }
+        let homeostasis: Vec<f32> = brain.homeostasis().mu.iter().chain(brain.gains()).copied().collect();
+        self.queue.write_buffer(&self.weight, 0, bytemuck::cast_slice(&brain.weight));
+        self.queue.write_buffer(&self.homeostasis, 0, bytemuck::cast_slice(&homeostasis));
+        Ok(())
+    }
+
+    /// The device and queue the engine runs on (another kernel can share them).
+    pub fn device_and_queue(&self) -> (wgpu::Device, wgpu::Queue) {
+        (self.device.clone(), self.queue.clone())
     }
 
     /// Wraps the dispatch into a second dimension after `n` workgroups (tests use a small `n` to
