@@ -73,6 +73,24 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     app_mut(&mut h).brain_view.as_mut().unwrap().select(Some(1000));
     h.step();
     h.step();
+    // The error going back, drawn by the cloud's blame mode on this device: red and blue points.
+    app_mut(&mut h).brain_view.as_mut().unwrap().select(None);
+    h.step();
+    h.get_by_label("Send the error back").click();
+    h.step();
+    wait(&mut h, "the error going back", |a| a.brain_view.as_ref().is_some_and(|v| v.blame.shown.is_some() || !v.blame.busy()));
+    assert!(app(&h).brain_view.as_ref().unwrap().blame.shown.is_some(), "{}", app(&h).brain_view.as_ref().unwrap().blame.status);
+    app_mut(&mut h).brain_view.as_mut().unwrap().step = 7;
+    h.step();
+    let frame = h.render().expect("a frame renders on the wgpu device");
+    let (red, blue) = frame.pixels().fold((0, 0), |(r, b), p| {
+        let [pr, pg, pb, _] = p.0;
+        (r + usize::from(pr as i32 > pb as i32 + 60 && pr as i32 > pg as i32 + 30), b + usize::from(pb as i32 > pr as i32 + 60))
+    });
+    assert!(red > 50 && blue > 50, "the blame view draws red and blue points: {red} red, {blue} blue pixels");
+    if let Some(dir) = std::env::var_os("FLYCHESS_DOCS") {
+        frame.save(std::path::Path::new(&dir).join("brain-blame.png")).unwrap();
+    }
     // The frame times, for the note (measured, never asserted).
     eprintln!("{}", app(&h).frames.summary());
     assert!(app(&h).frames.worst.contains_key("an export") && app(&h).frames.worst.contains_key("a neuron click"));

@@ -110,13 +110,17 @@ impl BlamePanel {
         }
         let Some(s) = self.shown.as_ref().filter(|s| thought.is_some_and(|t| t.id == s.of)) else { return };
         ui.small(format!(
-            "Fly {}: loss {:.3} against Stockfish's shares. Red: more activity here would lower the loss; blue: less. Each step is scaled to its own largest value, from {:.1e} at step 12 to {:.1e} at step 1.",
-            s.fly, s.blame.loss, s.blame.largest[11], s.blame.largest[0]
+            "Fly {}: loss {:.3} against Stockfish's shares. Red: more activity here would lower the loss; blue: less. Each step is scaled to its own 99th percentile ({:.1e} at step 12, {:.1e} at step 1); the largest values are {:.1e} and {:.1e}.",
+            s.fly, s.blame.loss, s.blame.scale(11), s.blame.scale(0), s.blame.largest[11], s.blame.largest[0]
         ));
-        let present: Vec<Region> = Region::ALL.into_iter().filter(|r| (0..12).any(|t| s.blame.region_mean[t][*r as usize] > 0.0)).collect();
+        // The six regions with the most blame over the 12 steps (the chart stays readable).
+        let mut present: Vec<Region> = Region::ALL.into_iter().filter(|r| (0..12).any(|t| s.blame.region_mean[t][*r as usize] > 0.0)).collect();
+        let total = |r: &Region| (0..12).map(|t| s.blame.region_mean[t][*r as usize].max(1e-30).log10()).sum::<f64>();
+        present.sort_by(|a, b| total(b).total_cmp(&total(a)));
+        present.truncate(6);
         Plot::new("blame-by-region")
             .height(170.0)
-            .legend(Legend::default())
+            .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
             .x_axis_label("step")
             .y_axis_label("log10 mean |d loss / d rate|")
             .allow_scroll(false)

@@ -540,7 +540,7 @@ impl BrainView {
             ui.label(RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" })).size(size + 4.0).strong());
             if blaming && let Some(b) = thought.and_then(|t| self.blame.drawn_for(t.id)) {
                 let top = Region::ALL.into_iter().max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize])).expect("regions");
-                ui.label(RichText::new(format!("d loss / d rate after step {}: up to {:.1e}; the {} carry the most blame.", step + 1, b.blame.largest[step], top.name())).size(size));
+                ui.label(RichText::new(format!("d loss / d rate after step {}: up to {:.1e}; most blame per neuron: {}.", step + 1, b.blame.largest[step], top.name())).size(size));
             } else if let Some(s) = &summary {
                 ui.label(RichText::new(s.sentence(step)).size(size));
             } else {

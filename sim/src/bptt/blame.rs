@@ -104,11 +104,25 @@ impl Blame {
         BlameReport { fen: fen.to_string(), loss: self.loss, steps }
     }
 
-    /// Each step scaled to its own largest, with the sign turned so that a positive value means
-    /// "more activity here would lower the loss" (the view's red): what the cloud draws.
+    /// Each step scaled to the 99th percentile of its blamed neurons' |value| (the few larger ones
+    /// drawn at full size), with the sign turned so that a positive value means "more activity
+    /// here would lower the loss" (the view's red), in [−1, 1]: what the cloud draws.
     pub fn for_view(&self) -> Vec<f32> {
         let n = self.neurons;
-        (0..STEPS * n).map(|k| -self.per_step[k] / self.largest[k / n].max(1e-30)).collect()
+        let scale: Vec<f32> = (0..STEPS).map(|t| self.scale(t)).collect();
+        (0..STEPS * n).map(|k| (-self.per_step[k] / scale[k / n]).clamp(-1.0, 1.0)).collect()
+    }
+
+    /// The 99th percentile of |d loss / d rate| over the neurons blamed at step `t` (0-based).
+    pub fn scale(&self, t: usize) -> f32 {
+        let n = self.neurons;
+        let mut blamed: Vec<f32> = self.per_step[t * n..(t + 1) * n].iter().map(|v| v.abs()).filter(|&v| v > 0.0).collect();
+        if blamed.is_empty() {
+            return 1.0;
+        }
+        let k = ((blamed.len() as f64 * 0.99) as usize).min(blamed.len() - 1);
+        let (_, v, _) = blamed.select_nth_unstable_by(k, f32::total_cmp);
+        v.max(1e-30)
     }
 }
 
