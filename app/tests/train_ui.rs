@@ -155,12 +155,7 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
     flychess::ui::rename_fly(&data, &renamed, &name).unwrap();
     // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
-    app_mut(&mut h).tab = Tab::Play;
-    h.step();
-    drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
-    app_mut(&mut h).tab = Tab::Brain;
-    h.step();
+    e4_then_the_brain_tab(&mut h);
     h.get_by_label("Show the lesson").click();
     h.step();
     wait(&mut h, "the lesson", |a| a.brain_view.as_ref().is_some_and(|v| v.lesson.shown.is_some() || !v.lesson.busy()));
@@ -194,16 +189,21 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// 1.e4 played in the Play tab, the fly's answer waited for, then the Brain tab showing its think.
+fn e4_then_the_brain_tab(h: &mut egui_kittest::Harness<'static, App>) {
+    app_mut(h).tab = Tab::Play;
+    h.step();
+    drag(h, shakmaty::Square::E2, shakmaty::Square::E4);
+    wait(h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
+    app_mut(h).tab = Tab::Brain;
+    h.step();
+}
+
 #[test]
 fn the_brain_tab_sends_the_error_back_through_the_twelve_steps() {
     let data = data();
     let mut h = harness(&data);
-    app_mut(&mut h).tab = Tab::Play;
-    h.step();
-    drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
-    app_mut(&mut h).tab = Tab::Brain;
-    h.step();
+    e4_then_the_brain_tab(&mut h);
     h.get_by_label("Send the error back").click();
     h.step();
     wait(&mut h, "the error going back", |a| a.brain_view.as_ref().is_some_and(|v| v.blame.shown.is_some() || !v.blame.busy()));

@@ -42,8 +42,11 @@ pub struct BlamePanel {
     pub showing: bool,
     pub status: String,
     /// The brain's tables for the backward pass, by brain checksum.
-    base: Arc<Mutex<Option<(String, Arc<Base>)>>>,
+    base: KeptBase,
 }
+
+/// The brain's backward-pass tables, by brain checksum, shared with the panel's worker.
+type KeptBase = Arc<Mutex<Option<(String, Arc<Base>)>>>;
 
 impl BlamePanel {
     pub fn busy(&self) -> bool {

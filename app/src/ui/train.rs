@@ -92,7 +92,15 @@ pub struct TrainTab {
     last_scan: f64,
 }
 
-/// The two ways a fly learns.
+/// How a finished run ended, in green, or in red with why it failed.
+pub fn show_outcome(ui: &mut egui::Ui, outcome: &Result<String, String>) {
+    match outcome {
+        Ok(text) => ui.colored_label(Color32::from_rgb(90, 200, 120), text),
+        Err(e) => ui.colored_label(Color32::LIGHT_RED, format!("The run failed: {e}")),
+    };
+}
+
+/// The ways a fly learns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunKind {
     Readout,

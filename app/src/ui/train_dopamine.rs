@@ -184,12 +184,7 @@ impl DopamineRuns {
                         job.stop.store(true, Ordering::Relaxed);
                     }
                 }
-                Some(Ok(text)) => {
-                    ui.colored_label(Color32::from_rgb(90, 200, 120), text);
-                }
-                Some(Err(e)) => {
-                    ui.colored_label(Color32::LIGHT_RED, format!("The run failed: {e}"));
-                }
+                Some(outcome) => crate::ui::train::show_outcome(ui, outcome),
             }
         }
         ui.separator();

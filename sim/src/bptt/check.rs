@@ -155,6 +155,9 @@ fn loss_at(s: &SmallBrain, boards: &[Planes], targets: &[Target], p: &LearnableF
     super::readout_gradient(heads, &features, targets).0
 }
 
+/// Moves the `i`th number of one kind by `d`.
+type Nudge = dyn Fn(&mut LearnableF64, &mut Heads<f64>, usize, f64);
+
 /// Every kind against central finite differences (step `h`, f64, all 12 steps).
 pub fn against_finite_differences(s: &SmallBrain, boards: &[Planes], targets: &[Target], h: f64) -> Vec<KindCheck> {
     let p = LearnableF64::from(&s.params);
@@ -167,7 +170,7 @@ pub fn against_finite_differences(s: &SmallBrain, boards: &[Planes], targets: &[
         nudge(&mut p2, &mut h2, -h);
         (loss_at(s, boards, targets, &p1, &h1) - loss_at(s, boards, targets, &p2, &h2)) / (2.0 * h)
     };
-    let numeric = |count: usize, at: &dyn Fn(&mut LearnableF64, &mut Heads<f64>, usize, f64)| -> Vec<f64> { (0..count).map(|i| central(&|p, hd, d| at(p, hd, i, d))).collect() };
+    let numeric = |count: usize, at: &Nudge| -> Vec<f64> { (0..count).map(|i| central(&|p, hd, d| at(p, hd, i, d))).collect() };
     let n = s.brain.neurons;
     vec![
         kind("connection strength θ", &g.theta, &numeric(g.theta.len(), &|p, _, i, d| p.theta[i] += d)),
