@@ -264,10 +264,11 @@ pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
     if report.passed { Ok(()) } else { Err(anyhow!("the gradient check failed")) }
 }
 
-/// One pilot: a name and its leash (the step sizes of the readout shared by all).
-fn pilot_leashes(lr_readout: f32) -> Vec<(&'static str, Leash)> {
+/// One pilot: a name and its leash (the step sizes of the readout shared by all; the brain's as
+/// named, times `brain_scale`).
+fn pilot_leashes(lr_readout: f32, brain_scale: f32) -> Vec<(&'static str, Leash)> {
     use flychess_sim::bptt::run::BrainOptimizer::{Adam, Sgd};
-    let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses, lr_neurons| Leash { window, calm_unreached, brain_optimizer, max_change, lr_synapses, lr_neurons, lr_readout };
+    let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses: f32, lr_neurons: f32| Leash { window, calm_unreached, brain_optimizer, max_change, lr_synapses: lr_synapses * brain_scale, lr_neurons: lr_neurons * brain_scale, lr_readout };
     vec![
         ("readout only (today's fly, the control)", leash(6, false, Adam, None, 0.0, 0.0)),
         ("everything, Adam 1e-5, window 6 (the seed's flag)", leash(6, false, Adam, None, 1e-5, 1e-5)),
@@ -281,7 +282,7 @@ fn pilot_leashes(lr_readout: f32) -> Vec<(&'static str, Leash)> {
 
 /// `flychess train --brain --pilots`: the pilots of the seed's cheat 5 from the same start on the
 /// same positions, each measured on HOLD against the readout-only control (paired).
-pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -> Result<()> {
+pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], brain_scale: f32) -> Result<()> {
     let spec = crate::cli::spec(which, data)?;
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.rows;
@@ -290,7 +291,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -
     let mut table = Vec::new();
     let mut control_hold: Option<Vec<PositionOutcome>> = None;
     let mut start_hold: Option<Vec<PositionOutcome>> = None;
-    for (k, (title, leash)) in pilot_leashes(job.leash.lr_readout).into_iter().enumerate() {
+    for (k, (title, leash)) in pilot_leashes(job.leash.lr_readout, brain_scale).into_iter().enumerate() {
         if !only.is_empty() && !only.contains(&k) && k != 0 {
             continue;
         }
@@ -349,7 +350,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize]) -
             if k == 0 { "—".to_string() } else { format!("{:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * t["hold_minus_readout_only"]["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["high"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["value"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["low"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["high"].as_f64().unwrap_or(f64::NAN)) }
         );
     }
-    let report = json!({ "positions": job.positions, "batch": job.batch, "hold_positions": hold.len(), "start_hold": start_hold.as_deref().map(figures), "pilots": table, "peak_memory_bytes": peak_memory() });
+    let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": start_hold.as_deref().map(figures), "pilots": table, "peak_memory_bytes": peak_memory() });
     let text = serde_json::to_string_pretty(&report)?;
     std::fs::create_dir_all(&dir)?;
     flychess_sim::connectome::brain_file::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;

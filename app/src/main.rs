@@ -587,6 +587,9 @@ pub struct BrainTrainArgs {
     /// With --pilots: only these (0 = readout only is always run), e.g. 3,5.
     #[arg(long, value_delimiter = ',')]
     only: Vec<usize>,
+    /// With --pilots: every brain step size times this (e.g. 0.1: ten times smaller steps).
+    #[arg(long, default_value_t = 1.0)]
+    pilot_brain_scale: f32,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -718,7 +721,7 @@ fn main() -> std::process::ExitCode {
                     json: b.json,
                     engine: engine.choice(),
                 };
-                if b.pilots { brain_cli::pilots(&which, &data, &job, &b.only) } else { brain_cli::train(&which, &data, &job) }
+                if b.pilots { brain_cli::pilots(&which, &data, &job, &b.only, b.pilot_brain_scale) } else { brain_cli::train(&which, &data, &job) }
             } else if newborn {
                 fly_cli::newborn(&which, &data, &name, ship)
             } else {
