@@ -41,6 +41,8 @@ pub struct BlamePanel {
     /// The cloud shows the blame instead of the rates.
     pub showing: bool,
     pub status: String,
+    /// Stockfish as the settings name it (None: found on PATH or in /usr/games).
+    pub stockfish: Option<PathBuf>,
     /// The brain's tables for the backward pass, by brain checksum.
     base: KeptBase,
 }
@@ -76,11 +78,11 @@ impl BlamePanel {
     /// Starts working out the blame of `fen` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, fen: String, of: u64) {
         let (tx, rx) = channel();
-        let (waker, base) = (ctx.clone(), self.base.clone());
+        let (waker, base, stockfish) = (ctx.clone(), self.base.clone(), self.stockfish.clone());
         std::thread::Builder::new()
             .name("error going back".into())
             .spawn(move || {
-                let r = work(&ready, &data, &fen, of, &base).map_err(|e| format!("{e:#}"));
+                let r = work(&ready, &data, &fen, of, &base, stockfish.as_deref()).map_err(|e| format!("{e:#}"));
                 let _ = tx.send(r);
                 waker.request_repaint();
             })
@@ -137,11 +139,11 @@ impl BlamePanel {
     }
 }
 
-fn work(ready: &ReadyBrain, data: &Path, fen: &str, of: u64, base: &Mutex<Option<(String, Arc<Base>)>>) -> anyhow::Result<ShownBlame> {
+fn work(ready: &ReadyBrain, data: &Path, fen: &str, of: u64, base: &Mutex<Option<(String, Arc<Base>)>>, stockfish: Option<&Path>) -> anyhow::Result<ShownBlame> {
     let (fly_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data).ok_or_else(|| anyhow::anyhow!("this brain has no trained fly yet (train one in the Train tab)"))?;
     let fly = flychess_sim::fly::Fly::load(&path)?;
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let target = flychess_sim::bptt::blame::label(fen, None, &dataset.rows)?;
+    let target = flychess_sim::bptt::blame::label(fen, stockfish, &dataset.rows)?;
     let base = {
         let mut kept = base.lock().unwrap_or_else(|e| e.into_inner());
         match kept.as_ref().filter(|(c, _)| *c == ready.checksum) {

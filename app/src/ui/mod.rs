@@ -694,6 +694,8 @@ impl FlyChessApp {
             Tab::Brain => {
                 if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
                     let now = ui.input(|i| i.time);
+                    // The error going back labels its position with the Stockfish the settings name.
+                    v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
                     v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r, &self.launch.data, self.render_state.as_ref());
                 }
             }
