@@ -16,7 +16,7 @@ use serde_json::json;
 use flychess_sim::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
 use flychess_sim::bptt::{gradient, Base, Heads, Reader};
 use flychess_sim::calibrate::{self, CalibrationOptions};
-use flychess_sim::data::{shipped_path, Dataset, HOLD, VAL};
+use flychess_sim::data::{shipped_path, Dataset};
 use flychess_sim::fly::{self, Fly};
 use flychess_sim::stats;
 use flychess_sim::train::PositionOutcome;
@@ -92,8 +92,8 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
         return Err(anyhow!("fly {start_name} belongs to another brain ({})", start.meta.brain));
     }
     let dataset = Dataset::load(&shipped_path())?;
-    let rows = &dataset.rows;
-    let (hold, val, train) = (&rows[..HOLD.min(job.hold)], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
+    let hold = &hold[..job.hold.min(hold.len())];
     let descending = loaded.connectome.groups.descending.clone();
     let base = Base::of(&brain);
     let dir = data.join("runs").join(&job.name);
@@ -247,7 +247,7 @@ fn speed_table(base: &Base, brain: &mut flychess_sim::brain::Brain, descending: 
 /// `flychess gradcheck`: the small brain's check, printed.
 pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
-    let (boards, targets) = run::boards_and_targets(&dataset.rows[HOLD..HOLD + 3]);
+    let (boards, targets) = run::boards_and_targets(&dataset.val()[..3]);
     let report = flychess_sim::bptt::check::report(seed, &boards, &targets)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -280,31 +280,64 @@ fn pilot_leashes(lr_readout: f32, brain_scale: f32) -> Vec<(&'static str, Leash)
     ]
 }
 
+/// The brain one homeostasis of the pilots runs on, and the start fly's HOLD outcomes on it.
+struct PilotBrain {
+    loaded: flychess_sim::connectome::brain_file::Loaded,
+    brain: flychess_sim::brain::Brain,
+    homeostasis: String,
+    start_name: String,
+    start: Fly,
+    base: Base,
+    start_hold: Vec<PositionOutcome>,
+}
+
+impl PilotBrain {
+    fn new(spec: &flychess_sim::store::BrainSpec, data: &Path, calm_unreached: bool, hold: &[flychess_sim::data::Row]) -> Result<PilotBrain> {
+        let (loaded, mut brain) = crate::cli::ready(spec, data, CalibrationOptions { calm_unreached })?;
+        let homeostasis = calibrate::fingerprint(brain.homeostasis());
+        let (start_name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
+        let start = Fly::load(&path)?;
+        let base = Base::of(&brain);
+        let start_state = State { readout: start.readout.clone(), brain: base.start() };
+        let start_hold = run::outcomes(&base, &mut brain, &start_state, &loaded.connectome.groups.descending, hold);
+        Ok(PilotBrain { loaded, brain, homeostasis, start_name, start, base, start_hold })
+    }
+}
+
 /// `flychess train --brain --pilots`: the pilots of the seed's cheat 5 from the same start on the
 /// same positions, each measured on HOLD against the readout-only control (paired).
 pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], brain_scale: f32) -> Result<()> {
     let spec = crate::cli::spec(which, data)?;
     let dataset = Dataset::load(&shipped_path())?;
-    let rows = &dataset.rows;
-    let (hold, val, train) = (&rows[..HOLD.min(job.hold)], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
+    let hold = &hold[..job.hold.min(hold.len())];
     let dir = data.join("runs").join(&job.name);
     let mut table = Vec::new();
     let mut control_hold: Option<Vec<PositionOutcome>> = None;
-    let mut start_hold: Option<Vec<PositionOutcome>> = None;
+    // The brain with each homeostasis (plain, calm unreached), made once: loaded, its backward
+    // tables, and the start fly's HOLD outcomes on it.
+    let mut prepared: [Option<PilotBrain>; 2] = [None, None];
     for (k, (title, leash)) in pilot_leashes(job.leash.lr_readout, brain_scale).into_iter().enumerate() {
         if !only.is_empty() && !only.contains(&k) && k != 0 {
             continue;
         }
-        let (loaded, mut brain) = crate::cli::ready(&spec, data, CalibrationOptions { calm_unreached: leash.calm_unreached })?;
-        let homeostasis = calibrate::fingerprint(brain.homeostasis());
-        let (start_name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
-        let start = Fly::load(&path)?;
-        let descending = loaded.connectome.groups.descending.clone();
-        let base = Base::of(&brain);
+        let calm = usize::from(leash.calm_unreached);
+        if prepared[calm].is_none() {
+            let made = PilotBrain::new(&spec, data, leash.calm_unreached, hold)?;
+            if let Some(plain) = prepared[0].as_ref().filter(|_| calm == 1) {
+                let same = plain.start_hold.iter().zip(&made.start_hold).filter(|(a, b)| a.top1 == b.top1 && (a.loss - b.loss).abs() < 1e-6).count();
+                eprintln!("  the start fly on the calm homeostasis: the same answer and loss on {same} of {} HOLD positions", made.start_hold.len());
+            }
+            prepared[calm] = Some(made);
+        }
+        // Differences from the start are against the start on the plain homeostasis.
+        let start_ref = prepared[0].as_ref().map(|p| p.start_hold.clone()).unwrap_or_default();
+        let PilotBrain { loaded, brain, homeostasis, start_name, start, base, .. } = prepared[calm].as_mut().expect("made above");
+        let descending = &loaded.connectome.groups.descending;
         let options = RunOptions { leash: leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
         let bar = bar(options.positions, &format!("pilot {k}"));
         eprintln!("pilot {k}: {title}");
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val, gpu: None };
+        let setup = Setup { base, brain: &mut *brain, brain_checksum: &loaded.checksum, homeostasis, descending, start: (start_name, &start.readout), train, val, gpu: None };
         let o = run::run(setup, &options, &dir.join(format!("pilot-{k}")), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {
@@ -312,21 +345,10 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
             }
         })?;
         bar.finish_and_clear();
-        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(&base, brain, state, &descending, rows);
-        if start_hold.is_none() || leash.calm_unreached {
-            let s = on(&State { readout: start.readout.clone(), brain: base.start() }, hold, &mut brain);
-            if let Some(plain) = &start_hold
-                && leash.calm_unreached
-            {
-                let same = plain.iter().zip(&s).filter(|(a, b)| a.top1 == b.top1 && (a.loss - b.loss).abs() < 1e-6).count();
-                eprintln!("  the start fly on the calm homeostasis: the same answer and loss on {same} of {} HOLD positions", s.len());
-            }
-            start_hold.get_or_insert(s);
-        }
-        let last_hold = on(&o.last, hold, &mut brain);
-        let last_val = on(&o.last, &val[..job.val.min(val.len())], &mut brain);
+        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(base, brain, state, descending, rows);
+        let last_hold = on(&o.last, hold, brain);
+        let last_val = on(&o.last, &val[..job.val.min(val.len())], brain);
         let control = control_hold.get_or_insert_with(|| last_hold.clone()).clone();
-        let start_ref = start_hold.clone().unwrap_or_default();
         table.push(json!({
             "pilot": k,
             "what": title,
@@ -350,7 +372,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
             if k == 0 { "—".to_string() } else { format!("{:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * t["hold_minus_readout_only"]["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["high"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["value"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["low"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["high"].as_f64().unwrap_or(f64::NAN)) }
         );
     }
-    let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": start_hold.as_deref().map(figures), "pilots": table, "peak_memory_bytes": peak_memory() });
+    let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": prepared[0].as_ref().map(|p| figures(&p.start_hold)), "pilots": table, "peak_memory_bytes": peak_memory() });
     let text = serde_json::to_string_pretty(&report)?;
     std::fs::create_dir_all(&dir)?;
     flychess_sim::connectome::brain_file::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;

@@ -263,9 +263,7 @@ fn train(ready: &ReadyBrain, data: &Path, name: &str, positions: usize, leash: &
     send(Msg::Stage("the backward pass's tables".into()));
     let base = Base::of(&brain);
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let rows = &dataset.rows;
-    use flychess_sim::data::{HOLD, VAL};
-    let (val, train) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
+    let (val, train) = (dataset.val(), dataset.train());
     let dir = data.join("runs").join(name);
     let descending = &ready.connectome.groups.descending;
     let options = RunOptions { leash: leash.clone(), positions, batch: 32, val_every: (positions / 8).max(32), val: 256, seed: 1 };

@@ -308,8 +308,10 @@ pub fn report(seed: u64, boards: &[Planes], targets: &[Target]) -> Result<Report
     let p = LearnableF64::from(&s.params);
     let heads = Heads::<f64>::of(&s.readout);
     let exact = hand_gradient(&s, boards, targets, 6, &p, &heads);
-    let m32 = s.base.model::<f32>(&s.brain, &s.params);
-    let x = super::eye_input::<f32>(&s.brain, boards);
+    let mut brain32 = s.brain.clone();
+    s.base.apply(&s.params, &mut brain32);
+    let m32 = s.base.model_of_brain(&brain32, &s.params);
+    let x = brain32.eye_input(boards);
     let rates = m32.forward(&x, boards.len());
     let g32 = gradient(&m32, &x, &rates, boards.len(), &Heads::<f32>::of(&s.readout), &Reader { descending: &s.descending, steps: &s.read_steps }, targets, 6, false);
     let f = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();

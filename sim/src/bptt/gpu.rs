@@ -7,10 +7,8 @@
 //! is applied on the CPU. Sums run in a fixed order on both sides but not the same one (the
 //! CPU's runs in eight lanes), so the two agree to f32's rounding, not bit for bit.
 
-use wgpu::util::DeviceExt;
-
 use super::{readout_gradient, Gradient, Heads, Model, Reader};
-use crate::brain::gpu::{pipeline, storage, workgroups, Device};
+use crate::brain::gpu::{pipeline, storage, storage_with, workgroups, Device};
 use crate::brain::{Brain, STEPS};
 use crate::error::{Error, Result};
 use crate::train::Target;
@@ -87,8 +85,7 @@ impl GpuBackward {
     }
 
     fn buffer(&self, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
-        let bytes = if bytes.is_empty() { &[0u8; 4][..] } else { bytes };
-        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE | extra })
+        storage_with(&self.device, label, bytes, extra)
     }
 
     /// The same gradient as `bptt::gradient` (f32, no blame kept), with the brain's part on the GPU.

@@ -212,41 +212,15 @@ impl Base {
         brain.tune(weight, mu, gain);
     }
 
-    /// The model of `p` in float `F` for the backward pass.
-    pub fn model<'a, F: Real>(&'a self, brain: &'a Brain, p: &Learnable) -> Model<'a, F> {
-        let (weight, mu, gain) = self.engine_form(p);
-        let f = |v: Vec<f32>| v.into_iter().map(|x| F::of(x as f64)).collect::<Vec<F>>();
-        let dw = (p.theta.par_iter(), self.sign.par_iter()).into_par_iter().map(|(&t, &s)| F::of(s as f64 * sigmoid(t as f64))).collect();
-        Model {
-            brain,
-            base: self,
-            weight: f(weight),
-            mu: f(mu),
-            gain: f(gain),
-            alpha: f(p.alpha.clone()),
-            beta: f(p.beta.clone()),
-            dweight: dw,
-            leak: F::of(self.leak as f64),
-            beta0: F::of(self.beta0 as f64),
-            engine: false,
-        }
-    }
-
     /// The f32 model of `brain`, into which `p` has been put (`apply`): its weights and
     /// constants as the engines run them.
     pub fn model_of_brain<'a>(&'a self, brain: &'a Brain, p: &Learnable) -> Model<'a, f32> {
-        let n = brain.neurons;
-        let (mu, gain): (Vec<f32>, Vec<f32>) = (0..crate::brain::STEPS).flat_map(|t| {
-            let (m, g) = brain.step_constants(t);
-            m.iter().copied().zip(g.iter().copied()).collect::<Vec<_>>()
-        }).unzip();
-        debug_assert_eq!(mu.len(), STEPS * n);
         Model {
             brain,
             base: self,
             weight: brain.weight.clone(),
-            mu,
-            gain,
+            mu: brain.homeostasis().mu.clone(),
+            gain: brain.gains().to_vec(),
             alpha: p.alpha.clone(),
             beta: p.beta.clone(),
             dweight: (p.theta.par_iter(), self.sign.par_iter()).into_par_iter().map(|(&t, &s)| (s as f64 * sigmoid(t as f64)) as f32).collect(),
@@ -316,8 +290,8 @@ pub struct Model<'a, F> {
     pub dweight: Vec<F>,
     pub leak: F,
     pub beta0: F,
-    /// The weights and constants are the brain's own (`Base::model_of_brain`): the inputs u can
-    /// be summed by the CPU engine itself.
+    /// The weights and constants are the brain's own (`Base::model_of_brain`, f32): the inputs u
+    /// can be summed by the CPU engine itself.
     pub engine: bool,
 }
 

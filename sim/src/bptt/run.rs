@@ -30,6 +30,9 @@ use crate::train::{Metrics, Target};
 
 const MAGIC: &[u8; 8] = b"FLYBPTT1";
 const VERSION: u32 = 1;
+/// Arrays in a checkpoint's body: two states (readout weights and biases, θ − θ⁰, α, β) and three
+/// optimisers' two moments each (readout, synapses, neurons).
+const ARRAYS: usize = 2 * 5 + 3 * 2;
 
 /// How the brain's numbers move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,7 +265,7 @@ fn load(path: &Path, base: &Base, like: &Readout) -> Result<Saved> {
     let (header, packed): (Header, Vec<u8>) = container::read(path, MAGIC, VERSION, "brain training checkpoint")?;
     let raw = zstd::decode_all(&packed[..]).map_err(|e| Error::table(path, format!("damaged checkpoint body: {e}")))?;
     let values = container::f32_values(&raw);
-    if header.lengths.len() != 16 || header.lengths.iter().sum::<usize>() != values.len() {
+    if header.lengths.len() != ARRAYS || header.lengths.iter().sum::<usize>() != values.len() {
         return Err(Error::table(path, "the checkpoint's arrays do not add up"));
     }
     let mut at = 0;
@@ -340,7 +343,6 @@ pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, p
         };
         (states, moments, header)
     };
-    // Fix the moments' shapes for a fresh run (the readout's Adam always exists).
     let (lo, hi) = bounds(base, leash.max_change);
     let order = stream_order(train.len(), options.seed);
     let reader_steps = start.1.read_steps.clone();

@@ -176,7 +176,7 @@ pub(crate) fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu:
 }
 
 /// A storage buffer that can also be `extra` (written again: `COPY_DST`).
-fn storage_with(device: &wgpu::Device, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+pub(crate) fn storage_with(device: &wgpu::Device, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
     // Empty arrays still need a binding of at least 4 bytes.
     let bytes = if bytes.is_empty() { &[0u8; 4][..] } else { bytes };
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE | extra })
