@@ -9,7 +9,7 @@
 //! thread of its own; the brain's backward-pass tables (`bptt::Base`) are made once per brain.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, Color32, RichText};
@@ -77,17 +77,8 @@ impl BlamePanel {
 
     /// Starts working out the blame of `fen` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, fen: String, of: u64) {
-        let (tx, rx) = channel();
-        let (waker, base, stockfish) = (ctx.clone(), self.base.clone(), self.stockfish.clone());
-        std::thread::Builder::new()
-            .name("error going back".into())
-            .spawn(move || {
-                let r = work(&ready, &data, &fen, of, &base, stockfish.as_deref()).map_err(|e| format!("{e:#}"));
-                let _ = tx.send(r);
-                waker.request_repaint();
-            })
-            .expect("a thread can be started");
-        self.job = Some(rx);
+        let (base, stockfish) = (self.base.clone(), self.stockfish.clone());
+        self.job = Some(crate::ui::work_aside(ctx, "error going back", move || work(&ready, &data, &fen, of, &base, stockfish.as_deref())));
         self.status = "Labelling the position with Stockfish and sending the error back through the 12 steps…".into();
     }
 

@@ -7,7 +7,7 @@
 //! work runs on a thread of its own, on the brain's one dopamine model (`ReadyBrain::dopamine_model`).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
@@ -58,17 +58,7 @@ impl LessonPanel {
 
     /// Starts working out the lesson of `position` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, position: Chess, of: u64, fly_move: Move) {
-        let (tx, rx) = channel();
-        let waker = ctx.clone();
-        std::thread::Builder::new()
-            .name("lesson comic".into())
-            .spawn(move || {
-                let r = work(&ready, &data, &position, of, fly_move).map_err(|e| format!("{e:#}"));
-                let _ = tx.send(r);
-                waker.request_repaint();
-            })
-            .expect("a thread can be started");
-        self.job = Some(rx);
+        self.job = Some(crate::ui::work_aside(ctx, "lesson comic", move || work(&ready, &data, &position, of, fly_move)));
         self.status = "Working out the lesson (the first time, the mushroom body is prepared: a few seconds)…".into();
     }
 

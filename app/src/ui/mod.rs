@@ -128,6 +128,21 @@ pub struct Watch {
     pub plies: Option<usize>,
 }
 
+/// Runs `work` on a thread of its own named `name` and hands back where its answer (an error as
+/// text) arrives; the window is woken to show it. For the Brain tab's panels' one-off jobs.
+pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> std::sync::mpsc::Receiver<Result<T, String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waker = ctx.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = tx.send(work().map_err(|e| format!("{e:#}")));
+            waker.request_repaint();
+        })
+        .expect("a thread can be started");
+    rx
+}
+
 /// A loaded, calibrated brain.
 pub struct ReadyBrain {
     /// What it was built from (controls are built from the same tables).
