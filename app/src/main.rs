@@ -6,6 +6,7 @@ mod bio_cli;
 mod brain_cli;
 mod cli;
 mod fly_cli;
+mod views_cli;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,10 @@ struct Cli {
     /// Moves to play when the window opens (UCI or SAN, space-separated): "e2e4 e7e5 Nf3".
     #[arg(long, value_name = "MOVES")]
     moves: Option<String>,
+    /// A view to open on: looks-at, eye, all-moves (Play); steps, brain-eye, chart, probes,
+    /// classroom (Brain); learn (Train); doing (Flies). With --screenshot: a picture of it.
+    #[arg(long, value_name = "VIEW")]
+    view: Option<String>,
     /// The tab to open: play, brain, train, flies or about.
     #[arg(long, value_name = "TAB")]
     tab: Option<String>,
@@ -139,6 +144,48 @@ enum Command {
         #[arg(long)]
         fen: String,
         /// The fly whose readout the loss is of (default: the brain's own).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// What the fly looks at: each piece taken off the board in turn (all boards in one batch),
+    /// how much the chosen move's probability drops or rises and how much the descending neurons
+    /// move without it.
+    Explain {
+        #[arg(long)]
+        fen: String,
+        /// The fly (default: the brain's own trained fly, the shipped one first).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// What each region's rates know about the board: linear probes (material balance, check, a
+    /// piece hanging, a piece on e4) per region and step, fitted on TRAIN, scored on HOLD with
+    /// 95% intervals, beside the same probes on the board itself. Kept in DATA/probes/.
+    Probe {
+        #[arg(long, default_value_t = 4_096)]
+        train: usize,
+        #[arg(long, default_value_t = 1_024)]
+        val: usize,
+        #[arg(long, default_value_t = 2_048)]
+        hold: usize,
+        /// Neurons read per region (evenly spread through it).
+        #[arg(long, default_value_t = 128)]
+        neurons: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// How a fly is doing on HOLD: by the piece Stockfish's best move moves (with the confusion
+    /// of pieces) and by game phase, with 95% intervals.
+    Doing {
         #[arg(long)]
         fly: Option<String>,
         #[arg(long)]
@@ -665,11 +712,15 @@ fn main() -> std::process::ExitCode {
             {
                 return report(Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent)));
             }
+            let view = match cli.view.as_deref().map(flychess::ui::View::parse).transpose() {
+                Ok(v) => v,
+                Err(e) => return report(Err(e)),
+            };
             cli.tab
                 .as_deref()
                 .map(flychess::ui::Tab::parse)
                 .transpose()
-                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, quiet, watch, ..Default::default() }))
+                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, view, quiet, watch, ..Default::default() }))
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
@@ -739,6 +790,11 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Gradcheck { seed, json }) => brain_cli::gradcheck(seed, json),
         Some(Command::Blame { fen, fly, json, which }) => brain_cli::blame(&which, &data, &fen, fly.as_deref(), json),
+        Some(Command::Explain { fen, fly, json, which }) => views_cli::explain(&which, &data, &fen, fly.as_deref(), json),
+        Some(Command::Probe { train, val, hold, neurons, json, which }) => {
+            views_cli::probe(&which, &data, flychess_sim::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() }, json)
+        }
+        Some(Command::Doing { fly, json, which }) => views_cli::doing(&which, &data, fly.as_deref(), json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)

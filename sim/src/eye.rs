@@ -196,6 +196,45 @@ impl Eye {
 
 }
 
+/// What the eye sees of one square of the real board (a1 = 0): its placed cells by what they
+/// report (`[0..6]` R1–R6 for pawn … king, `[6]` R7 own pieces, `[7]` R8 the opponent's, "own"
+/// meaning the side to move) and how many of each get input from this board before step 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SquareSight {
+    pub square: u8,
+    pub cells: [u32; 8],
+    pub firing: [u32; 8],
+}
+
+impl SquareSight {
+    pub fn total(&self) -> u32 {
+        self.cells.iter().sum()
+    }
+    pub fn total_firing(&self) -> u32 {
+        self.firing.iter().sum()
+    }
+}
+
+/// How a position lands on the photoreceptors: 64 squares of the real board, a1 first. The eye
+/// reads the board from the side to move, so when Black moves its cells of square q sit on the
+/// real square q flipped vertically.
+pub fn sight(cells: &[EyeCell], pos: &shakmaty::Chess) -> Vec<SquareSight> {
+    use shakmaty::Position;
+    let board = crate::chess::planes(pos);
+    let x = batch_input(cells, &[board]);
+    let flip = pos.turn() == shakmaty::Color::Black;
+    let mut out: Vec<SquareSight> = (0..64u8).map(|square| SquareSight { square, ..Default::default() }).collect();
+    for (cell, v) in cells.iter().zip(&x) {
+        let real = if flip { cell.square ^ 56 } else { cell.square } as usize;
+        let k = cell.role.to_u8() as usize;
+        out[real].cells[k] += 1;
+        if *v > 0.0 {
+            out[real].firing[k] += 1;
+        }
+    }
+    out
+}
+
 /// The eye's input for a batch of boards (12 planes × 64 squares each, from the side to move):
 /// x = Σ_{p ∈ F} b_{p, q} for every placed cell, `[cell · batch + position]`. Both engines use it.
 pub fn batch_input(cells: &[EyeCell], boards: &[[[bool; 64]; 12]]) -> Vec<f32> {

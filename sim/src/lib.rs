@@ -6,6 +6,7 @@
 
 pub mod bio;
 pub mod brain;
+pub mod breakdown;
 pub mod bptt;
 pub mod burn_fit;
 pub mod cache;
@@ -18,10 +19,12 @@ pub mod duel;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod explain;
 pub mod eye;
 pub mod fly;
 pub mod ladder;
 pub mod play;
+pub mod probe;
 pub mod rating;
 pub mod readout;
 pub mod shipped;

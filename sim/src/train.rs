@@ -162,6 +162,20 @@ pub fn outcomes(r: &Readout, x: &[f32], targets: &[Target]) -> Vec<PositionOutco
         .collect()
 }
 
+/// Each position's favourite move: its index in the target's `legal` (the position's legal moves
+/// in shakmaty's order).
+pub fn favourites(r: &Readout, x: &[f32], targets: &[Target]) -> Vec<usize> {
+    let d = r.inputs;
+    targets
+        .par_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (p, _, _) = forward(r, &x[i * d..(i + 1) * d], t);
+            (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0)
+        })
+        .collect()
+}
+
 /// The means of `outcomes`.
 pub fn summarise(per: &[PositionOutcome]) -> Metrics {
     let n = per.len().max(1) as f64;

@@ -50,6 +50,14 @@ pub struct Arrow {
     pub colour: Color32,
 }
 
+/// A square tinted and labelled by a view (what the fly looks at, what its eye sees).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SquareMark {
+    pub square: Square,
+    pub fill: Color32,
+    pub text: String,
+}
+
 /// What the board shows this frame.
 pub struct BoardView<'a> {
     pub position: &'a Chess,
@@ -64,6 +72,8 @@ pub struct BoardView<'a> {
     pub arrows: Vec<Arrow>,
     /// Slide pieces between positions.
     pub animate: bool,
+    /// Squares tinted and labelled by a view.
+    pub overlays: Vec<SquareMark>,
 }
 
 /// What the user did on the board.
@@ -376,6 +386,9 @@ impl BoardState {
         for &m in &self.marks {
             tint(&painter, m, Color32::from_rgba_unmultiplied(235, 97, 80, 150));
         }
+        for o in &view.overlays {
+            tint(&painter, o.square, o.fill);
+        }
         if pos.is_check()
             && let Some(k) = pos.board().king_of(pos.turn())
         {
@@ -439,6 +452,15 @@ impl BoardState {
                     painter.circle_filled(c, s * 0.16, shade);
                 }
             }
+        }
+        // The views' labels, over the pieces in the square's top right corner.
+        let label_font = egui::FontId::proportional((s * 0.2).max(9.0));
+        for o in view.overlays.iter().filter(|o| !o.text.is_empty()) {
+            let r = self.square_rect(o.square, orientation);
+            let galley = painter.layout_no_wrap(o.text.clone(), label_font.clone(), Color32::WHITE);
+            let at = r.right_top() + Vec2::new(-galley.size().x - s * 0.04, s * 0.03);
+            painter.rect_filled(Rect::from_min_size(at, galley.size()).expand(1.5), 3.0, Color32::from_black_alpha(170));
+            painter.galley(at, galley, Color32::WHITE);
         }
         let user_arrows = self.arrows.iter().map(|&(from, to)| Arrow { from, to, colour: Color32::from_rgba_unmultiplied(21, 120, 27, 170) });
         for a in user_arrows.chain(view.arrows.iter().copied()) {

@@ -93,6 +93,16 @@ impl ThinkSummary {
         ThinkSummary { mean, moved }
     }
 
+    /// A short caption for `step` (0-based): the region the board moved most.
+    pub fn caption(&self, step: usize) -> String {
+        let Some(moved) = self.moved.get(step) else { return format!("Step {}", step + 1) };
+        let top = (0..Region::COUNT).max_by(|&a, &b| moved[a].total_cmp(&moved[b])).expect("regions");
+        if moved[top] < 1e-6 {
+            return format!("Step {}: the board has not reached past the eye", step + 1);
+        }
+        format!("Step {}: {} moved most ({:.3})", step + 1, Region::ALL[top].name(), moved[top])
+    }
+
     /// One sentence for `step` (0-based): the regions whose firing changed most since the step
     /// before.
     pub fn sentence(&self, step: usize) -> String {
@@ -223,6 +233,8 @@ pub struct BrainView {
     pub lesson: crate::ui::lesson::LessonPanel,
     /// The error going back for the shown position (`ui::blame`).
     pub blame: crate::ui::blame::BlamePanel,
+    /// The panes beside the cloud: the 12 steps at once, the eye, the signal chart, the probes.
+    pub figures: crate::ui::figures::Figures,
 }
 
 impl BrainView {
@@ -271,6 +283,7 @@ impl BrainView {
             replaying: false,
             lesson: Default::default(),
             blame: Default::default(),
+            figures: Default::default(),
         }
     }
 
@@ -536,6 +549,16 @@ impl BrainView {
         });
         egui::CentralPanel::default().show(ui, |ui| {
             let size = if self.classroom { 20.0 } else { 14.0 };
+            ui.horizontal(|ui| {
+                for (pane, label) in crate::ui::figures::Pane::ALL {
+                    ui.selectable_value(&mut self.figures.pane, pane, RichText::new(label).size(size));
+                }
+            });
+            if self.figures.pane != crate::ui::figures::Pane::Cloud {
+                let job = self.figure_job(thought, summary.as_deref(), render_state);
+                self.figures.show(ui, thought, summary.as_deref(), ready, data, job, size);
+                return;
+            }
             let blaming = thought.is_some_and(|t| self.blame.drawn_for(t.id).is_some());
             ui.label(RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" })).size(size + 4.0).strong());
             if blaming && let Some(b) = thought.and_then(|t| self.blame.drawn_for(t.id)) {
@@ -549,6 +572,25 @@ impl BrainView {
             let avail = ui.available_size();
             self.cloud(ui, avail, thought, step, false);
         });
+    }
+
+    /// What a figure of the shown think needs: the device, the cloud's geometry and marks, the
+    /// think's rates, the view as it is now, a title and a caption per step.
+    pub fn figure_job(&self, thought: Option<&Thought>, summary: Option<&ThinkSummary>, render_state: Option<&eframe::egui_wgpu::RenderState>) -> Option<crate::ui::figures::FigureJob> {
+        let (rs, t) = (render_state?, thought?);
+        let chosen = shakmaty::san::San::from_move(&t.position, t.chosen).to_string();
+        let p = t.policy.moves.iter().position(|m| *m == t.chosen).map(|i| t.policy.probability[i]).unwrap_or(0.0);
+        let mover = if shakmaty::Position::turn(&t.position) == shakmaty::Color::White { "White" } else { "Black" };
+        Some(crate::ui::figures::FigureJob {
+            device: rs.device.clone(),
+            queue: rs.queue.clone(),
+            geometry: self.geometry.clone(),
+            marks: self.marks.clone(),
+            rates: t.rates.clone(),
+            look: crate::ui::figures::FigureLook { camera: self.camera, mode: if self.mode == ColourMode::Blame { ColourMode::Activity } else { self.mode }, white_background: self.white_background },
+            title: format!("The fly's 12 steps ({mover} to move): it plays {chosen} ({:.0} %). {}", 100.0 * p, self.positions),
+            captions: (0..STEPS).map(|k| summary.map(|s| s.caption(k)).unwrap_or_else(|| format!("Step {}", k + 1))).collect(),
+        })
     }
 
     fn poll_control(&mut self, connectome: &Connectome) {

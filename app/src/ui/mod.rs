@@ -17,6 +17,8 @@ pub mod train_brain;
 pub mod train_dopamine;
 pub mod blame;
 pub mod lesson;
+pub mod figures;
+pub mod looks;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -67,6 +69,60 @@ impl Tab {
     }
 }
 
+/// A view the window opens on (`--view`): screenshots of each view, and a classroom that starts
+/// in presenter mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The Play board shows what the fly looks at (each piece's weight in its choice).
+    LooksAt,
+    /// The Play board shows how many photoreceptors each square lights.
+    Eye,
+    /// The Play panel lists every legal move.
+    AllMoves,
+    /// The Brain tab's 12 steps at once.
+    Steps,
+    /// The Brain tab's eye pane.
+    BrainEye,
+    /// The Brain tab's region signal chart.
+    Chart,
+    /// The Brain tab's linear probes.
+    Probes,
+    /// The Train tab's "watching it learn".
+    Learn,
+    /// The Flies tab's "how it's doing".
+    Doing,
+    /// The presenter mode.
+    Classroom,
+}
+
+impl View {
+    pub const NAMES: [(&'static str, View); 10] = [
+        ("looks-at", View::LooksAt),
+        ("eye", View::Eye),
+        ("all-moves", View::AllMoves),
+        ("steps", View::Steps),
+        ("brain-eye", View::BrainEye),
+        ("chart", View::Chart),
+        ("probes", View::Probes),
+        ("learn", View::Learn),
+        ("doing", View::Doing),
+        ("classroom", View::Classroom),
+    ];
+
+    pub fn parse(s: &str) -> Result<View> {
+        View::NAMES.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| anyhow!("unknown view {s:?}: {}", View::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
+    }
+
+    pub fn tab(self) -> Tab {
+        match self {
+            View::LooksAt | View::Eye | View::AllMoves => Tab::Play,
+            View::Steps | View::BrainEye | View::Chart | View::Probes | View::Classroom => Tab::Brain,
+            View::Learn => Tab::Train,
+            View::Doing => Tab::Flies,
+        }
+    }
+}
+
 /// What is kept across restarts.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -111,6 +167,8 @@ pub struct Launch {
     /// Moves to play at start (UCI or SAN, space-separated).
     pub moves: Vec<String>,
     pub tab: Option<Tab>,
+    /// `--view`: the view to open on.
+    pub view: Option<View>,
     /// No sound, no saved settings, no animation waits (tests and screenshots).
     pub quiet: bool,
     /// `--watch OPPONENT [--plies N]`: the fly plays OPPONENT move after move.
@@ -230,6 +288,9 @@ pub struct FlyChessApp {
     pub flies_status: String,
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
+    /// What the fly looks at and what its eye sees (the Play board's overlays, the Brain tab).
+    pub looks: looks::Looks,
+    view_applied: bool,
 }
 
 /// The slowest frame (the UI thread's time in `show`, ms) seen during each kind of work.
@@ -357,7 +418,7 @@ impl FlyChessApp {
         }
         let flies = list_flies(&launch.data);
         let ratings = read_ratings(&launch.data);
-        let tab = launch.tab.unwrap_or(Tab::Play);
+        let tab = launch.tab.or(launch.view.map(View::tab)).unwrap_or(Tab::Play);
         let stockfish_edit = settings.stockfish.clone();
         let mut app = FlyChessApp {
             adapter,
@@ -394,6 +455,8 @@ impl FlyChessApp {
             rename: None,
             flies_status: String::new(),
             stockfish_edit,
+            looks: Default::default(),
+            view_applied: false,
             launch,
         };
         app.apply_visuals(ctx);
@@ -595,6 +658,42 @@ impl FlyChessApp {
 
     /// Keeps the picker's list to the flies of the loaded brain (a fly of a control brain cannot
     /// play on this one); recomputed when the fly list or the brain changes.
+    /// `--view`: sets the views' state once the brain view exists.
+    fn apply_launch_view(&mut self) {
+        let Some(view) = self.launch.view else { return };
+        if self.view_applied || self.brain_view.is_none() {
+            return;
+        }
+        self.view_applied = true;
+        use figures::Pane;
+        let pane = |app: &mut FlyChessApp, pane: Pane| {
+            if let Some(v) = &mut app.brain_view {
+                v.figures.pane = pane;
+            }
+        };
+        match view {
+            View::LooksAt => self.looks.overlay = looks::Overlay::LooksAt,
+            View::Eye => self.looks.overlay = looks::Overlay::Eye,
+            View::AllMoves => self.play.all_moves = true,
+            View::Steps => pane(self, Pane::Steps),
+            View::BrainEye => pane(self, Pane::Eye),
+            View::Chart => pane(self, Pane::Chart),
+            View::Probes => pane(self, Pane::Probes),
+            View::Learn | View::Doing | View::Classroom => {}
+        }
+    }
+
+    /// True when the view opened with `--view` shows what it is for (a screenshot waits for it).
+    fn view_settled(&self) -> bool {
+        let thought = self.play.shown_thought();
+        match self.launch.view {
+            None => true,
+            Some(View::LooksAt) => thought.is_some_and(|t| self.looks.explanation(t.id).is_some()),
+            Some(View::Steps | View::Chart | View::Probes) => self.brain_view.as_ref().is_some_and(|v| v.figures.settled(thought)),
+            Some(_) => true,
+        }
+    }
+
     fn refresh_playable(&mut self) {
         let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
         let key = (self.flies.clone(), checksum.clone());
@@ -647,6 +746,7 @@ impl FlyChessApp {
         }
         self.refresh_playable();
         self.apply_launch_moves();
+        self.apply_launch_view();
         self.take_screenshot(&ctx);
         egui::Panel::left("tabs").exact_size(104.0).resizable(false).show(ui, |ui| {
             ui.add_space(8.0);
@@ -674,6 +774,7 @@ impl FlyChessApp {
             data: &self.launch.data,
             brain_checksum: ready.as_ref().map(|r| r.checksum.as_str()),
             animate: self.settings.animate,
+            looks: &mut self.looks,
         };
         self.play.update(&ctx, &mut cx, grades, hints);
         if std::mem::take(&mut self.play.wants_training) {
@@ -797,6 +898,7 @@ impl FlyChessApp {
                 self.moves_applied && fly_done && watched && self.opponent_asked.is_none() && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
             }
         };
+        let settled = settled && self.view_settled();
         let Some(shot) = &mut self.shot else { return };
         ctx.request_repaint();
         if !settled {

@@ -88,6 +88,10 @@ pub struct PlayTab {
     pub opponent_name: Option<String>,
     /// The user asked to train a fly for this brain (the window opens the Train tab).
     pub wants_training: bool,
+    /// The candidate move under the pointer (its arrow is drawn on the board).
+    pub hovered: Option<Move>,
+    /// List every legal move, not only the top CANDIDATES.
+    pub all_moves: bool,
 }
 
 /// The new-game dialog's choices.
@@ -112,6 +116,8 @@ pub struct PlayContext<'a> {
     /// The loaded brain (a dopamine fly's model is made from it).
     pub ready: Option<&'a Arc<crate::ui::ReadyBrain>>,
     pub animate: bool,
+    /// What the fly looks at and what its eye sees (shared with the Brain tab).
+    pub looks: &'a mut crate::ui::looks::Looks,
 }
 
 impl PlayTab {
@@ -147,6 +153,8 @@ impl PlayTab {
             stop_at: None,
             opponent_name: None,
             wants_training: false,
+            hovered: None,
+            all_moves: false,
         }
     }
 
@@ -555,8 +563,11 @@ impl PlayTab {
             let bar_height = 30.0;
             let avail = ui.available_size() - egui::vec2(0.0, bar_height + 8.0);
             let ply = self.shown_ply();
-            let live = self.cursor.is_none();
-            let position = self.game.position(ply).clone();
+            // What the fly looks at is drawn on the position it thought in (the board is then
+            // only looked at: turn the view off to play on).
+            let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt).then(|| self.shown_thought().map(|t| (t.position.clone(), t.chosen))).flatten();
+            let live = self.cursor.is_none() && looking.is_none();
+            let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| self.game.position(ply).clone());
             let mut arrows = Vec::new();
             if let (true, Some((fen, m))) = (live, &self.hint)
                 && *fen == self.game.fen(ply)
@@ -564,18 +575,34 @@ impl PlayTab {
                 let (from, to) = crate::ui::board::move_squares(m);
                 arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
             }
+            if let Some((_, m)) = &looking {
+                let (from, to) = crate::ui::board::move_squares(m);
+                arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(21, 120, 27, 190) });
+            }
+            if let Some(m) = self.hovered {
+                let (from, to) = crate::ui::board::move_squares(&m);
+                arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(230, 120, 20, 190) });
+            }
+            let overlays = self.overlays(ui.ctx(), cx, &position);
             let view = BoardView {
                 position: &position,
                 orientation: self.orientation,
                 user: (live && !self.game.is_over() && self.fly.is_some()).then_some(self.user),
-                last_move: ply.checked_sub(1).map(|p| self.game.moves()[p]),
+                last_move: if looking.is_some() { None } else { ply.checked_sub(1).map(|p| self.game.moves()[p]) },
                 theme: cx.theme,
                 arrows,
                 animate: cx.animate,
+                overlays,
             };
+            let value = self.shown_thought().map(|t| if t.position.turn() == Color::White { t.value } else { -t.value });
             let action = ui
                 .allocate_ui(avail.max(egui::vec2(64.0, 64.0)), |ui| {
-                    ui.centered_and_justified(|ui| self.board.show(ui, &view)).inner
+                    ui.horizontal_centered(|ui| {
+                        let side = (ui.available_width() - 30.0).min(ui.available_height()).max(64.0);
+                        self.evaluation_bar(ui, value, side);
+                        ui.allocate_ui(egui::vec2(side, side), |ui| ui.centered_and_justified(|ui| self.board.show(ui, &view)).inner).inner
+                    })
+                    .inner
                 })
                 .inner;
             match action {
@@ -589,6 +616,56 @@ impl PlayTab {
         });
         self.new_game_window(ui.ctx(), cx);
         self.report_window(ui.ctx());
+    }
+
+    /// The fly's value of the shown think as a bar beside the board (White's share from the
+    /// bottom when White is at the bottom) and a number, from White's side.
+    fn evaluation_bar(&self, ui: &mut egui::Ui, value: Option<f32>, height: f32) {
+        let (rect, response) = ui.allocate_exact_size(egui::vec2(22.0, height), egui::Sense::hover());
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 2.0, Color32::from_gray(40));
+        let v = value.unwrap_or(0.0).clamp(-1.0, 1.0);
+        let white = rect.height() * (1.0 + v) / 2.0;
+        let white_rect = if self.orientation == Color::White {
+            egui::Rect::from_min_max(egui::pos2(rect.min.x, rect.max.y - white), rect.max)
+        } else {
+            egui::Rect::from_min_max(rect.min, egui::pos2(rect.max.x, rect.min.y + white))
+        };
+        painter.rect_filled(white_rect, 2.0, Color32::from_gray(235));
+        if let Some(v) = value {
+            let text = format!("{v:+.2}");
+            let at = if (v >= 0.0) == (self.orientation == Color::White) { rect.center_bottom() - egui::vec2(0.0, 4.0) } else { rect.center_top() + egui::vec2(0.0, 4.0) };
+            let anchor = if at.y > rect.center().y { egui::Align2::CENTER_BOTTOM } else { egui::Align2::CENTER_TOP };
+            let colour = if v >= 0.0 { Color32::from_gray(30) } else { Color32::from_gray(220) };
+            painter.text(at, anchor, text, egui::FontId::proportional(9.5), colour);
+        }
+        response.on_hover_text(match value {
+            Some(v) => format!("The fly's value of the position it moved in, from White's side: {v:+.2} (−1 lost, +1 won)."),
+            None => "The fly's value appears once it has thought.".into(),
+        });
+    }
+
+    /// The squares' marks for the board overlay chosen (what the fly looks at, its eye).
+    fn overlays(&mut self, ctx: &egui::Context, cx: &mut PlayContext, position: &shakmaty::Chess) -> Vec<crate::ui::board::SquareMark> {
+        use crate::ui::looks::{Looks, Overlay};
+        cx.looks.poll();
+        let Some(ready) = cx.ready else { return Vec::new() };
+        match cx.looks.overlay {
+            Overlay::Nothing => Vec::new(),
+            Overlay::Eye => Looks::eye_marks(&Looks::sight(ready, position)),
+            Overlay::LooksAt => {
+                // The lesion of the shown think, drawn on the position it thought in.
+                let Some(t) = self.shown_thought().filter(|t| t.position == *position) else { return Vec::new() };
+                match cx.looks.explanation(t.id) {
+                    Some(e) => Looks::explain_marks(&e),
+                    None => {
+                        let t = t.clone();
+                        cx.looks.request(ctx, &t, self.fly.as_ref(), ready);
+                        Vec::new()
+                    }
+                }
+            }
+        }
     }
 
     fn player_bar(&self, ui: &mut egui::Ui, colour: Color, cx: &PlayContext) {
@@ -640,6 +717,41 @@ impl PlayTab {
                 .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)");
         });
         ui.horizontal(|ui| {
+            use crate::ui::looks::Overlay;
+            ui.label("Board:");
+            ui.selectable_value(&mut cx.looks.overlay, Overlay::Nothing, "pieces");
+            ui.selectable_value(&mut cx.looks.overlay, Overlay::LooksAt, "what it looks at")
+                .on_hover_text("Each piece taken off the board in turn: how many points of its chosen move's probability go missing without it (red) or come (blue). Shown on the position it thought in.");
+            ui.selectable_value(&mut cx.looks.overlay, Overlay::Eye, "its eye")
+                .on_hover_text("How many of each square's photoreceptors this board lights, before step 1");
+        });
+        if cx.looks.overlay == crate::ui::looks::Overlay::LooksAt {
+            match self.shown_thought() {
+                Some(t) => match cx.looks.explanation(t.id) {
+                    Some(e) => {
+                        let top = e.pieces.iter().min_by(|a, b| a.change.total_cmp(&b.change));
+                        let mut text = format!("It plays {} ({:.1} %).", e.chosen_san, 100.0 * e.probability);
+                        if let Some(p) = top {
+                            text.push_str(&format!(" Without the {} on {} it would give it {:+.1} points.", p.piece, p.square, 100.0 * p.change));
+                        }
+                        ui.small(text);
+                    }
+                    None if cx.looks.busy() => {
+                        ui.horizontal(|ui| {
+                            ui.spinner();
+                            ui.small("taking each piece away in turn…");
+                        });
+                    }
+                    None => {
+                        ui.small(&cx.looks.status);
+                    }
+                },
+                None => {
+                    ui.weak("Once the fly has thought, each piece's weight in its choice shows on the board.");
+                }
+            }
+        }
+        ui.horizontal(|ui| {
             ui.selectable_value(&mut self.right_tab, RightTab::Considered, "Fly considered");
             ui.selectable_value(&mut self.right_tab, RightTab::Expects, "Fly expects");
         });
@@ -677,7 +789,8 @@ impl PlayTab {
         ui.small(format!("{:.0} ms for 12 steps of {} neurons and the readout", t.think_ms, t.neurons));
     }
 
-    fn candidate_list(&self, ui: &mut egui::Ui) {
+    fn candidate_list(&mut self, ui: &mut egui::Ui) {
+        self.hovered = None;
         let plies = self.game.plies();
         // Considered: the fly's move in (or last before) the position shown. Expects: its forecast
         // for the user's move after it.
@@ -695,19 +808,24 @@ impl PlayTab {
             ui.weak("Nothing yet.");
             return;
         }
-        let pos = self.game.position(ply);
+        let pos = self.game.position(ply).clone();
         // Expectations are graded only once the user has moved.
         let graded = ply < plies;
         let played = self.game.moves().get(ply).copied();
+        let shown = if self.all_moves { list.len() } else { CANDIDATES.min(list.len()) };
+        let mut hovered = None;
         egui::Grid::new(("candidates", ply)).num_columns(4).striped(true).show(ui, |ui| {
-            for (m, p) in list.iter().take(CANDIDATES) {
-                let san = San::from_move(pos, *m).to_string();
+            for (m, p) in list.iter().take(shown) {
+                let san = San::from_move(&pos, *m).to_string();
                 let label = if Some(*m) == played { RichText::new(format!("» {san}")).strong() } else { RichText::new(san) };
-                ui.label(label);
+                let mut over = ui.add(egui::Label::new(label).sense(egui::Sense::hover())).hovered();
                 if self.blur {
                     ui.label("•••");
                 } else {
-                    ui.add(egui::ProgressBar::new(*p).desired_width(90.0).text(format!("{:.1}%", 100.0 * p)));
+                    over |= ui.add(egui::ProgressBar::new(*p).desired_width(90.0).text(format!("{:.1}%", 100.0 * p))).hovered();
+                }
+                if over {
+                    hovered = Some(*m);
                 }
                 match (graded && !self.blur).then(|| self.grade_of(ply, m)).flatten() {
                     Some(g) => {
@@ -722,6 +840,13 @@ impl PlayTab {
                 ui.end_row();
             }
         });
+        self.hovered = hovered;
+        if list.len() > CANDIDATES {
+            let text = if self.all_moves { format!("Top {CANDIDATES} only") } else { format!("All {} legal moves", list.len()) };
+            if ui.small_button(text).on_hover_text("The fly gives every legal move a probability; the list shows the top ones unless asked").clicked() {
+                self.all_moves = !self.all_moves;
+            }
+        }
     }
 
     fn move_list(&mut self, ui: &mut egui::Ui) {

@@ -1,0 +1,119 @@
+//! The views a teacher and a researcher reach for, as commands (issue 19): `flychess explain`
+//! (what the fly looks at: each piece taken off the board in turn), `flychess probe` (what each
+//! region's rates know about the board, linear probes scored on HOLD) and `flychess doing` (how a
+//! fly is doing on HOLD by the piece Stockfish moves and by game phase). The window shows the same
+//! figures from the same `flychess_sim` functions.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use flychess_sim::calibrate::CalibrationOptions;
+use flychess_sim::chess::position_from_fen;
+use flychess_sim::data::{shipped_path, Dataset, HOLD};
+use flychess_sim::fly::{self, Fly};
+use flychess_sim::probe::{self, ProbeOptions};
+
+use crate::WhichBrain;
+
+/// The fly named, else the brain's own trained fly; it must belong to `checksum`.
+fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
+    let f = match name {
+        Some(name) => Fly::load(&fly::find(name, data)?)?,
+        None => Fly::load(&fly::trained_for(checksum, data).ok_or_else(|| anyhow!("no trained fly for this brain; name one with --fly"))?.1)?,
+    };
+    if f.meta.brain_checksum != checksum {
+        return Err(anyhow!("fly {} belongs to another brain ({})", f.meta.name, f.meta.brain));
+    }
+    Ok(f)
+}
+
+/// `flychess explain --fen FEN [--fly F] [--json]`.
+pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
+    let pos = position_from_fen(fen)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let f = fly_for(fly_name, &loaded.checksum, data)?;
+    let e = flychess_sim::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos).ok_or_else(|| anyhow!("the position has no legal move"))?;
+    if json_out {
+        let mut v = serde_json::to_value(&e)?;
+        v["fly"] = serde_json::json!(f.meta.name);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("fly {} plays {} ({:.1} %), value {:+.2}; without each piece:", f.meta.name, e.chosen_san, 100.0 * e.probability, e.value);
+    let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
+    order.sort_by(|a, b| a.change.total_cmp(&b.change));
+    for p in order {
+        println!("  {:<3} {:<13} {:+6.2} points ({:.1} %), descending neurons moved {:.4} (largest {:.3})", p.square, p.piece, 100.0 * p.change, 100.0 * p.probability_without, p.descending_change, p.descending_largest);
+    }
+    Ok(())
+}
+
+/// `flychess probe [--train N] [--val N] [--hold N] [--neurons K] [--json]`: runs the probes (or
+/// reads the report kept under the same key) and prints the best region and step of each.
+pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: bool) -> Result<()> {
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
+    let key = probe::key(&loaded.checksum, &homeostasis, &dataset, &options);
+    let report = match probe::load(data, &key) {
+        Some(r) => {
+            eprintln!("{}: kept from an earlier run", probe::report_path(data, &key).display());
+            r
+        }
+        None => {
+            let total = options.train + options.val + options.hold;
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(ProgressStyle::with_template("probing [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+            let r = probe::run(&brain, &loaded.connectome.neurons.region, &loaded.checksum, &homeostasis, &dataset, &options, &|done, _| bar.set_position(done as u64), &|| false)?;
+            bar.finish_and_clear();
+            probe::save(data, &r)?;
+            eprintln!("{} ({:.0} s)", probe::report_path(data, &key).display(), r.seconds);
+            r
+        }
+    };
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("linear probes of {} on {} HOLD positions (fitted on {} TRAIN, strength chosen on {} VAL):", loaded.connectome.provenance.label(), report.options.hold, report.options.train, report.options.val);
+    for (p, info) in report.probes.iter().enumerate() {
+        let unit = if info.score == probe::Score::R2 { "R²" } else { "AUC" };
+        let b = &report.board[p];
+        print!("  {}: the board's 768 planes {unit} {:.3} [{:.3}, {:.3}]", info.name, b.hold.value, b.hold.low, b.hold.high);
+        if let Some((region, step, c)) = report.best(p) {
+            print!("; best region {region} at step {step}: {:.3} [{:.3}, {:.3}]", c.hold.value, c.hold.low, c.hold.high);
+        }
+        println!(" (chance {})", info.chance);
+    }
+    Ok(())
+}
+
+/// `flychess doing [--fly F] [--json]`: the fly's HOLD positions by the piece Stockfish moves and
+/// by phase.
+pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let (cache, loaded) = crate::cli::cache(which, data, Some(HOLD), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let f = fly_for(fly_name, &loaded.checksum, data)?;
+    let rows = dataset.hold();
+    let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let x = cache.read(0..rows.len(), f.meta.reading)?;
+    let b = flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?;
+    if json_out {
+        let mut v = serde_json::to_value(&b)?;
+        v["fly"] = serde_json::json!(f.meta.name);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("fly {} on {} HOLD positions: top-1 {}, same piece as Stockfish {}", f.meta.name, b.positions, b.top1.percent(), b.same_piece.percent());
+    for r in &b.by_piece {
+        println!("  Stockfish moves a {:<6} ({:>4} positions): top-1 {}, the fly moves the same piece {}", r.piece, r.positions, r.top1.percent(), r.same_piece.percent());
+    }
+    for r in &b.by_phase {
+        println!("  {:<10} ({:>4} positions): top-1 {}, good move {}", r.phase, r.positions, r.top1.percent(), r.good.percent());
+    }
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! How a fly is doing, broken down (seed "Which piece it moves"): on HOLD, which piece
+//! Stockfish's best move moves against which piece the fly's favourite moves (a confusion table,
+//! rows adding up to the positions of that piece), top-1 for each piece Stockfish moves, and top-1
+//! and the good-move rate by game phase. Every rate carries its 95 % (Wilson) interval. Phases:
+//! the endgame once the pieces other than pawns and kings are worth 26 or less (both sides, N and
+//! B 3, R 5, Q 9; 62 at the start), else the opening up to move 12, else the middlegame.
+
+use serde::{Deserialize, Serialize};
+use shakmaty::{Chess, Position, Role};
+
+use crate::chess::position_from_fen;
+use crate::data::Row;
+use crate::error::Result;
+use crate::readout::Readout;
+use crate::stats::{rate, Estimate};
+use crate::train::{favourites, Target};
+
+pub const PIECES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen", "king"];
+pub const PHASES: [&str; 3] = ["opening", "middlegame", "endgame"];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PieceRow {
+    pub piece: String,
+    pub positions: usize,
+    /// The fly's favourite is Stockfish's best move.
+    pub top1: Estimate,
+    /// The fly's favourite moves the same piece.
+    pub same_piece: Estimate,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRow {
+    pub phase: String,
+    pub positions: usize,
+    pub top1: Estimate,
+    pub good: Estimate,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    pub positions: usize,
+    pub top1: Estimate,
+    pub same_piece: Estimate,
+    /// `confusion[stockfish's piece][fly's piece]`: positions.
+    pub confusion: [[usize; 6]; 6],
+    pub by_piece: Vec<PieceRow>,
+    pub by_phase: Vec<PhaseRow>,
+}
+
+fn piece_index(role: Role) -> usize {
+    match role {
+        Role::Pawn => 0,
+        Role::Knight => 1,
+        Role::Bishop => 2,
+        Role::Rook => 3,
+        Role::Queen => 4,
+        Role::King => 5,
+    }
+}
+
+/// 0 opening, 1 middlegame, 2 endgame.
+pub fn phase(pos: &Chess) -> usize {
+    let material: u32 = pos
+        .board()
+        .clone()
+        .into_iter()
+        .map(|(_, p)| match p.role {
+            Role::Knight | Role::Bishop => 3,
+            Role::Rook => 5,
+            Role::Queen => 9,
+            _ => 0,
+        })
+        .sum();
+    if material <= 26 {
+        2
+    } else if pos.fullmoves().get() <= 12 {
+        0
+    } else {
+        1
+    }
+}
+
+/// The breakdown of `readout` on `rows` (features `x`, one row of `readout.inputs` per position).
+pub fn breakdown(readout: &Readout, x: &[f32], rows: &[Row], targets: &[Target]) -> Result<Breakdown> {
+    let picks = favourites(readout, x, targets);
+    let mut confusion = [[0usize; 6]; 6];
+    let mut hits: Vec<(usize, usize, bool, bool, bool)> = Vec::with_capacity(rows.len());
+    for ((row, t), &pick) in rows.iter().zip(targets).zip(&picks) {
+        let pos = position_from_fen(&row.fen)?;
+        let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
+        let best_piece = piece_index(moves[t.best].role());
+        let fly_piece = piece_index(moves[pick].role());
+        confusion[best_piece][fly_piece] += 1;
+        hits.push((best_piece, phase(&pos), pick == t.best, best_piece == fly_piece, t.good.contains(&pick)));
+    }
+    let count = |f: &dyn Fn(&(usize, usize, bool, bool, bool)) -> bool, g: &dyn Fn(&(usize, usize, bool, bool, bool)) -> bool| -> Estimate {
+        let within: Vec<_> = hits.iter().filter(|h| f(h)).collect();
+        rate(within.iter().filter(|h| g(h)).count(), within.len())
+    };
+    let by_piece = (0..6)
+        .map(|k| PieceRow {
+            piece: PIECES[k].into(),
+            positions: hits.iter().filter(|h| h.0 == k).count(),
+            top1: count(&|h| h.0 == k, &|h| h.2),
+            same_piece: count(&|h| h.0 == k, &|h| h.3),
+        })
+        .collect();
+    let by_phase = (0..3)
+        .map(|k| PhaseRow {
+            phase: PHASES[k].into(),
+            positions: hits.iter().filter(|h| h.1 == k).count(),
+            top1: count(&|h| h.1 == k, &|h| h.2),
+            good: count(&|h| h.1 == k, &|h| h.4),
+        })
+        .collect();
+    Ok(Breakdown { positions: rows.len(), top1: count(&|_| true, &|h| h.2), same_piece: count(&|_| true, &|h| h.3), confusion, by_piece, by_phase })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_follow_material_and_move_number() {
+        assert_eq!(phase(&Chess::default()), 0);
+        let late_middlegame = position_from_fen("r1bq1rk1/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQ1RK1 w - - 0 14").unwrap();
+        assert_eq!(phase(&late_middlegame), 1);
+        let rook_ending = position_from_fen("8/5pk1/6p1/8/8/6P1/r4PK1/1R6 w - - 0 40").unwrap();
+        assert_eq!(phase(&rook_ending), 2);
+    }
+}
