@@ -3,8 +3,10 @@
 //! baseline is fitted for reference, and the readout is fitted pass by pass over the cache. Every
 //! pass is appended to DATA/runs/NAME/metrics.jsonl (what the Train tab draws) and the best
 //! readout so far is checkpointed, so a run killed mid-way resumes from where it was. The fly is
-//! saved to DATA/flies/NAME.fly with its HOLD metrics. Progress goes to a callback; a run can be
-//! paused and stopped through `Controls`.
+//! saved to DATA/flies/NAME.fly with its HOLD metrics. A few snapshots of the readout are kept
+//! for "watching it learn" (the newborn readout, the best after passes 1, 2, 4, 8, … and the
+//! fly at the end, DATA/runs/NAME/snapshots/pass-NNNN.fly). Progress goes to a callback; a run
+//! can be paused and stopped through `Controls`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -214,6 +216,10 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options && p.lessons == job.lessons
     });
     let steps = job.reading.steps();
+    let snapshots = snapshots_dir(data, &job.name);
+    if !resumable {
+        let _ = std::fs::remove_dir_all(&snapshots);
+    }
     let (start, done_passes) = match (resumable, Fly::load(&checkpoint)) {
         (true, Ok(f)) => {
             let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
@@ -259,6 +265,10 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         created: fly::today(),
     };
     let mut failure = None;
+    let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")));
+    if done_passes == 0 {
+        snapshot(0, &start, None)?;
+    }
     let mut options = job.options.clone();
     options.max_passes = options.max_passes.saturating_sub(done_passes);
     events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
@@ -279,6 +289,11 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             if let Err(e) = (Fly { meta: meta(Some(p.val), None), readout: best.clone() }).save(&checkpoint) {
                 failure = Some(e.to_string());
             }
+            if p.pass.is_power_of_two()
+                && let Err(e) = snapshot(p.pass, best, Some(p.val))
+            {
+                failure = Some(e.to_string());
+            }
             events(TrainEvent::Pass(p));
         },
         &|| controls.should_stop(),
@@ -294,12 +309,34 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let f = Fly { meta: meta(Some(val), Some(hold)), readout };
     let path = data.join("flies").join(format!("{}.fly", job.name));
     f.save(&path)?;
+    let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
+    f.save(&snapshots.join(format!("pass-{passes:04}.fly")))?;
     info.hold = Some(hold);
     info.finished = true;
     flychess_sim::connectome::brain_file::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let _ = std::fs::remove_file(&checkpoint);
     events(TrainEvent::Done { fly: path, hold, val });
     Ok(Some(f))
+}
+
+/// Where a run keeps its snapshots of the readout.
+pub fn snapshots_dir(data: &Path, run: &str) -> PathBuf {
+    runs_dir(data).join(run).join("snapshots")
+}
+
+/// A run's snapshots, oldest first: (pass, file). Pass 0 is the newborn readout.
+pub fn snapshots(data: &Path, run: &str) -> Vec<(usize, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(snapshots_dir(data, run)) else { return Vec::new() };
+    let mut out: Vec<(usize, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pass = name.strip_prefix("pass-")?.strip_suffix(".fly")?.parse().ok()?;
+            Some((pass, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// One run's curves as read from disk (the Train tab and anyone else).

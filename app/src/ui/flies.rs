@@ -289,6 +289,9 @@ impl FlyChessApp {
                                 self.rename = Some((name.clone(), name.clone()));
                             }
                         }
+                        if !flychess_sim::bio::file::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it's doing").clicked() {
+                            self.doing.ask(&name);
+                        }
                         if ui.button("Export…").clicked() {
                             self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
                                 (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
@@ -326,6 +329,10 @@ impl FlyChessApp {
             }
             if !self.flies_status.is_empty() {
                 ui.label(&self.flies_status);
+            }
+            if let Some(r) = self.ready().cloned() {
+                ui.separator();
+                self.doing.show(ui, &r, &data);
             }
             ui.separator();
             self.lab_flies(ui);

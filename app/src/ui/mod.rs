@@ -18,6 +18,8 @@ pub mod train_dopamine;
 pub mod blame;
 pub mod lesson;
 pub mod figures;
+pub mod learn;
+pub mod doing;
 pub mod looks;
 
 use std::collections::HashMap;
@@ -290,6 +292,8 @@ pub struct FlyChessApp {
     pub stockfish_edit: String,
     /// What the fly looks at and what its eye sees (the Play board's overlays, the Brain tab).
     pub looks: looks::Looks,
+    /// The Flies tab's "how it's doing".
+    pub doing: doing::DoingPanel,
     view_applied: bool,
 }
 
@@ -456,6 +460,7 @@ impl FlyChessApp {
             flies_status: String::new(),
             stockfish_edit,
             looks: Default::default(),
+            doing: Default::default(),
             view_applied: false,
             launch,
         };
@@ -679,7 +684,8 @@ impl FlyChessApp {
             View::BrainEye => pane(self, Pane::Eye),
             View::Chart => pane(self, Pane::Chart),
             View::Probes => pane(self, Pane::Probes),
-            View::Learn | View::Doing | View::Classroom => {}
+            View::Doing => self.doing.ask(&self.play.fly_name.clone()),
+            View::Learn | View::Classroom => {}
         }
     }
 
@@ -690,6 +696,8 @@ impl FlyChessApp {
             None => true,
             Some(View::LooksAt) => thought.is_some_and(|t| self.looks.explanation(t.id).is_some()),
             Some(View::Steps | View::Chart | View::Probes) => self.brain_view.as_ref().is_some_and(|v| v.figures.settled(thought)),
+            Some(View::Learn) => self.train.learn.settled(),
+            Some(View::Doing) => self.doing.settled(),
             Some(_) => true,
         }
     }
@@ -818,10 +826,11 @@ impl FlyChessApp {
             Tab::Train => {
                 let ready = self.ready().cloned();
                 let data = self.launch.data.clone();
+                let board_fen = self.play.game.fen(self.play.shown_ply());
                 egui::CentralPanel::default().show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
                         if let Some(r) = &ready {
-                            self.train.show(ui, r, &data);
+                            self.train.show(ui, r, &data, &board_fen);
                         }
                     });
                 });

@@ -89,6 +89,8 @@ pub struct TrainTab {
     pub dopamine: crate::ui::train_dopamine::DopamineRuns,
     /// Brain runs (the brain learns too, `ui::train_brain`).
     pub brain_runs: crate::ui::train_brain::BrainRuns,
+    /// Watching it learn: the runs' snapshots answering one position.
+    pub learn: crate::ui::learn::LearnPanel,
     last_scan: f64,
 }
 
@@ -125,6 +127,7 @@ impl Default for TrainTab {
             kind: RunKind::Readout,
             dopamine: Default::default(),
             brain_runs: Default::default(),
+            learn: Default::default(),
             last_scan: f64::NEG_INFINITY,
         }
     }
@@ -213,7 +216,7 @@ impl TrainTab {
         }
     }
 
-    pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
+    pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, board_fen: &str) {
         let now = ui.input(|i| i.time);
         self.rescan(now, data);
         ui.ctx().request_repaint_after(std::time::Duration::from_secs(1));
@@ -281,6 +284,9 @@ impl TrainTab {
             }
         });
         self.job_panel(ui);
+        ui.separator();
+        let names: Vec<String> = self.runs.iter().map(|r| r.name.clone()).collect();
+        self.learn.show(ui, ready, data, &names, board_fen);
         ui.separator();
         self.curves(ui);
     }

@@ -1,0 +1,159 @@
+//! "Watching it learn" (seed "Watching it learn"): a training run keeps a few snapshots of its
+//! readout (`training::snapshots`); this panel of the Train tab shows what the fly answers to one
+//! position at each of them, a slider going from the newborn readout to the finished fly. The
+//! position is 1.e4 with the fly to move unless the user types another FEN or takes the Play
+//! board's. The brain looks at the position once (on a thread); every snapshot then only reads
+//! those descending neurons differently.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use eframe::egui::{self, RichText};
+use shakmaty::san::San;
+
+use crate::ui::ReadyBrain;
+
+/// After 1.e4, the fly (Black) to move.
+pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+
+/// One snapshot's answer.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub pass: usize,
+    /// The fly's moves, most likely first: (SAN, probability).
+    pub moves: Vec<(String, f32)>,
+    pub value: f32,
+    /// VAL top-1 and loss of the snapshot, when it was measured (not the newborn).
+    pub val: Option<(f64, f64)>,
+}
+
+pub struct LearnPanel {
+    pub run: String,
+    pub fen: String,
+    /// Index into `answers`.
+    pub shown: usize,
+    answers: Option<((String, String), Arc<Vec<Answer>>)>,
+    job: Option<((String, String), Receiver<Result<Vec<Answer>, String>>)>,
+    pub status: String,
+}
+
+impl Default for LearnPanel {
+    fn default() -> Self {
+        LearnPanel { run: String::new(), fen: AFTER_E4.into(), shown: usize::MAX, answers: None, job: None, status: String::new() }
+    }
+}
+
+/// Every snapshot of `run` answering `fen`.
+pub fn answers(ready: &ReadyBrain, data: &Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
+    let pos = flychess_sim::chess::position_from_fen(fen)?;
+    let snaps = crate::training::snapshots(data, run);
+    if snaps.is_empty() {
+        anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
+    }
+    let flies: Vec<(usize, flychess_sim::fly::Fly)> = snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
+    if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != ready.checksum) {
+        anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
+    }
+    let steps = flies[0].1.readout.read_steps.clone();
+    let features = flychess_sim::readout::think_features(&ready.brain, &[flychess_sim::chess::planes(&pos)], &ready.connectome.groups.descending, &steps).remove(0);
+    Ok(flies
+        .iter()
+        .map(|(pass, f)| {
+            let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&features));
+            let mut order: Vec<usize> = (0..p.moves.len()).collect();
+            order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
+            Answer {
+                pass: *pass,
+                moves: order.iter().map(|&i| (San::from_move(&pos, p.moves[i]).to_string(), p.probability[i])).collect(),
+                value: p.value,
+                val: f.meta.val.map(|m| (m.top1, m.loss)),
+            }
+        })
+        .collect())
+}
+
+impl LearnPanel {
+    pub fn settled(&self) -> bool {
+        self.answers.is_some()
+    }
+
+    /// The panel; `runs` are the runs on disk (names), `board_fen` the Play board's position.
+    pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, runs: &[String], board_fen: &str) {
+        ui.heading("Watching it learn");
+        let with: Vec<&String> = runs.iter().filter(|r| !crate::training::snapshots(data, r).is_empty()).collect();
+        if with.is_empty() {
+            ui.weak("A readout run keeps snapshots of the fly as it learns; start one above and watch its answer change here.");
+            return;
+        }
+        if !with.iter().any(|r| **r == self.run) {
+            self.run = with.last().map(|r| r.to_string()).unwrap_or_default();
+        }
+        ui.horizontal(|ui| {
+            ui.label("Run");
+            egui::ComboBox::from_id_salt("learn-run").selected_text(&self.run).show_ui(ui, |ui| {
+                for r in &with {
+                    ui.selectable_value(&mut self.run, r.to_string(), r.as_str());
+                }
+            });
+            ui.label("Position");
+            ui.add(egui::TextEdit::singleline(&mut self.fen).desired_width(300.0));
+            if ui.small_button("1.e4").clicked() {
+                self.fen = AFTER_E4.into();
+            }
+            if ui.small_button("the Play board").clicked() {
+                self.fen = board_fen.to_string();
+            }
+        });
+        let key = (self.run.clone(), self.fen.trim().to_string());
+        if let Some((k, rx)) = &self.job
+            && let Ok(answer) = rx.try_recv()
+        {
+            match answer {
+                Ok(a) => {
+                    self.answers = Some((k.clone(), Arc::new(a)));
+                    self.status.clear();
+                }
+                Err(e) => self.status = e,
+            }
+            self.job = None;
+        }
+        let current = self.answers.as_ref().filter(|(k, _)| *k == key).map(|(_, a)| a.clone());
+        if current.is_none() && self.job.as_ref().is_none_or(|(k, _)| *k != key) {
+            let (r, data, (run, fen)) = (ready.clone(), data.to_path_buf(), key.clone());
+            self.job = Some((key.clone(), crate::ui::work_aside(ui.ctx(), "learn", move || answers(&r, &data, &run, &fen))));
+            self.status.clear();
+        }
+        if !self.status.is_empty() {
+            ui.colored_label(egui::Color32::LIGHT_RED, &self.status);
+        }
+        let Some(answers) = current else {
+            if self.job.is_some() {
+                ui.spinner();
+            }
+            return;
+        };
+        let last = answers.len() - 1;
+        if self.shown > last {
+            self.shown = last;
+        }
+        let mut k = self.shown;
+        let label = |k: usize| if answers[k].pass == 0 { "newborn".to_string() } else { format!("after pass {}", answers[k].pass) };
+        let text = label(k);
+        ui.add(egui::Slider::new(&mut k, 0..=last).show_value(false).text(text));
+        self.shown = k;
+        let a = &answers[k];
+        let mut text = format!("The fly {}: value {:+.2}", label(k), a.value);
+        if let Some((top1, loss)) = a.val {
+            text.push_str(&format!("; on VAL top-1 {:.1} %, loss {loss:.3}", 100.0 * top1));
+        }
+        ui.label(RichText::new(text).strong());
+        egui::Grid::new("learn-answer").num_columns(2).striped(true).show(ui, |ui| {
+            for (san, p) in a.moves.iter().take(8) {
+                ui.label(san);
+                ui.add(egui::ProgressBar::new(*p).desired_width(220.0).text(format!("{:.1}%", 100.0 * p)));
+                ui.end_row();
+            }
+        });
+    }
+}
