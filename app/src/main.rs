@@ -30,6 +30,9 @@ struct Cli {
     /// classroom (Brain); learn (Train); doing (Flies). With --screenshot: a picture of it.
     #[arg(long, value_name = "VIEW")]
     view: Option<String>,
+    /// The window's size, WIDTHxHEIGHT (e.g. 1280x720 for a projector).
+    #[arg(long, value_name = "WxH", value_parser = parse_window_size)]
+    window_size: Option<[f32; 2]>,
     /// The tab to open: play, brain, train, flies or about.
     #[arg(long, value_name = "TAB")]
     tab: Option<String>,
@@ -720,7 +723,7 @@ fn main() -> std::process::ExitCode {
                 .as_deref()
                 .map(flychess::ui::Tab::parse)
                 .transpose()
-                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, view, quiet, watch, ..Default::default() }))
+                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, view, window_size: cli.window_size, quiet, watch, ..Default::default() }))
         }
         Some(Command::Brain(cmd)) => cli::brain(cmd, &data),
         Some(Command::Data(cmd)) => cli::data(cmd),
@@ -812,6 +815,13 @@ fn main() -> std::process::ExitCode {
         Some(Command::Bench { json, batches, reference, which, .. }) => cli::bench(&which, &data, &batches, json, reference),
     };
     report(result)
+}
+
+/// "1280x720" → [1280, 720].
+fn parse_window_size(s: &str) -> Result<[f32; 2], String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let parse = |v: &str| v.trim().parse::<f32>().ok().filter(|v| (320.0..=16384.0).contains(v)).ok_or_else(|| format!("{s:?}: sizes are numbers from 320 to 16384"));
+    Ok([parse(w)?, parse(h)?])
 }
 
 fn report(result: anyhow::Result<()>) -> std::process::ExitCode {

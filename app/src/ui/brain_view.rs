@@ -119,7 +119,15 @@ impl ThinkSummary {
             return format!("Step {}: the brain has settled; nothing changes much any more.", step + 1);
         }
         if step == 0 {
-            return format!("Step 1: the eye sees the board; {} and {} light up first.", name(a.0), name(b.0));
+            // What the board itself changed (against an empty board), not the resting activity.
+            let moved = self.moved.first().copied().unwrap_or([0f32; Region::COUNT]);
+            let mut order: Vec<usize> = (0..Region::COUNT).collect();
+            order.sort_by(|&x, &y| moved[y].total_cmp(&moved[x]));
+            return if moved[order[1]] < 1e-4 {
+                format!("Step 1: the eye sees the board; only the {} differ from an empty board so far.", name(order[0]))
+            } else {
+                format!("Step 1: the eye sees the board; {} and {} differ most from an empty board.", name(order[0]), name(order[1]))
+            };
         }
         format!(
             "Step {}: {} {} ({:+.3}) and {} {} ({:+.3}) — the biggest changes since step {}.",
@@ -235,6 +243,8 @@ pub struct BrainView {
     pub blame: crate::ui::blame::BlamePanel,
     /// The panes beside the cloud: the 12 steps at once, the eye, the signal chart, the probes.
     pub figures: crate::ui::figures::Figures,
+    /// The classroom's presenter (`classroom` on).
+    pub presenter: crate::ui::classroom::Presenter,
 }
 
 impl BrainView {
@@ -284,6 +294,7 @@ impl BrainView {
             lesson: Default::default(),
             blame: Default::default(),
             figures: Default::default(),
+            presenter: Default::default(),
         }
     }
 
@@ -438,7 +449,7 @@ impl BrainView {
     }
 
     /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
-    fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
+    pub(crate) fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
         let control = self.control.as_ref().filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of)).map(|c| (c.id, c.rates.clone()));
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "brain view"));
@@ -518,18 +529,27 @@ impl BrainView {
     }
 
     /// The Brain tab: the cloud full size with every control.
-    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, ready: &Arc<ReadyBrain>, data: &Path, render_state: Option<&eframe::egui_wgpu::RenderState>) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, ready: &Arc<ReadyBrain>, data: &Path, render_state: Option<&eframe::egui_wgpu::RenderState>, looks: &mut crate::ui::looks::Looks, fly: Option<&crate::thinker::Mover>) {
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
         self.poll_control(connectome);
         self.poll_export();
+        self.refresh_marks(brain);
+        let summary = thought.map(|t| self.summary(t, connectome));
+        if self.classroom {
+            let mut stay = true;
+            egui::CentralPanel::default().show(ui, |ui| stay = self.presenter(ui, thought, summary.as_deref(), ready, looks, fly));
+            if !stay {
+                self.set_classroom(ui.ctx(), false);
+            }
+            return;
+        }
         let now = ui.input(|i| i.time);
         let step = self.current_step(now, replay);
         if replay.is_some() || (self.playing && thought.is_some()) {
             ui.ctx().request_repaint();
         }
         self.keys(ui, connectome);
-        self.refresh_marks(brain);
-        let summary = thought.map(|t| self.summary(t, connectome));
         egui::Panel::right("brain-side").default_size(330.0).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.controls(ui, step, render_state, thought, data);
@@ -591,6 +611,15 @@ impl BrainView {
             title: format!("The fly's 12 steps ({mover} to move): it plays {chosen} ({:.0} %). {}", 100.0 * p, self.positions),
             captions: (0..STEPS).map(|k| summary.map(|s| s.caption(k)).unwrap_or_else(|| format!("Step {}", k + 1))).collect(),
         })
+    }
+
+    /// Enters or leaves the classroom's presenter (full screen, from its first slide).
+    pub fn set_classroom(&mut self, ctx: &egui::Context, on: bool) {
+        self.classroom = on;
+        if on {
+            self.presenter.slide = 0;
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
     }
 
     fn poll_control(&mut self, connectome: &Connectome) {
@@ -659,14 +688,13 @@ impl BrainView {
         if ui.ctx().memory(|m| m.focused().is_some()) {
             return;
         }
-        let (space, left, right, n, undo, esc) = ui.input(|i| {
+        let (space, left, right, n, undo) = ui.input(|i| {
             (
                 i.key_pressed(egui::Key::Space),
                 i.key_pressed(egui::Key::ArrowLeft),
                 i.key_pressed(egui::Key::ArrowRight),
                 i.key_pressed(egui::Key::N),
                 i.modifiers.command && i.key_pressed(egui::Key::Z),
-                i.key_pressed(egui::Key::Escape),
             )
         });
         if space {
@@ -685,10 +713,6 @@ impl BrainView {
         }
         if undo {
             self.undo();
-        }
-        if esc && self.classroom {
-            self.classroom = false;
-            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Fullscreen(false));
         }
         let _ = connectome;
     }
@@ -729,9 +753,9 @@ impl BrainView {
             ui.checkbox(&mut self.white_background, "White background");
         });
         ui.horizontal(|ui| {
-            if ui.checkbox(&mut self.classroom, "Classroom").changed() {
-                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.classroom));
-                ui.ctx().set_zoom_factor(if self.classroom { 1.5 } else { 1.0 });
+            let mut classroom = self.classroom;
+            if ui.checkbox(&mut classroom, "Classroom").on_hover_text("Presenter mode: the think told slide by slide in large type, full screen (space or arrows to go on, A on its own, Esc to leave)").changed() {
+                self.set_classroom(ui.ctx(), classroom);
             }
             let idle = !self.exporting();
             if ui.add_enabled(idle, egui::Button::new("Export image…")).on_hover_text("3840 × 2160 PNG for slides").clicked() {

@@ -20,6 +20,7 @@ pub mod lesson;
 pub mod figures;
 pub mod learn;
 pub mod doing;
+pub mod classroom;
 pub mod looks;
 
 use std::collections::HashMap;
@@ -171,6 +172,8 @@ pub struct Launch {
     pub tab: Option<Tab>,
     /// `--view`: the view to open on.
     pub view: Option<View>,
+    /// `--window-size`: the window's size in points (default 1280 × 800).
+    pub window_size: Option<[f32; 2]>,
     /// No sound, no saved settings, no animation waits (tests and screenshots).
     pub quiet: bool,
     /// `--watch OPPONENT [--plies N]`: the fly plays OPPONENT move after move.
@@ -423,6 +426,10 @@ impl FlyChessApp {
         let flies = list_flies(&launch.data);
         let ratings = read_ratings(&launch.data);
         let tab = launch.tab.or(launch.view.map(View::tab)).unwrap_or(Tab::Play);
+        // eframe restores the window size it remembered; one asked for on the command line wins.
+        if let Some([w, h]) = launch.window_size {
+            ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::vec2(w, h)));
+        }
         let stockfish_edit = settings.stockfish.clone();
         let mut app = FlyChessApp {
             adapter,
@@ -685,7 +692,14 @@ impl FlyChessApp {
             View::Chart => pane(self, Pane::Chart),
             View::Probes => pane(self, Pane::Probes),
             View::Doing => self.doing.ask(&self.play.fly_name.clone()),
-            View::Learn | View::Classroom => {}
+            View::Classroom => {
+                if let Some(v) = &mut self.brain_view {
+                    // Opened on the first step, in the window as it is (no full screen for a picture).
+                    v.classroom = true;
+                    v.presenter.slide = 1;
+                }
+            }
+            View::Learn => {}
         }
     }
 
@@ -820,7 +834,7 @@ impl FlyChessApp {
                     let now = ui.input(|i| i.time);
                     // The error going back labels its position with the Stockfish the settings name.
                     v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
-                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r, &self.launch.data, self.render_state.as_ref());
+                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r, &self.launch.data, self.render_state.as_ref(), &mut self.looks, self.play.fly.as_ref());
                 }
             }
             Tab::Train => {
@@ -991,11 +1005,13 @@ Everything but the window also works from the command line: `flychess --help`.";
 pub fn run(launch: Launch) -> Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
-            .with_inner_size([1280.0, 800.0])
+            .with_inner_size(launch.window_size.unwrap_or([1280.0, 800.0]))
             .with_min_inner_size([640.0, 480.0])
             .with_title("Fly Chess")
             .with_icon(app_icon()),
         wgpu_options: wgpu_options(),
+        // A size asked for on the command line is not remembered for the next start.
+        persist_window: launch.window_size.is_none(),
         ..Default::default()
     };
     let failed = launch.failed.clone();
