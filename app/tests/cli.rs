@@ -341,3 +341,62 @@ fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is
     let bad = flychess(t.path(), &["brain", "info", "--brain"]);
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("--brain needs a value"));
 }
+
+#[test]
+fn what_the_fly_looks_at_and_what_its_regions_know_come_out_as_json() {
+    let t = tempfile::tempdir().unwrap();
+    // What it looks at: a figure for every piece of the Italian-style position (32 pieces).
+    let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+    let e = json(&flychess(t.path(), &["explain", "--fen", fen, "--json"]));
+    let pieces = e["pieces"].as_array().unwrap();
+    let board: std::collections::BTreeMap<String, char> = {
+        let pos: shakmaty::Chess = fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+        shakmaty::Position::board(&pos).clone().into_iter().map(|(sq, p)| (sq.to_string(), p.char())).collect()
+    };
+    assert_eq!(pieces.len(), board.len(), "one figure per piece");
+    let p0 = e["probability"].as_f64().unwrap();
+    let mut moved = 0;
+    for p in pieces {
+        let sq = p["square"].as_str().unwrap();
+        assert_eq!(board[sq].to_string(), p["letter"].as_str().unwrap(), "{p}");
+        let without = p["probability_without"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&without));
+        assert!((p["change"].as_f64().unwrap() - (without - p0)).abs() < 1e-5, "{p}");
+        if p["descending_change"].as_f64().unwrap() > 0.0 {
+            moved += 1;
+        }
+    }
+    assert_eq!(moved, pieces.len(), "taking any piece away changes what the descending neurons read");
+    assert!(flychess(t.path(), &["explain", "--fen", "not a fen"]).status.code() == Some(1));
+
+    // The probes, small: per region and step on HOLD, beside the board's planes.
+    let r = json(&flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16", "--json"]));
+    let probes = r["probes"].as_array().unwrap();
+    assert!(probes.len() >= 3);
+    let regions = r["regions"].as_array().unwrap();
+    assert!(regions.len() >= 10, "{}", regions.len());
+    for region in regions {
+        let cells = region["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), probes.len());
+        assert!(cells.iter().all(|c| c.as_array().unwrap().len() == 12));
+        // Step 1: only the photoreceptors have seen the board; every other region is the same on
+        // every board, and a probe of it is at chance exactly (AUC 0.5), or no better than the
+        // mean (R² at most 0: it predicts TRAIN's mean).
+        if region["region"] != "photoreceptors" {
+            for (p, c) in cells.iter().enumerate() {
+                let first = c[0]["hold"]["value"].as_f64().unwrap();
+                match probes[p]["score"].as_str().unwrap() {
+                    "Auc" => assert_eq!(first, 0.5, "{} {p}", region["region"]),
+                    _ => assert!(first <= 1e-9, "{} {p}: {first}", region["region"]),
+                }
+            }
+        }
+    }
+    // A piece on e4 is one of the board's planes: a linear probe of them reads it perfectly.
+    assert_eq!(r["board"][3]["hold"]["value"].as_f64().unwrap(), 1.0);
+    // The report is kept under its content key and read back, not worked out again.
+    let key = r["key"].as_str().unwrap();
+    assert!(t.path().join("probes").join(format!("{key}.json")).exists());
+    let again = flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16"]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("kept from an earlier run"));
+}

@@ -77,6 +77,21 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     assert_eq!(fly.meta.train_positions, 512);
     assert!(app(&h).flies.iter().any(|f| f == "ui-short-run"), "the new fly is listed");
     assert!(app(&h).playable.iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
+    // Watching it learn: the newborn readout, the best after passes 1 and 2 (the fly at the end).
+    let snaps: Vec<usize> = flychess::training::snapshots(&data, "ui-short-run").into_iter().map(|(p, _)| p).collect();
+    assert_eq!(snaps, vec![0, 1, 2]);
+    app_mut(&mut h).train.learn.run = "ui-short-run".into();
+    h.step();
+    wait(&mut h, "the snapshots' answers", |a| a.train.learn.settled());
+    let ready = app(&h).ready().unwrap().clone();
+    let answers = flychess::ui::learn::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
+    assert_eq!(answers.len(), 3);
+    assert!(answers[0].val.is_none() && answers[2].val.is_some());
+    // A snapshot is the best readout so far: it answers differently from the newborn exactly when
+    // a pass improved on VAL.
+    let improved = app(&h).train.job.as_ref().unwrap().passes.iter().any(|p| p.improved);
+    assert_eq!(answers[0].moves != answers[2].moves, improved, "{:?} / {:?}", &answers[0].moves[..3], &answers[2].moves[..3]);
+    assert_eq!(answers[2].moves.len(), 20, "every legal reply to 1.e4 has its probability");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use shakmaty::{Color, Square};
+use shakmaty::{Color, Position, Square};
 
 use common::*;
 use flychess::game::Game;
@@ -494,4 +494,74 @@ fn a_brain_without_a_fly_offers_to_train_one() {
     h.step();
     h.step();
     assert_eq!(app(&h).tab, Tab::Train);
+}
+
+#[test]
+fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_from_the_window() {
+    let data = data();
+    let mut h = harness(&data);
+    drag(&mut h, Square::E2, Square::E4);
+    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2 && a.play.shown_thought().is_some());
+    // What it looks at: each piece taken away in turn, worked out aside, drawn on the position the
+    // fly thought in (the board can then only be looked at).
+    h.get_by_label("what it looks at").click();
+    h.step();
+    let id = app(&h).play.shown_thought().unwrap().id;
+    wait(&mut h, "what it looks at", |a| a.looks.explanation(id).is_some());
+    let e = app(&h).looks.explanation(id).unwrap();
+    assert_eq!(e.pieces.len(), 32, "a figure for every piece of the position it thought in");
+    let chosen = app(&h).play.shown_thought().unwrap().chosen;
+    assert_eq!(e.chosen, chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(), "the lesion is of the move it played");
+    h.get_by_label_contains("It plays");
+    h.step();
+    assert_eq!(app(&h).play.board.shown_board(), Some(app(&h).play.shown_thought().unwrap().position.board()), "the board shows the position it thought in");
+    // Its eye: the board's squares' photoreceptors, lit by the pieces there.
+    h.get_by_label("its eye").click();
+    h.step();
+    let ready = app(&h).ready().unwrap().clone();
+    let sight = flychess_sim::eye::sight(&ready.brain.eye, app(&h).play.game.current());
+    let lit_squares: Vec<u8> = sight.iter().filter(|s| s.total_firing() > 0).map(|s| s.square).collect();
+    let occupied: Vec<u8> = app(&h).play.game.current().board().occupied().into_iter().map(u8::from).collect();
+    assert_eq!(lit_squares, occupied, "exactly the occupied squares light photoreceptors");
+    // Every legal move on request, and the hovered one's arrow.
+    h.get_by_label("pieces").click();
+    h.step();
+    let legal = app(&h).play.candidates(1).len();
+    assert!(legal > 8);
+    h.get_by_label(&format!("All {legal} legal moves")).click();
+    h.step();
+    assert!(app(&h).play.all_moves);
+    let list = app(&h).play.candidates(1);
+    let played = app(&h).play.game.moves()[1];
+    let (other, _) = *list.iter().find(|(m, _)| *m != played).unwrap();
+    let san = shakmaty::san::San::from_move(app(&h).play.game.position(1), other).to_string();
+    h.get_by_label(&san).hover();
+    h.step();
+    h.step();
+    assert_eq!(app(&h).play.hovered, Some(other), "the hovered candidate's arrow is drawn");
+    // The classroom: slides on arrow keys, the steps in large type, Esc leaves.
+    app_mut(&mut h).tab = flychess::ui::Tab::Brain;
+    h.step();
+    h.get_by_label("Classroom").click();
+    h.step();
+    assert!(app(&h).brain_view.as_ref().unwrap().classroom);
+    h.step();
+    h.get_by_label_contains("looks at the board");
+    h.key_press(eframe::egui::Key::ArrowRight);
+    h.step();
+    h.get_by_label("Step 1 of 12");
+    for _ in 0..12 {
+        h.key_press(eframe::egui::Key::ArrowRight);
+        h.step();
+    }
+    h.get_by_label("What it looks at");
+    h.key_press(eframe::egui::Key::ArrowRight);
+    h.step();
+    h.get_by_label_contains("It plays");
+    h.key_press(eframe::egui::Key::ArrowLeft);
+    h.step();
+    h.get_by_label("What it looks at");
+    h.key_press(eframe::egui::Key::Escape);
+    h.step();
+    assert!(!app(&h).brain_view.as_ref().unwrap().classroom, "Esc leaves the classroom");
 }

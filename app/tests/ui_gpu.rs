@@ -91,6 +91,24 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     if let Some(dir) = std::env::var_os("FLYCHESS_DOCS") {
         frame.save(std::path::Path::new(&dir).join("brain-blame.png")).unwrap();
     }
+    // The 12 steps at once: drawn offscreen on this device into a picture in the pane, and the
+    // replay exported as a GIF of 12 frames.
+    app_mut(&mut h).brain_view.as_mut().unwrap().blame.showing = false;
+    h.get_by_label("12 steps").click();
+    h.step();
+    let id = app(&h).play.shown_thought().unwrap().id;
+    wait(&mut h, "the 12 steps drawn", |a| a.brain_view.as_ref().unwrap().figures.settled(a.play.shown_thought()));
+    assert_eq!(app(&h).play.shown_thought().unwrap().id, id);
+    let before: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).collect();
+    h.get_by_label("Export replay GIF").click();
+    h.step();
+    wait(&mut h, "the GIF", |a| !a.brain_view.as_ref().unwrap().figures.busy());
+    let gifs: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "gif")).collect();
+    assert_eq!(gifs.len(), 1, "one GIF written: {gifs:?} ({})", app(&h).brain_view.as_ref().unwrap().figures.status);
+    use image::AnimationDecoder;
+    let frames_in = image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gifs[0]).unwrap())).unwrap().into_frames().count();
+    assert_eq!(frames_in, 12, "one frame per step");
+    std::fs::remove_file(&gifs[0]).unwrap();
     // The frame times, for the note (measured, never asserted).
     eprintln!("{}", app(&h).frames.summary());
     assert!(app(&h).frames.worst.contains_key("an export") && app(&h).frames.worst.contains_key("a neuron click"));

@@ -121,6 +121,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_confusion_adds_up_and_agrees_with_the_rates() {
+        let dataset = crate::data::Dataset::load(&crate::data::shipped_path()).unwrap();
+        let rows = &dataset.hold()[..300];
+        let targets: Vec<Target> = rows.iter().map(Target::of).collect::<Result<_>>().unwrap();
+        // A readout that likes moves to h8 and from a1 (in the mover's frame): a fixed, board-blind
+        // favourite per position.
+        let mut readout = Readout::new_zero(1);
+        readout.bias[63] = 1.0;
+        readout.bias[64 + 63] = 2.0;
+        let x = vec![0.0f32; rows.len()];
+        let b = breakdown(&readout, &x, rows, &targets).unwrap();
+        let picks = favourites(&readout, &x, &targets);
+        assert_eq!(b.confusion.iter().flatten().sum::<usize>(), rows.len());
+        let diagonal: usize = (0..6).map(|k| b.confusion[k][k]).sum();
+        assert!((b.same_piece.value - diagonal as f64 / rows.len() as f64).abs() < 1e-12);
+        let hits = picks.iter().zip(&targets).filter(|(p, t)| **p == t.best).count();
+        assert!((b.top1.value - hits as f64 / rows.len() as f64).abs() < 1e-12);
+        for (k, r) in b.by_piece.iter().enumerate() {
+            assert_eq!(r.positions, b.confusion[k].iter().sum::<usize>(), "{}", r.piece);
+        }
+        assert_eq!(b.by_phase.iter().map(|r| r.positions).sum::<usize>(), rows.len());
+        // The favourite is the h8-going move when there is one: pieces other than pawns get picked.
+        assert!(b.confusion.iter().map(|row| row[0]).sum::<usize>() < rows.len());
+    }
+
+    #[test]
     fn phases_follow_material_and_move_number() {
         assert_eq!(phase(&Chess::default()), 0);
         let late_middlegame = position_from_fen("r1bq1rk1/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQ1RK1 w - - 0 14").unwrap();

@@ -395,6 +395,18 @@ pub fn load(data: &std::path::Path, key: &str) -> Option<ProbeReport> {
     serde_json::from_slice::<ProbeReport>(&bytes).ok().filter(|r| r.key == key)
 }
 
+/// The kept report for this brain, homeostasis and dataset with the most HOLD positions, whatever
+/// options it was run with (each report's key is worked out again, so a report of another brain or
+/// dataset, or a file renamed by hand, is never taken).
+pub fn kept_for(data: &std::path::Path, brain_checksum: &str, homeostasis: &str, dataset: &Dataset) -> Option<ProbeReport> {
+    let entries = std::fs::read_dir(data.join("probes")).ok()?;
+    entries
+        .flatten()
+        .filter_map(|e| serde_json::from_slice::<ProbeReport>(&std::fs::read(e.path()).ok()?).ok())
+        .filter(|r| r.key == key(brain_checksum, homeostasis, dataset, &r.options))
+        .max_by_key(|r| (r.options.hold, r.options.train))
+}
+
 /// Keeps a report (atomically).
 pub fn save(data: &std::path::Path, report: &ProbeReport) -> Result<()> {
     let path = report_path(data, &report.key);

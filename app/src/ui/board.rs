@@ -357,6 +357,11 @@ impl BoardState {
     }
 
     /// Whether pieces are sliding right now.
+    /// The pieces as last drawn.
+    pub fn shown_board(&self) -> Option<&Board> {
+        self.shown.as_ref()
+    }
+
     pub fn animating(&self) -> bool {
         self.animation.is_some()
     }

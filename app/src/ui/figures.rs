@@ -131,6 +131,8 @@ pub struct Figures {
     probes: Option<Arc<ProbeReport>>,
     probes_checked: Option<String>,
     probe_job: Option<Receiver<Result<ProbeReport, String>>>,
+    /// The probe job only looks for a kept report.
+    looking_for_kept: bool,
     probe_done: Arc<AtomicUsize>,
     probe_stop: Arc<AtomicBool>,
     pub probe_choice: usize,
@@ -190,9 +192,11 @@ impl Figures {
         {
             match answer {
                 Ok(r) => self.probes = Some(Arc::new(r)),
+                Err(_) if self.looking_for_kept => {}
                 Err(e) => self.status = format!("The probes stopped: {e}"),
             }
             self.probe_job = None;
+            self.looking_for_kept = false;
         }
     }
 
@@ -336,15 +340,21 @@ impl Figures {
     fn probes(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, big: f32) {
         let options = ProbeOptions::default();
         if self.probes.as_ref().is_none_or(|p| p.brain_checksum != ready.checksum) && self.probe_job.is_none() {
-            // Look for a kept report once per brain.
+            // Look for a kept report once per brain, off the UI thread (the dataset is read to key it).
             if self.probes_checked.as_deref() != Some(ready.checksum.as_str()) {
                 self.probes_checked = Some(ready.checksum.clone());
-                self.probes = probe_key(ready, &options).and_then(|k| flychess_sim::probe::load(data, &k)).map(Arc::new);
+                let (r, d) = (ready.clone(), data.to_path_buf());
+                self.probe_job = Some(crate::ui::work_aside(ui.ctx(), "probes-kept", move || kept_probes(&r, &d).ok_or_else(|| anyhow::anyhow!("none kept"))));
+                self.looking_for_kept = true;
             }
         }
         let Some(report) = self.probes.clone().filter(|p| p.brain_checksum == ready.checksum) else {
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(200));
             ui.label(RichText::new("What each region's rates know about the board: linear probes for material, check, a hanging piece and a piece on e4, fitted on TRAIN positions and scored on HOLD.").size(big));
             match &self.probe_job {
+                Some(_) if self.looking_for_kept => {
+                    ui.spinner();
+                }
                 Some(_) => {
                     let done = self.probe_done.load(Ordering::Relaxed);
                     let total = options.train + options.val + options.hold;
@@ -422,10 +432,10 @@ impl Figures {
     }
 }
 
-/// The key the default probes of `ready` are kept under.
-fn probe_key(ready: &ReadyBrain, options: &ProbeOptions) -> Option<String> {
+/// The probes kept for `ready` (run here or by `flychess probe`), the most positions first.
+fn kept_probes(ready: &ReadyBrain, data: &Path) -> Option<ProbeReport> {
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).ok()?;
-    Some(flychess_sim::probe::key(&ready.checksum, &flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()), &dataset, options))
+    flychess_sim::probe::kept_for(data, &ready.checksum, &flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()), &dataset)
 }
 
 /// How the shown think's board lands on the photoreceptors: an 8 × 8 board of squares, each with
