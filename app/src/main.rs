@@ -186,6 +186,28 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// How a position lands on the fly's photoreceptors: each square's cells by what they report
+    /// and those the board lights before step 1.
+    Eye {
+        #[arg(long)]
+        fen: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Watching it learn: what each snapshot a training run kept (newborn, after passes 1, 2, 4,
+    /// …, the end) answers to one position (default: after 1.e4, the fly to move).
+    Learn {
+        #[arg(long)]
+        run: String,
+        #[arg(long, default_value = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")]
+        fen: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// How a fly is doing on HOLD: by the piece Stockfish's best move moves (with the confusion
     /// of pieces) and by game phase, with 95% intervals.
     Doing {
@@ -798,6 +820,8 @@ fn main() -> std::process::ExitCode {
             views_cli::probe(&which, &data, flychess_sim::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() }, json)
         }
         Some(Command::Doing { fly, json, which }) => views_cli::doing(&which, &data, fly.as_deref(), json),
+        Some(Command::Eye { fen, json, which }) => views_cli::eye(&which, &data, &fen, json),
+        Some(Command::Learn { run, fen, json, which }) => views_cli::learn(&which, &data, &run, &fen, json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)

@@ -1,8 +1,9 @@
 //! The views a teacher and a researcher reach for, as commands (issue 19): `flychess explain`
 //! (what the fly looks at: each piece taken off the board in turn), `flychess probe` (what each
-//! region's rates know about the board, linear probes scored on HOLD) and `flychess doing` (how a
-//! fly is doing on HOLD by the piece Stockfish moves and by game phase). The window shows the same
-//! figures from the same `flychess_sim` functions.
+//! region's rates know about the board, linear probes scored on HOLD), `flychess doing` (how a
+//! fly is doing on HOLD by the piece Stockfish moves and by game phase), `flychess eye` (how a
+//! position lands on the photoreceptors) and `flychess learn` (a run's snapshots answering one
+//! position). The window shows the same figures from the same functions.
 
 use std::path::Path;
 
@@ -114,6 +115,56 @@ pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: 
     }
     for r in &b.by_phase {
         println!("  {:<10} ({:>4} positions): top-1 {}, good move {}", r.phase, r.positions, r.top1.percent(), r.good.percent());
+    }
+    Ok(())
+}
+
+/// `flychess eye --fen FEN [--json]`: each square's photoreceptors by role and those this board lights.
+pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result<()> {
+    let pos = position_from_fen(fen)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (_, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let sight = flychess_sim::eye::sight(&brain.eye, &pos);
+    if json_out {
+        let squares: Vec<serde_json::Value> = sight
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "square": shakmaty::Square::new(u32::from(s.square)).to_string(),
+                    "cells": s.total(), "lit": s.total_firing(),
+                    "by_role": {
+                        "pawn": s.cells[0], "knight": s.cells[1], "bishop": s.cells[2], "rook": s.cells[3], "queen": s.cells[4], "king": s.cells[5], "own": s.cells[6], "opponent": s.cells[7]
+                    },
+                    "lit_by_role": {
+                        "pawn": s.firing[0], "knight": s.firing[1], "bishop": s.firing[2], "rook": s.firing[3], "queen": s.firing[4], "king": s.firing[5], "own": s.firing[6], "opponent": s.firing[7]
+                    }
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"fen": fen, "squares": squares}))?);
+        return Ok(());
+    }
+    println!("photoreceptors lit / placed, square by square (rank 8 at the top):");
+    for rank in (0..8).rev() {
+        let row: Vec<String> = (0..8).map(|file| sight[rank * 8 + file]).map(|s| format!("{:>3}/{:<3}", s.total_firing(), s.total())).collect();
+        println!("  {} {}", rank + 1, row.join(" "));
+    }
+    Ok(())
+}
+
+/// `flychess learn --run NAME [--fen FEN] [--json]`: what each snapshot of a run answers.
+pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bool) -> Result<()> {
+    position_from_fen(fen)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let answers = flychess::ui::learn::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": run, "fen": fen, "snapshots": answers}))?);
+        return Ok(());
+    }
+    for a in &answers {
+        let top: Vec<String> = a.moves.iter().take(5).map(|(san, p)| format!("{san} {:.1} %", 100.0 * p)).collect();
+        println!("  {:<16} value {:+.2}: {}", if a.pass == 0 { "newborn".to_string() } else { format!("after pass {}", a.pass) }, a.value, top.join(", "));
     }
     Ok(())
 }

@@ -368,6 +368,15 @@ fn what_the_fly_looks_at_and_what_its_regions_know_come_out_as_json() {
     }
     assert_eq!(moved, pieces.len(), "taking any piece away changes what the descending neurons read");
     assert!(flychess(t.path(), &["explain", "--fen", "not a fen"]).status.code() == Some(1));
+    // Its eye: exactly the occupied squares light photoreceptors, each of its own cells only.
+    let eye = json(&flychess(t.path(), &["eye", "--fen", fen, "--json"]));
+    let squares = eye["squares"].as_array().unwrap();
+    assert_eq!(squares.len(), 64);
+    for s in squares {
+        let lit = s["lit"].as_u64().unwrap();
+        assert_eq!(lit > 0, board.contains_key(s["square"].as_str().unwrap()), "{s}");
+        assert!(lit <= s["cells"].as_u64().unwrap());
+    }
 
     // The probes, small: per region and step on HOLD, beside the board's planes.
     let r = json(&flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16", "--json"]));

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position, Role};
 
+use crate::chess::role_index as piece_index;
 use crate::chess::position_from_fen;
 use crate::data::Row;
 use crate::error::Result;
@@ -47,15 +48,13 @@ pub struct Breakdown {
     pub by_phase: Vec<PhaseRow>,
 }
 
-fn piece_index(role: Role) -> usize {
-    match role {
-        Role::Pawn => 0,
-        Role::Knight => 1,
-        Role::Bishop => 2,
-        Role::Rook => 3,
-        Role::Queen => 4,
-        Role::King => 5,
-    }
+/// One position's outcome: the piece Stockfish moves, the phase, and what the fly got right.
+struct Hit {
+    piece: usize,
+    phase: usize,
+    top1: bool,
+    same_piece: bool,
+    good: bool,
 }
 
 /// 0 opening, 1 middlegame, 2 endgame.
@@ -84,36 +83,36 @@ pub fn phase(pos: &Chess) -> usize {
 pub fn breakdown(readout: &Readout, x: &[f32], rows: &[Row], targets: &[Target]) -> Result<Breakdown> {
     let picks = favourites(readout, x, targets);
     let mut confusion = [[0usize; 6]; 6];
-    let mut hits: Vec<(usize, usize, bool, bool, bool)> = Vec::with_capacity(rows.len());
+    let mut hits: Vec<Hit> = Vec::with_capacity(rows.len());
     for ((row, t), &pick) in rows.iter().zip(targets).zip(&picks) {
         let pos = position_from_fen(&row.fen)?;
         let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
         let best_piece = piece_index(moves[t.best].role());
         let fly_piece = piece_index(moves[pick].role());
         confusion[best_piece][fly_piece] += 1;
-        hits.push((best_piece, phase(&pos), pick == t.best, best_piece == fly_piece, t.good.contains(&pick)));
+        hits.push(Hit { piece: best_piece, phase: phase(&pos), top1: pick == t.best, same_piece: best_piece == fly_piece, good: t.good.contains(&pick) });
     }
-    let count = |f: &dyn Fn(&(usize, usize, bool, bool, bool)) -> bool, g: &dyn Fn(&(usize, usize, bool, bool, bool)) -> bool| -> Estimate {
-        let within: Vec<_> = hits.iter().filter(|h| f(h)).collect();
-        rate(within.iter().filter(|h| g(h)).count(), within.len())
+    let count = |within: &dyn Fn(&Hit) -> bool, hit: &dyn Fn(&Hit) -> bool| -> Estimate {
+        let within: Vec<&Hit> = hits.iter().filter(|h| within(h)).collect();
+        rate(within.iter().filter(|h| hit(h)).count(), within.len())
     };
     let by_piece = (0..6)
         .map(|k| PieceRow {
             piece: PIECES[k].into(),
-            positions: hits.iter().filter(|h| h.0 == k).count(),
-            top1: count(&|h| h.0 == k, &|h| h.2),
-            same_piece: count(&|h| h.0 == k, &|h| h.3),
+            positions: hits.iter().filter(|h| h.piece == k).count(),
+            top1: count(&|h| h.piece == k, &|h| h.top1),
+            same_piece: count(&|h| h.piece == k, &|h| h.same_piece),
         })
         .collect();
     let by_phase = (0..3)
         .map(|k| PhaseRow {
             phase: PHASES[k].into(),
-            positions: hits.iter().filter(|h| h.1 == k).count(),
-            top1: count(&|h| h.1 == k, &|h| h.2),
-            good: count(&|h| h.1 == k, &|h| h.4),
+            positions: hits.iter().filter(|h| h.phase == k).count(),
+            top1: count(&|h| h.phase == k, &|h| h.top1),
+            good: count(&|h| h.phase == k, &|h| h.good),
         })
         .collect();
-    Ok(Breakdown { positions: rows.len(), top1: count(&|_| true, &|h| h.2), same_piece: count(&|_| true, &|h| h.3), confusion, by_piece, by_phase })
+    Ok(Breakdown { positions: rows.len(), top1: count(&|_| true, &|h| h.top1), same_piece: count(&|_| true, &|h| h.same_piece), confusion, by_piece, by_phase })
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ pub fn position_from_fen(fen: &str) -> Result<Chess> {
     parsed.into_position(CastlingMode::Standard).map_err(|e| Error::Invalid(format!("impossible position {fen:?}: {e}")))
 }
 
-fn role_index(role: Role) -> usize {
+/// A role's plane (0 pawn … 5 king), the order of the planes and of the R1–R6 cells.
+pub fn role_index(role: Role) -> usize {
     match role {
         Role::Pawn => 0,
         Role::Knight => 1,
@@ -26,6 +27,17 @@ fn role_index(role: Role) -> usize {
         Role::Rook => 3,
         Role::Queen => 4,
         Role::King => 5,
+    }
+}
+
+/// A piece's material value in pawns (the king 0).
+pub fn piece_value(role: Role) -> f64 {
+    match role {
+        Role::Pawn => 1.0,
+        Role::Knight | Role::Bishop => 3.0,
+        Role::Rook => 5.0,
+        Role::Queen => 9.0,
+        Role::King => 0.0,
     }
 }
 

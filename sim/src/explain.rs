@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Move, Position, Role, Square};
 
+use crate::chess::role_index as plane_of;
 use crate::brain::Brain;
 use crate::chess::planes;
 use crate::readout::{policy, think_features, Readout};
@@ -57,17 +58,6 @@ fn role_name(role: Role) -> &'static str {
         Role::Rook => "rook",
         Role::Queen => "queen",
         Role::King => "king",
-    }
-}
-
-fn plane_of(role: Role) -> usize {
-    match role {
-        Role::Pawn => 0,
-        Role::Knight => 1,
-        Role::Bishop => 2,
-        Role::Rook => 3,
-        Role::Queen => 4,
-        Role::King => 5,
     }
 }
 

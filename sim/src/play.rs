@@ -5,8 +5,9 @@
 //! repetition, the 50-move rule — or, as a safeguard, a move cap scored as a draw.
 
 use shakmaty::san::SanPlus;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
+use crate::chess::piece_value as value;
 use crate::brain::Brain;
 use crate::chess::planes;
 use crate::engine::{Limit, Supervised};
@@ -209,16 +210,6 @@ impl LookAhead {
             .max_by(better)
             .or_else(|| (0..n).max_by(better))
             .expect("a position in play has legal moves")
-    }
-}
-
-fn value(role: Role) -> f64 {
-    match role {
-        Role::Pawn => 1.0,
-        Role::Knight | Role::Bishop => 3.0,
-        Role::Rook => 5.0,
-        Role::Queen => 9.0,
-        Role::King => 0.0,
     }
 }
 

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Position, Role, Square};
 
+use crate::chess::piece_value as value;
 use crate::brain::{cpu, Brain, STEPS};
 use crate::chess::{planes, position_from_fen, Planes};
 use crate::connectome::rules::Region;
@@ -109,16 +110,6 @@ const PROBES: [(&str, Score); 4] = [
     ("a piece of the side to move hanging", Score::Auc),
     ("a piece on e4 (seen from the side to move)", Score::Auc),
 ];
-
-fn value(role: Role) -> f64 {
-    match role {
-        Role::Pawn => 1.0,
-        Role::Knight | Role::Bishop => 3.0,
-        Role::Rook => 5.0,
-        Role::Queen => 9.0,
-        Role::King => 0.0,
-    }
-}
 
 /// The four facts about a position.
 pub fn facts(pos: &Chess) -> [f64; 4] {
@@ -264,6 +255,7 @@ fn probe_cells(g: &DMatrix<f64>, b: &DMatrix<f64>, val: &Kept, hold: &Kept, y_va
 
 /// Runs every probe on `brain` (regions from `region`), positions from `dataset`'s TRAIN, VAL and
 /// HOLD. `progress(done, total)` counts positions thought; `stop()` ends early with an error.
+#[allow(clippy::too_many_arguments)]
 pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: &str, dataset: &Dataset, options: &ProbeOptions, progress: &(dyn Fn(usize, usize) + Sync), stop: &dyn Fn() -> bool) -> Result<ProbeReport> {
     let started = std::time::Instant::now();
     let take = |rows: &[Row], n: usize| rows[..n.min(rows.len())].to_vec();

@@ -7,12 +7,12 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use flychess_sim::breakdown::{Breakdown, PIECES};
 
+use crate::ui::Aside;
 use crate::training::{Controls, Prepared, TrainEvent};
 use crate::ui::ReadyBrain;
 
@@ -22,7 +22,7 @@ pub struct DoingPanel {
     pub fly: Option<String>,
     /// (fly name, its content id, the breakdown).
     shown: Option<(String, String, Arc<Breakdown>)>,
-    job: Option<(String, Receiver<Result<(String, Breakdown), String>>)>,
+    job: Option<(String, Aside<(String, Breakdown)>)>,
     /// Share of the HOLD cache filled, ×1000.
     progress: Arc<AtomicU32>,
     pub status: String,

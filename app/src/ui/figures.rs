@@ -9,7 +9,6 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
@@ -20,6 +19,7 @@ use flychess_sim::brain::STEPS;
 use flychess_sim::connectome::rules::Region;
 use flychess_sim::probe::{ProbeOptions, ProbeReport};
 
+use crate::ui::Aside;
 use crate::thinker::Thought;
 use crate::ui::brain_view::ThinkSummary;
 use crate::ui::ReadyBrain;
@@ -121,16 +121,16 @@ pub struct Figures {
     pub pane: Pane,
     /// The grid shown: (think id, white background, picture).
     grid: Option<(u64, bool, egui::TextureHandle)>,
-    grid_job: Option<((u64, bool), Receiver<Result<image::RgbaImage, String>>)>,
-    export_job: Option<Receiver<Result<String, String>>>,
+    grid_job: Option<((u64, bool), Aside<image::RgbaImage>)>,
+    export_job: Option<Aside<String>>,
     pub status: String,
     /// The chart shows the spread across the 48 shipped positions instead of this think.
     pub across: bool,
     across_signal: Option<(String, Arc<Vec<[f64; STEPS]>>)>,
-    across_job: Option<Receiver<Result<(String, Vec<[f64; STEPS]>), String>>>,
+    across_job: Option<Aside<(String, Vec<[f64; STEPS]>)>>,
     probes: Option<Arc<ProbeReport>>,
     probes_checked: Option<String>,
-    probe_job: Option<Receiver<Result<ProbeReport, String>>>,
+    probe_job: Option<Aside<ProbeReport>>,
     /// The probe job only looks for a kept report.
     looking_for_kept: bool,
     probe_done: Arc<AtomicUsize>,

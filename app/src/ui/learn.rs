@@ -6,19 +6,19 @@
 //! those descending neurons differently.
 
 use std::path::Path;
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
 use shakmaty::san::San;
 
+use crate::ui::Aside;
 use crate::ui::ReadyBrain;
 
 /// After 1.e4, the fly (Black) to move.
 pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
 
 /// One snapshot's answer.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Answer {
     pub pass: usize,
     /// The fly's moves, most likely first: (SAN, probability).
@@ -28,13 +28,16 @@ pub struct Answer {
     pub val: Option<(f64, f64)>,
 }
 
+/// A run's name and a position: what the answers shown belong to.
+type RunAndFen = (String, String);
+
 pub struct LearnPanel {
     pub run: String,
     pub fen: String,
     /// Index into `answers`.
     pub shown: usize,
-    answers: Option<((String, String), Arc<Vec<Answer>>)>,
-    job: Option<((String, String), Receiver<Result<Vec<Answer>, String>>)>,
+    answers: Option<(RunAndFen, Arc<Vec<Answer>>)>,
+    job: Option<(RunAndFen, Aside<Vec<Answer>>)>,
     pub status: String,
 }
 
@@ -46,17 +49,22 @@ impl Default for LearnPanel {
 
 /// Every snapshot of `run` answering `fen`.
 pub fn answers(ready: &ReadyBrain, data: &Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
+    answers_on(&ready.brain, &ready.connectome.groups.descending, &ready.checksum, data, run, fen)
+}
+
+/// `answers` for a brain given by its parts (the command line has no window's brain).
+pub fn answers_on(brain: &flychess_sim::brain::Brain, descending: &[u32], checksum: &str, data: &Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
     let pos = flychess_sim::chess::position_from_fen(fen)?;
     let snaps = crate::training::snapshots(data, run);
     if snaps.is_empty() {
         anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
     }
     let flies: Vec<(usize, flychess_sim::fly::Fly)> = snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
-    if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != ready.checksum) {
+    if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != checksum) {
         anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
     }
     let steps = flies[0].1.readout.read_steps.clone();
-    let features = flychess_sim::readout::think_features(&ready.brain, &[flychess_sim::chess::planes(&pos)], &ready.connectome.groups.descending, &steps).remove(0);
+    let features = flychess_sim::readout::think_features(brain, &[flychess_sim::chess::planes(&pos)], descending, &steps).remove(0);
     Ok(flies
         .iter()
         .map(|(pass, f)| {

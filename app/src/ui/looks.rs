@@ -5,7 +5,6 @@
 //! also turns both into marks the board widget draws on its squares.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32};
@@ -14,6 +13,7 @@ use shakmaty::{Chess, Square};
 use flychess_sim::explain::Explanation;
 use flychess_sim::eye::SquareSight;
 
+use crate::ui::Aside;
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::SquareMark;
 use crate::ui::ReadyBrain;
@@ -37,7 +37,7 @@ pub struct Looks {
     pub overlay: Overlay,
     /// Lesions done, newest last: (think id, explanation).
     done: VecDeque<(u64, Arc<Explanation>)>,
-    job: Option<(u64, Receiver<Result<Explanation, String>>)>,
+    job: Option<(u64, Aside<Explanation>)>,
     pub status: String,
 }
 
@@ -109,10 +109,7 @@ impl Looks {
         let scale = e.pieces.iter().map(|p| p.change.abs()).fold(1e-6, f32::max);
         e.pieces
             .iter()
-            .filter_map(|p| {
-                let square = Square::new(u32::from(p.index));
-                Some(SquareMark { square, fill: change_colour(p.change, scale), text: format!("{:+.1}", 100.0 * p.change) })
-            })
+            .map(|p| SquareMark { square: Square::new(u32::from(p.index)), fill: change_colour(p.change, scale), text: format!("{:+.1}", 100.0 * p.change) })
             .collect()
     }
 

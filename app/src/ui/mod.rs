@@ -191,9 +191,12 @@ pub struct Watch {
     pub plies: Option<usize>,
 }
 
+/// Where the answer of a job run aside arrives (an error as text).
+pub type Aside<T> = std::sync::mpsc::Receiver<Result<T, String>>;
+
 /// Runs `work` on a thread of its own named `name` and hands back where its answer (an error as
-/// text) arrives; the window is woken to show it. For the Brain tab's panels' one-off jobs.
-pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> std::sync::mpsc::Receiver<Result<T, String>> {
+/// text) arrives; the window is woken to show it. For the panels' one-off jobs.
+pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> Aside<T> {
     let (tx, rx) = std::sync::mpsc::channel();
     let waker = ctx.clone();
     std::thread::Builder::new()
@@ -690,13 +693,19 @@ impl FlyChessApp {
             View::Steps => pane(self, Pane::Steps),
             View::BrainEye => pane(self, Pane::Eye),
             View::Chart => pane(self, Pane::Chart),
-            View::Probes => pane(self, Pane::Probes),
+            View::Probes => {
+                pane(self, Pane::Probes);
+                if let Some(v) = &mut self.brain_view {
+                    // Check: the probe where the brain's regions come closest to the board itself.
+                    v.figures.probe_choice = 1;
+                }
+            }
             View::Doing => self.doing.ask(&self.play.fly_name.clone()),
             View::Classroom => {
                 if let Some(v) = &mut self.brain_view {
                     // Opened on the first step, in the window as it is (no full screen for a picture).
                     v.classroom = true;
-                    v.presenter.slide = 1;
+                    v.presenter.slide = 6;
                 }
             }
             View::Learn => {}

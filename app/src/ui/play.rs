@@ -735,6 +735,24 @@ impl PlayTab {
                             text.push_str(&format!(" Without the {} on {} it would give it {:+.1} points.", p.piece, p.square, 100.0 * p.change));
                         }
                         ui.small(text);
+                        egui::CollapsingHeader::new("Each piece taken away").id_salt("looks-at-pieces").show(ui, |ui| {
+                            let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
+                            order.sort_by(|a, b| a.change.total_cmp(&b.change));
+                            egui::Grid::new("looks-at-grid").num_columns(4).striped(true).show(ui, |ui| {
+                                for h in ["piece", "square", "its move", "descending neurons"] {
+                                    ui.small(RichText::new(h).strong());
+                                }
+                                ui.end_row();
+                                for p in order {
+                                    ui.small(&p.piece);
+                                    ui.small(&p.square);
+                                    ui.small(format!("{:+.2} points", 100.0 * p.change));
+                                    ui.small(format!("{:.4} (largest {:.3})", p.descending_change, p.descending_largest))
+                                        .on_hover_text("Mean |change| of the descending neurons' read rates without this piece, and the largest change of one of them");
+                                    ui.end_row();
+                                }
+                            });
+                        });
                     }
                     None if cx.looks.busy() => {
                         ui.horizontal(|ui| {
