@@ -208,6 +208,24 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// The 12 steps of the brain's think about a position at once (a 3840x2160 PNG) and its replay
+    /// (a GIF), drawn offscreen without a window.
+    Figure {
+        #[arg(long)]
+        fen: String,
+        /// The fly whose move the title names (default: the brain's own).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long, value_name = "FILE")]
+        png: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        gif: Option<PathBuf>,
+        /// A white background (for print).
+        #[arg(long)]
+        white: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// How a fly is doing on HOLD: by the piece Stockfish's best move moves (with the confusion
     /// of pieces) and by game phase, with 95% intervals.
     Doing {
@@ -821,6 +839,7 @@ fn main() -> std::process::ExitCode {
         }
         Some(Command::Doing { fly, json, which }) => views_cli::doing(&which, &data, fly.as_deref(), json),
         Some(Command::Eye { fen, json, which }) => views_cli::eye(&which, &data, &fen, json),
+        Some(Command::Figure { fen, fly, png, gif, white, which }) => views_cli::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white),
         Some(Command::Learn { run, fen, json, which }) => views_cli::learn(&which, &data, &run, &fen, json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
         Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {

@@ -3,7 +3,8 @@
 //! region's rates know about the board, linear probes scored on HOLD), `flychess doing` (how a
 //! fly is doing on HOLD by the piece Stockfish moves and by game phase), `flychess eye` (how a
 //! position lands on the photoreceptors) and `flychess learn` (a run's snapshots answering one
-//! position). The window shows the same figures from the same functions.
+//! position), and `flychess figure` (the 12 steps at once as a 4K PNG and the replay as a GIF,
+//! drawn offscreen without a window). The window shows the same figures from the same functions.
 
 use std::path::Path;
 
@@ -165,6 +166,60 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
     for a in &answers {
         let top: Vec<String> = a.moves.iter().take(5).map(|(san, p)| format!("{san} {:.1} %", 100.0 * p)).collect();
         println!("  {:<16} value {:+.2}: {}", if a.pass == 0 { "newborn".to_string() } else { format!("after pass {}", a.pass) }, a.value, top.join(", "));
+    }
+    Ok(())
+}
+
+/// `flychess figure --fen FEN [--png FILE] [--gif FILE] [--white]`: the 12 steps of the brain's
+/// think about FEN at once (3840 × 2160) and its replay (960 × 540), drawn offscreen on the best
+/// wgpu adapter there is (lavapipe without a GPU), the camera as the window frames it.
+pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, png: Option<&Path>, gif: Option<&Path>, white: bool) -> Result<()> {
+    use flychess::ui::figures::{png_bytes, FigureJob, FigureKind, FigureLook};
+    use flychess_render::cloud::{CloudGeometry, ColourMode};
+    use std::sync::Arc;
+    if png.is_none() && gif.is_none() {
+        return Err(anyhow!("say where to write: --png FILE and/or --gif FILE"));
+    }
+    let pos = position_from_fen(fen)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&pos)]);
+    let blank = flychess_sim::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
+    let summary = flychess::ui::brain_view::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
+    let mover = if shakmaty::Position::turn(&pos) == shakmaty::Color::White { "White" } else { "Black" };
+    // The title says what the fly plays when there is a fly for this brain.
+    let plays = fly_for(fly_name, &loaded.checksum, data).ok().and_then(|f| {
+        let d = flychess_sim::readout::descending_features(&rates, 0, &loaded.connectome.groups.descending, &f.readout.read_steps);
+        let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&d));
+        let best = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]))?;
+        Some(format!(": fly {} plays {} ({:.0} %)", f.meta.name, shakmaty::san::San::from_move(&pos, p.moves[best]), 100.0 * p.probability[best]))
+    });
+    let regions: Vec<u8> = loaded.connectome.neurons.region.iter().map(|r| *r as u8).collect();
+    let geometry = Arc::new(CloudGeometry::new(&loaded.connectome.neurons.soma_um, &regions));
+    let mut camera = flychess_render::camera::OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
+    // Closer than the window's framing: a tile is wider than tall, like the brain.
+    camera.zoom(0.8);
+    let d = flychess_sim::brain::gpu::headless_device()?;
+    eprintln!("drawing on {}", d.adapter_name);
+    let job = FigureJob {
+        device: d.device,
+        queue: d.queue,
+        marks: Arc::new(vec![0.0; geometry.neurons()]),
+        geometry,
+        rates: Arc::new(rates.data),
+        look: FigureLook { camera, mode: ColourMode::Activity, white_background: white },
+        title: format!("The brain's 12 steps ({mover} to move){}. {}", plays.unwrap_or_default(), loaded.connectome.provenance.positions_label()),
+        captions: (0..flychess_sim::brain::STEPS).map(|k| summary.caption(k)).collect(),
+    };
+    if let Some(path) = png {
+        let (img, _) = job.render(FigureKind::Grid([3840, 2160]))?;
+        flychess_sim::connectome::brain_file::write_atomically(path, &png_bytes(&img.expect("a grid"))?)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = gif {
+        let (_, bytes) = job.render(FigureKind::Gif([960, 540]))?;
+        flychess_sim::connectome::brain_file::write_atomically(path, &bytes)?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }

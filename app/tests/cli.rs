@@ -378,6 +378,15 @@ fn what_the_fly_looks_at_and_what_its_regions_know_come_out_as_json() {
         assert!(lit <= s["cells"].as_u64().unwrap());
     }
 
+    // The 12 steps at once and the replay, drawn without a window.
+    let (png, gif) = (t.path().join("steps.png"), t.path().join("replay.gif"));
+    let out = flychess(t.path(), &["figure", "--fen", fen, "--png", png.to_str().unwrap(), "--gif", gif.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let img = image::open(&png).unwrap();
+    assert_eq!((img.width(), img.height()), (3840, 2160));
+    use image::AnimationDecoder;
+    assert_eq!(image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gif).unwrap())).unwrap().into_frames().count(), 12);
+
     // The probes, small: per region and step on HOLD, beside the board's planes.
     let r = json(&flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16", "--json"]));
     let probes = r["probes"].as_array().unwrap();

@@ -69,8 +69,12 @@ pub struct ThinkSummary {
 
 impl ThinkSummary {
     pub fn of(t: &Thought, connectome: &Connectome) -> ThinkSummary {
-        let n = t.neurons;
-        let steps = t.rates.len() / n.max(1);
+        ThinkSummary::from_rates(&t.rates, &t.baseline, t.neurons, connectome)
+    }
+
+    /// The summary of a think's rates (`[step · neurons + neuron]`) against an empty board's.
+    pub fn from_rates(rates: &[f32], baseline: &[f32], n: usize, connectome: &Connectome) -> ThinkSummary {
+        let steps = rates.len() / n.max(1);
         let regions = &connectome.neurons.region;
         let mut counts = [0usize; Region::COUNT];
         for r in regions {
@@ -80,9 +84,9 @@ impl ThinkSummary {
         let mut moved = vec![[0f32; Region::COUNT]; steps];
         for s in 0..steps {
             for (j, r) in regions.iter().enumerate() {
-                let v = t.rates[s * n + j];
+                let v = rates[s * n + j];
                 mean[s][*r as usize] += v;
-                moved[s][*r as usize] += (v - t.baseline.get(s * n + j).copied().unwrap_or(0.0)).abs();
+                moved[s][*r as usize] += (v - baseline.get(s * n + j).copied().unwrap_or(0.0)).abs();
             }
             for k in 0..Region::COUNT {
                 let c = counts[k].max(1) as f32;
