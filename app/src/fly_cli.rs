@@ -21,7 +21,7 @@ use flychess_sim::train::{board_features, fit, outcomes, summarise, FitOptions, 
 
 use crate::WhichBrain;
 
-fn targets(rows: &[Row]) -> Result<Vec<Target>> {
+pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
     Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
 }
 
@@ -48,7 +48,7 @@ fn pass_line(name: &str, p: &PassRecord) -> String {
 }
 
 /// Fits with a pass-by-pass progress line (the controls `eval` fits beside a fly).
-fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> Result<(Readout, Metrics)> {
+pub(crate) fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> Result<(Readout, Metrics)> {
     let bar = ProgressBar::new(options.max_passes as u64);
     bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     bar.set_message(name.to_string());

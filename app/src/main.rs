@@ -3,6 +3,7 @@
 //! the command line and hands each command to its module.
 
 mod bio_cli;
+mod charles_cli;
 mod brain_cli;
 mod cli;
 mod fly_cli;
@@ -54,6 +55,9 @@ enum Command {
     /// Labelled positions: import, inspect.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Charles: a transformer that never was a fly, trained on the flies' positions and labels.
+    #[command(subcommand)]
+    Charles(CharlesCommand),
     /// The dopamine fly: the mushroom body learns by the three-factor rule, no backprop.
     #[command(subcommand)]
     Bio(BioCommand),
@@ -281,6 +285,13 @@ enum Command {
         /// The fly (default: the brain's own trained fly, the shipped one first).
         #[arg(long)]
         fly: Option<String>,
+        /// Another player than a fly: `charles` (a transformer trained on the same positions,
+        /// `flychess charles train`), measured on the same HOLD positions with the blind baseline.
+        #[arg(long, conflicts_with = "fly")]
+        player: Option<String>,
+        /// With --player charles: the Charles run's name.
+        #[arg(long, default_value = "charles")]
+        charles: String,
         #[arg(long)]
         json: bool,
         /// Leave out the shuffled-wiring control (it caches a second brain the first time).
@@ -350,6 +361,36 @@ enum Command {
         render: bool,
         #[command(flatten)]
         which: WhichBrain,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum CharlesCommand {
+    /// Train Charles (resumable: the same name and options go on from the last checkpoint) into
+    /// DATA/charles/NAME/.
+    Train {
+        #[arg(long, default_value = "charles")]
+        name: String,
+        /// small (the shipped size) or seed (the seed's 32.5 M parameters).
+        #[arg(long, default_value = "small")]
+        size: String,
+        /// TRAIN positions used.
+        #[arg(long, default_value_t = 16_384)]
+        positions: usize,
+        #[arg(long, default_value_t = 1)]
+        epochs: usize,
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// AdamW's peak step (warm-up, then cosine to a tenth).
+        #[arg(long, default_value_t = 1e-3)]
+        lr: f64,
+        /// Steps between VAL checks and checkpoints.
+        #[arg(long, default_value_t = 128)]
+        val_every: usize,
+        #[arg(long, value_enum, default_value_t = FitOnArg::Cpu)]
+        fit_on: FitOnArg,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -606,15 +647,20 @@ pub enum FitOnArg {
     Gpu,
 }
 
-impl FitArgs {
-    fn options(&self) -> flychess_sim::train::FitOptions {
+impl From<FitOnArg> for flychess_sim::burn_fit::FitOn {
+    fn from(a: FitOnArg) -> Self {
         use flychess_sim::burn_fit::FitOn;
-        let on = match self.fit_on {
+        match a {
             FitOnArg::Auto => FitOn::Auto,
             FitOnArg::Cpu => FitOn::Cpu,
             FitOnArg::Gpu => FitOn::Gpu,
-        };
-        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, on, ..Default::default() }
+        }
+    }
+}
+
+impl FitArgs {
+    fn options(&self) -> flychess_sim::train::FitOptions {
+        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, on: self.fit_on.into(), ..Default::default() }
     }
 }
 
@@ -842,9 +888,20 @@ fn main() -> std::process::ExitCode {
         Some(Command::Figure { fen, fly, png, gif, white, which }) => views_cli::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white),
         Some(Command::Learn { run, fen, json, which }) => views_cli::learn(&which, &data, &run, &fen, json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
-        Some(Command::Eval { fly, json, no_controls, positions, fit, which }) => {
+        Some(Command::Eval { player: Some(player), charles, json, fit, .. }) => match player.as_str() {
+            "charles" => charles_cli::eval(&data, &charles, &fit.options(), json),
+            other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
+        },
+        Some(Command::Eval { fly, json, no_controls, positions, fit, which, .. }) => {
             fly_cli::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)
         }
+        Some(Command::Charles(CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => match flychess_sim::charles::CharlesConfig::parse(&size) {
+            Some(config) => {
+                let options = flychess_sim::charles::run::TrainOptions { config, positions, epochs, batch, learning_rate: lr, val_every, ..Default::default() };
+                charles_cli::train(&data, &name, options, fit_on.into(), json)
+            }
+            None => Err(anyhow::anyhow!("unknown size {size:?}: small or seed")),
+        },
         Some(Command::Analyse { fly, fen, fens, json, imagination, which }) => {
             let positions = match (fen, fens) {
                 (Some(f), None) => fly_cli::Positions::One(f),

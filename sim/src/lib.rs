@@ -11,6 +11,7 @@ pub mod bptt;
 pub mod burn_fit;
 pub mod cache;
 pub mod calibrate;
+pub mod charles;
 pub mod chess;
 pub mod connectome;
 pub mod container;

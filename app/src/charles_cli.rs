@@ -1,0 +1,104 @@
+//! `flychess charles train` and `flychess eval --player charles`: Charles (`flychess_sim::charles`),
+//! a transformer that never was a fly, trained on the flies' positions and labels and measured on
+//! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use flychess_sim::burn_fit::FitOn;
+use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
+use flychess_sim::charles::Charles;
+use flychess_sim::data::{shipped_path, Dataset};
+use flychess_sim::readout::Readout;
+use flychess_sim::stats;
+use flychess_sim::train::{outcomes, summarise, FitOptions};
+
+/// `flychess charles train`.
+pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bool) -> Result<()> {
+    flychess_sim::fly::check_name(name)?;
+    let dataset = Dataset::load(&shipped_path())?;
+    let files = RunFiles::of(data, name);
+    let params = Charles::new(&options.config, &on.device()?).parameters();
+    eprintln!("Charles {name}: {params} parameters ({:?}), {} TRAIN positions × {} epochs, batch {}, on {}", options.config, options.positions, options.epochs, options.batch, on.describe()?);
+    let bar = ProgressBar::new(options.steps() as u64);
+    bar.set_style(ProgressStyle::with_template("charles [{bar:40}] step {pos}/{len} {per_sec} eta {eta} {msg}").expect("valid template").progress_chars("=> "));
+    if let Some(s) = files.read_state().filter(|s| s.options == options) {
+        bar.set_position(s.step as u64);
+    }
+    let state = run::train(
+        &files,
+        &dataset,
+        &options,
+        on,
+        &|p, s| {
+            bar.set_position(s.step as u64);
+            bar.set_message(format!("VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1));
+            bar.suspend(|| eprintln!("  step {:>6}: train loss {:.3}, VAL loss {:.3}, top-1 {:.1} % ({:.0} s)", p.step, p.train_loss, p.val_loss, 100.0 * p.val_top1, p.seconds));
+        },
+        &|| false,
+    )?;
+    bar.finish_and_clear();
+    let speed = state.curve.last().map(|p| p.positions as f64 / p.seconds.max(1e-9)).unwrap_or(0.0);
+    let report = serde_json::json!({ "name": name, "parameters": state.parameters, "options": state.options, "steps": state.step, "seconds": state.seconds, "training_positions_per_second": speed, "curve": state.curve, "finished": state.finished });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        eprintln!("{}: {} steps in {:.0} s ({speed:.1} positions/s)", files.dir.display(), state.step, state.seconds);
+    }
+    Ok(())
+}
+
+/// `flychess eval --player charles [--charles NAME]`: HOLD top-1, good move and loss with 95 %
+/// intervals, the blind baseline beside (fitted on the same TRAIN positions as Charles), and one
+/// move's inference time.
+pub fn eval(data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let files = RunFiles::of(data, name);
+    let device = FitOn::Cpu.device()?;
+    let (model, state) = run::load(&files, &device).map_err(|e| anyhow!("{e} (train one with `flychess charles train --name {name}`)"))?;
+    let hold: Vec<run::Prepared> = dataset.hold().iter().map(run::prepare).collect::<flychess_sim::Result<_>>()?;
+    let started = Instant::now();
+    let charles = run::evaluate(&model, &hold, 64, &device)?;
+    let eval_seconds = started.elapsed().as_secs_f64();
+    // One move, as in play: a single position's think, timed over a few positions.
+    let started = Instant::now();
+    for p in hold.iter().take(16) {
+        run::probabilities(&model, &p.position, &device)?;
+    }
+    let move_ms = started.elapsed().as_secs_f64() * 1000.0 / 16.0;
+    // The blind baseline: move popularity only, fitted on the TRAIN positions Charles saw.
+    let train_rows = &dataset.train()[..state.options.positions.min(dataset.train().len())];
+    let (train_t, val_t, hold_t) = (crate::fly_cli::targets(train_rows)?, crate::fly_cli::targets(dataset.val())?, crate::fly_cli::targets(dataset.hold())?);
+    let (blind, _) = crate::fly_cli::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
+    let blind = outcomes(&blind, &[], &hold_t);
+    let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>();
+    let (c, b) = (summarise(&charles), summarise(&blind));
+    let row = |o: &[flychess_sim::train::PositionOutcome]| {
+        let (t, g) = (stats::rate_of(&hits(o, false)), stats::rate_of(&hits(o, true)));
+        let l = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
+        serde_json::json!({"top1": t.value, "top1_interval": [t.low, t.high], "good": g.value, "good_interval": [g.low, g.high], "loss": l.value, "loss_interval": [l.low, l.high]})
+    };
+    let minus_top1 = stats::paired_difference(&hits(&charles, false), &hits(&blind, false));
+    let minus_good = stats::paired_difference(&hits(&charles, true), &hits(&blind, true));
+    let report = serde_json::json!({
+        "player": "charles", "name": name, "parameters": state.parameters, "config": state.options.config,
+        "train_positions": train_rows.len(), "training_seconds": state.seconds, "hold_positions": hold.len(),
+        "charles": row(&charles), "blind": row(&blind),
+        "top1": c.top1, "good": c.good, "loss": c.loss, "blind_top1": b.top1, "blind_good": b.good, "blind_loss": b.policy_loss,
+        "charles_minus_blind_top1": minus_top1, "charles_minus_blind_good": minus_good,
+        "note": "Charles has no value head: its loss is the cross-entropy alone (the flies' policy_loss); the blind baseline's loss here is its policy loss too.",
+        "move_ms": move_ms, "hold_seconds": eval_seconds,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("Charles {name} ({} parameters, {} TRAIN positions, {:.0} s of training) on {} HOLD positions:", state.parameters, train_rows.len(), state.seconds, hold.len());
+        println!("  charles  top-1 {}  good {}  loss {:.3}", stats::rate_of(&hits(&charles, false)).percent(), stats::rate_of(&hits(&charles, true)).percent(), c.loss);
+        println!("  blind    top-1 {}  good {}  loss {:.3}", stats::rate_of(&hits(&blind, false)).percent(), stats::rate_of(&hits(&blind, true)).percent(), b.policy_loss);
+        println!("  charles − blind: top-1 {}, good {}; one move {move_ms:.1} ms", minus_top1.points(), minus_good.points());
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! Training Charles and measuring it. A run streams TRAIN positions in a seeded order (the same
+//! order on a resume), batch by batch: the boards are tokenised, the loss is the cross-entropy
+//! against the τ shares over the legal moves, AdamW steps with a linear warm-up and a cosine decay
+//! to a tenth; every `val_every` steps VAL is measured and the model, the optimiser's state and
+//! the run's record are written atomically into the run's folder (`DATA/charles/NAME/`), so a run
+//! stopped anywhere goes on from its last checkpoint with the same numbers. HOLD is measured like
+//! the flies' (top-1, good move, loss, with intervals) by `evaluate`; `choose` is Charles playing.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::activation::softmax;
+use burn::tensor::Device;
+use serde::{Deserialize, Serialize};
+use shakmaty::{Chess, Move, Position};
+
+use super::{Charles, CharlesConfig, MoveBatch};
+use crate::burn_fit::FitOn;
+use crate::chess::position_from_fen;
+use crate::data::{Dataset, Row};
+use crate::error::{Error, Result};
+use crate::train::{PositionOutcome, Target};
+
+/// What a run is asked to do (a run resumes only with the same options).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainOptions {
+    pub config: CharlesConfig,
+    /// TRAIN positions used (the first of TRAIN).
+    pub positions: usize,
+    pub epochs: usize,
+    pub batch: usize,
+    pub learning_rate: f64,
+    pub warmup: usize,
+    pub weight_decay: f32,
+    /// VAL positions measured at each checkpoint.
+    pub val: usize,
+    pub val_every: usize,
+    pub seed: u64,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions { config: CharlesConfig::small(), positions: 16_384, epochs: 1, batch: 32, learning_rate: 1e-3, warmup: 100, weight_decay: 0.01, val: 512, val_every: 128, seed: 1 }
+    }
+}
+
+impl TrainOptions {
+    pub fn steps(&self) -> usize {
+        (self.positions * self.epochs).div_ceil(self.batch.max(1))
+    }
+
+    /// The learning rate at `step` (0-based): linear warm-up, then cosine to a tenth.
+    pub fn rate(&self, step: usize) -> f64 {
+        let total = self.steps().max(1);
+        if step < self.warmup {
+            return self.learning_rate * (step + 1) as f64 / self.warmup as f64;
+        }
+        let t = (step - self.warmup) as f64 / (total.saturating_sub(self.warmup)).max(1) as f64;
+        let low = self.learning_rate * 0.1;
+        low + (self.learning_rate - low) * 0.5 * (1.0 + (std::f64::consts::PI * t.min(1.0)).cos())
+    }
+}
+
+/// One checkpoint's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub step: usize,
+    pub positions: usize,
+    /// Mean training loss since the previous point.
+    pub train_loss: f64,
+    pub val_loss: f64,
+    pub val_top1: f64,
+    pub seconds: f64,
+}
+
+/// The run's record, `state.json` beside the weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub options: TrainOptions,
+    pub step: usize,
+    pub curve: Vec<Point>,
+    pub seconds: f64,
+    pub parameters: usize,
+    pub finished: bool,
+}
+
+/// A run's folder and files.
+pub struct RunFiles {
+    pub dir: PathBuf,
+}
+
+impl RunFiles {
+    pub fn of(data: &Path, name: &str) -> RunFiles {
+        RunFiles { dir: data.join("charles").join(name) }
+    }
+    pub fn model(&self) -> PathBuf {
+        self.dir.join("model.bpk")
+    }
+    fn optimiser(&self) -> PathBuf {
+        self.dir.join("optimiser.bpk")
+    }
+    pub fn state(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+    pub fn read_state(&self) -> Option<State> {
+        serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()
+    }
+}
+
+fn adamw(weight_decay: f32) -> ModuleOptimizer {
+    AdamWConfig::new().with_weight_decay(weight_decay).init()
+}
+
+fn record_error(e: impl std::fmt::Debug) -> Error {
+    Error::Invalid(format!("Charles's weights: {e:?}"))
+}
+
+/// Writes through a temporary file in the same folder, then renames: a file is whole or absent.
+fn atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension("tmp.bpk");
+    write(&tmp)?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    Ok(())
+}
+
+/// Loads a trained Charles from a run's folder.
+pub fn load(files: &RunFiles, device: &Device) -> Result<(Charles, State)> {
+    let state = files.read_state().ok_or_else(|| Error::Invalid(format!("no Charles run in {}", files.dir.display())))?;
+    let model = Charles::new(&state.options.config, device).try_load_file(files.model()).map_err(record_error)?;
+    Ok((model, state))
+}
+
+/// One row made ready: its position, legal moves (shakmaty's order) and target.
+pub struct Prepared {
+    pub position: Chess,
+    pub moves: Vec<Move>,
+    pub target: Target,
+}
+
+pub fn prepare(row: &Row) -> Result<Prepared> {
+    let position = position_from_fen(&row.fen)?;
+    let moves = position.legal_moves().into_iter().collect();
+    Ok(Prepared { position, moves, target: Target::of(row)? })
+}
+
+fn batch_of(rows: &[&Prepared], device: &Device) -> MoveBatch {
+    let items: Vec<(&Chess, &[Move], &[f32])> = rows.iter().map(|p| (&p.position, p.moves.as_slice(), p.target.share.as_slice())).collect();
+    MoveBatch::new(&items, device)
+}
+
+/// Each position's outcome on `rows` (top-1, good move, the cross-entropy as its loss: Charles has
+/// no value head), `batch` positions at a time.
+pub fn evaluate(model: &Charles, rows: &[Prepared], batch: usize, device: &Device) -> Result<Vec<PositionOutcome>> {
+    // Off the autodiff tape: a forward on it keeps what a backward would need.
+    let (model, device) = (&model.valid(), &device.clone().inner());
+    let mut out = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(batch.max(1)) {
+        let refs: Vec<&Prepared> = chunk.iter().collect();
+        let b = batch_of(&refs, device);
+        let p = softmax(model.logits(&b), 1).into_data().try_into_vec::<f32>().map_err(record_error)?;
+        for (i, r) in chunk.iter().enumerate() {
+            let probs = &p[i * b.width..i * b.width + r.moves.len()];
+            let pick = (0..probs.len()).max_by(|&x, &y| probs[x].total_cmp(&probs[y])).unwrap_or(0);
+            let ce: f64 = r.target.share.iter().zip(probs).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * (q.max(1e-30) as f64).ln()).sum();
+            out.push(PositionOutcome { loss: ce, policy_loss: ce, top1: pick == r.target.best, good: r.target.good.contains(&pick) });
+        }
+    }
+    Ok(out)
+}
+
+/// Charles's probabilities for every legal move of `pos` (shakmaty's order).
+pub fn probabilities(model: &Charles, pos: &Chess, device: &Device) -> Result<(Vec<Move>, Vec<f32>)> {
+    let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+    if moves.is_empty() {
+        return Ok((moves, Vec::new()));
+    }
+    let (model, device) = (&model.valid(), &device.clone().inner());
+    let b = MoveBatch::new(&[(pos, moves.as_slice(), &[])], device);
+    let p = softmax(model.logits(&b), 1).into_data().try_into_vec::<f32>().map_err(record_error)?;
+    Ok((moves.clone(), p[..moves.len()].to_vec()))
+}
+
+/// The seeded order of TRAIN rows for epoch `e`.
+fn order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+    let mut o: Vec<usize> = (0..n).collect();
+    let mut s = (seed ^ (epoch as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..n).rev() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        o.swap(i, (s % (i as u64 + 1)) as usize);
+    }
+    o
+}
+
+/// Trains (or resumes) the run `files` on `dataset`'s TRAIN, measuring VAL at each checkpoint.
+/// `progress` sees each point; `stop()` ends after the current step (a checkpoint is written).
+pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: FitOn, progress: &dyn Fn(&Point, &State), stop: &dyn Fn() -> bool) -> Result<State> {
+    let device = on.device()?;
+    std::fs::create_dir_all(&files.dir).map_err(|e| Error::io(&files.dir, e))?;
+    let train_rows = &dataset.train()[..options.positions.min(dataset.train().len())];
+    let val_rows = &dataset.val()[..options.val.min(dataset.val().len())];
+    if train_rows.is_empty() || val_rows.is_empty() {
+        return Err(Error::Invalid("Charles needs TRAIN and VAL positions".into()));
+    }
+    let val: Vec<Prepared> = val_rows.iter().map(prepare).collect::<Result<_>>()?;
+    let previous = files.read_state().filter(|s| s.options == *options);
+    let (mut model, mut optimiser, mut state) = match previous {
+        Some(s) if files.model().exists() => {
+            let model = Charles::new(&options.config, &device).try_load_file(files.model()).map_err(record_error)?;
+            let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
+                Ok(r) => adamw(options.weight_decay).load_record(r),
+                Err(_) => adamw(options.weight_decay),
+            };
+            (model, optimiser, s)
+        }
+        _ => {
+            let model = Charles::seeded(&options.config, &device, options.seed);
+            let parameters = model.parameters();
+            (model, adamw(options.weight_decay), State { options: options.clone(), step: 0, curve: Vec::new(), seconds: 0.0, parameters, finished: false })
+        }
+    };
+    if state.finished {
+        return Ok(state);
+    }
+    let total = options.steps();
+    let started = Instant::now();
+    let seconds_before = state.seconds;
+    let (mut loss_sum, mut loss_n) = (0.0, 0usize);
+    let mut epoch_order: Option<(usize, Vec<usize>)> = None;
+    while state.step < total {
+        let first = state.step * options.batch;
+        let epoch = first / train_rows.len();
+        if epoch_order.as_ref().is_none_or(|(e, _)| *e != epoch) {
+            epoch_order = Some((epoch, order(train_rows.len(), options.seed, epoch)));
+        }
+        let o = &epoch_order.as_ref().expect("set").1;
+        let rows: Vec<Prepared> = (first..first + options.batch).map(|k| &train_rows[o[k % train_rows.len()]]).map(prepare).collect::<Result<_>>()?;
+        let refs: Vec<&Prepared> = rows.iter().collect();
+        let batch = batch_of(&refs, &device);
+        let loss = model.loss(&batch);
+        let value = loss.clone().into_data().try_into_vec::<f32>().map_err(record_error)?[0] as f64;
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optimiser.step(options.rate(state.step), model, grads);
+        state.step += 1;
+        loss_sum += value;
+        loss_n += 1;
+        let last = state.step == total;
+        let stopping = stop();
+        if state.step.is_multiple_of(options.val_every) || last || stopping {
+            let outcomes = evaluate(&model, &val, 64, &device)?;
+            let m = crate::train::summarise(&outcomes);
+            state.seconds = seconds_before + started.elapsed().as_secs_f64();
+            let point = Point { step: state.step, positions: state.step * options.batch, train_loss: loss_sum / loss_n.max(1) as f64, val_loss: m.loss, val_top1: m.top1, seconds: state.seconds };
+            state.curve.push(point.clone());
+            state.finished = last;
+            (loss_sum, loss_n) = (0.0, 0);
+            atomically(&files.model(), |p| model.clone().save_file(p).map_err(record_error))?;
+            atomically(&files.optimiser(), |p| optimiser.to_record().save(p).map_err(record_error))?;
+            crate::connectome::brain_file::write_atomically(&files.state(), &serde_json::to_vec_pretty(&state).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            progress(&point, &state);
+            if stopping {
+                break;
+            }
+        }
+    }
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_warms_up_then_decays_to_a_tenth() {
+        let o = TrainOptions { positions: 3_200, batch: 32, warmup: 10, learning_rate: 1e-3, ..Default::default() };
+        assert_eq!(o.steps(), 100);
+        assert!((o.rate(0) - 1e-4).abs() < 1e-12);
+        assert!((o.rate(9) - 1e-3).abs() < 1e-12);
+        assert!(o.rate(50) < 1e-3 && o.rate(50) > 1e-4);
+        assert!((o.rate(100) - 1e-4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_order_is_a_seeded_permutation() {
+        let a = order(100, 1, 0);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+        assert_eq!(a, order(100, 1, 0));
+        assert_ne!(a, order(100, 1, 1));
+    }
+}
