@@ -21,7 +21,7 @@ use flychess_sim::probe::{ProbeOptions, ProbeReport};
 
 use crate::ui::Aside;
 use crate::thinker::Thought;
-use crate::ui::brain_view::ThinkSummary;
+use crate::ui::brain_view::{export_path, ThinkSummary};
 use crate::ui::ReadyBrain;
 
 /// What the Brain tab's centre shows.
@@ -37,10 +37,6 @@ pub enum Pane {
 
 impl Pane {
     pub const ALL: [(Pane, &'static str); 5] = [(Pane::Cloud, "Cloud"), (Pane::Steps, "12 steps"), (Pane::Eye, "The eye"), (Pane::Chart, "Signal chart"), (Pane::Probes, "Probes")];
-
-    pub fn parse(s: &str) -> Option<Pane> {
-        Pane::ALL.iter().find(|(_, name)| name.to_ascii_lowercase().replace(' ', "-") == s.to_ascii_lowercase()).map(|(p, _)| *p)
-    }
 }
 
 /// How a figure's frames look: the view's camera and colours at the time it was asked for.
@@ -70,7 +66,8 @@ impl FigureLook {
     }
 }
 
-/// Everything a figure job takes with it to its thread.
+/// Everything a figure job takes with it to its thread (cheap to clone: handles and shared buffers).
+#[derive(Clone)]
 pub struct FigureJob {
     pub device: eframe::wgpu::Device,
     pub queue: eframe::wgpu::Queue,
@@ -253,7 +250,7 @@ impl Figures {
             }
             (None, Some(j)) if !t.rates.is_empty() => {
                 if self.grid_job.as_ref().is_none_or(|(k, _)| *k != key) {
-                    let job = FigureJob { device: j.device.clone(), queue: j.queue.clone(), geometry: j.geometry.clone(), marks: j.marks.clone(), rates: j.rates.clone(), look: j.look.clone(), title: j.title.clone(), captions: j.captions.clone() };
+                    let job = j.clone();
                     let rx = crate::ui::work_aside(ui.ctx(), "twelve-steps", move || job.render(FigureKind::Grid([1920, 1080])).map(|(img, _)| img.expect("a grid")));
                     self.grid_job = Some((key, rx));
                 }
@@ -272,7 +269,7 @@ impl Figures {
     }
 
     fn export(&mut self, ctx: &egui::Context, j: &FigureJob, kind: FigureKind, path: std::path::PathBuf) {
-        let job = FigureJob { device: j.device.clone(), queue: j.queue.clone(), geometry: j.geometry.clone(), marks: j.marks.clone(), rates: j.rates.clone(), look: j.look.clone(), title: j.title.clone(), captions: j.captions.clone() };
+        let job = j.clone();
         self.status = format!("Exporting {}…", path.display());
         let rx = crate::ui::work_aside(ctx, "figure-export", move || {
             let (img, bytes) = job.render(kind)?;
@@ -470,9 +467,4 @@ fn eye_pane(ui: &mut egui::Ui, thought: Option<&Thought>, ready: &Arc<ReadyBrain
         let response = ui.interact(r, ui.scope_id().with(("eye-square", q.square)), egui::Sense::hover());
         response.on_hover_text(format!("{}\n{}", shakmaty::Square::new(u32::from(q.square)), crate::ui::looks::sight_text(q)));
     }
-}
-
-/// Where exports go when no file dialog is used: DATA/exports/NAME-SECONDS.EXT.
-fn export_path(data: &Path, name: &str, ext: &str) -> std::path::PathBuf {
-    crate::ui::brain_view::export_path(data, name, ext)
 }
