@@ -14,7 +14,9 @@ use flychess_sim::charles::Charles;
 use flychess_sim::data::{shipped_path, Dataset};
 use flychess_sim::readout::Readout;
 use flychess_sim::stats;
-use flychess_sim::train::{outcomes, summarise, FitOptions};
+use flychess_sim::train::{outcomes, summarise, FitOptions, PositionOutcome};
+
+use crate::fly_cli::PlayerRow;
 
 /// `flychess charles train`.
 pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bool) -> Result<()> {
@@ -54,11 +56,13 @@ pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bo
 /// `flychess eval --player charles [--charles NAME]`: HOLD top-1, good move and loss with 95 %
 /// intervals, the blind baseline beside (fitted on the same TRAIN positions as Charles), and one
 /// move's inference time.
-pub fn eval(data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
+pub fn eval(which: &crate::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
-    let files = RunFiles::of(data, name);
+    // The user's run of that name, else the shipped one.
+    let files = flychess_sim::charles::player::find(name, data)?;
     let device = FitOn::Cpu.device()?;
     let (model, state) = run::load(&files, &device).map_err(|e| anyhow!("{e} (train one with `flychess charles train --name {name}`)"))?;
+    let id = flychess_sim::charles::player::content_id(&files, &state)?;
     let hold: Vec<run::Prepared> = dataset.hold().iter().map(run::prepare).collect::<flychess_sim::Result<_>>()?;
     let started = Instant::now();
     let charles = run::evaluate(&model, &hold, 64, &device)?;
@@ -81,16 +85,31 @@ pub fn eval(data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()>
         let l = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
         serde_json::json!({"top1": t.value, "top1_interval": [t.low, t.high], "good": g.value, "good_interval": [g.low, g.high], "loss": l.value, "loss_interval": [l.low, l.high]})
     };
+    // The brain's own fly on the same HOLD positions (its descending neurons cached once), so
+    // the table has "fly − this" for Charles as for every control.
+    let fly = fly_on_hold(which, data, &dataset)?;
+    let mut players = Vec::new();
+    if let Some((fly_name, fly_o)) = &fly {
+        players = vec![PlayerRow::of("fly", fly_o, fly_o), PlayerRow::of("charles", &charles, fly_o), PlayerRow::of("blind", &blind, fly_o)];
+        if !json {
+            println!("the fly {fly_name} beside Charles on the same HOLD positions (fly − this, paired):");
+            for p in &players {
+                println!("{}", p.line());
+            }
+        }
+    }
     let minus_top1 = stats::paired_difference(&hits(&charles, false), &hits(&blind, false));
     let minus_good = stats::paired_difference(&hits(&charles, true), &hits(&blind, true));
     let report = serde_json::json!({
-        "player": "charles", "name": name, "parameters": state.parameters, "config": state.options.config,
+        "player": "charles", "name": name, "id": id, "run": files.dir.display().to_string(), "finished": state.finished, "parameters": state.parameters, "config": state.options.config,
         "train_positions": train_rows.len(), "training_seconds": state.seconds, "hold_positions": hold.len(),
         "charles": row(&charles), "blind": row(&blind),
         "top1": c.top1, "good": c.good, "loss": c.loss, "blind_top1": b.top1, "blind_good": b.good, "blind_loss": b.policy_loss,
         "charles_minus_blind_top1": minus_top1, "charles_minus_blind_good": minus_good,
         "note": "Charles has no value head: its loss is the cross-entropy alone (the flies' policy_loss); the blind baseline's loss here is its policy loss too.",
         "move_ms": move_ms, "hold_seconds": eval_seconds,
+        "fly": fly.as_ref().map(|(n, _)| n.clone()),
+        "players": players.iter().map(PlayerRow::json).collect::<Vec<_>>(),
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -101,4 +120,20 @@ pub fn eval(data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()>
         println!("  charles − blind: top-1 {}, good {}; one move {move_ms:.1} ms", minus_top1.points(), minus_good.points());
     }
     Ok(())
+}
+
+/// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
+/// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
+/// the brain has no trained fly.
+fn fly_on_hold(which: &crate::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
+    use flychess_sim::fly::{self, Fly};
+    let spec = crate::cli::spec(which, data)?;
+    let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
+    let Some((name, path)) = fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
+    let f = Fly::load(&path)?;
+    let hold = flychess_sim::data::HOLD;
+    let (cache, _) = crate::cli::cache(which, data, Some(hold), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let x = cache.read(0..hold, f.meta.reading)?;
+    let t = crate::fly_cli::targets(&dataset.rows[..hold])?;
+    Ok(Some((name, outcomes(&f.readout, &x, &t))))
 }

@@ -104,7 +104,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
 
 /// One row of `eval`'s table: a player's HOLD figures with their 95 % intervals, and its
 /// difference from the fly on the same positions; printed as text or as JSON from the same row.
-struct PlayerRow {
+pub(crate) struct PlayerRow {
     player: &'static str,
     top1: stats::Estimate,
     good: stats::Estimate,
@@ -114,7 +114,7 @@ struct PlayerRow {
 }
 
 impl PlayerRow {
-    fn of(player: &'static str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> PlayerRow {
+    pub(crate) fn of(player: &'static str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> PlayerRow {
         let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
         let (top1, good) = (hits(per, |o| o.top1), hits(per, |o| o.good));
         PlayerRow {
@@ -127,7 +127,7 @@ impl PlayerRow {
         }
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "player": self.player,
             "top1": self.top1.value, "top1_interval": [self.top1.low, self.top1.high],
@@ -138,7 +138,7 @@ impl PlayerRow {
         })
     }
 
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let versus = if self.player == "fly" { String::new() } else { format!("  fly − this: {}", self.fly_minus_top1.points()) };
         format!("  {:16} top-1 {}  good {}  loss {:.3}{versus}", self.player, self.top1.percent(), self.good.percent(), self.loss.value)
     }
@@ -428,18 +428,26 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
     Ok(())
 }
 
-/// `flychess play`: games between flies, the random and greedy movers and Stockfish.
+/// `flychess play`: games between flies, Charles, the random and greedy movers and Stockfish.
 #[allow(clippy::too_many_arguments)]
 pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
     use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
     let spec = crate::cli::spec(which, data)?;
-    let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p));
+    let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
+    let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p) && charles_of(p).is_none());
+    let mut charles = std::collections::HashMap::new();
+    for name in [white, black] {
+        if let Some(run) = charles_of(name) {
+            charles.insert(name.to_string(), flychess_sim::charles::player::Trained::load(&run, data)?);
+        }
+    }
     let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some((loaded, _)) = &prepared
             && !flychess_sim::ladder::Entrant::names_rung(name)
+            && !charles.contains_key(name)
         {
             let f = Fly::load(&fly::find(name, data)?)?;
             if f.meta.brain_checksum != loaded.checksum {
@@ -459,6 +467,7 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
                 let engine = Supervised::new(path, EngineOptions { elo: Some(0), ..Default::default() });
                 Player::Stockfish { engine, limit: Limit::Nodes(20_000), random_share, dice: Dice::new(dice) }
             }
+            _ if charles.contains_key(name) => Player::Charles(&charles[name]),
             _ => {
                 let (_, brain) = prepared.as_ref().expect("prepared for flies");
                 Player::Fly { brain, readout: &flies[name].readout, descending: &descending, imagination }
@@ -539,6 +548,18 @@ fn dopamine_of_brain(spec: &flychess_sim::store::BrainSpec, data: &Path, loaded:
     Ok((kept, Some(bio)))
 }
 
+/// Every finished Charles run that loads (those that do not are said and left out).
+fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_sim::charles::player::Trained>> {
+    let mut out = Vec::new();
+    for name in flychess_sim::charles::player::list(data) {
+        match flychess_sim::charles::player::Trained::load(&name, data) {
+            Ok(c) => out.push(std::sync::Arc::new(c)),
+            Err(e) => eprintln!("leaving out Charles {name}: {e}"),
+        }
+    }
+    out
+}
+
 /// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
 fn anchor_elo(stockfish: &Path) -> Result<f64> {
     use flychess_sim::engine::{Engine, EngineOptions};
@@ -611,10 +632,14 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     let _in_force = simulator::install(&brain, simulator);
     // Dopamine flies play as they are (one look per legal move, the highest vote).
     entrants.extend(dopamine.iter().map(Entrant::dopamine));
+    // Every finished Charles run, shipped or the user's: the network that never was a fly.
+    let charles = charles_runs(data);
+    entrants.extend(charles.iter().map(|c| Entrant::charles(c)));
     let kit = match &bio {
         Some(bio) => FlyKit::new(&brain, &descending, &kit_flies).with_dopamine(bio, &dopamine)?,
         None => FlyKit::new(&brain, &descending, &kit_flies),
-    };
+    }
+    .with_charles(&charles);
     let file = games_file(data, "", &loaded.checksum, &options);
     let bar = game_bar();
     let started = Instant::now();
@@ -714,12 +739,17 @@ enum Named {
     Rung,
     Fly(Fly),
     Dopamine(DopamineFly),
+    Charles(std::sync::Arc<flychess_sim::charles::player::Trained>),
 }
 
 fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Named)> {
     use flychess_sim::ladder::Entrant;
     if let Some(rung) = Entrant::rung(name) {
         return Ok((rung?, Named::Rung));
+    }
+    if let Some(run) = flychess_sim::charles::player::run_name(name) {
+        let c = flychess_sim::charles::player::Trained::load(run, data)?;
+        return Ok((Entrant::charles(&c), Named::Charles(std::sync::Arc::new(c))));
     }
     let (fly_name, imagining) = match name.strip_suffix("+imagination") {
         Some(n) => (n, true),
@@ -776,11 +806,12 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
         }
         None => None,
     };
-    let (mut kit_flies, mut dopamine): (Vec<(Fly, Vec<ladder::Entrant>)>, Vec<DopamineFly>) = (Vec::new(), Vec::new());
+    let (mut kit_flies, mut dopamine, mut charles): (Vec<(Fly, Vec<ladder::Entrant>)>, Vec<DopamineFly>, Vec<_>) = (Vec::new(), Vec::new(), Vec::new());
     for (f, e) in [(first_fly, &first), (second_fly, &second)] {
         match f {
             Named::Fly(f) => kit_flies.push((f, vec![e.clone()])),
             Named::Dopamine(f) => dopamine.push(f),
+            Named::Charles(c) => charles.push(c),
             Named::Rung => {}
         }
     }
@@ -790,7 +821,7 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
     };
     let kit = match &prepared {
         Some((_, brain)) => {
-            let kit = FlyKit::new(brain, &descending, &kit_flies);
+            let kit = FlyKit::new(brain, &descending, &kit_flies).with_charles(&charles);
             Some(match &bio {
                 Some(bio) => kit.with_dopamine(bio, &dopamine)?,
                 None => kit,

@@ -75,8 +75,8 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
-    /// The rating ladder: every fly against fixed rungs (random, greedy, weakened and plain
-    /// Stockfish at its lowest UCI_Elo, the anchor), paired openings, the clone control,
+    /// The rating ladder: every fly and every trained Charles against fixed rungs (random, greedy,
+    /// weakened and plain Stockfish at its lowest UCI_Elo, the anchor), paired openings, the clone control,
     /// Bradley–Terry ratings with 95% intervals into DATA/ratings.json. Resumable.
     Rate {
         /// Games per pairing (each opening twice, colours swapped).
@@ -324,8 +324,9 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
-    /// Play games: a fly (by name), random, greedy, stockfish or stockfish:P (a share P of random
-    /// moves) against another; colours alternate game by game.
+    /// Play games: a fly (by name), charles or charles:RUN (a trained Charles), random, greedy,
+    /// stockfish or stockfish:P (a share P of random moves) against another; colours alternate
+    /// game by game.
     Play {
         #[arg(long)]
         white: String,
@@ -888,8 +889,8 @@ fn main() -> std::process::ExitCode {
         Some(Command::Figure { fen, fly, png, gif, white, which }) => views_cli::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white),
         Some(Command::Learn { run, fen, json, which }) => views_cli::learn(&which, &data, &run, &fen, json),
         Some(Command::ImagineTune { fly, positions, json, which }) => fly_cli::imagine_tune(&which, &data, &fly, positions, json),
-        Some(Command::Eval { player: Some(player), charles, json, fit, .. }) => match player.as_str() {
-            "charles" => charles_cli::eval(&data, &charles, &fit.options(), json),
+        Some(Command::Eval { player: Some(player), charles, json, fit, which, .. }) => match player.as_str() {
+            "charles" => charles_cli::eval(&which, &data, &charles, &fit.options(), json),
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
         },
         Some(Command::Eval { fly, json, no_controls, positions, fit, which, .. }) => {

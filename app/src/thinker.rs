@@ -22,6 +22,7 @@ use shakmaty::{Chess, Move, Position};
 
 use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::bio::BioBrain;
+use flychess_sim::charles::player::Trained;
 use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{cpu, Brain};
 use flychess_sim::chess::planes;
@@ -29,25 +30,38 @@ use flychess_sim::fly::Fly;
 use flychess_sim::play::look_ahead;
 use flychess_sim::readout::{choose, descending_features, policy, think_features, Policy};
 
-/// Who thinks: a readout fly, or a dopamine fly with the model of the brain it thinks on.
+/// Who thinks: a readout fly, a dopamine fly with the model of the brain it thinks on, or
+/// Charles (a trained transformer: no brain at all).
 #[derive(Clone)]
 pub enum Mover {
     Readout(Arc<Fly>),
     Dopamine(Arc<DopamineFly>, Arc<BioBrain>),
+    Charles(Arc<Trained>, String),
 }
 
 impl Mover {
+    pub fn charles(c: Trained) -> Mover {
+        let name = c.player_name();
+        Mover::Charles(Arc::new(c), name)
+    }
+
     pub fn name(&self) -> &str {
         match self {
             Mover::Readout(f) => &f.meta.name,
             Mover::Dopamine(f, _) => &f.meta.name,
+            Mover::Charles(_, name) => name,
         }
+    }
+
+    /// Whether the brain thinks for this mover (Charles has none: the brain view stays at rest).
+    pub fn has_brain(&self) -> bool {
+        !matches!(self, Mover::Charles(..))
     }
     /// The readout fly, when it is one.
     pub fn readout(&self) -> Option<&Arc<Fly>> {
         match self {
             Mover::Readout(f) => Some(f),
-            Mover::Dopamine(..) => None,
+            Mover::Dopamine(..) | Mover::Charles(..) => None,
         }
     }
 }
@@ -99,6 +113,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
     let fly = match &request.fly {
         Mover::Readout(f) => f,
         Mover::Dopamine(f, bio) => return dopamine_think(bio, f, baseline, request, started),
+        Mover::Charles(c, _) => return charles_think(c, baseline, request, started),
     };
     let board = [planes(pos)];
     let mut gpu_rates = None;
@@ -180,6 +195,40 @@ fn dopamine_think(bio: &BioBrain, fly: &DopamineFly, baseline: &Arc<Vec<f32>>, r
         gpu_rates: None,
         baseline: baseline.clone(),
         expects: None,
+        think_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// Charles's think: its probabilities for the legal moves, the favourite that does not repeat a
+/// position, and its probabilities after that move as its forecast. No neuron takes part: the
+/// rates shown are the brain's at rest (an empty board), so every region's signal is zero. No
+/// value head (0).
+fn charles_think(c: &Trained, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, started: Instant) -> Option<Thought> {
+    let pos = &request.position;
+    let (p, i) = match c.choose(pos, &request.earlier) {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::error!("Charles could not move: {e}");
+            return None;
+        }
+    };
+    let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]))?;
+    let chosen = p.moves[i];
+    let mut after = pos.clone();
+    after.play_unchecked(chosen);
+    let expects = (!after.legal_moves().is_empty()).then(|| c.policy(&after).ok()).flatten();
+    Some(Thought {
+        id: request.id,
+        position: pos.clone(),
+        value: 0.0,
+        chosen,
+        skipped_favourite: (favourite != i).then(|| p.moves[favourite]),
+        policy: p,
+        neurons: baseline.len() / flychess_sim::brain::STEPS,
+        rates: baseline.clone(),
+        gpu_rates: None,
+        baseline: baseline.clone(),
+        expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
 }

@@ -277,3 +277,52 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
     assert!(h.query_by_label_contains("VAL loss (lower is better)").is_some(), "the plots are on screen");
     std::fs::remove_dir_all(data.join("runs").join(&name)).unwrap();
 }
+
+/// Charles trains from the Train tab as a run kind of its own (its curve read from its record as
+/// it goes), then plays from the New game picker: the window's thinker answers with Charles's
+/// policy and the brain stays at rest.
+#[test]
+fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
+    let data = data();
+    let name = format!("ui-charles-{}", std::process::id());
+    let player = format!("charles:{name}");
+    let mut h = harness(&data);
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    h.get_by_label("Charles (not a fly)").click();
+    h.step();
+    h.step();
+    {
+        let c = &mut app_mut(&mut h).train.charles;
+        (c.name, c.positions, c.batch, c.val, c.val_every) = (name.clone(), 64, 32, 32, 1);
+    }
+    h.step();
+    h.get_by_label("Start training Charles").click();
+    h.step();
+    wait(&mut h, "Charles's run", |a| a.train.charles.job.as_ref().is_some_and(|j| !j.running()));
+    let outcome = app(&h).train.charles.job.as_ref().unwrap().outcome.clone().unwrap();
+    assert!(outcome.as_ref().is_ok_and(|t| t.contains("finished after 2 steps")), "{outcome:?}");
+    wait(&mut h, "its curve", |a| a.train.charles.curves.iter().any(|c| c.name == name && c.points.len() == 2 && c.finished));
+    wait(&mut h, "it joins the players", |a| a.playable.contains(&player));
+    // New game against it.
+    app_mut(&mut h).tab = Tab::Play;
+    h.step();
+    h.get_by_label("New game").click();
+    h.step();
+    h.step();
+    h.get_by_label(&format!("Charles — a network that never was a fly ({player}, unrated)")).click();
+    h.step();
+    h.get_by_label("Start").click();
+    wait(&mut h, "Charles loaded", |a| a.play.fly.as_ref().is_some_and(|m| m.name() == player));
+    assert!(app(&h).play.status.contains("never was a fly"), "{}", app(&h).play.status);
+    let white = app(&h).play.user == shakmaty::Color::White;
+    if white {
+        drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
+    }
+    wait(&mut h, "Charles's move", |a| a.play.game.plies() == if white { 2 } else { 1 });
+    let t = &app(&h).play.thoughts[&(if white { 1 } else { 0 })];
+    assert!((t.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert!(t.policy.moves.contains(&t.chosen));
+    assert_eq!(t.rates.as_ptr(), t.baseline.as_ptr(), "no neuron thinks for Charles: the rates shown are the brain at rest");
+}

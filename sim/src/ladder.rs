@@ -40,6 +40,9 @@ pub enum Entrant {
     Fly { name: String, id: String, imagination: Option<f32>, sample: bool },
     /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
     Dopamine { name: String, id: String },
+    /// Charles (`charles::player`): `name` is its player name (`charles` or `charles:RUN`), `id`
+    /// the content of its weights.
+    Charles { name: String, id: String },
 }
 
 impl Entrant {
@@ -73,6 +76,11 @@ impl Entrant {
         Entrant::Dopamine { name: fly.meta.name.clone(), id: fly.player_id() }
     }
 
+    /// A trained Charles as it plays (the favourite, with the repetition rule).
+    pub fn charles(c: &crate::charles::player::Trained) -> Entrant {
+        Entrant::Charles { name: c.player_name(), id: c.id.clone() }
+    }
+
     /// The same fly drawing its moves from its policy.
     pub fn sampling(fly: &crate::fly::Fly) -> Entrant {
         Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true }
@@ -87,7 +95,7 @@ impl Entrant {
             Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
             Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
             Entrant::Fly { name, .. } => name.clone(),
-            Entrant::Dopamine { name, .. } => name.clone(),
+            Entrant::Dopamine { name, .. } | Entrant::Charles { name, .. } => name.clone(),
         }
     }
 
@@ -95,13 +103,14 @@ impl Entrant {
     pub fn id(&self) -> String {
         match self {
             Entrant::Fly { id, sample: true, .. } => format!("{id}-sampling"),
-            Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } => id.clone(),
+            Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } | Entrant::Charles { id, .. } => id.clone(),
             other => other.name(),
         }
     }
 
-    pub fn is_fly(&self) -> bool {
-        matches!(self, Entrant::Fly { .. } | Entrant::Dopamine { .. })
+    /// A fixed rung (random, greedy, Stockfish) rather than a player rated against the rungs.
+    pub fn is_rung(&self) -> bool {
+        matches!(self, Entrant::Random | Entrant::Greedy | Entrant::Stockfish { .. })
     }
 }
 
@@ -208,11 +217,11 @@ pub fn opening(seed: u64, k: usize, plies: usize) -> Chess {
 }
 
 /// Pairings (indices into `entrants`, first plays White in the first game of each opening):
-/// neighbouring rungs, and every fly against every rung.
+/// neighbouring rungs, and every player (flies, Charles) against every rung.
 pub fn pairings(entrants: &[Entrant]) -> Vec<(usize, usize)> {
-    let rungs: Vec<usize> = (0..entrants.len()).filter(|&i| !entrants[i].is_fly()).collect();
+    let rungs: Vec<usize> = (0..entrants.len()).filter(|&i| entrants[i].is_rung()).collect();
     let mut out: Vec<(usize, usize)> = rungs.windows(2).map(|w| (w[0], w[1])).collect();
-    for f in (0..entrants.len()).filter(|&i| entrants[i].is_fly()) {
+    for f in (0..entrants.len()).filter(|&i| !entrants[i].is_rung()) {
         out.extend(rungs.iter().map(|&r| (f, r)));
     }
     out
@@ -228,6 +237,8 @@ pub struct FlyKit<'a> {
     /// player id (`with_dopamine`).
     pub bio: Option<&'a crate::bio::BioBrain>,
     pub dopamine: BTreeMap<String, Vec<f32>>,
+    /// Trained Charles runs by player id (`with_charles`).
+    pub charles: BTreeMap<String, std::sync::Arc<crate::charles::player::Trained>>,
 }
 
 impl<'a> FlyKit<'a> {
@@ -241,7 +252,7 @@ impl<'a> FlyKit<'a> {
                 }
             }
         }
-        FlyKit { brain, descending, readouts, bio: None, dopamine: BTreeMap::new() }
+        FlyKit { brain, descending, readouts, bio: None, dopamine: BTreeMap::new(), charles: BTreeMap::new() }
     }
 
     /// The kit with dopamine flies too (each checked against `bio`).
@@ -252,6 +263,16 @@ impl<'a> FlyKit<'a> {
         }
         self.bio = Some(bio);
         Ok(self)
+    }
+}
+
+impl FlyKit<'_> {
+    /// The kit with these Charles runs too.
+    pub fn with_charles(mut self, charles: &[std::sync::Arc<crate::charles::player::Trained>]) -> Self {
+        for c in charles {
+            self.charles.insert(c.id.clone(), c.clone());
+        }
+        self
     }
 }
 
@@ -281,6 +302,11 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
                 return Err(Error::Invalid(format!("no mushroom body for dopamine fly {name} ({id})")));
             };
             Player::Dopamine { bio, m }
+        }
+        Entrant::Charles { name, id } => {
+            let kit = kit.ok_or_else(|| Error::Invalid(format!("{name} needs its weights")))?;
+            let c = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
+            Player::Charles(c)
         }
     })
 }

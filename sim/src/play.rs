@@ -1,5 +1,5 @@
 //! Games between players: a fly (brain + readout, the repetition-avoiding choice of `readout`),
-//! the random mover, the greedy mover (takes the most: 1, 3, 3, 5, 9, +0.5 for a check, ties at
+//! a dopamine fly, Charles (a trained transformer, the same repetition rule), the random mover, the greedy mover (takes the most: 1, 3, 3, 5, 9, +0.5 for a check, ties at
 //! random), and Stockfish (optionally at a limited Elo, optionally mixing in random moves). A game
 //! ends only by the rules — checkmate, stalemate, insufficient material, a real threefold
 //! repetition, the 50-move rule — or, as a safeguard, a move cap scored as a draw.
@@ -60,6 +60,8 @@ pub enum Player<'a> {
     Stockfish { engine: Supervised, limit: Limit, random_share: f64, dice: Dice },
     /// A dopamine fly: the MBONs' vote on the board after each legal move (`bio`).
     Dopamine { bio: &'a crate::bio::BioBrain, m: &'a [f32] },
+    /// Charles, the transformer that never was a fly (`charles::player`).
+    Charles(&'a crate::charles::player::Trained),
 }
 
 impl Player<'_> {
@@ -73,6 +75,7 @@ impl Player<'_> {
             Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
             Player::Stockfish { .. } => "stockfish".into(),
             Player::Dopamine { .. } => "dopamine fly".into(),
+            Player::Charles(c) => c.player_name(),
         }
     }
 
@@ -99,6 +102,10 @@ impl Player<'_> {
             Player::Dopamine { bio, m } => {
                 let (moves, _, i) = bio.choose(m, pos, earlier).expect("a position in play has legal moves");
                 moves[i]
+            }
+            Player::Charles(c) => {
+                let (p, i) = c.choose(pos, earlier)?;
+                p.moves[i]
             }
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {

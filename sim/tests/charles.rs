@@ -1,6 +1,6 @@
 //! Charles on burn's CPU backend: padding never changes a position's answer, a few steps of
-//! training lower the loss on what it trains on, and a run stopped at a checkpoint and resumed
-//! ends where the run without a stop ends.
+//! training lower the loss on what it trains on, a run stopped at a checkpoint and resumed ends
+//! where the run without a stop ends, and a finished run plays (keyed by its weights' content).
 
 use flychess_sim::burn_fit::FitOn;
 use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
@@ -71,4 +71,56 @@ fn the_seeds_size_is_its_parameter_count() {
     let device = FitOn::Cpu.device().unwrap();
     let n = Charles::new(&CharlesConfig::seed(), &device).parameters();
     assert!((32_000_000..33_500_000).contains(&n), "{n}");
+}
+
+#[test]
+fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_not() {
+    use flychess_sim::charles::player::{self, Trained};
+    use flychess_sim::play::{play_game, Dice, Player};
+    let dataset = Dataset::load(&shipped_path()).unwrap();
+    let options = TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };
+    let data = tempfile::tempdir().unwrap();
+    // Stopped after its first checkpoint: it cannot play yet, and is not listed.
+    let c = run::train(&RunFiles::of(data.path(), "mine"), &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| true).unwrap();
+    assert!(!c.finished);
+    let unfinished = Trained::load("mine", data.path()).unwrap_err().to_string();
+    assert!(unfinished.contains("not finished"), "{unfinished}");
+    assert!(!player::list(data.path()).contains(&"mine".to_string()), "an unfinished run is not listed");
+    run::train(&RunFiles::of(data.path(), "mine"), &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
+    let other = TrainOptions { seed: 2, ..options.clone() };
+    run::train(&RunFiles::of(data.path(), "other"), &dataset, &other, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
+    let listed = player::list(data.path());
+    assert!(listed.contains(&"mine".to_string()) && listed.contains(&"other".to_string()), "{listed:?}");
+    assert_eq!((player::run_name("charles"), player::run_name("charles:other"), player::run_name("charlie")), (Some("charles"), Some("other"), None));
+    let charles = Trained::load("mine", data.path()).unwrap();
+    // Keyed by content: the same weights under another name are the same player, other weights
+    // are not.
+    let copy = data.path().join("charles").join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["model.bpk", "state.json"] {
+        std::fs::copy(data.path().join("charles/mine").join(f), copy.join(f)).unwrap();
+    }
+    assert_eq!(Trained::load("copy", data.path()).unwrap().id, charles.id);
+    assert_ne!(Trained::load("other", data.path()).unwrap().id, charles.id);
+    assert_eq!(charles.player_name(), "charles:mine");
+    // It plays what its weights say (the same numbers as the training side's evaluation).
+    let pos = Chess::default();
+    let p = charles.policy(&pos).unwrap();
+    let device = FitOn::Cpu.device().unwrap();
+    let (model, _) = run::load(&RunFiles::of(data.path(), "mine"), &device).unwrap();
+    let (moves, q) = run::probabilities(&model, &pos, &device).unwrap();
+    assert_eq!(p.moves, moves);
+    assert!(p.probability.iter().zip(&q).all(|(a, b)| (a - b).abs() < 1e-6));
+    // Its favourite, unless that brings back an earlier position.
+    let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])).unwrap();
+    assert_eq!(charles.choose(&pos, &[]).unwrap().1, favourite);
+    let mut after = pos.clone();
+    after.play_unchecked(p.moves[favourite]);
+    let (_, avoided) = charles.choose(&pos, &[flychess_sim::readout::position_key(&after)]).unwrap();
+    assert_ne!(avoided, favourite);
+    // A whole game against the random mover, by the rules.
+    let mut c = Player::Charles(&charles);
+    let mut r = Player::Random(Dice::new(1));
+    let game = play_game(&mut c, &mut r, Chess::default(), 60).unwrap();
+    assert!(!game.san.is_empty() && game.san.len() <= 60, "{}", game.san.len());
 }

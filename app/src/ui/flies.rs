@@ -193,6 +193,14 @@ pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
             out.insert(name, r.clone());
         }
     }
+    // Charles by the content of its weights, under its player name.
+    for run in flychess_sim::charles::player::list(data) {
+        let Ok(files) = flychess_sim::charles::player::find(&run, data) else { continue };
+        let id = files.read_state().map(|s| flychess_sim::charles::player::content_id(&files, &s));
+        if let Some(r) = id.and_then(|id| id.ok()).and_then(|id| by_id.get(&id)) {
+            out.insert(flychess_sim::charles::player::player_name(&run), r.clone());
+        }
+    }
     out
 }
 

@@ -14,6 +14,7 @@ mod flies;
 pub mod play;
 pub mod train;
 pub mod train_brain;
+pub mod train_charles;
 pub mod train_dopamine;
 pub mod blame;
 pub mod lesson;
@@ -281,6 +282,8 @@ pub struct FlyChessApp {
     pub flies: Vec<String>,
     /// The flies of the loaded brain (what the new-game picker offers).
     pub playable: Vec<String>,
+    /// The finished Charles runs by player name (read when the flies are).
+    pub charles: Vec<String>,
     playable_for: Option<(Vec<String>, String)>,
     pub ratings: HashMap<String, String>,
     moves_applied: bool,
@@ -458,6 +461,7 @@ impl FlyChessApp {
             speaker,
             flies,
             playable: Vec::new(),
+            charles: charles_players(&launch.data),
             playable_for: None,
             ratings,
             moves_applied: false,
@@ -727,7 +731,8 @@ impl FlyChessApp {
 
     fn refresh_playable(&mut self) {
         let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
-        let key = (self.flies.clone(), checksum.clone());
+        // Charles plays on any brain: every finished run, by its player name.
+        let key = (self.flies.iter().chain(&self.charles).cloned().collect(), checksum.clone());
         if self.playable_for.as_ref() == Some(&key) {
             return;
         }
@@ -742,6 +747,7 @@ impl FlyChessApp {
                 flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
             })
             .cloned()
+            .chain(self.charles.iter().cloned())
             .collect();
         self.playable_for = Some(key);
     }
@@ -774,6 +780,7 @@ impl FlyChessApp {
         // A finished run's fly joins the list, then the picker, in the same frame.
         if self.train.poll() {
             self.flies = list_flies(&self.launch.data);
+            self.charles = charles_players(&self.launch.data);
         }
         self.refresh_playable();
         self.apply_launch_moves();
@@ -1039,6 +1046,9 @@ pub fn run(launch: Launch) -> Result<()> {
                 None => "no wgpu adapter".into(),
             };
             tracing::info!("drawing with {adapter}");
+            if let Some(rs) = &cc.wgpu_render_state {
+                install_device_error_handler(&rs.device, cc.egui_ctx.clone());
+            }
             Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage, cc.wgpu_render_state.clone())))
         }),
     )));
@@ -1058,6 +1068,40 @@ pub fn run(launch: Launch) -> Result<()> {
         rfd::MessageDialog::new().set_level(rfd::MessageLevel::Error).set_title("Fly Chess").set_description(&text).show();
     });
     Err(anyhow!(text))
+}
+
+/// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
+pub fn charles_players(data: &std::path::Path) -> Vec<String> {
+    flychess_sim::charles::player::list(data).iter().map(|run| flychess_sim::charles::player::player_name(run)).collect()
+}
+
+/// wgpu hands every error no error scope caught to this handler. One of them is not a bug but a
+/// race the window cannot avoid: the thinker submits work on the window's device from its own
+/// thread, and a resize that lands meanwhile fails to reconfigure the surface ("failed to wait for
+/// GPU to come idle"). The surface keeps its old configuration, which stays valid, and the next
+/// frame that finds it out of date configures it again; so that error is logged and a frame is
+/// asked for. Every other error stays fatal, as wgpu's default handler makes it.
+pub fn install_device_error_handler(device: &eframe::wgpu::Device, ctx: egui::Context) {
+    device.on_uncaptured_error(std::sync::Arc::new(move |error: eframe::wgpu::Error| on_device_error(error, &ctx)));
+}
+
+/// What the window does with an uncaught wgpu error (see `install_device_error_handler`).
+pub fn on_device_error(error: eframe::wgpu::Error, ctx: &egui::Context) {
+    if is_surface_busy(&error) {
+        tracing::warn!("the window's surface was not resized while the GPU engine was submitting; it is on a later frame");
+        ctx.request_repaint();
+        return;
+    }
+    panic!("wgpu error: {error}");
+}
+
+/// Whether `error` is the surface's reconfiguration losing the race with another thread's
+/// submission (wgpu-core's `ConfigureSurfaceError::GpuWaitTimeout` inside `Surface::configure`).
+pub fn is_surface_busy(error: &eframe::wgpu::Error) -> bool {
+    use eframe::wgpu::wgc;
+    let eframe::wgpu::Error::Validation { source, .. } = error else { return false };
+    let Some(context) = source.downcast_ref::<wgc::error::ContextError>() else { return false };
+    context.fn_ident == "Surface::configure" && matches!(context.source.downcast_ref::<wgc::present::ConfigureSurfaceError>(), Some(wgc::present::ConfigureSurfaceError::GpuWaitTimeout))
 }
 
 /// The window icon: the white knight, rasterised from the piece set.

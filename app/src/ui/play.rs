@@ -163,6 +163,10 @@ impl PlayTab {
     /// the status says so. A brain with no trained fly yet says how to train one.
     pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<crate::ui::ReadyBrain>>) {
         self.dopamine_job = None;
+        if let Some(run) = flychess_sim::charles::player::run_name(&self.fly_name) {
+            self.load_charles(run.to_string(), data.to_path_buf());
+            return;
+        }
         if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
             && flychess_sim::bio::file::is_dopamine_fly(&path)
             && let Some(ready) = ready.filter(|r| r.checksum == checksum)
@@ -212,10 +216,28 @@ impl PlayTab {
         self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
     }
 
-    /// Takes a dopamine fly that became ready; true while one is still being prepared.
+    /// Charles: its weights loaded on a thread; it plays once ready. It needs no brain.
+    fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(Mover::charles);
+            let _ = tx.send(made.map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.dopamine_job = Some(rx);
+        self.status = format!("Loading {}…", self.fly_name);
+    }
+
+    /// Takes a dopamine fly or Charles that became ready; true while one is still being prepared.
     fn poll_dopamine(&mut self) -> bool {
         let Some(rx) = &self.dopamine_job else { return false };
         match rx.try_recv() {
+            Ok(Ok(m)) if !m.has_brain() => {
+                self.status = format!("{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.", m.name());
+                self.fly = Some(m);
+                self.dopamine_job = None;
+                false
+            }
             Ok(Ok(m)) => {
                 self.status = format!("Dopamine fly {} plays: it looks at the board after each of its moves and its MBONs vote.", m.name());
                 self.fly = Some(m);
@@ -223,13 +245,13 @@ impl PlayTab {
                 false
             }
             Ok(Err(e)) => {
-                self.status = format!("Dopamine fly {} cannot play: {e}", self.fly_name);
+                self.status = format!("{} cannot play: {e}", self.fly_name);
                 self.dopamine_job = None;
                 false
             }
             Err(std::sync::mpsc::TryRecvError::Empty) => true,
             Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                self.status = format!("Dopamine fly {} could not be prepared.", self.fly_name);
+                self.status = format!("{} could not be prepared.", self.fly_name);
                 self.dopamine_job = None;
                 false
             }
@@ -1030,7 +1052,8 @@ impl PlayTab {
             ui.label("Opponent:");
             for name in cx.flies {
                 let elo = cx.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
-                ui.radio_value(&mut ng.fly, name.clone(), format!("{name} ({elo})"));
+                let label = if flychess_sim::charles::player::run_name(name).is_some() { format!("Charles — a network that never was a fly ({name}, {elo})") } else { format!("{name} ({elo})") };
+                ui.radio_value(&mut ng.fly, name.clone(), label);
             }
             ui.label("You play:");
             ui.horizontal(|ui| {

@@ -89,10 +89,22 @@ pub struct TrainTab {
     pub dopamine: crate::ui::train_dopamine::DopamineRuns,
     /// Brain runs (the brain learns too, `ui::train_brain`).
     pub brain_runs: crate::ui::train_brain::BrainRuns,
+    /// Charles runs (a transformer that never was a fly, `ui::train_charles`).
+    pub charles: crate::ui::train_charles::CharlesRuns,
     /// Watching it learn: the runs' snapshots answering one position.
     pub learn: crate::ui::learn::LearnPanel,
     last_scan: f64,
 }
+
+/// The colours the Train tab's plots give their runs, in turn.
+pub const RUN_COLOURS: [Color32; 6] = [
+    Color32::from_rgb(230, 110, 90),
+    Color32::from_rgb(90, 170, 230),
+    Color32::from_rgb(120, 200, 120),
+    Color32::from_rgb(220, 180, 80),
+    Color32::from_rgb(190, 120, 220),
+    Color32::from_rgb(200, 200, 200),
+];
 
 /// How a finished run ended, in green, or in red with why it failed.
 pub fn show_outcome(ui: &mut egui::Ui, outcome: &Result<String, String>) {
@@ -109,6 +121,8 @@ pub enum RunKind {
     Dopamine,
     /// The brain learns too (backprop through time on a leash).
     Brain,
+    /// Not a fly: Charles, the transformer the flies are compared with.
+    Charles,
 }
 
 impl Default for TrainTab {
@@ -127,6 +141,7 @@ impl Default for TrainTab {
             kind: RunKind::Readout,
             dopamine: Default::default(),
             brain_runs: Default::default(),
+            charles: Default::default(),
             learn: Default::default(),
             last_scan: f64::NEG_INFINITY,
         }
@@ -169,6 +184,7 @@ impl TrainTab {
     /// Drains the job's messages; true when a run just finished (the fly list changed).
     pub fn poll(&mut self) -> bool {
         let mut finished = self.dopamine.poll();
+        finished |= self.charles.poll();
         if let Some(job) = &mut self.job {
             loop {
                 let m = match job.rx.try_recv() {
@@ -225,7 +241,12 @@ impl TrainTab {
             ui.selectable_value(&mut self.kind, RunKind::Readout, "Readout (backprop)").on_hover_text("Fit the readout of the descending neurons by gradient descent: the strong way");
             ui.selectable_value(&mut self.kind, RunKind::Dopamine, "Dopamine (three-factor rule)").on_hover_text("Only the mushroom body learns, the way a real fly does: no backprop");
             ui.selectable_value(&mut self.kind, RunKind::Brain, "Train the brain (backprop through time)").on_hover_text("The brain's connections and neurons learn too, on a leash, beside a readout-only control");
+            ui.selectable_value(&mut self.kind, RunKind::Charles, "Charles (not a fly)").on_hover_text("A transformer built for chess, trained on the same positions: what the fly is compared with");
         });
+        if self.kind == RunKind::Charles {
+            self.charles.show(ui, data);
+            return;
+        }
         if self.kind == RunKind::Dopamine {
             self.dopamine.show(ui, ready, data);
             return;

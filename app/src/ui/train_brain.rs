@@ -228,13 +228,12 @@ impl BrainRuns {
             ui.weak("No brain runs yet.");
             return;
         }
-        const COLOURS: [Color32; 5] = [Color32::from_rgb(230, 110, 90), Color32::from_rgb(90, 170, 230), Color32::from_rgb(120, 200, 120), Color32::from_rgb(220, 180, 80), Color32::from_rgb(190, 120, 220)];
         let height = ((ui.available_height() - 60.0) / 2.0).clamp(130.0, 260.0);
         for (title, id, value) in [("VAL loss (lower is better); dashed: the readout-only control on the same positions", "brain-val-loss", (|p: &Point| p.val.loss) as fn(&Point) -> f64), ("VAL top-1 (%)", "brain-val-top1", |p: &Point| 100.0 * p.val.top1)] {
             ui.label(RichText::new(title).strong());
             Plot::new(id).height(height).legend(Legend::default()).x_axis_label("positions").show(ui, |plot| {
                 for (k, c) in self.curves.iter().enumerate() {
-                    let colour = COLOURS[k % COLOURS.len()];
+                    let colour = crate::ui::train::RUN_COLOURS[k % crate::ui::train::RUN_COLOURS.len()];
                     plot.line(Line::new(format!("{} (brain)", c.name), c.brain.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>()).color(colour));
                     if !c.readout_only.is_empty() {
                         plot.line(Line::new(format!("{} (readout only)", c.name), c.readout_only.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>()).color(colour).style(LineStyle::dashed_loose()));

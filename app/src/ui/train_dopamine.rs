@@ -19,6 +19,7 @@ use flychess_sim::bio::measure::read_baselines;
 use flychess_sim::bio::run::{self, Progress, RunOptions};
 use flychess_sim::bio::Constants;
 
+use crate::ui::train::RUN_COLOURS;
 use crate::ui::ReadyBrain;
 
 enum Msg {
@@ -201,16 +202,9 @@ impl DopamineRuns {
             ui.weak("No dopamine flies of this brain yet.");
         }
         Plot::new("dopamine-curve").height((ui.available_height() - 20.0).clamp(160.0, 380.0)).legend(Legend::default()).x_axis_label("lessons").y_axis_label("%").show(ui, |plot| {
-            const COLOURS: [Color32; 6] = [
-                Color32::from_rgb(230, 110, 90),
-                Color32::from_rgb(90, 170, 230),
-                Color32::from_rgb(120, 200, 120),
-                Color32::from_rgb(220, 180, 80),
-                Color32::from_rgb(190, 120, 220),
-                Color32::from_rgb(200, 200, 200),
-            ];
+
             for (k, c) in self.curves.iter().enumerate() {
-                let colour = COLOURS[k % COLOURS.len()];
+                let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
                 let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
                 plot.line(Line::new(c.name.clone(), points).color(colour));
                 // Its 95 % interval at every point, dotted, under the same name in the legend.

@@ -12,6 +12,7 @@
 //! the flies' target. The seed's size is `CharlesConfig::seed` (32.5 M parameters); training
 //! and playing live in `run`.
 
+pub mod player;
 pub mod run;
 
 use burn::module::{Module, Param};
@@ -140,7 +141,7 @@ impl Charles {
         static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one_at_a_time = INIT.lock().unwrap_or_else(|e| e.into_inner());
         device.seed(seed);
-        Charles {
+        let model = Charles {
             piece: EmbeddingConfig::new(13, c.d).init(device),
             square: small_normal([64, c.d], device, 1),
             summary: small_normal([1, c.d], device, 2),
@@ -150,7 +151,17 @@ impl Charles {
             decider: (0..c.decider_layers).map(|_| Layer::new(c, device)).collect(),
             query: LinearConfig::new(c.d, c.d).with_bias(false).init(device),
             key: LinearConfig::new(c.d, c.d).with_bias(false).init(device),
+        };
+        // burn draws a parameter's initial values when it is first read: read them all here,
+        // under the lock, or another model made meanwhile would take draws from this seed.
+        struct Touch;
+        impl burn::module::ModuleVisitor for Touch {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                let _ = param.val();
+            }
         }
+        model.visit(&mut Touch);
+        model
     }
 
     /// Boards `[n, 64]` (piece ids) → embeddings `[n, d]`.

@@ -1,0 +1,307 @@
+//! The Train tab's Charles runs: Charles (a transformer that never was a fly, `sim::charles`)
+//! trains on the flies' positions and labels on its own thread — the same run as `flychess charles
+//! train`, checkpointed atomically into `DATA/charles/NAME/`, so Stop and Start with the same name
+//! and settings go on from the last checkpoint. The tab shows the run's progress and draws every
+//! run's curves from its record: training loss and VAL loss against positions seen, and VAL top-1
+//! beside them. Charles needs no brain: it trains and plays whichever brain is loaded.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+use egui_plot::{Legend, Line, LineStyle, Plot};
+
+use flychess_sim::burn_fit::FitOn;
+
+use crate::ui::train::RUN_COLOURS;
+use flychess_sim::charles::run::{self, Point, RunFiles, State, TrainOptions};
+use flychess_sim::charles::CharlesConfig;
+
+enum Msg {
+    Point(Point, usize),
+    Finished(Result<String, String>),
+}
+
+/// A Charles run in progress (or just ended).
+pub struct CharlesJob {
+    pub name: String,
+    pub stop: Arc<AtomicBool>,
+    rx: Receiver<Msg>,
+    pub step: usize,
+    pub steps: usize,
+    pub last: Option<Point>,
+    pub outcome: Option<Result<String, String>>,
+}
+
+impl CharlesJob {
+    pub fn running(&self) -> bool {
+        self.outcome.is_none()
+    }
+}
+
+/// One run's curve as its record holds it.
+pub struct CharlesCurve {
+    pub name: String,
+    pub parameters: usize,
+    pub finished: bool,
+    pub points: Vec<Point>,
+}
+
+pub struct CharlesRuns {
+    pub name: String,
+    pub seed_size: bool,
+    pub positions: usize,
+    pub epochs: usize,
+    pub batch: usize,
+    pub learning_rate: f64,
+    pub val_every: usize,
+    /// VAL positions measured at each checkpoint.
+    pub val: usize,
+    pub job: Option<CharlesJob>,
+    pub curves: Vec<CharlesCurve>,
+    last_scan: f64,
+}
+
+impl Default for CharlesRuns {
+    fn default() -> Self {
+        let d = TrainOptions::default();
+        CharlesRuns {
+            name: "mycharles".into(),
+            seed_size: false,
+            positions: d.positions,
+            epochs: d.epochs,
+            batch: d.batch,
+            learning_rate: d.learning_rate,
+            val_every: d.val_every,
+            val: d.val,
+            job: None,
+            curves: Vec::new(),
+            last_scan: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl CharlesRuns {
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(CharlesJob::running)
+    }
+
+    /// The options the form describes.
+    pub fn options(&self) -> TrainOptions {
+        TrainOptions {
+            config: if self.seed_size { CharlesConfig::seed() } else { CharlesConfig::small() },
+            positions: self.positions,
+            epochs: self.epochs.max(1),
+            batch: self.batch.max(1),
+            learning_rate: self.learning_rate,
+            val_every: self.val_every.max(1),
+            val: self.val.max(1),
+            ..Default::default()
+        }
+    }
+
+    /// Starts a run on its own thread (one at a time).
+    pub fn start(&mut self, ctx: &egui::Context, data: PathBuf) {
+        if self.running() {
+            return;
+        }
+        let name = self.name.trim().to_string();
+        let options = self.options();
+        let (tx, rx) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (waker, halt) = (ctx.clone(), stop.clone());
+        let steps = options.steps();
+        std::thread::Builder::new()
+            .name("charles training".into())
+            .spawn(move || {
+                let send = |m: Msg| {
+                    let _ = tx.send(m);
+                    waker.request_repaint();
+                };
+                let result = train(&data, &name, &options, &halt, &send);
+                send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
+            })
+            .expect("a thread can be started");
+        self.job = Some(CharlesJob { name: self.name.trim().to_string(), stop, rx, step: 0, steps, last: None, outcome: None });
+        self.last_scan = f64::NEG_INFINITY;
+    }
+
+    /// Drains the run's messages; true when a run just finished (a new Charles can play).
+    pub fn poll(&mut self) -> bool {
+        let Some(job) = &mut self.job else { return false };
+        let mut finished = false;
+        loop {
+            match job.rx.try_recv() {
+                Ok(Msg::Point(p, step)) => {
+                    job.step = step;
+                    job.last = Some(p);
+                    self.last_scan = f64::NEG_INFINITY;
+                }
+                Ok(Msg::Finished(r)) => {
+                    finished = r.is_ok();
+                    job.outcome = Some(r);
+                    self.last_scan = f64::NEG_INFINITY;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    if job.outcome.is_none() {
+                        job.outcome = Some(Err("the training thread stopped unexpectedly; the last checkpoint is kept: start again with the same name and settings to go on".into()));
+                    }
+                    break;
+                }
+            }
+        }
+        finished
+    }
+
+    /// Re-reads every run's record about once a second (twice while one runs).
+    fn rescan(&mut self, now: f64, data: &Path) {
+        if now - self.last_scan < if self.running() { 0.5 } else { 2.0 } {
+            return;
+        }
+        self.last_scan = now;
+        self.curves = read_curves(data);
+    }
+
+    pub fn show(&mut self, ui: &mut egui::Ui, data: &Path) {
+        self.rescan(ui.input(|i| i.time), data);
+        ui.label("Charles is not a fly: a transformer built for chess (a board encoder and a move decider that scores each legal move by how it changes the board), trained on the same positions and labels as the flies. It is the comparison the fly is measured against, and a player you can pick.");
+        let running = self.running();
+        ui.add_enabled_ui(!running, |ui| {
+            egui::Grid::new("charles-form").num_columns(2).show(ui, |ui| {
+                ui.label("Name");
+                ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(160.0));
+                ui.end_row();
+                ui.label("Size");
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut self.seed_size, false, "small (215 k parameters)").on_hover_text("d 64, 2 + 2 layers, 4 heads: trains on a 2-core CPU in about an hour");
+                    ui.selectable_value(&mut self.seed_size, true, "the seed's (32.5 M)").on_hover_text("d 384, 6 + 12 layers, 6 heads: needs a GPU");
+                });
+                ui.end_row();
+                ui.label("Positions");
+                ui.add(egui::DragValue::new(&mut self.positions).range(64..=75_000).speed(100.0)).on_hover_text("TRAIN positions (the first of TRAIN)");
+                ui.end_row();
+                ui.label("Epochs");
+                ui.add(egui::DragValue::new(&mut self.epochs).range(1..=50));
+                ui.end_row();
+                ui.label("Batch");
+                ui.add(egui::DragValue::new(&mut self.batch).range(1..=512));
+                ui.end_row();
+                ui.label("Learning rate");
+                ui.add(egui::DragValue::new(&mut self.learning_rate).range(1e-5..=1e-1).speed(1e-4));
+                ui.end_row();
+                ui.label("Checkpoint every");
+                ui.add(egui::DragValue::new(&mut self.val_every).range(1..=10_000).suffix(" steps")).on_hover_text("VAL is measured and the run written at each checkpoint");
+                ui.end_row();
+                ui.label("VAL positions");
+                ui.add(egui::DragValue::new(&mut self.val).range(1..=2_048)).on_hover_text("Measured at each checkpoint (the first of VAL)");
+                ui.end_row();
+            });
+            let name = self.name.trim();
+            let valid = flychess_sim::fly::check_name(name).is_ok();
+            let earlier = RunFiles::of(data, name).read_state();
+            match &earlier {
+                Some(s) if s.options == self.options() && s.finished => ui.small("A finished run of this name and settings: Start shows it again."),
+                Some(s) if s.options == self.options() => ui.small(format!("Goes on from step {} of {}.", s.step, s.options.steps())),
+                Some(_) => ui.colored_label(Color32::LIGHT_RED, "A run of this name has other settings: choose another name (or the same settings to go on)."),
+                None => ui.small(format!("{} steps of {} positions.", self.options().steps(), self.batch)),
+            };
+            let clash = earlier.as_ref().is_some_and(|s| s.options != self.options());
+            if ui.add_enabled(valid && !clash, egui::Button::new("Start training Charles")).clicked() {
+                self.start(ui.ctx(), data.to_path_buf());
+            }
+        });
+        if let Some(job) = &self.job {
+            ui.separator();
+            ui.label(RichText::new(format!("Charles run {}", job.name)).strong());
+            match &job.outcome {
+                None => {
+                    let fraction = if job.steps > 0 { job.step as f32 / job.steps as f32 } else { 0.0 };
+                    let text = match &job.last {
+                        Some(p) => format!("step {} of {}: VAL loss {:.3}, top-1 {:.1} %", job.step, job.steps, p.val_loss, 100.0 * p.val_top1),
+                        None => format!("training towards the first checkpoint ({} steps in all)", job.steps),
+                    };
+                    ui.add(egui::ProgressBar::new(fraction).text(text).animate(true));
+                    if ui.button("Stop").on_hover_text("Ends after the step in hand and writes a checkpoint").clicked() {
+                        job.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Some(outcome) => crate::ui::train::show_outcome(ui, outcome),
+            }
+        }
+        ui.separator();
+        self.plot(ui);
+    }
+
+    fn plot(&self, ui: &mut egui::Ui) {
+        if self.curves.is_empty() {
+            ui.weak("No Charles runs yet.");
+            return;
+        }
+
+        let height = ((ui.available_height() - 60.0) / 2.0).clamp(120.0, 280.0);
+        ui.label(RichText::new("Loss against positions seen: solid VAL, dotted training (the mean since the checkpoint before)").strong());
+        Plot::new("charles-loss").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("cross-entropy").show(ui, |plot| {
+            for (k, c) in self.curves.iter().enumerate() {
+                let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
+                let val: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.val_loss]).collect();
+                let train: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.train_loss]).collect();
+                plot.line(Line::new(c.label(), val).color(colour));
+                plot.line(Line::new(c.label(), train).color(colour).style(LineStyle::dotted_dense()));
+            }
+        });
+        ui.label(RichText::new("VAL top-1 (Stockfish's best move ranked first)").strong());
+        Plot::new("charles-top1").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("%").show(ui, |plot| {
+            for (k, c) in self.curves.iter().enumerate() {
+                let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
+                let top: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, 100.0 * p.val_top1]).collect();
+                plot.line(Line::new(c.label(), top).color(colour));
+            }
+        });
+    }
+}
+
+impl CharlesCurve {
+    fn label(&self) -> String {
+        format!("{} ({} k parameters{})", self.name, self.parameters / 1000, if self.finished { "" } else { ", unfinished" })
+    }
+}
+
+/// Every run's curve: the user's runs, then the shipped ones not shadowed by a user's run.
+pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
+    let mut out: Vec<CharlesCurve> = Vec::new();
+    for dir in [data.join("charles"), flychess_sim::charles::player::shipped_runs()] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<(String, State)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_owned();
+                Some((name.clone(), (RunFiles { dir: e.path() }).read_state()?))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, s) in found {
+            if !out.iter().any(|c| c.name == name) {
+                out.push(CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve });
+            }
+        }
+    }
+    out
+}
+
+/// The run's body: `sim::charles::run::train` on the shipped positions, on the CPU (burn ndarray)
+/// or a hardware GPU when there is one.
+fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
+    flychess_sim::fly::check_name(name)?;
+    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    let files = RunFiles::of(data, name);
+    let state = run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
+    let last = state.curve.last().map(|p| format!(": VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1)).unwrap_or_default();
+    Ok(if state.finished {
+        format!("Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.", state.step, crate::training::human(state.seconds), flychess_sim::charles::player::player_name(name))
+    } else {
+        format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())
+    })
+}
