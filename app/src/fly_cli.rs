@@ -1018,3 +1018,119 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
     println!("{done} lessons in {}; mix them into training with `flychess train --lessons 0.1`", file.display());
     Ok(())
 }
+
+/// `flychess profile`: how a player loses (`sim::profile`). Its games come from the ladder's
+/// file for this brain (the same games `rate --games N` plays: each rung, openings 0, 1, … with
+/// colours swapped), played where missing; the first `games` of them by opening are analysed,
+/// two engines at a time.
+#[allow(clippy::too_many_arguments)]
+pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usize, depth: u32, json: bool, engine: EngineChoice) -> Result<()> {
+    use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+    use flychess_sim::ladder::{self, FlyKit, LadderOptions};
+    use flychess_sim::profile::{self, GameLosses};
+    let stockfish = find_stockfish(None)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let player = match player {
+        Some(p) => p.to_string(),
+        None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
+    };
+    let (entrant, named) = entrant_named(&player, data, Some(&loaded.checksum))?;
+    let descending = loaded.connectome.groups.descending.clone();
+    let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
+    eprintln!("the flies think on the {}", sim.describe());
+    let _in_force = simulator::install(&brain, sim);
+    let (mut kit_flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
+    match named {
+        Named::Fly(f) => kit_flies.push((f, vec![entrant.clone()])),
+        Named::Dopamine(f) => dopamine.push(f),
+        Named::Charles(c) => charles.push(c),
+        Named::Rung => {}
+    }
+    let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
+    let kit = FlyKit::new(&brain, &descending, &kit_flies).with_charles(&charles);
+    let kit = match &bio {
+        Some(b) => kit.with_dopamine(b, &dopamine)?,
+        None => kit,
+    };
+    // Its games against every rung, enough openings for `games` games in all.
+    let mut entrants = ladder::rungs();
+    let rungs = entrants.len();
+    entrants.push(entrant.clone());
+    let per_pairing = games.div_ceil(rungs).max(2).next_multiple_of(2);
+    let options = LadderOptions { games: per_pairing, seed: 1, ..Default::default() };
+    let file = games_file(data, "", &loaded.checksum, &options);
+    let pairings: Vec<(usize, usize)> = (0..rungs).map(|r| (rungs, r)).collect();
+    let bar = game_bar();
+    let rows = ladder::run_pairings(&entrants, &pairings, Some(&kit), &options, &file, &on_game(&bar))?;
+    bar.finish_and_clear();
+    let id = entrant.id();
+    let mut mine: Vec<&ladder::GameRow> = rows.iter().filter(|g| (g.white_id == id || g.black_id == id) && g.opening < per_pairing / 2).collect();
+    mine.sort_by_key(|g| (g.opening, g.swapped, g.white_id.clone(), g.black_id.clone()));
+    mine.truncate(games);
+    // Every position of those games, scored once at a fixed depth, two engines at a time.
+    let started = Instant::now();
+    let analysis_bar = ProgressBar::new(mine.len() as u64);
+    analysis_bar.set_style(ProgressStyle::with_template("analysis [{bar:40}] {pos}/{len} games {elapsed}/{eta}").expect("valid template").progress_chars("=> "));
+    let queue = std::sync::Mutex::new(mine.iter().enumerate());
+    let results = std::sync::Mutex::new(Vec::new());
+    let failure = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut sf = Supervised::new(stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                loop {
+                    let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
+                    let analysed = (|| -> Result<GameLosses> {
+                        let game = flychess::game::Game::from_pgn(&g.pgn)?;
+                        let positions: Vec<shakmaty::Chess> = (0..=game.plies()).map(|p| game.position(p).clone()).collect();
+                        let values = profile::values(&mut sf, &positions, Limit::Depth(depth))?;
+                        let colour = if g.white_id == id { shakmaty::Color::White } else { shakmaty::Color::Black };
+                        let score = if g.white_id == id { g.score() } else { 1.0 - g.score() };
+                        Ok(GameLosses { score, moves: profile::move_losses(&positions, &values, colour) })
+                    })();
+                    match analysed {
+                        Ok(l) => results.lock().expect("lock").push((k, l)),
+                        Err(e) => {
+                            *failure.lock().expect("lock") = Some(e);
+                            break;
+                        }
+                    }
+                    analysis_bar.inc(1);
+                }
+            });
+        }
+    });
+    analysis_bar.finish_and_clear();
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let mut analysed = results.into_inner().unwrap_or_default();
+    analysed.sort_by_key(|(k, _)| *k);
+    let analysed: Vec<GameLosses> = analysed.into_iter().map(|(_, l)| l).collect();
+    let p = profile::profile(&analysed);
+    let report = serde_json::json!({
+        "player": entrant.name(), "player_id": id, "brain": loaded.connectome.provenance.label(),
+        "depth": depth, "games_file": file.display().to_string(), "ladder_options": options,
+        "profile": p,
+        "seconds": started.elapsed().as_secs_f64(),
+        "note": "intervals: per-move normal intervals for mean losses (moves of one game are not independent: read them as rough), Wilson for the blunder share",
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{} over {} games against the ladder's rungs (+{} ={} -{}), {} moves, Stockfish depth {depth}:", entrant.name(), p.games, p.won, p.drawn, p.lost, p.moves);
+    println!("  mean loss per move {:.0} cp [{:.0}, {:.0}]", p.mean_loss.value, p.mean_loss.low, p.mean_loss.high);
+    println!("  {:12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", "phase", "moves", "all", "won", "drawn", "lost", "blunders");
+    for (row, (_, b)) in p.phases.iter().zip(&p.blunders_per_100_moves) {
+        let cp = |e: &stats::Estimate| if e.value.is_nan() { "—".to_string() } else { format!("{:.0}", e.value) };
+        println!("  {:12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9.1}%", row.phase, row.moves, cp(&row.all), cp(&row.won), cp(&row.drawn), cp(&row.lost), b);
+    }
+    println!("  how its {} losses went:", p.lost);
+    for (shape, n) in &p.loss_shapes {
+        println!("    {shape:18} {n}");
+    }
+    println!("  decided by one blunder (> 400 cp): {}", p.losses_by_one_blunder.percent());
+    Ok(())
+}

@@ -125,6 +125,28 @@ enum Command {
         #[command(flatten)]
         which: WhichBrain,
     },
+    /// How a player loses (Philidor's lesson): its ladder games against the rungs (played where
+    /// missing, shared with `rate`), every position scored once by Stockfish at a fixed depth,
+    /// the centipawns each of its moves lost by phase and outcome, and each lost game's shape
+    /// (one fatal blunder > 400 cp, a clear mistake 200–400, a slow decline). Default player:
+    /// the brain's own trained fly.
+    Profile {
+        /// A fly by name, NAME+imagination, charles or charles:RUN, or a rung.
+        #[arg(long)]
+        player: Option<String>,
+        /// Games analysed (taken from its ladder games, 20-ply openings shared with `rate`).
+        #[arg(long, default_value_t = 40)]
+        games: usize,
+        /// Stockfish's search depth per position.
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
     /// The finishing lessons: won TRAIN positions relabelled by Stockfish with every legal move
     /// scored (mates ranked by distance, stalemates as draws) into DATA/lessons/, for
     /// `train --lessons SHARE`. Resumable.
@@ -878,6 +900,7 @@ fn main() -> std::process::ExitCode {
             let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
             fly_cli::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
         }
+        Some(Command::Profile { player, games, depth, json, engine, which }) => fly_cli::profile(&which, &data, player.as_deref(), games, depth, json, engine.choice()),
         Some(Command::Gradcheck { seed, json }) => brain_cli::gradcheck(seed, json),
         Some(Command::Blame { fen, fly, json, which }) => brain_cli::blame(&which, &data, &fen, fly.as_deref(), json),
         Some(Command::Explain { fen, fly, json, which }) => views_cli::explain(&which, &data, &fen, fly.as_deref(), json),

@@ -26,6 +26,7 @@ pub mod fly;
 pub mod ladder;
 pub mod play;
 pub mod probe;
+pub mod profile;
 pub mod rating;
 pub mod readout;
 pub mod shipped;
