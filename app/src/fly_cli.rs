@@ -1131,6 +1131,6 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
     for (shape, n) in &p.loss_shapes {
         println!("    {shape:18} {n}");
     }
-    println!("  decided by one blunder (> 400 cp): {}", p.losses_by_one_blunder.percent());
+    println!("  decided by one blunder (> 400 cp): {}; games with such a move, all outcomes: {}", p.losses_by_one_blunder.percent(), p.games_with_a_blunder.percent());
     Ok(())
 }

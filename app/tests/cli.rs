@@ -418,3 +418,26 @@ fn what_the_fly_looks_at_and_what_its_regions_know_come_out_as_json() {
     let again = flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16"]);
     assert!(String::from_utf8_lossy(&again.stderr).contains("kept from an earlier run"));
 }
+
+#[test]
+fn a_profile_says_how_a_player_loses_move_by_move() {
+    // The shared default brain (built once for the window tests); the greedy mover's ladder games.
+    let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+    let p = json(&flychess(&data, &["profile", "--player", "greedy", "--games", "4", "--depth", "4", "--json"]));
+    let profile = &p["profile"];
+    assert_eq!(profile["games"], 4);
+    assert_eq!(profile["won"].as_u64().unwrap() + profile["drawn"].as_u64().unwrap() + profile["lost"].as_u64().unwrap(), 4);
+    let phases = profile["phases"].as_array().unwrap();
+    assert_eq!(phases.iter().map(|r| r["phase"].as_str().unwrap()).collect::<Vec<_>>(), ["opening", "middlegame", "endgame"]);
+    let moves: u64 = phases.iter().map(|r| r["moves"].as_u64().unwrap()).sum();
+    assert_eq!(moves, profile["moves"].as_u64().unwrap());
+    assert!(moves >= 4, "greedy moved in every game");
+    assert!(profile["mean_loss"]["value"].as_f64().is_some_and(|v| (0.0..=2000.0).contains(&v)));
+    let shapes: u64 = profile["loss_shapes"].as_array().unwrap().iter().map(|s| s[1].as_u64().unwrap()).sum();
+    assert_eq!(shapes, profile["lost"].as_u64().unwrap(), "every lost game has one shape");
+    // Asked again: the games are kept (nothing played again) and the numbers are the same.
+    let again = json(&flychess(&data, &["profile", "--player", "greedy", "--games", "4", "--depth", "4", "--json"]));
+    assert_eq!(again["profile"]["mean_loss"], profile["mean_loss"]);
+    let unknown = flychess(&data, &["profile", "--player", "nobody"]);
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no fly named \"nobody\""));
+}

@@ -117,6 +117,9 @@ pub struct Profile {
     pub loss_shapes: Vec<(&'static str, usize)>,
     /// The share of lost games whose worst move alone lost more than 400 cp (Wilson 95 %).
     pub losses_by_one_blunder: Estimate,
+    /// The share of all its games (won and drawn too) with at least one move over 400 cp: what
+    /// "decided by one blunder" is to be read against.
+    pub games_with_a_blunder: Estimate,
     /// Blunders (> 400 cp) per 100 of the player's moves, by phase.
     pub blunders_per_100_moves: Vec<(&'static str, f64)>,
 }
@@ -156,6 +159,7 @@ pub fn profile(games: &[GameLosses]) -> Profile {
         mean_loss: stats::mean(&by(&|_| true, None)),
         phases,
         loss_shapes,
+        games_with_a_blunder: stats::rate_of(&games.iter().map(|g| g.moves.iter().any(|m| m.loss_cp > BLUNDER_CP)).collect::<Vec<_>>()),
         losses_by_one_blunder: stats::rate_of(&shapes.iter().map(|&s| s == "one fatal blunder").collect::<Vec<_>>()),
         blunders_per_100_moves,
     }
@@ -204,6 +208,7 @@ mod tests {
         assert_eq!((p.games, p.won, p.drawn, p.lost, p.moves), (5, 1, 1, 3, 10));
         assert_eq!(p.loss_shapes, vec![("one fatal blunder", 1), ("a clear mistake", 1), ("a slow decline", 1)]);
         assert!((p.losses_by_one_blunder.value - 1.0 / 3.0).abs() < 1e-12);
+        assert!((p.games_with_a_blunder.value - 1.0 / 5.0).abs() < 1e-12);
         let mid = &p.phases[1];
         assert_eq!(mid.moves, 5);
         assert!((mid.lost.value - (450.0 + 250.0 + 150.0 + 120.0) / 4.0).abs() < 1e-9);

@@ -1,6 +1,6 @@
 //! What ships inside the binary: the labelled positions (`sim/data/positions.flyd`), the default
 //! brain's tables (the FlyWire v783 bundle, `sim/data/flywire783-hemispheres/`, with its README
-//! and CC BY-NC 4.0 licence) and the shipped flies (`models/*.fly`), embedded at build time. On first use in a process they are written out
+//! and CC BY-NC 4.0 licence), the shipped flies (`models/*.fly`) and Charles (`models/charles/`), embedded at build time. On first use in a process they are written out
 //! once into a folder of the user's cache named by their content (`…/flychess/shipped-HASH/`), so
 //! every reader that takes a path — datasets, flies, the Flies tab — works the same from an
 //! installed binary as from the repository, and a newer build never reads an older build's copy.
@@ -33,6 +33,10 @@ const FILES: &[(&str, &[u8])] = &[
     ("bio/baseline-9914c28501a769dc.json", include_bytes!("../../models/flywire-dopamine.baseline.json")),
     ("flies/backprop.fly", include_bytes!("../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../models/newborn.fly")),
+    // Charles, the transformer that never was a fly (`flychess charles train --name charles
+    // --positions 8192`): its weights and its run's record, under the run name `charles`.
+    ("charles/charles/model.bpk", include_bytes!("../../models/charles/model.bpk")),
+    ("charles/charles/state.json", include_bytes!("../../models/charles/state.json")),
     // The ladder the shipped flies were rated on (`flychess rate --games 20`), shown until the
     // user runs their own.
     ("ratings.json", include_bytes!("../../models/ratings.json")),
