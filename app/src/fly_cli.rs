@@ -1022,7 +1022,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 /// `flychess profile`: how a player loses (`sim::profile`). Its games come from the ladder's
 /// file for this brain (the same games `rate --games N` plays: each rung, openings 0, 1, … with
 /// colours swapped), played where missing; the first `games` of them by opening are analysed,
-/// two engines at a time.
+/// two at a time, each by a fresh engine (the same figures on every run).
 #[allow(clippy::too_many_arguments)]
 pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usize, depth: u32, json: bool, engine: EngineChoice) -> Result<()> {
     use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
@@ -1078,9 +1078,11 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| {
-                let mut sf = Supervised::new(stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
                 loop {
                     let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
+                    // A fresh engine per game: its hash then holds that game's positions only, so
+                    // the scores do not depend on which worker analysed what before.
+                    let mut sf = Supervised::new(stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
                     let analysed = (|| -> Result<GameLosses> {
                         let game = flychess::game::Game::from_pgn(&g.pgn)?;
                         let positions: Vec<shakmaty::Chess> = (0..=game.plies()).map(|p| game.position(p).clone()).collect();
