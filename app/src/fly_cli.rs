@@ -742,6 +742,23 @@ enum Named {
     Charles(std::sync::Arc<flychess_sim::charles::player::Trained>),
 }
 
+/// What named players bring to a `FlyKit`: the flies with the entrant each plays as, the dopamine
+/// flies, the Charles runs (rungs bring nothing).
+type KitParts = (Vec<(Fly, Vec<flychess_sim::ladder::Entrant>)>, Vec<DopamineFly>, Vec<std::sync::Arc<flychess_sim::charles::player::Trained>>);
+
+fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e flychess_sim::ladder::Entrant)>) -> KitParts {
+    let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
+    for (n, e) in named {
+        match n {
+            Named::Fly(f) => flies.push((f, vec![e.clone()])),
+            Named::Dopamine(f) => dopamine.push(f),
+            Named::Charles(c) => charles.push(c),
+            Named::Rung => {}
+        }
+    }
+    (flies, dopamine, charles)
+}
+
 fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Named)> {
     use flychess_sim::ladder::Entrant;
     if let Some(rung) = Entrant::rung(name) {
@@ -806,15 +823,7 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
         }
         None => None,
     };
-    let (mut kit_flies, mut dopamine, mut charles): (Vec<(Fly, Vec<ladder::Entrant>)>, Vec<DopamineFly>, Vec<_>) = (Vec::new(), Vec::new(), Vec::new());
-    for (f, e) in [(first_fly, &first), (second_fly, &second)] {
-        match f {
-            Named::Fly(f) => kit_flies.push((f, vec![e.clone()])),
-            Named::Dopamine(f) => dopamine.push(f),
-            Named::Charles(c) => charles.push(c),
-            Named::Rung => {}
-        }
-    }
+    let (kit_flies, dopamine, charles) = kit_parts([(first_fly, &first), (second_fly, &second)]);
     let bio = match (&prepared, dopamine.is_empty()) {
         (Some((loaded, brain)), false) => dopamine_of_brain(&crate::cli::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
         _ => None,
@@ -1040,13 +1049,7 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
     let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", sim.describe());
     let _in_force = simulator::install(&brain, sim);
-    let (mut kit_flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
-    match named {
-        Named::Fly(f) => kit_flies.push((f, vec![entrant.clone()])),
-        Named::Dopamine(f) => dopamine.push(f),
-        Named::Charles(c) => charles.push(c),
-        Named::Rung => {}
-    }
+    let (kit_flies, dopamine, charles) = kit_parts([(named, &entrant)]);
     let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
     let kit = FlyKit::new(&brain, &descending, &kit_flies).with_charles(&charles);
     let kit = match &bio {

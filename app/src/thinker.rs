@@ -36,20 +36,15 @@ use flychess_sim::readout::{choose, descending_features, policy, think_features,
 pub enum Mover {
     Readout(Arc<Fly>),
     Dopamine(Arc<DopamineFly>, Arc<BioBrain>),
-    Charles(Arc<Trained>, String),
+    Charles(Arc<Trained>),
 }
 
 impl Mover {
-    pub fn charles(c: Trained) -> Mover {
-        let name = c.player_name();
-        Mover::Charles(Arc::new(c), name)
-    }
-
     pub fn name(&self) -> &str {
         match self {
             Mover::Readout(f) => &f.meta.name,
             Mover::Dopamine(f, _) => &f.meta.name,
-            Mover::Charles(_, name) => name,
+            Mover::Charles(c) => c.player_name(),
         }
     }
 
@@ -113,7 +108,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
     let fly = match &request.fly {
         Mover::Readout(f) => f,
         Mover::Dopamine(f, bio) => return dopamine_think(bio, f, baseline, request, started),
-        Mover::Charles(c, _) => return charles_think(c, baseline, request, started),
+        Mover::Charles(c) => return charles_think(c, baseline, request, started),
     };
     let board = [planes(pos)];
     let mut gpu_rates = None;

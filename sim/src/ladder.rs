@@ -78,7 +78,7 @@ impl Entrant {
 
     /// A trained Charles as it plays (the favourite, with the repetition rule).
     pub fn charles(c: &crate::charles::player::Trained) -> Entrant {
-        Entrant::Charles { name: c.player_name(), id: c.id.clone() }
+        Entrant::Charles { name: c.player_name().to_string(), id: c.id.clone() }
     }
 
     /// The same fly drawing its moves from its policy.
@@ -255,6 +255,14 @@ impl<'a> FlyKit<'a> {
         FlyKit { brain, descending, readouts, bio: None, dopamine: BTreeMap::new(), charles: BTreeMap::new() }
     }
 
+    /// The kit with these Charles runs too.
+    pub fn with_charles(mut self, charles: &[std::sync::Arc<crate::charles::player::Trained>]) -> Self {
+        for c in charles {
+            self.charles.insert(c.id.clone(), c.clone());
+        }
+        self
+    }
+
     /// The kit with dopamine flies too (each checked against `bio`).
     pub fn with_dopamine(mut self, bio: &'a crate::bio::BioBrain, flies: &[crate::bio::file::DopamineFly]) -> Result<FlyKit<'a>> {
         for f in flies {
@@ -263,16 +271,6 @@ impl<'a> FlyKit<'a> {
         }
         self.bio = Some(bio);
         Ok(self)
-    }
-}
-
-impl FlyKit<'_> {
-    /// The kit with these Charles runs too.
-    pub fn with_charles(mut self, charles: &[std::sync::Arc<crate::charles::player::Trained>]) -> Self {
-        for c in charles {
-            self.charles.insert(c.id.clone(), c.clone());
-        }
-        self
     }
 }
 

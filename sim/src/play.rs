@@ -75,7 +75,7 @@ impl Player<'_> {
             Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
             Player::Stockfish { .. } => "stockfish".into(),
             Player::Dopamine { .. } => "dopamine fly".into(),
-            Player::Charles(c) => c.player_name(),
+            Player::Charles(c) => c.player_name().to_string(),
         }
     }
 

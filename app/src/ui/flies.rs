@@ -194,10 +194,8 @@ pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
         }
     }
     // Charles by the content of its weights, under its player name.
-    for run in flychess_sim::charles::player::list(data) {
-        let Ok(files) = flychess_sim::charles::player::find(&run, data) else { continue };
-        let id = files.read_state().map(|s| flychess_sim::charles::player::content_id(&files, &s));
-        if let Some(r) = id.and_then(|id| id.ok()).and_then(|id| by_id.get(&id)) {
+    for (run, files, state) in flychess_sim::charles::player::runs(data).into_iter().filter(|(_, _, s)| s.finished) {
+        if let Some(r) = flychess_sim::charles::player::content_id(&files, &state).ok().and_then(|id| by_id.get(&id)) {
             out.insert(flychess_sim::charles::player::player_name(&run), r.clone());
         }
     }

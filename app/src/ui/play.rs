@@ -220,7 +220,7 @@ impl PlayTab {
     fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(Mover::charles);
+            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(|c| Mover::Charles(Arc::new(c)));
             let _ = tx.send(made.map_err(|e| e.to_string()));
         });
         self.fly = None;

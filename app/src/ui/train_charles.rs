@@ -16,7 +16,7 @@ use egui_plot::{Legend, Line, LineStyle, Plot};
 use flychess_sim::burn_fit::FitOn;
 
 use crate::ui::train::RUN_COLOURS;
-use flychess_sim::charles::run::{self, Point, RunFiles, State, TrainOptions};
+use flychess_sim::charles::run::{self, Point, RunFiles, TrainOptions};
 use flychess_sim::charles::CharlesConfig;
 
 enum Msg {
@@ -269,26 +269,12 @@ impl CharlesCurve {
     }
 }
 
-/// Every run's curve: the user's runs, then the shipped ones not shadowed by a user's run.
+/// Every run's curve (the user's runs shadow shipped ones of the same name), in name order.
 pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
-    let mut out: Vec<CharlesCurve> = Vec::new();
-    for dir in [data.join("charles"), flychess_sim::charles::player::shipped_runs()] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut found: Vec<(String, State)> = entries
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_str()?.to_owned();
-                Some((name.clone(), (RunFiles { dir: e.path() }).read_state()?))
-            })
-            .collect();
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, s) in found {
-            if !out.iter().any(|c| c.name == name) {
-                out.push(CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve });
-            }
-        }
-    }
-    out
+    flychess_sim::charles::player::runs(data)
+        .into_iter()
+        .map(|(name, _, s)| CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve })
+        .collect()
 }
 
 /// The run's body: `sim::charles::run::train` on the shipped positions, on the CPU (burn ndarray)

@@ -54,23 +54,29 @@ pub fn find(name: &str, data: &Path) -> Result<RunFiles> {
     Err(Error::Invalid(format!("no Charles run named {name:?} (looked in {} and {}); train one with `flychess charles train --name {name}`", user.dir.display(), shipped.dir.display())))
 }
 
+/// Every run with a record, each name once (the user's run shadows a shipped one, as in `find`),
+/// in name order: its name, folder and record.
+pub fn runs(data: &Path) -> Vec<(String, RunFiles, State)> {
+    let mut names: Vec<String> = [data.join("charles"), shipped_runs()]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten().filter_map(|e| e.file_name().to_str().map(str::to_owned)))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let files = find(&name, data).ok()?;
+            let state = files.read_state()?;
+            Some((name, files, state))
+        })
+        .collect()
+}
+
 /// The finished runs there are (the user's and the shipped ones, each name once), in name order.
 pub fn list(data: &Path) -> Vec<String> {
-    let mut names = Vec::new();
-    for dir in [data.join("charles"), shipped_runs()] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
-            let Some(name) = e.file_name().to_str().map(str::to_owned) else { continue };
-            if names.contains(&name) {
-                continue;
-            }
-            if find(&name, data).ok().and_then(|f| f.read_state()).is_some_and(|s| s.finished) {
-                names.push(name);
-            }
-        }
-    }
-    names.sort();
-    names
+    runs(data).into_iter().filter(|(_, _, s)| s.finished).map(|(name, _, _)| name).collect()
 }
 
 /// What the run's weights are: `charles-` and 16 hex digits of the SHA-256 of the weights file
@@ -87,6 +93,8 @@ pub fn content_id(files: &RunFiles, state: &State) -> Result<String> {
 pub struct Trained {
     /// The run's name (`charles` for the shipped one).
     pub name: String,
+    /// The name it plays under (`player_name` of the run).
+    player: String,
     pub id: String,
     pub state: State,
     model: Charles,
@@ -110,12 +118,12 @@ impl Trained {
             return Err(Error::Invalid(format!("Charles {name} has not finished training (step {} of {}): resume it with `flychess charles train --name {name}`", state.step, state.options.steps())));
         }
         let id = content_id(&files, &state)?;
-        Ok(Trained { name: name.to_string(), id, state, model: model.valid(), device })
+        Ok(Trained { name: name.to_string(), player: player_name(name), id, state, model: model.valid(), device })
     }
 
     /// The name it plays under.
-    pub fn player_name(&self) -> String {
-        player_name(&self.name)
+    pub fn player_name(&self) -> &str {
+        &self.player
     }
 
     /// Its probability for every legal move of `pos` (shakmaty's order); value 0: Charles has no
