@@ -20,6 +20,7 @@ use flychess_sim::stats;
 use flychess_sim::train::{board_features, fit, outcomes, summarise, FitOptions, Metrics, PassRecord, PositionOutcome, Target};
 
 use crate::WhichBrain;
+use flychess::profiling::games_file;
 
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
     Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
@@ -566,18 +567,6 @@ fn anchor_elo(stockfish: &Path) -> Result<f64> {
     Ok(Engine::start(stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64)
 }
 
-/// Ladder and duel games live in DATA/ladder, one file per brain and ladder settings.
-fn games_file(data: &Path, what: &str, checksum: &str, options: &flychess_sim::ladder::LadderOptions) -> std::path::PathBuf {
-    data.join("ladder").join(format!(
-        "{what}{}-seed{}-open{}-cap{}-nodes{}.jsonl",
-        &checksum[..12.min(checksum.len())],
-        options.seed,
-        options.opening_plies,
-        options.max_plies,
-        options.stockfish_nodes
-    ))
-}
-
 fn game_bar() -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}").expect("valid template").progress_chars("=> "));
@@ -595,9 +584,11 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable; the harness
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
-pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
     use flychess_sim::engine::find_stockfish;
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+    use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
     let spec = crate::cli::spec(which, data)?;
@@ -620,6 +611,13 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         if !quick && f.meta.kind == "trained" {
             mine.push(Entrant::fly(f, Some(flychess::training::tuned_imagination(data, f))));
         }
+        // Philidor's aids, asked for: the fly + judge and + search 64, named as such.
+        if aided && f.meta.kind == "trained" {
+            let weight = flychess::training::judge_weight(data, f, &brain, &loaded.connectome.groups.descending)?;
+            for aid in [Aid::Judge { weight }, Aid::Search { simulations: DEFAULT_SIMULATIONS }] {
+                mine.push(Entrant::aided(Entrant::fly(f, None), aid, None)?);
+            }
+        }
         entrants.extend(mine.iter().cloned());
         // The first fly's sampling copy plays the clone test.
         mine.push(Entrant::sampling(f));
@@ -635,6 +633,12 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     // Every finished Charles run, shipped or the user's: the network that never was a fly.
     let charles = charles_runs(data);
     entrants.extend(charles.iter().map(|c| Entrant::charles(c)));
+    // Charles + search 64, its boards valued by the brain's trained fly.
+    if aided && let Some(value) = flies.iter().find(|f| f.meta.kind == "trained") {
+        for c in &charles {
+            entrants.push(Entrant::aided(Entrant::charles(c), Aid::Search { simulations: DEFAULT_SIMULATIONS }, Some(value))?);
+        }
+    }
     let kit = match &bio {
         Some(bio) => FlyKit::new(&brain, &descending, &kit_flies).with_dopamine(bio, &dopamine)?,
         None => FlyKit::new(&brain, &descending, &kit_flies),
@@ -654,6 +658,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
     let clone = ladder::clone_test(&sampling, Some(&kit), &clone_options, &games_file(data, "clone-", &loaded.checksum, &clone_options))?;
     let anchor = Entrant::Stockfish { random_share: 0.0 }.id();
     let current: std::collections::HashSet<String> = entrants.iter().map(Entrant::id).collect();
+    let aided_ids: std::collections::HashSet<String> = entrants.iter().filter(|e| matches!(e, Entrant::Aided { .. })).map(Entrant::id).collect();
     let mut ratings = ladder::ratings(&rows, &anchor, anchor_elo, 300, seed);
     ratings.sort_by(|a, b| b.elo.total_cmp(&a.elo));
     let by_player = ladder::endings_by_player(&rows);
@@ -662,6 +667,8 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
         .map(|r| {
             let mut v = serde_json::to_value(r).expect("plain struct");
             v["current"] = serde_json::json!(current.contains(&r.id));
+            // A player with Philidor's aids: its strength is the search's, not the fly's own.
+            v["aided"] = serde_json::json!(aided_ids.contains(&r.id));
             v["endings"] = serde_json::json!(by_player.get(&r.id));
             v
         })
@@ -732,14 +739,17 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, seed: u6
 }
 
 /// A player named on the command line: random, greedy, stockfish, stockfish:P (a share P of
-/// random moves), a fly of this brain by name, or NAME+imagination (its tuned weight).
-/// A named player: a rung, a fly (NAME or NAME+imagination) or a dopamine fly, with the fly file
-/// it plays from.
+/// random moves), a fly of this brain by name, NAME+imagination (its tuned weight), a dopamine
+/// fly, charles or charles:RUN, or a fly or Charles with one of Philidor's aids: NAME+judge,
+/// NAME+search (64 simulations) or NAME+searchN, NAME+sfD (Stockfish at depth D among its top
+/// five); Charles's boards are valued by the brain's trained fly.
 enum Named {
     Rung,
     Fly(Fly),
     Dopamine(DopamineFly),
     Charles(std::sync::Arc<flychess_sim::charles::player::Trained>),
+    /// Charles with an aid, and the fly whose value judges its boards.
+    ValuedCharles(std::sync::Arc<flychess_sim::charles::player::Trained>, Fly),
 }
 
 /// What named players bring to a `FlyKit`: the flies with the entrant each plays as, the dopamine
@@ -753,16 +763,54 @@ fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e flychess_sim::ladde
             Named::Fly(f) => flies.push((f, vec![e.clone()])),
             Named::Dopamine(f) => dopamine.push(f),
             Named::Charles(c) => charles.push(c),
+            Named::ValuedCharles(c, f) => {
+                let plain = flychess_sim::ladder::Entrant::fly(&f, None);
+                flies.push((f, vec![plain]));
+                charles.push(c);
+            }
             Named::Rung => {}
         }
     }
     (flies, dopamine, charles)
 }
 
-fn entrant_named(name: &str, data: &Path, checksum: Option<&str>) -> Result<(flychess_sim::ladder::Entrant, Named)> {
+/// A brain ready to play on (for the judge's weight, chosen on VAL the first time).
+type Ready<'a> = Option<(&'a flychess_sim::brain::Brain, &'a [u32])>;
+
+fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) -> Result<(flychess_sim::ladder::Entrant, Named)> {
     use flychess_sim::ladder::Entrant;
+    use flychess_sim::search::Aid;
     if let Some(rung) = Entrant::rung(name) {
         return Ok((rung?, Named::Rung));
+    }
+    if let Some((base, suffix)) = name.rsplit_once('+')
+        && suffix != "imagination"
+    {
+        let aid = Aid::parse(suffix).ok_or_else(|| anyhow!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)"))??;
+        let (base_entrant, named) = entrant_named(base, data, checksum, ready)?;
+        let (entrant, named) = match named {
+            Named::Fly(f) => {
+                let aid = match aid {
+                    Aid::Judge { .. } => {
+                        let (brain, descending) = ready.ok_or_else(|| anyhow!("{name} needs its brain"))?;
+                        Aid::Judge { weight: flychess::training::judge_weight(data, &f, brain, descending)? }
+                    }
+                    other => other,
+                };
+                (Entrant::aided(base_entrant, aid, None)?, Named::Fly(f))
+            }
+            Named::Charles(c) => {
+                if matches!(aid, Aid::Judge { .. }) {
+                    return Err(anyhow!("{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"));
+                }
+                let c_sum = checksum.ok_or_else(|| anyhow!("{name} needs a brain whose fly values its boards"))?;
+                let (_, path) = fly::trained_for(c_sum, data).ok_or_else(|| anyhow!("{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`"))?;
+                let f = Fly::load(&path)?;
+                (Entrant::aided(base_entrant, aid, Some(&f))?, Named::ValuedCharles(c, f))
+            }
+            _ => return Err(anyhow!("{name}: only a fly or Charles takes an aid")),
+        };
+        return Ok((entrant, named));
     }
     if let Some(run) = flychess_sim::charles::player::run_name(name) {
         let c = flychess_sim::charles::player::Trained::load(run, data)?;
@@ -809,12 +857,13 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
         Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
     };
     let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
-    let (first, first_fly) = entrant_named(a, data, checksum.as_deref())?;
-    let (second, second_fly) = entrant_named(b, data, checksum.as_deref())?;
+    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
+    let ready = prepared.as_ref().map(|(_, brain)| (brain, &descending[..]));
+    let (first, first_fly) = entrant_named(a, data, checksum.as_deref(), ready)?;
+    let (second, second_fly) = entrant_named(b, data, checksum.as_deref(), ready)?;
     if first.id() == second.id() {
         return Err(anyhow!("{a} and {b} are the same player; `flychess rate` runs the clone test"));
     }
-    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
     let _in_force = match &prepared {
         Some((_, brain)) => {
             let sim = std::sync::Arc::new(Simulator::choose(engine, brain)?);
@@ -1034,9 +1083,8 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 /// two at a time, each by a fresh engine (the same figures on every run).
 #[allow(clippy::too_many_arguments)]
 pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usize, depth: u32, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
-    use flychess_sim::ladder::{self, FlyKit, LadderOptions};
-    use flychess_sim::profile::{self, GameLosses};
+    use flychess_sim::engine::find_stockfish;
+    use flychess_sim::ladder::FlyKit;
     let stockfish = find_stockfish(None)?;
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
@@ -1044,8 +1092,8 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
         Some(p) => p.to_string(),
         None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
     };
-    let (entrant, named) = entrant_named(&player, data, Some(&loaded.checksum))?;
     let descending = loaded.connectome.groups.descending.clone();
+    let (entrant, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", sim.describe());
     let _in_force = simulator::install(&brain, sim);
@@ -1056,71 +1104,23 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
         Some(b) => kit.with_dopamine(b, &dopamine)?,
         None => kit,
     };
-    // Its games against every rung, enough openings for `games` games in all.
-    let mut entrants = ladder::rungs();
-    let rungs = entrants.len();
-    entrants.push(entrant.clone());
-    let per_pairing = games.div_ceil(rungs).max(2).next_multiple_of(2);
-    let options = LadderOptions { games: per_pairing, seed: 1, ..Default::default() };
-    let file = games_file(data, "", &loaded.checksum, &options);
-    let pairings: Vec<(usize, usize)> = (0..rungs).map(|r| (rungs, r)).collect();
     let bar = game_bar();
-    let rows = ladder::run_pairings(&entrants, &pairings, Some(&kit), &options, &file, &on_game(&bar))?;
-    bar.finish_and_clear();
-    let id = entrant.id();
-    let mut mine: Vec<&ladder::GameRow> = rows.iter().filter(|g| (g.white_id == id || g.black_id == id) && g.opening < per_pairing / 2).collect();
-    mine.sort_by_key(|g| (g.opening, g.swapped, g.white_id.clone(), g.black_id.clone()));
-    mine.truncate(games);
-    // Every position of those games, scored once at a fixed depth, two engines at a time.
-    let started = Instant::now();
-    let analysis_bar = ProgressBar::new(mine.len() as u64);
+    let analysis_bar = ProgressBar::new(0);
     analysis_bar.set_style(ProgressStyle::with_template("analysis [{bar:40}] {pos}/{len} games {elapsed}/{eta}").expect("valid template").progress_chars("=> "));
-    let queue = std::sync::Mutex::new(mine.iter().enumerate());
-    let results = std::sync::Mutex::new(Vec::new());
-    let failure = std::sync::Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
-                loop {
-                    let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
-                    // A fresh engine per game: its hash then holds that game's positions only, so
-                    // the scores do not depend on which worker analysed what before.
-                    let mut sf = Supervised::new(stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
-                    let analysed = (|| -> Result<GameLosses> {
-                        let game = flychess::game::Game::from_pgn(&g.pgn)?;
-                        let positions: Vec<shakmaty::Chess> = (0..=game.plies()).map(|p| game.position(p).clone()).collect();
-                        let values = profile::values(&mut sf, &positions, Limit::Depth(depth))?;
-                        let colour = if g.white_id == id { shakmaty::Color::White } else { shakmaty::Color::Black };
-                        let score = if g.white_id == id { g.score() } else { 1.0 - g.score() };
-                        Ok(GameLosses { score, moves: profile::move_losses(&positions, &values, colour) })
-                    })();
-                    match analysed {
-                        Ok(l) => results.lock().expect("lock").push((k, l)),
-                        Err(e) => {
-                            *failure.lock().expect("lock") = Some(e);
-                            break;
-                        }
-                    }
-                    analysis_bar.inc(1);
-                }
-            });
+    let job = flychess::profiling::ProfileJob { player: &entrant, kit: &kit, brain: loaded.connectome.provenance.label(), checksum: loaded.checksum.clone(), stockfish, games, depth };
+    let (p, report) = flychess::profiling::run(&job, data, &|stage, done, total| match stage {
+        flychess::profiling::Stage::Playing => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
         }
-    });
+        flychess::profiling::Stage::Analysing => {
+            bar.finish_and_clear();
+            analysis_bar.set_length(total as u64);
+            analysis_bar.set_position(done as u64);
+        }
+    })?;
+    bar.finish_and_clear();
     analysis_bar.finish_and_clear();
-    if let Some(e) = failure.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    let mut analysed = results.into_inner().unwrap_or_default();
-    analysed.sort_by_key(|(k, _)| *k);
-    let analysed: Vec<GameLosses> = analysed.into_iter().map(|(_, l)| l).collect();
-    let p = profile::profile(&analysed);
-    let report = serde_json::json!({
-        "player": entrant.name(), "player_id": id, "brain": loaded.connectome.provenance.label(),
-        "depth": depth, "games_file": file.display().to_string(), "ladder_options": options,
-        "profile": p,
-        "seconds": started.elapsed().as_secs_f64(),
-        "note": "intervals: per-move normal intervals for mean losses (moves of one game are not independent: read them as rough), Wilson for the blunder share",
-    });
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -1137,5 +1137,108 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
         println!("    {shape:18} {n}");
     }
     println!("  decided by one blunder (> 400 cp): {}; games with such a move, all outcomes: {}", p.losses_by_one_blunder.percent(), p.games_with_a_blunder.percent());
+    Ok(())
+}
+
+/// `flychess ceiling`: the selection ceiling (`sim::ceiling`) of a fly or Charles on HOLD
+/// middlegames, and with `duel_games` each aid's duel against the policy alone (the same games
+/// file `flychess duel` keeps, so either reuses the other's games).
+#[allow(clippy::too_many_arguments)]
+pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions: usize, depth: u32, simulations: usize, duel_games: usize, json: bool, engine: EngineChoice) -> Result<()> {
+    use flychess_sim::ceiling::{measure, middlegames, selectors, Selector};
+    use flychess_sim::duel::Duel;
+    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+    use flychess_sim::search::{Aid, Evaluator};
+    let stockfish = flychess_sim::engine::find_stockfish(None)?;
+    let spec = crate::cli::spec(which, data)?;
+    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let descending = loaded.connectome.groups.descending.clone();
+    let player = match player {
+        Some(p) => p.to_string(),
+        None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
+    };
+    let (base, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    // The value fly: the fly itself, or for Charles the brain's trained fly.
+    let (value_fly, charles) = match named {
+        Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),
+        Named::Charles(c) => {
+            let (_, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("this brain has no trained fly to value Charles's boards"))?;
+            (Fly::load(&path)?, Some(c))
+        }
+        _ => return Err(anyhow!("{player}: the ceiling is measured for a fly playing its favourite or for Charles")),
+    };
+    let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
+    eprintln!("the flies think on the {}", sim.describe());
+    let _in_force = simulator::install(&brain, sim);
+    let evaluator = match &charles {
+        None => Evaluator::Fly { brain: &brain, readout: &value_fly.readout, descending: &descending },
+        Some(c) => Evaluator::Charles { charles: c, brain: &brain, readout: &value_fly.readout, descending: &descending },
+    };
+    // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
+    let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, &brain, &descending)? } else { f32::NAN };
+    let chosen: Vec<Selector> = selectors(simulations).into_iter().filter(|s| charles.is_none() || !matches!(s, Selector::Aided(Aid::Judge { .. }))).collect();
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = middlegames(dataset.hold(), positions)?;
+    let bar = ProgressBar::new(rows.len() as u64);
+    bar.set_style(ProgressStyle::with_template("ceiling [{bar:40}] {pos}/{len} middlegame positions, eta {eta}").expect("valid template").progress_chars("=> "));
+    let started = Instant::now();
+    let ceiling = measure(evaluator, judge_weight, &chosen, &rows, &stockfish, depth, &|k| bar.set_position(k as u64))?;
+    bar.finish_and_clear();
+    let measure_seconds = started.elapsed().as_secs_f64();
+    // Each aid against the policy alone.
+    let mut duels = Vec::new();
+    if duel_games > 0 {
+        let value = charles.as_ref().map(|_| &value_fly);
+        let aided: Vec<Entrant> = chosen
+            .iter()
+            .filter_map(|s| match s {
+                Selector::Aided(Aid::Judge { .. }) => Some(Aid::Judge { weight: judge_weight }),
+                Selector::Aided(aid) => Some(*aid),
+                _ => None,
+            })
+            .map(|aid| Entrant::aided(base.clone(), aid, value))
+            .collect::<std::result::Result<_, _>>()?;
+        let mut flies_entrants = vec![Entrant::fly(&value_fly, None)];
+        flies_entrants.extend(aided.iter().cloned());
+        let kit = FlyKit::new(&brain, &descending, &[(value_fly.clone(), flies_entrants)]).with_charles(&charles.iter().cloned().collect::<Vec<_>>());
+        let options = LadderOptions { games: duel_games.max(2), seed: 1, dice_by_seat: true, ..Default::default() };
+        for first in &aided {
+            let file = games_file(data, &format!("duel-{}-{}-", first.id(), base.id()), &loaded.checksum, &options);
+            let bar = game_bar();
+            let t = Instant::now();
+            let rows = ladder::duel_games(first, &base, Some(&kit), &options, &file, &on_game(&bar))?;
+            bar.finish_and_clear();
+            let d = Duel::of(&ladder::pair_scores(&rows));
+            duels.push(serde_json::json!({
+                "first": first.name(), "second": base.name(), "first_id": first.id(), "games": rows.len(), "pentanomial": d.pentanomial,
+                "score": d.score, "score_interval": [d.score_low, d.score_high], "elo": d.elo, "elo_interval": [d.elo_low, d.elo_high],
+                "difference_shown": !d.holds_even(), "endings": ladder::endings(&rows), "seconds": t.elapsed().as_secs_f64(),
+            }));
+        }
+    }
+    let report = serde_json::json!({
+        "player": base.name(), "player_id": base.id(),
+        "value_from": value_fly.meta.name,
+        "brain": loaded.connectome.provenance.label(),
+        "what": "HOLD middlegame positions: each selector picks among the policy's five most probable moves; Stockfish at scoring_depth scores the position and each pick once; loss = max(0, before - after) cp; a blunder loses more than 400 cp",
+        "judge_weight": if judge_weight.is_finite() { serde_json::json!(judge_weight) } else { serde_json::Value::Null },
+        "simulations": simulations,
+        "ceiling": ceiling,
+        "duels": duels,
+        "seconds": measure_seconds,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{}: selection ceiling on {} HOLD middlegame positions (scored at depth {depth}, {measure_seconds:.0} s)", base.name(), ceiling.positions);
+    println!("  Stockfish's best move among its top five: {}", ceiling.best_in_top5.percent());
+    println!("  {:44} {:>22} {:>22} {:>18} {:>9}", "selector", "cp lost a move", "blunders (> 400 cp)", "top-1", "s/move");
+    for r in &ceiling.rows {
+        println!("  {:44} {:>6.0} [{:>5.0}, {:>5.0}] {:>22} {:>18} {:>9.3}", r.selector, r.mean_loss_cp.value, r.mean_loss_cp.low, r.mean_loss_cp.high, r.blunder_rate.percent(), r.top1.percent(), r.seconds_per_move);
+    }
+    for d in &duels {
+        println!("  {} against {}: Elo {:+.0} [{:+.0}, {:+.0}] over {} games", d["first"].as_str().unwrap_or(""), d["second"].as_str().unwrap_or(""), d["elo"].as_f64().unwrap_or(f64::NAN), d["elo_interval"][0].as_f64().unwrap_or(f64::NAN), d["elo_interval"][1].as_f64().unwrap_or(f64::NAN), d["games"]);
+    }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod label;
 pub mod opponent;
 pub mod openings;
 pub mod pieces;
+pub mod profiling;
 pub mod sound;
 pub mod thinker;
 pub mod training;

@@ -28,7 +28,7 @@ struct Cli {
     #[arg(long, value_name = "MOVES")]
     moves: Option<String>,
     /// A view to open on: looks-at, eye, all-moves (Play); steps, brain-eye, chart, probes,
-    /// classroom (Brain); learn (Train); doing (Flies). With --screenshot: a picture of it.
+    /// classroom (Brain); learn (Train); doing, loses (Flies). With --screenshot: a picture of it.
     #[arg(long, value_name = "VIEW")]
     view: Option<String>,
     /// The window's size, WIDTHxHEIGHT (e.g. 1280x720 for a projector).
@@ -85,6 +85,10 @@ enum Command {
         /// 2 games per pairing, a 200-ply cap, flies without imagination only: minutes, not hours.
         #[arg(long)]
         quick: bool,
+        /// Philidor's aided players too, labelled as such: each trained fly + judge and + search
+        /// 64, and Charles + search 64 (the brain's fly valuing its boards). Hours on a CPU.
+        #[arg(long)]
+        aided: bool,
         /// Seed of the openings and of the simple players' choices.
         #[arg(long, default_value_t = 1)]
         game_seed: u64,
@@ -97,8 +101,9 @@ enum Command {
     },
     /// Two players over paired openings (each played twice, colours swapped): W-D-L, the Elo
     /// difference with its 95% interval from the pair scores, optionally a sequential test.
-    /// Players: a fly by name, NAME+imagination, random, greedy, stockfish, stockfish:P.
-    /// Resumable.
+    /// Players: a fly by name, NAME+imagination, random, greedy, stockfish, stockfish:P,
+    /// charles, and a fly or Charles with an aid: NAME+judge, NAME+search (64 simulations),
+    /// NAME+searchN, NAME+sfD (Stockfish at depth D among its top five). Resumable.
     Duel {
         first: String,
         second: String,
@@ -140,6 +145,33 @@ enum Command {
         /// Stockfish's search depth per position.
         #[arg(long, default_value_t = 10)]
         depth: u32,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// The selection ceiling (Philidor's lesson): on held-out middlegame positions, the policy's
+    /// favourite against its judge, its search and Stockfish at depths 1, 4 and 12 choosing among
+    /// its top five, and the five's best (the ceiling): centipawns lost per move, blunder rate,
+    /// time per move; with --duel-games N, each aid's Elo against the policy alone. Default
+    /// player: the brain's own trained fly (or charles).
+    Ceiling {
+        #[arg(long)]
+        player: Option<String>,
+        /// HOLD middlegame positions.
+        #[arg(long, default_value_t = 200)]
+        positions: usize,
+        /// Stockfish's depth when scoring a pick.
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        /// The search's simulations a move.
+        #[arg(long, default_value_t = 64)]
+        simulations: usize,
+        /// Games of each aided player against the policy alone (0: no duels).
+        #[arg(long, default_value_t = 0)]
+        duel_games: usize,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -895,12 +927,15 @@ fn main() -> std::process::ExitCode {
         Some(Command::Play { white, black, games, game_seed, json, imagination, which }) => {
             fly_cli::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
-        Some(Command::Rate { games, quick, game_seed, json, engine, which }) => fly_cli::rate(&which, &data, games, quick, game_seed, json, engine.choice()),
+        Some(Command::Rate { games, quick, aided, game_seed, json, engine, which }) => fly_cli::rate(&which, &data, games, quick, aided, game_seed, json, engine.choice()),
         Some(Command::Duel { first, second, games, game_seed, sprt, elo0, elo1, alpha, beta, json, engine, which }) => {
             let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
             fly_cli::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
         }
         Some(Command::Profile { player, games, depth, json, engine, which }) => fly_cli::profile(&which, &data, player.as_deref(), games, depth, json, engine.choice()),
+        Some(Command::Ceiling { player, positions, depth, simulations, duel_games, json, engine, which }) => {
+            fly_cli::ceiling(&which, &data, player.as_deref(), positions, depth, simulations, duel_games, json, engine.choice())
+        }
         Some(Command::Gradcheck { seed, json }) => brain_cli::gradcheck(seed, json),
         Some(Command::Blame { fen, fly, json, which }) => brain_cli::blame(&which, &data, &fen, fly.as_deref(), json),
         Some(Command::Explain { fen, fly, json, which }) => views_cli::explain(&which, &data, &fen, fly.as_deref(), json),

@@ -37,12 +37,15 @@ pub enum Mover {
     Readout(Arc<Fly>),
     Dopamine(Arc<DopamineFly>, Arc<BioBrain>),
     Charles(Arc<Trained>),
+    /// A readout fly with one of Philidor's aids (`sim::search`): the brain view shows the fly's
+    /// own think of the position, the move is the aid's.
+    Aided(Arc<Fly>, flychess_sim::search::Aid),
 }
 
 impl Mover {
     pub fn name(&self) -> &str {
         match self {
-            Mover::Readout(f) => &f.meta.name,
+            Mover::Readout(f) | Mover::Aided(f, _) => &f.meta.name,
             Mover::Dopamine(f, _) => &f.meta.name,
             Mover::Charles(c) => c.player_name(),
         }
@@ -55,7 +58,7 @@ impl Mover {
     /// The readout fly, when it is one.
     pub fn readout(&self) -> Option<&Arc<Fly>> {
         match self {
-            Mover::Readout(f) => Some(f),
+            Mover::Readout(f) | Mover::Aided(f, _) => Some(f),
             Mover::Dopamine(..) | Mover::Charles(..) => None,
         }
     }
@@ -106,7 +109,7 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         return None;
     }
     let fly = match &request.fly {
-        Mover::Readout(f) => f,
+        Mover::Readout(f) | Mover::Aided(f, _) => f,
         Mover::Dopamine(f, bio) => return dopamine_think(bio, f, baseline, request, started),
         Mover::Charles(c) => return charles_think(c, baseline, request, started),
     };
@@ -133,12 +136,23 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
     let p = policy(pos, &heads);
     let (index, skipped) = choose(pos, &p, &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
-    let (chosen, seen) = match request.imagination {
-        Some(w) => {
+    let (chosen, seen) = match (&request.fly, request.imagination) {
+        // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
+        (Mover::Aided(_, aid), _) => {
+            let evaluator = flychess_sim::search::Evaluator::Fly { brain, readout, descending };
+            match flychess_sim::search::Searcher::new(evaluator).decide(*aid, pos, &request.earlier, None) {
+                Ok(d) => (d.chosen, None),
+                Err(e) => {
+                    tracing::warn!("the {} could not choose ({e}); the fly's own move is played", aid.label());
+                    (p.moves[index], None)
+                }
+            }
+        }
+        (_, Some(w)) => {
             let seen = look_ahead(brain, readout, descending, pos, &p, &request.earlier);
             (p.moves[seen.pick(w)], Some(seen))
         }
-        None => (p.moves[index], None),
+        (_, None) => (p.moves[index], None),
     };
     let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
     let mut after = pos.clone();

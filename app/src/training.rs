@@ -379,3 +379,36 @@ pub fn tuned_imagination(data: &Path, fly: &flychess_sim::fly::Fly) -> f32 {
         _ => 1.0,
     }
 }
+
+/// The judge's weight for this fly (`search::tune_judge` on the first VAL positions), kept in
+/// DATA/judge.json under the fly's player id (a fly retrained under the same name is tuned again)
+/// and chosen the first time it is asked for, with a progress bar.
+pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -> Result<f32> {
+    use flychess_sim::search::{tune_judge, Evaluator, JUDGE_TUNING_POSITIONS};
+    if let Some(w) = judged_weight(data, fly) {
+        return Ok(w);
+    }
+    let path = data.join("judge.json");
+    let mut all = judge_tunings(data);
+    let id = fly.player_id(None);
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.val()[..JUDGE_TUNING_POSITIONS.min(VAL)];
+    let bar = indicatif::ProgressBar::new(rows.len() as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("choosing the judge's weight for {msg} [{bar:40}] {pos}/{len} VAL positions").expect("valid template").progress_chars("=> "));
+    bar.set_message(fly.meta.name.clone());
+    let tuning = tune_judge(Evaluator::Fly { brain, readout: &fly.readout, descending }, rows, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let chosen = tuning.chosen;
+    all.insert(id, tuning);
+    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    Ok(chosen)
+}
+
+fn judge_tunings(data: &Path) -> std::collections::BTreeMap<String, flychess_sim::search::JudgeTuning> {
+    std::fs::read(data.join("judge.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+}
+
+/// The judge's weight already chosen for this fly, if it has been.
+pub fn judged_weight(data: &Path, fly: &Fly) -> Option<f32> {
+    judge_tunings(data).get(&fly.player_id(None)).map(|t| t.chosen)
+}

@@ -441,3 +441,36 @@ fn a_profile_says_how_a_player_loses_move_by_move() {
     let unknown = flychess(&data, &["profile", "--player", "nobody"]);
     assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no fly named \"nobody\""));
 }
+
+#[test]
+fn a_search_and_a_judge_play_as_labelled_players_and_the_ceiling_bounds_every_selector() {
+    // The shared default brain and its shipped fly.
+    let data = Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+    let d = json(&flychess(&data, &["duel", "flywire+search8", "flywire", "--games", "2", "--json"]));
+    assert_eq!(d["first"], "flywire + search 8");
+    assert!(d["first_id"].as_str().unwrap().contains("+search8-k5"), "{}", d["first_id"]);
+    assert_eq!(d["games"], 2);
+    let (elo, low, high) = (d["elo"].as_f64().unwrap(), d["elo_interval"][0].as_f64().unwrap(), d["elo_interval"][1].as_f64().unwrap());
+    assert!(low <= elo && elo <= high, "{elo} in [{low}, {high}]");
+    // The selection ceiling on four HOLD middlegames: no selector loses less than the best of the five.
+    let c = json(&flychess(&data, &["ceiling", "--positions", "4", "--simulations", "8", "--depth", "6", "--json"]));
+    let rows = c["ceiling"]["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["selector"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names[1].starts_with("judge (w ") && names[2] == "search 8" && names[5] == "Stockfish d12 among its top 5", "{names:?}");
+    let loss = |r: &serde_json::Value| r["mean_loss_cp"]["value"].as_f64().unwrap();
+    let ceiling = loss(&rows[6]);
+    for r in rows {
+        assert_eq!(r["positions"], 4);
+        assert!(loss(r) >= ceiling - 1e-9 && loss(r) >= 0.0, "{} loses {} below the ceiling {ceiling}", r["selector"], loss(r));
+    }
+    // The judge's weight was chosen on VAL and kept under the fly's id.
+    let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(data.join("judge.json")).unwrap()).unwrap();
+    let chosen = c["judge_weight"].as_f64().unwrap();
+    assert!(kept.as_object().unwrap().values().any(|t| t["chosen"].as_f64() == Some(chosen) && t["positions"] == 256));
+    // Names that mean nothing, or an aid a player cannot take, say so.
+    let bad = flychess(&data, &["duel", "flywire+searchlots", "flywire"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("+search64"));
+    let no_value = flychess(&data, &["duel", "charles+judge", "flywire"]);
+    assert!(!no_value.status.success() && String::from_utf8_lossy(&no_value.stderr).contains("no value head"));
+}

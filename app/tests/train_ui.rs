@@ -326,3 +326,33 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     assert!(t.policy.moves.contains(&t.chosen));
     assert_eq!(t.rates.as_ptr(), t.baseline.as_ptr(), "no neuron thinks for Charles: the rates shown are the brain at rest");
 }
+
+#[test]
+fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_it() {
+    let data = data();
+    let mut h = harness(&data);
+    let fly = flychess_sim::fly::Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let kept = flychess::profiling::kept_path(&data, &fly.player_id(None), 2, 4);
+    let _ = std::fs::remove_file(&kept);
+    {
+        let app = app_mut(&mut h);
+        app.tab = Tab::Flies;
+        app.loses.games = 2;
+        app.loses.depth = 4;
+    }
+    h.step();
+    // The row's button asks about the fly; the panel offers to measure it.
+    app_mut(&mut h).loses.ask("flywire", &data);
+    h.step();
+    h.get_by_label("Measure flywire over 2 games (Stockfish depth 4)").click();
+    h.step();
+    assert!(app(&h).loses.running(), "the measurement runs on a thread");
+    wait(&mut h, "the profile", |a| !a.loses.running());
+    assert!(app(&h).loses.status.is_empty(), "{}", app(&h).loses.status);
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&kept).unwrap()).unwrap();
+    assert_eq!(report["profile"]["games"], 2);
+    assert_eq!(report["player_id"], fly.player_id(None));
+    h.step();
+    assert!(h.query_by_label_contains("against the ladder's rungs").is_some(), "the kept profile is shown");
+    assert!(h.query_by_label_contains("Decided by one blunder").is_some());
+}

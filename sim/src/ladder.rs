@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::play::{play_game, Dice, Player};
 use crate::rating::{bootstrap, fit, Outcome};
 use crate::readout::Readout;
+use crate::search::{Aid, Evaluator, Searcher};
 
 /// Who plays on the ladder.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +44,10 @@ pub enum Entrant {
     /// Charles (`charles::player`): `name` is its player name (`charles` or `charles:RUN`), `id`
     /// the content of its weights.
     Charles { name: String, id: String },
+    /// A fly or Charles helped by one of Philidor's aids (`search::Aid`), labelled as such and
+    /// never the fly's own strength; `value` is the fly (name, id) whose value head judges
+    /// Charles's boards (Charles has none).
+    Aided { base: Box<Entrant>, aid: Aid, value: Option<(String, String)> },
 }
 
 impl Entrant {
@@ -81,6 +86,22 @@ impl Entrant {
         Entrant::Charles { name: c.player_name().to_string(), id: c.id.clone() }
     }
 
+    /// `base` (a fly playing its favourite, or Charles with the fly `value` for its values) with `aid`.
+    pub fn aided(base: Entrant, aid: Aid, value: Option<&crate::fly::Fly>) -> Result<Entrant> {
+        let value = match (&base, value) {
+            (Entrant::Fly { imagination: None, sample: false, .. }, None) => None,
+            (Entrant::Charles { .. }, Some(f)) => Some((f.meta.name.clone(), f.player_id(None))),
+            (Entrant::Charles { name, .. }, None) => return Err(Error::Invalid(format!("{name} has no value head: a fly's value must judge its boards"))),
+            (other, _) => return Err(Error::Invalid(format!("{} cannot take an aid: only a fly playing its favourite or Charles can", other.name()))),
+        };
+        Ok(Entrant::Aided { base: Box::new(base), aid, value })
+    }
+
+    /// Whether this player needs Stockfish to play.
+    pub fn needs_stockfish(&self) -> bool {
+        matches!(self, Entrant::Stockfish { .. } | Entrant::Aided { aid: Aid::Select { .. }, .. })
+    }
+
     /// The same fly drawing its moves from its policy.
     pub fn sampling(fly: &crate::fly::Fly) -> Entrant {
         Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true }
@@ -96,6 +117,8 @@ impl Entrant {
             Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
             Entrant::Fly { name, .. } => name.clone(),
             Entrant::Dopamine { name, .. } | Entrant::Charles { name, .. } => name.clone(),
+            Entrant::Aided { base, aid, value: None } => format!("{} + {}", base.name(), aid.label()),
+            Entrant::Aided { base, aid, value: Some((fly, _)) } => format!("{} + {} ({fly}'s value)", base.name(), aid.label()),
         }
     }
 
@@ -104,6 +127,7 @@ impl Entrant {
         match self {
             Entrant::Fly { id, sample: true, .. } => format!("{id}-sampling"),
             Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } | Entrant::Charles { id, .. } => id.clone(),
+            Entrant::Aided { base, aid, value } => format!("{}+{}{}", base.id(), aid.id_part(), value.as_ref().map(|(_, id)| format!("-value-{id}")).unwrap_or_default()),
             other => other.name(),
         }
     }
@@ -247,8 +271,16 @@ impl<'a> FlyKit<'a> {
         let mut readouts = BTreeMap::new();
         for (fly, entrants) in flies {
             for e in entrants {
-                if let Entrant::Fly { id, .. } = e {
-                    readouts.insert(id.clone(), fly.readout.clone());
+                match e {
+                    Entrant::Fly { id, .. } => {
+                        readouts.insert(id.clone(), fly.readout.clone());
+                    }
+                    Entrant::Aided { base, .. } => {
+                        if let Entrant::Fly { id, .. } = &**base {
+                            readouts.insert(id.clone(), fly.readout.clone());
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -305,6 +337,26 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
             let kit = kit.ok_or_else(|| Error::Invalid(format!("{name} needs its weights")))?;
             let c = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
             Player::Charles(c)
+        }
+        Entrant::Aided { base, aid, value } => {
+            let kit = kit.ok_or_else(|| Error::Invalid(format!("{} needs its brain", e.name())))?;
+            let readout = |name: &str, id: &str| kit.readouts.get(id).ok_or_else(|| Error::Invalid(format!("no readout for fly {name} ({id})")));
+            let evaluator = match (&**base, value) {
+                (Entrant::Fly { name, id, .. }, None) => Evaluator::Fly { brain: kit.brain, readout: readout(name, id)?, descending: kit.descending },
+                (Entrant::Charles { name, id }, Some((fly, fly_id))) => {
+                    let charles = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
+                    Evaluator::Charles { charles, brain: kit.brain, readout: readout(fly, fly_id)?, descending: kit.descending }
+                }
+                _ => return Err(Error::Invalid(format!("{} cannot take an aid", base.name()))),
+            };
+            let engine = match aid {
+                Aid::Select { .. } => {
+                    let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::engine::INSTALL_HINT.into()))?;
+                    Some(Supervised::new(path, EngineOptions { threads: 1, hash_mb: 16, elo: None }))
+                }
+                _ => None,
+            };
+            Player::Aided { searcher: Box::new(Searcher::new(evaluator)), aid: *aid, engine, label: e.name() }
         }
     })
 }
@@ -372,7 +424,7 @@ pub fn run_pairings(entrants: &[Entrant], pairings: &[(usize, usize)], kit: Opti
         }
     }
     let total = jobs.len();
-    let needs_engine = entrants.iter().any(|e| matches!(e, Entrant::Stockfish { .. }));
+    let needs_engine = entrants.iter().any(Entrant::needs_stockfish);
     let stockfish = if needs_engine { Some(find_stockfish(None)?) } else { None };
     if let Some(dir) = games_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

@@ -1,5 +1,6 @@
 //! Games between players: a fly (brain + readout, the repetition-avoiding choice of `readout`),
-//! a dopamine fly, Charles (a trained transformer, the same repetition rule), the random mover, the greedy mover (takes the most: 1, 3, 3, 5, 9, +0.5 for a check, ties at
+//! a dopamine fly, Charles (a trained transformer, the same repetition rule), a fly or Charles with
+//! one of Philidor's aids (`search`: a judge, a search, Stockfish among its top five), the random mover, the greedy mover (takes the most: 1, 3, 3, 5, 9, +0.5 for a check, ties at
 //! random), and Stockfish (optionally at a limited Elo, optionally mixing in random moves). A game
 //! ends only by the rules — checkmate, stalemate, insufficient material, a real threefold
 //! repetition, the 50-move rule — or, as a safeguard, a move cap scored as a draw.
@@ -62,6 +63,9 @@ pub enum Player<'a> {
     Dopamine { bio: &'a crate::bio::BioBrain, m: &'a [f32] },
     /// Charles, the transformer that never was a fly (`charles::player`).
     Charles(&'a crate::charles::player::Trained),
+    /// A fly or Charles with one of Philidor's aids (`search`): a judge, a search, or Stockfish
+    /// choosing among its top five (`engine`); `label` names it as such.
+    Aided { searcher: Box<crate::search::Searcher<'a>>, aid: crate::search::Aid, engine: Option<Supervised>, label: String },
 }
 
 impl Player<'_> {
@@ -76,6 +80,7 @@ impl Player<'_> {
             Player::Stockfish { .. } => "stockfish".into(),
             Player::Dopamine { .. } => "dopamine fly".into(),
             Player::Charles(c) => c.player_name().to_string(),
+            Player::Aided { label, .. } => label.clone(),
         }
     }
 
@@ -107,6 +112,7 @@ impl Player<'_> {
                 let (p, i) = c.choose(pos, earlier)?;
                 p.moves[i]
             }
+            Player::Aided { searcher, aid, engine, .. } => searcher.decide(*aid, pos, earlier, engine.as_mut())?.chosen,
             Player::Stockfish { engine, limit, random_share, dice } => {
                 if *random_share > 0.0 && dice.chance(*random_share) {
                     moves[dice.below(moves.len())]

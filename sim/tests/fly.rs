@@ -83,3 +83,59 @@ fn one_batch_imagination_sees_exactly_what_separate_thinks_see() {
         assert_eq!(together.pick(4.0), apart.pick(4.0));
     }
 }
+
+#[test]
+fn a_search_over_the_flys_top_five_is_deterministic_counts_its_visits_and_takes_a_mate() {
+    use flychess_sim::chess::position_from_fen;
+    use flychess_sim::readout::position_key;
+    use flychess_sim::search::{Aid, Evaluator, Searcher};
+    use shakmaty::Position;
+    let fly = Fly::load(&shipped_dir().join("flywire.fly")).unwrap();
+    let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
+    let (loaded, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
+    let descending = &loaded.connectome.groups.descending;
+    let evaluator = Evaluator::Fly { brain: &brain, readout: &fly.readout, descending };
+    let middlegame = position_from_fen("r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 b - - 0 7").unwrap();
+    let mut searcher = Searcher::new(evaluator);
+    let once = searcher.decide(Aid::Search { simulations: 24 }, &middlegame, &[], None).unwrap();
+    // Every simulation is one visit of a root move; each board went through the brain once.
+    assert_eq!(once.visits.iter().sum::<u32>(), 24);
+    assert!(once.boards_thought <= 25 && once.boards_thought > 1, "{}", once.boards_thought);
+    assert_eq!(once.shortlist.len(), 5);
+    let most = *once.visits.iter().max().unwrap();
+    assert_eq!(once.visits[once.shortlist.iter().position(|u| *u == once.chosen_uci).unwrap()], most, "the most visited move is played");
+    // Again on a fresh searcher: the same visits and move; on the same one, nothing is thought again.
+    let fresh = Searcher::new(evaluator).decide(Aid::Search { simulations: 24 }, &middlegame, &[], None).unwrap();
+    assert_eq!((&fresh.visits, &fresh.chosen_uci), (&once.visits, &once.chosen_uci));
+    assert_eq!(searcher.decide(Aid::Search { simulations: 24 }, &middlegame, &[], None).unwrap().boards_thought, 0);
+    // The judge at weight 0 is the fly's own favourite.
+    let judge = searcher.decide(Aid::Judge { weight: 0.0 }, &middlegame, &[], None).unwrap();
+    assert_eq!(judge.chosen_uci, judge.shortlist[0]);
+    // A back-rank mate the fly ranks fourth (it would play Rd4 itself): the search and the judge
+    // find it, the fly's favourite is not it.
+    let mate_in_one = position_from_fen("6k1/5ppp/8/8/8/8/q4PPP/3R2K1 w - - 0 1").unwrap();
+    let d = Searcher::new(evaluator).decide(Aid::Search { simulations: 16 }, &mate_in_one, &[], None).unwrap();
+    assert!(d.shortlist.contains(&"d1d8".to_string()) && d.shortlist[0] != "d1d8", "the fly shortlists the mate, not first: {:?}", d.shortlist);
+    assert_eq!(d.chosen_uci, "d1d8", "the search played {} from {:?} (visits {:?})", d.chosen_uci, d.shortlist, d.visits);
+    let mut after = mate_in_one.clone();
+    after.play_unchecked(d.chosen);
+    assert!(after.is_checkmate());
+    assert_eq!(Searcher::new(evaluator).decide(Aid::Judge { weight: 1.0 }, &mate_in_one, &[], None).unwrap().chosen_uci, "d1d8");
+    // A board seen before in the game counts as a draw: with every shortlisted move repeating, each is valued 0.
+    let start = shakmaty::Chess::default();
+    let earlier: Vec<u64> = d_after_keys(&start);
+    let repeat = Searcher::new(evaluator).decide(Aid::Search { simulations: 10 }, &start, &earlier, None).unwrap();
+    assert!(repeat.value.iter().zip(&repeat.visits).all(|(v, n)| *n == 0 || *v == 0.0), "{:?} {:?}", repeat.value, repeat.visits);
+    assert_eq!(position_key(&start), earlier[earlier.len() - 1]);
+
+    /// The keys of every board one move from the start, then the start's own.
+    fn d_after_keys(start: &shakmaty::Chess) -> Vec<u64> {
+        let mut keys: Vec<u64> = start.legal_moves().iter().map(|m| {
+            let mut a = start.clone();
+            a.play_unchecked(*m);
+            position_key(&a)
+        }).collect();
+        keys.push(position_key(start));
+        keys
+    }
+}

@@ -190,7 +190,24 @@ pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
             flychess_sim::fly::Fly::load(&p).map(|f| f.player_id(None))
         };
         if let Some(r) = id.ok().and_then(|id| by_id.get(&id)) {
-            out.insert(name, r.clone());
+            out.insert(name.clone(), r.clone());
+        }
+        // The same fly with an aid, by the aid's id (a judge's by the weight chosen for it).
+        if let Ok(f) = flychess_sim::fly::Fly::load(&p) {
+            for suffix in crate::ui::AIDED_SUFFIXES {
+                let aid = match flychess_sim::search::Aid::parse(suffix) {
+                    Some(Ok(flychess_sim::search::Aid::Judge { .. })) => match crate::training::judged_weight(data, &f) {
+                        Some(weight) => flychess_sim::search::Aid::Judge { weight },
+                        None => continue,
+                    },
+                    Some(Ok(aid)) => aid,
+                    _ => continue,
+                };
+                let Ok(e) = flychess_sim::ladder::Entrant::aided(flychess_sim::ladder::Entrant::fly(&f, None), aid, None) else { continue };
+                if let Some(r) = by_id.get(&e.id()) {
+                    out.insert(format!("{name}+{suffix}"), r.clone());
+                }
+            }
         }
     }
     // Charles by the content of its weights, under its player name.
@@ -298,6 +315,9 @@ impl FlyChessApp {
                         if !flychess_sim::bio::file::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it's doing").clicked() {
                             self.doing.ask(&name);
                         }
+                        if !flychess_sim::bio::file::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it loses").clicked() {
+                            self.loses.ask(&name, &data);
+                        }
                         if ui.button("Export…").clicked() {
                             self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
                                 (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
@@ -339,6 +359,9 @@ impl FlyChessApp {
             if let Some(r) = self.ready().cloned() {
                 ui.separator();
                 self.doing.show(ui, &r, &data);
+                ui.separator();
+                let stockfish = Some(std::path::PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
+                self.loses.show(ui, &r, &data, stockfish);
             }
             ui.separator();
             self.lab_flies(ui);

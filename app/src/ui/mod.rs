@@ -21,6 +21,7 @@ pub mod lesson;
 pub mod figures;
 pub mod learn;
 pub mod doing;
+pub mod loses;
 pub mod classroom;
 pub mod looks;
 
@@ -95,12 +96,14 @@ pub enum View {
     Learn,
     /// The Flies tab's "how it's doing".
     Doing,
+    /// The Flies tab's "how it loses" (a kept profile).
+    Loses,
     /// The presenter mode.
     Classroom,
 }
 
 impl View {
-    pub const NAMES: [(&'static str, View); 10] = [
+    pub const NAMES: [(&'static str, View); 11] = [
         ("looks-at", View::LooksAt),
         ("eye", View::Eye),
         ("all-moves", View::AllMoves),
@@ -110,6 +113,7 @@ impl View {
         ("probes", View::Probes),
         ("learn", View::Learn),
         ("doing", View::Doing),
+        ("loses", View::Loses),
         ("classroom", View::Classroom),
     ];
 
@@ -122,7 +126,7 @@ impl View {
             View::LooksAt | View::Eye | View::AllMoves => Tab::Play,
             View::Steps | View::BrainEye | View::Chart | View::Probes | View::Classroom => Tab::Brain,
             View::Learn => Tab::Train,
-            View::Doing => Tab::Flies,
+            View::Doing | View::Loses => Tab::Flies,
         }
     }
 }
@@ -303,6 +307,8 @@ pub struct FlyChessApp {
     pub looks: looks::Looks,
     /// The Flies tab's "how it's doing".
     pub doing: doing::DoingPanel,
+    /// The Flies tab's "how it loses".
+    pub loses: loses::LosesPanel,
     view_applied: bool,
 }
 
@@ -475,6 +481,7 @@ impl FlyChessApp {
             stockfish_edit,
             looks: Default::default(),
             doing: Default::default(),
+            loses: Default::default(),
             view_applied: false,
             launch,
         };
@@ -705,6 +712,7 @@ impl FlyChessApp {
                 }
             }
             View::Doing => self.doing.ask(&self.play.fly_name.clone()),
+            View::Loses => self.loses.ask(&self.play.fly_name.clone(), &self.launch.data.clone()),
             View::Classroom => {
                 if let Some(v) = &mut self.brain_view {
                     // Opened on the first step, in the window as it is (no full screen for a picture).
@@ -725,10 +733,12 @@ impl FlyChessApp {
             Some(View::Steps | View::Chart | View::Probes) => self.brain_view.as_ref().is_some_and(|v| v.figures.settled(thought)),
             Some(View::Learn) => self.train.learn.settled(),
             Some(View::Doing) => self.doing.settled(),
+            Some(View::Loses) => self.loses.settled(&self.launch.data),
             Some(_) => true,
         }
     }
 
+    /// The aids a trained fly is offered with in the picker (`sim::search::Aid::parse`).
     fn refresh_playable(&mut self) {
         let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
         // Charles plays on any brain: every finished run, by its player name.
@@ -747,8 +757,16 @@ impl FlyChessApp {
                 flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
             })
             .cloned()
-            .chain(self.charles.iter().cloned())
             .collect();
+        // Each trained fly with Philidor's aids too, labelled as such in the picker.
+        let aided: Vec<String> = self
+            .playable
+            .iter()
+            .filter(|name| flychess_sim::fly::find(name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.kind == "trained"))
+            .flat_map(|name| AIDED_SUFFIXES.iter().map(move |s| format!("{name}+{s}")))
+            .collect();
+        self.playable.extend(self.charles.iter().cloned());
+        self.playable.extend(aided);
         self.playable_for = Some(key);
     }
 
@@ -1069,6 +1087,10 @@ pub fn run(launch: Launch) -> Result<()> {
     });
     Err(anyhow!(text))
 }
+
+/// The aids offered with each trained fly in the New game picker: a judge and a 64-simulation
+/// search over its own top five moves.
+pub const AIDED_SUFFIXES: [&str; 2] = ["judge", "search64"];
 
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
 pub fn charles_players(data: &std::path::Path) -> Vec<String> {

@@ -167,6 +167,18 @@ impl PlayTab {
             self.load_charles(run.to_string(), data.to_path_buf());
             return;
         }
+        if let Some((base, suffix)) = self.fly_name.clone().rsplit_once('+')
+            && let Some(aid) = flychess_sim::search::Aid::parse(suffix)
+        {
+            match aid {
+                Ok(aid) => self.load_aided(base, aid, checksum, ready, data),
+                Err(e) => {
+                    self.status = format!("{} cannot play: {e}", self.fly_name);
+                    self.fly = None;
+                }
+            }
+            return;
+        }
         if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
             && flychess_sim::bio::file::is_dopamine_fly(&path)
             && let Some(ready) = ready.filter(|r| r.checksum == checksum)
@@ -216,6 +228,43 @@ impl PlayTab {
         self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
     }
 
+    /// A fly of this brain with one of Philidor's aids: a search plays at once; a judge's weight is
+    /// read back or chosen on VAL on a thread (seconds) and it plays once ready.
+    fn load_aided(&mut self, base: &str, aid: flychess_sim::search::Aid, checksum: &str, ready: Option<&Arc<crate::ui::ReadyBrain>>, data: &std::path::Path) {
+        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
+            Ok(f) if f.meta.brain_checksum == checksum => Arc::new(f),
+            Ok(f) => {
+                self.status = format!("{} cannot play: fly {base} was trained on another brain ({})", self.fly_name, f.meta.brain);
+                self.fly = None;
+                return;
+            }
+            Err(e) => {
+                self.status = format!("{} cannot play: {e}", self.fly_name);
+                self.fly = None;
+                return;
+            }
+        };
+        let flychess_sim::search::Aid::Judge { .. } = aid else {
+            self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
+            self.fly = Some(Mover::Aided(fly, aid));
+            return;
+        };
+        let Some(ready) = ready.filter(|r| r.checksum == checksum).cloned() else {
+            self.status = format!("{} waits for its brain.", self.fly_name);
+            self.fly = None;
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let data = data.to_path_buf();
+        std::thread::spawn(move || {
+            let weight = crate::training::judge_weight(&data, &fly, &ready.brain, &ready.connectome.groups.descending);
+            let _ = tx.send(weight.map(|weight| Mover::Aided(fly, flychess_sim::search::Aid::Judge { weight })).map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.dopamine_job = Some(rx);
+        self.status = format!("Choosing {}'s weight on VAL positions…", self.fly_name);
+    }
+
     /// Charles: its weights loaded on a thread; it plays once ready. It needs no brain.
     fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
         let (tx, rx) = std::sync::mpsc::channel();
@@ -232,6 +281,12 @@ impl PlayTab {
     fn poll_dopamine(&mut self) -> bool {
         let Some(rx) = &self.dopamine_job else { return false };
         match rx.try_recv() {
+            Ok(Ok(m @ Mover::Aided(..))) => {
+                self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid_label(&m));
+                self.fly = Some(m);
+                self.dopamine_job = None;
+                false
+            }
             Ok(Ok(m)) if !m.has_brain() => {
                 self.status = format!("{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.", m.name());
                 self.fly = Some(m);
@@ -459,7 +514,7 @@ impl PlayTab {
                 earlier: self.game.keys().to_vec(),
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
-                imagination: fly.readout().filter(|_| self.imagination).map(|f| crate::training::tuned_imagination(cx.data, f)),
+                imagination: fly.readout().filter(|_| self.imagination && !matches!(fly, Mover::Aided(..))).map(|f| crate::training::tuned_imagination(cx.data, f)),
                 recall: false,
             });
         }
@@ -1052,7 +1107,15 @@ impl PlayTab {
             ui.label("Opponent:");
             for name in cx.flies {
                 let elo = cx.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
-                let label = if flychess_sim::charles::player::run_name(name).is_some() { format!("Charles — a network that never was a fly ({name}, {elo})") } else { format!("{name} ({elo})") };
+                let label = if flychess_sim::charles::player::run_name(name).is_some() {
+                    format!("Charles — a network that never was a fly ({name}, {elo})")
+                } else if let Some((base, suffix)) = name.rsplit_once('+')
+                    && let Some(Ok(aid)) = flychess_sim::search::Aid::parse(suffix)
+                {
+                    format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
+                } else {
+                    format!("{name} ({elo})")
+                };
                 ui.radio_value(&mut ng.fly, name.clone(), label);
             }
             ui.label("You play:");
@@ -1153,3 +1216,11 @@ pub fn verdict_colour(v: Verdict) -> Color32 {
     }
 }
 
+
+/// "judge" or "search 64": what helps an aided fly.
+fn aid_label(m: &Mover) -> String {
+    match m {
+        Mover::Aided(_, aid) => aid.label(),
+        _ => String::new(),
+    }
+}
