@@ -56,7 +56,8 @@ pub struct SelectorRow {
     pub blunder_rate: Estimate,
     /// Picks equal to the label's best move (Stockfish 15.1 at depth 10, the dataset's).
     pub top1: Estimate,
-    /// Mean seconds to pick (thinking included, scoring not).
+    /// Mean seconds to pick, the policy's own think included (an aid thinks again itself); the
+    /// scoring is not counted, so the oracle's row shows only the policy's think.
     pub seconds_per_move: f64,
 }
 
@@ -107,7 +108,10 @@ pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], 
         let pos = position_from_fen(&row.fen)?;
         let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
         let target = crate::train::Target::of(row)?;
+        // The policy's own think: what "alone" (and the oracle, past its Stockfish) costs a move.
+        let thought = Instant::now();
         let top = Searcher::new(evaluator).shortlist(&pos)?;
+        let think_seconds = thought.elapsed().as_secs_f64();
         in_top5.push(top.iter().any(|m| *m == moves[target.best]));
         // Every shortlisted move scored once (the picks are among them), with the position.
         let mut scorer = engine();
@@ -133,7 +137,7 @@ pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], 
                     Searcher::new(evaluator).decide(aid, &pos, &[], Some(&mut select_engine))?.chosen
                 }
             };
-            seconds[s] += started.elapsed().as_secs_f64();
+            seconds[s] += started.elapsed().as_secs_f64() + if matches!(selector, Selector::Aided(_)) { 0.0 } else { think_seconds };
             let l = *loss.get(&uci(&pick)).ok_or_else(|| Error::Invalid(format!("{} picked {}, outside the shortlist", selector.name(), uci(&pick))))?;
             losses[s].push(l);
             best_hits[s].push(pick == moves[target.best]);
