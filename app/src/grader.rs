@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -82,6 +82,20 @@ pub struct Grader {
     thread: Option<JoinHandle<()>>,
     /// The running engine's process id (0: none), for killing a hung one on the way out.
     engine_pid: Arc<AtomicU32>,
+    /// Set when the worker ends on its own terms (no engine, the grader dropped); a worker that
+    /// ended without it died (`died`).
+    ended_well: Arc<AtomicBool>,
+}
+
+/// Marks the worker's end as its own unless it is unwinding from a panic.
+struct EndsWell(Arc<AtomicBool>);
+
+impl Drop for EndsWell {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Grader {
@@ -92,9 +106,12 @@ impl Grader {
         let (tx, events) = unbounded();
         let engine_pid = Arc::new(AtomicU32::new(0));
         let pid_slot = engine_pid.clone();
+        let ended_well = Arc::new(AtomicBool::new(false));
+        let ends_well = EndsWell(ended_well.clone());
         let thread = std::thread::Builder::new()
             .name("stockfish-grader".into())
             .spawn(move || {
+                let _ends_well = ends_well;
                 let send = |e: GraderEvent| {
                     let _ = tx.send(e);
                     wake();
@@ -145,7 +162,27 @@ impl Grader {
                 }
             })
             .expect("a thread can be started");
-        Grader { grades, hints, events, thread: Some(thread), engine_pid }
+        Grader { grades, hints, events, thread: Some(thread), engine_pid, ended_well }
+    }
+
+    /// True once the worker has ended without meaning to (a panic): the window starts another.
+    /// A grader that found no engine ends on purpose and is not dead.
+    pub fn died(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| t.is_finished()) && !self.ended_well.load(Ordering::SeqCst)
+    }
+
+    /// A grader whose worker takes jobs without answering and dies after `after`, as one that
+    /// panicked would (tests of the window's recovery: the jobs it took are owed).
+    #[doc(hidden)]
+    pub fn dies_in(after: Duration) -> Grader {
+        let (grades, grade_jobs) = unbounded::<Job>();
+        let (hints, hint_jobs) = unbounded::<Job>();
+        let (_tx, events) = unbounded();
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(after);
+            drop((grade_jobs, hint_jobs, _tx));
+        });
+        Grader { grades, hints, events, thread: Some(thread), engine_pid: Arc::new(AtomicU32::new(0)), ended_well: Arc::new(AtomicBool::new(false)) }
     }
 
     pub fn grade(&self, job: GradeJob) {
@@ -209,6 +246,17 @@ mod tests {
             GraderEvent::Unavailable(msg) => assert!(msg.contains("install"), "{msg}"),
             _ => panic!("expected Unavailable"),
         }
+        // Its worker ended on purpose: not a death the window would answer with a new grader.
+        let started = Instant::now();
+        while !g.thread.as_ref().unwrap().is_finished() {
+            assert!(started.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!g.died(), "a grader without an engine did not die");
+        let dying = Grader::dies_in(Duration::from_millis(50));
+        assert!(!dying.died());
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(dying.died());
     }
 
     /// A fake UCI engine in `dir`: a shell script that runs `first`, then answers uci and isready

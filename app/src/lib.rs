@@ -1,10 +1,13 @@
-//! The Fly Chess desktop app as a library: the window (`ui`), the game it keeps (`game`), the
-//! workers behind it (`thinker` for the fly, `grader` for Stockfish, `sound`), and the assets it
-//! embeds (`pieces`, `openings`). The `flychess` binary's command line lives in src/main.rs; the
+//! The Fly Chess desktop app as a library: the lab (`lab`: the brain, the workers, the flies and
+//! the game in play, with a command/notice interface), the window whose tabs are views over it
+//! (`ui`), one game's moves and rules (`game`), the workers (`thinker` for the fly, `grader` for
+//! Stockfish, `opponent` for `--watch`, `sound`), and the assets it embeds (`pieces`,
+//! `openings`). The `flychess` binary's command line lives in src/main.rs; the
 //! UI tests in tests/ drive this library through egui_kittest.
 
 pub mod game;
 pub mod grader;
+pub mod lab;
 pub mod label;
 pub mod opponent;
 pub mod openings;

@@ -848,7 +848,7 @@ fn main() -> std::process::ExitCode {
         None => {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let quiet = cli.screenshot.is_some();
-            let watch = cli.watch.map(|opponent| flychess::ui::Watch { opponent, plies: cli.plies });
+            let watch = cli.watch.map(|opponent| flychess::lab::Watch { opponent, plies: cli.plies });
             // A fly opponent that does not exist is said before the window opens.
             if let Some(w) = &watch
                 && !flychess_sim::ladder::Entrant::names_rung(&w.opponent)

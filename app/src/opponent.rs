@@ -32,7 +32,7 @@ pub struct Opponent {
 
 impl Opponent {
     /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer.
-    pub fn start(name: &str, data: &Path, ready: Arc<crate::ui::ReadyBrain>, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
+    pub fn start(name: &str, data: &Path, ready: Arc<crate::lab::ReadyBrain>, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
         let (entrant, fly, dopamine) = match Entrant::rung(name) {
             Some(rung) => (rung.map_err(|e| e.to_string())?, None, None),
             None => {

@@ -5,7 +5,9 @@
 //! what it expects the opponent to play next (read from the look-ahead's board after the chosen
 //! move when imagination has thought it, else one more think). The 12 steps run on the CPU engine, or on the GPU
 //! engine when it shares the window's device (a real GPU): then the view draws straight from the
-//! engine's rates buffer. Requests carry an id; the window ignores answers to
+//! engine's rates buffer, only the descending neurons' read steps come back for the readout, and
+//! the panels' copy of the rates (region bars, sentence, inspector) follows the answer, worked
+//! out on the CPU. Requests carry an id; the window ignores answers to
 //! requests it no longer wants (a takeback or new game mid-think). A recall asks again for an old
 //! think whose rates the window let go (it keeps full rates only for the thinks it can show):
 //! the same position thinks again on the CPU (the same rates, bit for bit), never on the GPU,
@@ -88,8 +90,15 @@ pub struct Thought {
     pub skipped_favourite: Option<Move>,
     /// Its value readout for the position it moved in, from its own side, in [−1, 1].
     pub value: f32,
-    /// Every step's rates for this think: `rates[step * neurons + neuron]`.
+    /// Every step's rates for this think: `rates[step * neurons + neuron]`. Empty when let go
+    /// (recalled when shown) and, for a GPU think, until its CPU copy follows (`rates_follow`).
     pub rates: Arc<Vec<f32>>,
+    /// A GPU think's panels' copy is on its way: the GPU engine read back only the descending
+    /// neurons' read steps, and the thinker works the same position out on the CPU right after
+    /// answering, sending it as a `follow_up` of the same id.
+    pub rates_follow: bool,
+    /// This answer only brings the rates of the think with the same id.
+    pub follow_up: bool,
     /// The same rates still on the GPU, when the GPU engine thought on the view's device: the
     /// brain view binds this buffer as it is.
     pub gpu_rates: Option<eframe::wgpu::Buffer>,
@@ -114,25 +123,29 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         Mover::Charles(c) => return charles_think(c, baseline, request, started),
     };
     let board = [planes(pos)];
-    let mut gpu_rates = None;
-    let rates = match gpu.as_mut().map(|g| {
-        let buffer = g.think(&board)?.clone();
-        g.wait()?;
-        Ok::<_, flychess_sim::Error>((buffer, g.read_rates()?))
-    }) {
-        Some(Ok((buffer, rates))) => {
-            gpu_rates = Some(buffer);
-            rates
-        }
-        Some(Err(e)) => {
-            tracing::warn!("the GPU engine failed ({e}); thinking on the CPU from now on");
-            *gpu = None;
-            cpu::think(brain, &board)
-        }
-        None => cpu::think(brain, &board),
-    };
     let readout = &fly.readout;
-    let heads = readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps));
+    // On the GPU the whole think stays in the engine's buffer (the view draws it); only the
+    // descending neurons' read steps come back for the readout.
+    let mut gpu_rates = None;
+    let (features, rates) = match gpu.as_mut().map(|g| {
+        let buffer = g.think(&board)?.clone();
+        let readings = g.read_current(descending, &readout.read_steps)?;
+        Ok::<_, flychess_sim::Error>((buffer, readings))
+    }) {
+        Some(Ok((buffer, readings))) => {
+            gpu_rates = Some(buffer);
+            (features_from_readings(&readings, descending.len(), readout.read_steps.len()), None)
+        }
+        failed => {
+            if let Some(Err(e)) = failed {
+                tracing::warn!("the GPU engine failed ({e}); thinking on the CPU from now on");
+                *gpu = None;
+            }
+            let rates = cpu::think(brain, &board);
+            (descending_features(&rates, 0, descending, &readout.read_steps), Some(rates))
+        }
+    };
+    let heads = readout.heads(&features);
     let p = policy(pos, &heads);
     let (index, skipped) = choose(pos, &p, &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
@@ -172,13 +185,22 @@ pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, reques
         policy: p,
         chosen,
         skipped_favourite,
-        neurons: rates.neurons,
-        rates: Arc::new(rates.data),
+        neurons: brain.neurons,
+        rates_follow: rates.is_none(),
+        follow_up: false,
+        rates: Arc::new(rates.map(|r| r.data).unwrap_or_default()),
         gpu_rates,
         baseline: baseline.clone(),
         expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// The readout's features from `GpuEngine::read_current`'s readings of one position
+/// (`[step][descending]`): each neuron's read steps summed in the readout's order and averaged,
+/// as `descending_features` does over a whole think.
+fn features_from_readings(readings: &[f32], descending: usize, steps: usize) -> Vec<f32> {
+    (0..descending).map(|k| (0..steps).map(|s| readings[s * descending + k]).sum::<f32>() / steps.max(1) as f32).collect()
 }
 
 /// A dopamine fly's think: the board after each legal move from its own side in one look, the
@@ -201,6 +223,8 @@ fn dopamine_think(bio: &BioBrain, fly: &DopamineFly, baseline: &Arc<Vec<f32>>, r
         policy: Policy { moves, probability, value: 0.0 },
         neurons: rates.neurons,
         rates: Arc::new(rates.data),
+        rates_follow: false,
+        follow_up: false,
         gpu_rates: None,
         baseline: baseline.clone(),
         expects: None,
@@ -235,6 +259,8 @@ fn charles_think(c: &Trained, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, 
         policy: p,
         neurons: baseline.len() / flychess_sim::brain::STEPS,
         rates: baseline.clone(),
+        rates_follow: false,
+        follow_up: false,
         gpu_rates: None,
         baseline: baseline.clone(),
         expects,
@@ -274,10 +300,19 @@ impl Thinker {
                         let mut cpu_only = None;
                         let engine = if request.recall { &mut cpu_only } else { &mut gpu };
                         if let Some(t) = think(&brain, &descending, &baseline, &request, engine) {
+                            // A GPU think answers first; its panels' copy follows from the CPU.
+                            let follow = t.rates_follow.then(|| (t.clone(), planes(&t.position)));
                             if done.send(t).is_err() {
                                 return;
                             }
                             wake();
+                            if let Some((t, board)) = follow {
+                                let rates = Arc::new(cpu::think(&brain, &[board]).data);
+                                if done.send(Thought { rates, rates_follow: false, follow_up: true, gpu_rates: None, ..t }).is_err() {
+                                    return;
+                                }
+                                wake();
+                            }
                         }
                     }
                 }

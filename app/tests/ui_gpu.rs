@@ -15,6 +15,28 @@ use shakmaty::Square;
 use common::*;
 use flychess::ui::{FlyChessApp, Launch, Tab};
 
+/// The thinker's GPU path on its own, on the window's device: the move is read from the
+/// descending neurons' read steps alone (no rates come back with the answer), and its policy is
+/// exactly the one read from a whole read-back of the same buffer.
+fn the_gpu_think_reads_back_only_the_readout(h: &Harness<'static, App>, render_state: &eframe::egui_wgpu::RenderState, position: &shakmaty::Chess) {
+    use flychess::thinker::{think, Mover, ThinkRequest};
+    use flychess_sim::readout::{descending_features, policy};
+    let a = app(h);
+    let ready = a.ready().unwrap().clone();
+    let Some(Mover::Readout(fly)) = a.lab.play.fly.clone() else { panic!("the default fly is a readout fly") };
+    let descending = ready.connectome.groups.descending.clone();
+    let mut engine = Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
+    let request = ThinkRequest { id: 7, fly: Mover::Readout(fly.clone()), position: position.clone(), earlier: Vec::new(), imagination: None, recall: false };
+    let baseline = std::sync::Arc::new(Vec::new());
+    let t = think(&ready.brain, &descending, &baseline, &request, &mut engine).unwrap();
+    assert!(engine.is_some(), "the GPU engine did not fail");
+    assert!(t.gpu_rates.is_some() && t.rates.is_empty() && t.rates_follow, "only the readout's readings came back");
+    let g = engine.as_mut().unwrap();
+    let whole = g.read_rates().unwrap();
+    let heads = fly.readout.heads(&descending_features(&whole, 0, &descending, &fly.readout.read_steps));
+    assert_eq!(policy(position, &heads).probability, t.policy.probability, "the readout's readings are the whole buffer's at those places");
+}
+
 #[test]
 fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_and_the_export_runs_aside() {
     // SAFETY: set before any thread of this binary reads it (this is its only test).
@@ -35,14 +57,18 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
             None,
         );
     let launch = Launch { data: data(), quiet: true, ..Default::default() };
-    *h.state_mut() = Some(FlyChessApp::new(&h.ctx, adapter.clone(), launch, None, Some(render_state)));
-    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.play.fly.is_some());
-    assert!(app(&h).engine.starts_with("GPU engine"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).engine);
+    *h.state_mut() = Some(FlyChessApp::new(&h.ctx, adapter.clone(), launch, None, Some(render_state.clone())));
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.lab.play.fly.is_some());
+    assert!(app(&h).lab.engine.starts_with("GPU engine"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).lab.engine);
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.play.game.plies() == 2);
-    let t = &app(&h).play.thoughts[&1];
+    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    let t = &app(&h).lab.play.thoughts[&1];
     assert!(t.gpu_rates.is_some(), "the think came from the GPU engine's buffer");
-    assert_eq!(t.rates.len(), 12 * t.neurons, "with its CPU copy for the panels");
+    wait(&mut h, "the panels' copy of the GPU think", |a| !a.lab.play.thoughts[&1].rates_follow);
+    let t = app(&h).lab.play.thoughts[&1].clone();
+    assert_eq!(t.rates.len(), 12 * t.neurons, "with its CPU copy for the panels, worked out on the CPU");
+    assert!(t.gpu_rates.is_some(), "the copy did not take the buffer away");
+    the_gpu_think_reads_back_only_the_readout(&h, &render_state, &t.position);
     // A frame through wgpu: the card binds the engine's buffer (the shared-buffer path).
     let frame = h.render().expect("a frame renders on the wgpu device");
     let card = app(&h).play.board.rect;
@@ -96,9 +122,9 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     app_mut(&mut h).brain_view.as_mut().unwrap().blame.showing = false;
     h.get_by_label("12 steps").click();
     h.step();
-    let id = app(&h).play.shown_thought().unwrap().id;
-    wait(&mut h, "the 12 steps drawn", |a| a.brain_view.as_ref().unwrap().figures.settled(a.play.shown_thought()));
-    assert_eq!(app(&h).play.shown_thought().unwrap().id, id);
+    let id = app(&h).lab.play.shown_thought().unwrap().id;
+    wait(&mut h, "the 12 steps drawn", |a| a.brain_view.as_ref().unwrap().figures.settled(a.lab.play.shown_thought()));
+    assert_eq!(app(&h).lab.play.shown_thought().unwrap().id, id);
     let before: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).collect();
     h.get_by_label("Export replay GIF").click();
     h.step();

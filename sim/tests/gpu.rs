@@ -175,6 +175,33 @@ fn a_thousand_positions_in_many_slabs_and_output_groups_read_what_the_cpu_reads(
     assert!(gpu.think(&boards[..9]).is_ok());
 }
 
+/// The app's GPU path: the view keeps the think's whole buffer on the device and only the
+/// readout's neurons and steps come back, read from that buffer without thinking again. They are
+/// exactly the whole read-back's values at those places, and the CPU engine's within 1e-4.
+#[test]
+fn the_readout_reads_only_its_neurons_and_steps_from_the_think_left_on_the_device() {
+    let brain = common::small_brain::small_brain(7);
+    let Some(mut gpu) = engine(&brain) else { return };
+    assert!(gpu.read_current(&[0], &[0]).is_err(), "nothing thought yet");
+    let boards = dataset_boards(3);
+    let neurons: Vec<u32> = (0..brain.neurons as u32).rev().step_by(5).collect();
+    let steps = [8usize, 11, 3];
+    gpu.think(&boards).unwrap();
+    let read = gpu.read_current(&neurons, &steps).unwrap();
+    let full = gpu.read_rates().unwrap();
+    assert_eq!(read.len(), boards.len() * steps.len() * neurons.len());
+    for p in 0..boards.len() {
+        for (s, &t) in steps.iter().enumerate() {
+            for (k, &j) in neurons.iter().enumerate() {
+                assert_eq!(read[(p * steps.len() + s) * neurons.len() + k], full.at(t, j as usize, p), "position {p}, step {t}, neuron {j}");
+            }
+        }
+    }
+    let w = largest_difference(&read, &read_on_cpu(&brain, &boards, &neurons, &steps).unwrap());
+    assert!(w < 1e-4, "GPU and CPU differ by up to {w}");
+    assert!(gpu.read_current(&[brain.neurons as u32], &[0]).is_err() && gpu.read_current(&[0], &[STEPS]).is_err());
+}
+
 #[test]
 fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     use flychess_sim::cache::{Cache, CacheMeta};

@@ -19,29 +19,29 @@ impl FlyChessApp {
                 }
             });
             if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
-                self.speaker.muted = self.settings.muted || self.launch.quiet;
+                self.lab.speaker.muted = self.settings.muted || self.launch.quiet;
             }
-            if let Some(why) = &self.speaker.status {
+            if let Some(why) = &self.lab.speaker.status {
                 ui.small(why);
             }
             ui.checkbox(&mut self.settings.animate, "Slide pieces");
-            ui.checkbox(&mut self.play.replay, "Replay the fly's 12 steps before its move");
+            ui.checkbox(&mut self.lab.play.replay, "Replay the fly's 12 steps before its move");
             ui.horizontal(|ui| {
                 ui.label("Stockfish:");
                 ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));
                 if ui.button("Use").clicked() {
                     self.settings.stockfish = self.stockfish_edit.trim().to_string();
-                    self.start_grader(ui.ctx());
+                    self.lab.command(Command::UseStockfish(self.settings.stockfish.clone()));
                 }
             });
-            ui.label(RichText::new(&self.grader_status).small());
+            ui.label(RichText::new(&self.lab.grader_status).small());
             ui.separator();
             ui.heading("The brain");
             self.brain_picker(ui);
             if let Some(r) = self.ready().cloned() {
                 brain_summary(ui, &r.info, &r.checksum);
             }
-            match &self.download {
+            match &self.lab.download {
                 Some((stage, fraction)) => {
                     ui.label(stage);
                     ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage());
@@ -52,12 +52,12 @@ impl FlyChessApp {
                             .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
                             .clicked()
                     {
-                        self.start_download(ui.ctx());
+                        self.lab.command(Command::DownloadMaleCns);
                     }
                 }
             }
             ui.small(format!("Graphics: {}", self.adapter));
-            ui.small(format!("Simulator: {}", self.engine));
+            ui.small(format!("Simulator: {}", self.lab.engine));
             ui.separator();
             ui.heading("Credits");
             for line in CREDITS {
@@ -69,15 +69,8 @@ impl FlyChessApp {
     /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
     /// tables are downloaded. Choosing one loads it (built and calibrated the first time).
     fn brain_picker(&mut self, ui: &mut egui::Ui) {
-        let malecns = store::malecns_dir(&self.launch.data);
-        let mut choices: Vec<(&str, BrainSpec)> = vec![
-            ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
-            ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
-        ];
-        if store::malecns_present(&malecns) {
-            choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
-        }
-        let current = match &self.brain {
+        let choices = self.lab.brain_choices();
+        let current = match &self.lab.brain {
             BrainState::Ready(r) => Some(r.spec.clone()),
             _ => None,
         };
@@ -91,13 +84,13 @@ impl FlyChessApp {
             }
         });
         if let Some(spec) = pick.filter(|s| Some(s) != current.as_ref()) {
-            self.switch_brain(spec, ui.ctx());
+            self.switch_brain(spec);
         }
-        if let Some((stage, fraction)) = &self.brain_job {
+        if let Some((stage, fraction)) = &self.lab.brain_job {
             ui.label(format!("Preparing the other brain ({stage}); the game goes on with this one."));
             ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
         }
-        if let Some(e) = &self.brain_job_error {
+        if let Some(e) = &self.lab.brain_job_error {
             ui.colored_label(Color32::LIGHT_RED, format!("The other brain could not be prepared: {e}. This one plays on."));
         }
     }

@@ -20,7 +20,7 @@ use flychess_sim::bptt::blame::Blame;
 use flychess_sim::bptt::Base;
 use flychess_sim::connectome::rules::Region;
 
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// The blame worked out for one think.
 pub struct ShownBlame {

@@ -22,7 +22,7 @@ use flychess_sim::connectome::Connectome;
 use std::path::Path;
 
 use crate::thinker::Thought;
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 pub const STEPS: usize = 12;
 

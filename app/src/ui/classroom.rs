@@ -18,7 +18,7 @@ use crate::thinker::{Mover, Thought};
 use crate::ui::board::{Arrow, BoardState, BoardTheme, BoardView};
 use crate::ui::brain_view::{BrainView, ThinkSummary};
 use crate::ui::looks::Looks;
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// Slides: the board, 12 steps, what it looks at, its choice.
 pub const SLIDES: usize = STEPS + 3;

@@ -14,7 +14,7 @@ use flychess_sim::breakdown::{Breakdown, PIECES};
 
 use crate::ui::Aside;
 use crate::training::{Controls, Prepared, TrainEvent};
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 #[derive(Default)]
 pub struct DoingPanel {

@@ -22,7 +22,7 @@ use flychess_sim::probe::{ProbeOptions, ProbeReport};
 use crate::ui::Aside;
 use crate::thinker::Thought;
 use crate::ui::brain_view::{export_path, ThinkSummary};
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// What the Brain tab's centre shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

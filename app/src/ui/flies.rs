@@ -42,72 +42,10 @@ fn card_meta(path: &std::path::Path) -> Result<flychess_sim::fly::FlyMeta, Strin
     })
 }
 
-/// Every fly on this machine (`sim::fly::list`, shared with the CLI).
-pub fn list_flies(data: &std::path::Path) -> Vec<String> {
-    flychess_sim::fly::list(data)
-}
-
-/// A newborn fly (untrained readout) for the loaded brain.
-fn save_newborn(ready: &ReadyBrain, data: &std::path::Path, name: &str) -> Result<()> {
-    use flychess_sim::fly::{Fly, FlyMeta};
-    let f = Fly {
-        meta: FlyMeta {
-            name: name.into(),
-            kind: "lab: newborn (untrained readout)".into(),
-            brain: ready.connectome.provenance.label(),
-            brain_checksum: ready.checksum.clone(),
-            homeostasis: flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()),
-            reading: flychess_sim::cache::Reading::Mean9To12,
-            data: "none (untrained)".into(),
-            train_positions: 0,
-            val: None,
-            hold: None,
-            created: flychess_sim::fly::today(),
-        },
-        readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
-    };
-    f.save(&data.join("flies").join(format!("{name}.fly")))?;
-    Ok(())
-}
-
-/// Renames a fly of the data folder (its file and the name inside it).
-pub fn rename_fly(data: &std::path::Path, old: &str, new: &str) -> Result<()> {
-    flychess_sim::fly::check_name(new)?;
-    let to = data.join("flies").join(format!("{new}.fly"));
-    if to.exists() {
-        return Err(anyhow!("a fly called {new} exists"));
-    }
-    let from = data.join("flies").join(format!("{old}.fly"));
-    if flychess_sim::bio::file::is_dopamine_fly(&from) {
-        let mut f = flychess_sim::bio::file::DopamineFly::load(&from)?;
-        f.meta.name = new.to_string();
-        f.save(&to)?;
-    } else {
-        let mut f = flychess_sim::fly::Fly::load(&from)?;
-        f.meta.name = new.to_string();
-        f.save(&to)?;
-    }
-    std::fs::remove_file(&from)?;
-    Ok(())
-}
-
-/// The ratings the window shows: the user's own ladder (DATA/ratings.json, from `flychess rate`)
-/// when there is one, else the ladder measured before the release and shipped with the flies.
-/// (the report, where it came from.)
-fn ratings_report(data: &std::path::Path) -> Option<(serde_json::Value, String)> {
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p));
-    if let Some((v, p)) = read(data.join("ratings.json")) {
-        return Some((v, format!("your ladder ({})", p.display())));
-    }
-    let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
-    let when = v["date"].as_str().unwrap_or("?").to_string();
-    Some((v, format!("the ladder shipped with the flies, measured on {when}")))
-}
-
 /// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
 /// every player's rating with its interval and how its games ended, every pairing's W-D-L.
 fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
-    let Some((v, from)) = ratings_report(data) else {
+    let Some((v, from)) = crate::lab::flies::ratings_report(data) else {
         ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
         return;
     };
@@ -169,56 +107,6 @@ fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
     }
 }
 
-/// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is
-/// (its player id), so a fly retrained under an old name shows "unrated" until it is rated.
-pub fn read_ratings(data: &std::path::Path) -> HashMap<String, String> {
-    let mut by_id = HashMap::new();
-    if let Some((v, _)) = ratings_report(data) {
-        for r in v["ratings"].as_array().into_iter().flatten() {
-            if let (Some(id), Some(elo)) = (r["id"].as_str(), r["elo"].as_f64()) {
-                let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
-                by_id.insert(id.to_string(), format!("{elo:.0} [{low:.0}, {high:.0}]"));
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    for name in list_flies(data) {
-        let Ok(p) = flychess_sim::fly::find(&name, data) else { continue };
-        let id = if flychess_sim::bio::file::is_dopamine_fly(&p) {
-            flychess_sim::bio::file::DopamineFly::load(&p).map(|f| f.player_id())
-        } else {
-            flychess_sim::fly::Fly::load(&p).map(|f| f.player_id(None))
-        };
-        if let Some(r) = id.ok().and_then(|id| by_id.get(&id)) {
-            out.insert(name.clone(), r.clone());
-        }
-        // The same fly with an aid, by the aid's id (a judge's by the weight chosen for it).
-        if let Ok(f) = flychess_sim::fly::Fly::load(&p) {
-            for suffix in crate::ui::AIDED_SUFFIXES {
-                let aid = match flychess_sim::search::Aid::parse(suffix) {
-                    Some(Ok(flychess_sim::search::Aid::Judge { .. })) => match crate::training::judged_weight(data, &f) {
-                        Some(weight) => flychess_sim::search::Aid::Judge { weight },
-                        None => continue,
-                    },
-                    Some(Ok(aid)) => aid,
-                    _ => continue,
-                };
-                let Ok(e) = flychess_sim::ladder::Entrant::aided(flychess_sim::ladder::Entrant::fly(&f, None), aid, None) else { continue };
-                if let Some(r) = by_id.get(&e.id()) {
-                    out.insert(format!("{name}+{suffix}"), r.clone());
-                }
-            }
-        }
-    }
-    // Charles by the content of its weights, under its player name.
-    for (run, files, state) in flychess_sim::charles::player::runs(data).into_iter().filter(|(_, _, s)| s.finished) {
-        if let Some(r) = flychess_sim::charles::player::content_id(&files, &state).ok().and_then(|id| by_id.get(&id)) {
-            out.insert(flychess_sim::charles::player::player_name(&run), r.clone());
-        }
-    }
-    out
-}
-
 impl FlyChessApp {
     /// The Flies tab's rows: each fly's metadata read (and its file's checksum verified) once,
     /// and again only when the list or a file's size or modification time changes, not every
@@ -226,7 +114,7 @@ impl FlyChessApp {
     fn fly_cards(&mut self) -> Vec<FlyCard> {
         let data = self.launch.data.clone();
         let key: Vec<(String, Option<(u64, std::time::SystemTime)>)> = self
-            .flies
+            .lab.flies
             .iter()
             .map(|name| {
                 let stamp = flychess_sim::fly::find(name, &data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
@@ -235,7 +123,7 @@ impl FlyChessApp {
             .collect();
         if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
             let cards = self
-                .flies
+                .lab.flies
                 .iter()
                 .map(|name| {
                     let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
@@ -280,7 +168,7 @@ impl FlyChessApp {
                                     ui.label("-");
                                 }
                             }
-                            ui.label(self.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
+                            ui.label(self.lab.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
                             ui.label(&f.created);
                         }
                         Err(e) => {
@@ -339,7 +227,7 @@ impl FlyChessApp {
                     ui.text_edit_singleline(&mut new);
                     if ui.button("OK").clicked() {
                         keep = false;
-                        self.flies_status = match rename_fly(&data, &old, new.trim()) {
+                        self.flies_status = match crate::lab::flies::rename_fly(&data, &old, new.trim()) {
                             Ok(()) => format!("Renamed {old} to {}.", new.trim()),
                             Err(e) => format!("Could not rename: {e}"),
                         };
@@ -370,7 +258,7 @@ impl FlyChessApp {
             ratings_view(ui, &data);
         });
         if changed {
-            self.flies = list_flies(&data);
+            self.lab.command(Command::ReadFlies);
         }
     }
 
@@ -389,18 +277,18 @@ impl FlyChessApp {
             ("lab-no-central-brain", "no central brain: every central-brain connection cut"),
         ] {
             ui.horizontal(|ui| {
-                let exists = self.flies.iter().any(|f| f == name);
+                let exists = self.lab.flies.iter().any(|f| f == name);
                 ui.label(RichText::new(name).strong());
                 ui.label(what);
                 if exists {
                     ui.weak("built");
                 } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
                     if name == "lab-newborn" {
-                        self.flies_status = match save_newborn(&ready, &data, name) {
+                        self.flies_status = match crate::lab::flies::save_newborn(&ready, &data, name) {
                             Ok(()) => format!("Built {name}."),
                             Err(e) => format!("Could not build {name}: {e}"),
                         };
-                        self.flies = list_flies(&data);
+                        self.lab.command(Command::ReadFlies);
                     } else {
                         let choice = train::lab_controls().into_iter().find(|(n, _)| name.ends_with(n) && !n.is_empty()).map(|(_, c)| c).unwrap_or(train::BrainChoice::Loaded);
                         let kind = match &choice {

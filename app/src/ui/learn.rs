@@ -12,7 +12,7 @@ use eframe::egui::{self, RichText};
 use shakmaty::san::San;
 
 use crate::ui::Aside;
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// After 1.e4, the fly (Black) to move.
 pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";

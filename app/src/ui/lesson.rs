@@ -18,7 +18,7 @@ use flychess_sim::bio::comic::{comic, LessonComic};
 use flychess_sim::bio::file::dopamine_flies;
 use flychess_sim::bio::learn::{after, legal_move, Lesson};
 
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// A lesson worked out for one think.
 pub struct ShownLesson {

@@ -16,7 +16,7 @@ use flychess_sim::eye::SquareSight;
 use crate::ui::Aside;
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::SquareMark;
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// How many thinks keep their board lesion.
 const KEEP: usize = 8;

@@ -1,11 +1,11 @@
-//! The desktop window (eframe): the left bar (Play, Brain, Train, Flies, About), the start-up path
-//! (the brain is loaded — or generated, built and calibrated on first run — off the UI thread with
-//! a progress bar; its provenance is always on screen), the settings kept across restarts (eframe
-//! storage: theme, board colours, sound, Stockfish path, larger UI, the current game), the
-//! background workers (the fly's thinker, Stockfish's grader, the `--watch` opponent, the
-//! speaker; a dead thinker is replaced), other brains being prepared while the current one plays
-//! on, frame times, `--screenshot` and `--watch`. Each tab lives in its own module (`play`,
-//! `brain_view`, `train`, `flies`, `about`); this one wires them together.
+//! The desktop window (eframe), a view over the lab (`crate::lab`, which owns the brain, the
+//! workers, the flies and the game): the left bar (Play, Brain, Train, Flies, About), the start
+//! screen while the first brain loads (its provenance is always on screen afterwards), the
+//! settings kept across restarts (eframe storage: theme, board colours, sound, Stockfish path,
+//! larger UI, the current game), the lab's notices taken each frame (a new brain's view, a
+//! finished game's report), frame times by activity, `--screenshot`, `--moves`, `--view` and
+//! `--watch`. Each tab lives in its own module (`play`, `brain_view`, `train`, `flies`, `about`)
+//! and changes the lab only through `Lab::command`; this one wires them together.
 
 pub mod board;
 pub mod brain_view;
@@ -25,32 +25,22 @@ pub mod loses;
 pub mod classroom;
 pub mod looks;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
-use std::thread;
 
 use anyhow::{anyhow, Result};
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::Color;
 
-use flychess_sim::brain::Brain;
-use flychess_sim::connectome::release;
-use flychess_sim::connectome::{Connectome, Info};
-use flychess_sim::store::{self, BrainSpec, Tables};
+use flychess_sim::connectome::Info;
+use flychess_sim::store::BrainSpec;
 
 use crate::game::Game;
-use crate::grader::{Grader, GraderEvent};
-use crate::sound::Speaker;
-use crate::thinker::Thinker;
+use crate::lab::{BrainState, Command, Lab, LabOptions, Notice, ReadyBrain, Watch, DEFAULT_FLY};
 use board::BoardTheme;
 use brain_view::BrainView;
 use play::{PlayContext, PlayTab};
-
-/// The fly the app plays by default (shipped in models/).
-/// The default brain's shipped fly (FlyWire v783); any brain falls back to its own fly.
-pub const DEFAULT_FLY: &str = "flywire";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Tab {
@@ -188,14 +178,6 @@ pub struct Launch {
     pub failed: Arc<std::sync::Mutex<Option<String>>>,
 }
 
-/// A game the window plays by itself: the fly (White) against `opponent` (random, greedy,
-/// stockfish, stockfish:P or a fly's name) until the game ends or `plies` moves are played.
-#[derive(Clone, Debug, Default)]
-pub struct Watch {
-    pub opponent: String,
-    pub plies: Option<usize>,
-}
-
 /// Where the answer of a job run aside arrives (an error as text).
 pub type Aside<T> = std::sync::mpsc::Receiver<Result<T, String>>;
 
@@ -214,88 +196,24 @@ pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl
     rx
 }
 
-/// A loaded, calibrated brain.
-pub struct ReadyBrain {
-    /// What it was built from (controls are built from the same tables).
-    pub spec: BrainSpec,
-    pub connectome: Arc<Connectome>,
-    pub brain: Arc<Brain>,
-    pub checksum: String,
-    pub info: Info,
-    /// The dopamine fly's models of this brain, by constants (`dopamine_model`).
-    dopamine_models: std::sync::Mutex<Vec<(flychess_sim::bio::Constants, Arc<flychess_sim::bio::BioBrain>)>>,
-}
-
-impl ReadyBrain {
-    /// The dopamine fly's model of this brain for `constants`, made once (the mushroom body split
-    /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
-    /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it
-    /// takes seconds, and a second caller for the same model waits for the first.
-    pub fn dopamine_model(&self, data: &std::path::Path, constants: flychess_sim::bio::Constants, progress: &(dyn Fn(usize) + Sync)) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
-        let mut made = self.dopamine_models.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, b)) = made.iter().find(|(c, _)| *c == constants) {
-            return Ok(b.clone());
-        }
-        let b = Arc::new(flychess_sim::bio::prepare(&self.connectome, &self.checksum, &self.brain, &self.spec.brain_path(data), constants, progress)?);
-        made.push((constants, b.clone()));
-        Ok(b)
-    }
-}
-
-enum Report {
-    Progress { stage: String, fraction: f64 },
-    Ready(Box<ReadyBrain>),
-    Failed(String),
-}
-
-pub enum BrainState {
-    Loading { stage: String, fraction: f64 },
-    Ready(Arc<ReadyBrain>),
-    Failed(String),
-}
-
+/// The window: the lab below (domain state and background jobs) and the views over it. Only what
+/// the views themselves need lives here: the tab shown, the settings, each tab's view state, the
+/// screenshot and the frame log.
 pub struct FlyChessApp {
     pub launch: Launch,
     pub adapter: String,
-    pub brain: BrainState,
-    reports: Receiver<Report>,
-    sender: Sender<Report>,
-    download: Option<(String, f64)>,
-    /// Another brain being built while the current one plays on: (stage, fraction).
-    pub brain_job: Option<(String, f64)>,
-    /// Why the last download or build of another brain failed (the current brain plays on).
-    pub brain_job_error: Option<String>,
+    /// Everything that is not drawing: the brain, the workers, the flies, the game.
+    pub lab: Lab,
     shot: Option<Shot>,
-    /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
-    opponent: Option<crate::opponent::Opponent>,
-    opponent_asked: Option<(u64, usize)>,
-    /// Why the `--watch` opponent could not start (then the window stops asking it).
-    pub opponent_failed: Option<String>,
-    /// What the window says about its workers (a thinker that died and was replaced).
-    pub workers_status: String,
     fly_cards: Option<flies::FlyCards>,
     /// How long frames took, by what ran meanwhile.
     pub frames: FrameLog,
     pub tab: Tab,
     pub settings: Settings,
+    /// The Play tab's view state (the board, the panels); the game itself is `lab.play`.
     pub play: PlayTab,
-    pub thinker: Option<Thinker>,
-    pub grader: Option<Grader>,
-    pub grader_status: String,
-    speaker: Speaker,
-    pub flies: Vec<String>,
-    /// The flies of the loaded brain (what the new-game picker offers).
-    pub playable: Vec<String>,
-    /// The finished Charles runs by player name (read when the flies are).
-    pub charles: Vec<String>,
-    playable_for: Option<(Vec<String>, String)>,
-    pub ratings: HashMap<String, String>,
     moves_applied: bool,
-    /// eframe's wgpu device and queue (None in tests without a renderer).
-    pub render_state: Option<eframe::egui_wgpu::RenderState>,
     pub brain_view: Option<BrainView>,
-    /// Which engine the fly thinks with, in words.
-    pub engine: String,
     pub train: train::TrainTab,
     /// Fly management in the Flies tab: (fly asked to delete, rename field).
     pub delete_asked: Option<String>,
@@ -345,135 +263,57 @@ struct Shot {
     settle: u32,
 }
 
-/// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
-fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, ctx: egui::Context) {
-    thread::spawn(move || {
-        let progress = std::sync::Mutex::new({
-            let tx = tx.clone();
-            let ctx = ctx.clone();
-            move |stage: &str, fraction: f64| {
-                let _ = tx.send(Report::Progress { stage: stage.to_string(), fraction });
-                ctx.request_repaint();
-            }
-        });
-        let report = match store::ready_brain(&spec, &data, Default::default(), &|s, f| {
-            if let Ok(p) = progress.lock() {
-                p(s, f)
-            }
-        }) {
-            Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
-                spec: spec.clone(),
-                info: loaded.connectome.info(),
-                connectome: Arc::new(loaded.connectome),
-                brain: Arc::new(brain),
-                checksum: loaded.checksum,
-                dopamine_models: Default::default(),
-            })),
-            Err(e) => Report::Failed(e.to_string()),
-        };
-        let _ = tx.send(report);
-        ctx.request_repaint();
-    });
-}
-
-/// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is its
-/// turn (the fly's think and replay finished, the board still), and plays its answer.
-fn watch_step(watch: &Watch, ready: &Arc<ReadyBrain>, opponent: &mut Option<crate::opponent::Opponent>, asked: &mut Option<(u64, usize)>, play: &mut PlayTab, cx: &mut PlayContext, ctx: &egui::Context) -> Result<(), String> {
-    if opponent.is_none() {
-        let waker = ctx.clone();
-        let started = crate::opponent::Opponent::start(&watch.opponent, cx.data, ready.clone(), move || waker.request_repaint());
-        *opponent = Some(started.map_err(|e| format!("--watch {}: {e}", watch.opponent))?);
-    }
-    let Some(o) = opponent.as_ref() else { return Ok(()) };
-    let plies = play.game.plies();
-    if asked.is_some_and(|(_, p)| p != plies) {
-        // Taken back or a new game: that answer is no longer wanted.
-        *asked = None;
-    }
-    while let Ok((id, answer)) = o.answers.try_recv() {
-        if *asked != Some((id, plies)) {
-            continue;
-        }
-        *asked = None;
-        match answer {
-            Ok(m) => {
-                play.play_move(m, cx);
-            }
-            Err(e) => play.status = format!("{} could not move: {e}", o.name),
-        }
-    }
-    let limit = watch.plies.is_some_and(|n| play.game.plies() >= n);
-    let opponents_turn = !play.game.is_over() && play.game.turn() == play.user && !limit;
-    if opponents_turn && asked.is_none() && play.thinking.is_none() && !play.replaying() && !play.board.animating() {
-        let id = play.game_id * 1_000_000 + play.game.plies() as u64;
-        *asked = Some((id, play.game.plies()));
-        o.ask(id, play.game.current().clone(), play.game.keys().to_vec());
-    }
-    Ok(())
-}
-
-pub use flies::{list_flies, read_ratings, rename_fly};
-
 impl FlyChessApp {
     /// The app on `ctx`; `storage` gives the saved settings (None: defaults).
     pub fn new(ctx: &egui::Context, adapter: String, launch: Launch, storage: Option<&dyn eframe::Storage>, render_state: Option<eframe::egui_wgpu::RenderState>) -> Self {
-        let (sender, reports) = channel();
-        start_brain_job(BrainSpec::default(), launch.data.clone(), sender.clone(), ctx.clone());
         let mut settings: Settings = if launch.quiet { None } else { storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)) }.unwrap_or_default();
         if launch.quiet {
             settings.animate = !launch.moves.is_empty() || launch.screenshot.is_some();
             settings.muted = true;
         }
-        let speaker = if launch.quiet { Speaker::silent() } else { Speaker::new(settings.muted) };
         let user = if settings.user_white { Color::White } else { Color::Black };
-        let mut play = PlayTab::new(settings.fly.clone(), user);
-        play.imagination = settings.imagination;
-        play.replay = settings.replay;
+        let waker = ctx.clone();
+        let mut lab = Lab::new(
+            LabOptions {
+                data: launch.data.clone(),
+                render_state,
+                silent: launch.quiet,
+                muted: settings.muted,
+                stockfish: settings.stockfish.clone(),
+                fly: settings.fly.clone(),
+                user,
+            },
+            Arc::new(move || waker.request_repaint()),
+        );
+        lab.play.imagination = settings.imagination;
+        lab.play.replay = settings.replay;
+        let mut play = PlayTab::new(user);
         if !settings.game_pgn.is_empty() && launch.moves.is_empty() {
             match Game::from_pgn(&settings.game_pgn) {
-                Ok(g) => play.start_game(g, user),
+                Ok(g) => {
+                    lab.command(Command::NewGame { game: g, user, fly: None });
+                    play.game_started(user);
+                }
                 Err(e) => tracing::warn!("the saved game could not be restored: {e}"),
             }
         }
-        let flies = list_flies(&launch.data);
-        let ratings = read_ratings(&launch.data);
         let tab = launch.tab.or(launch.view.map(View::tab)).unwrap_or(Tab::Play);
         // eframe restores the window size it remembered; one asked for on the command line wins.
         if let Some([w, h]) = launch.window_size {
             ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(egui::vec2(w, h)));
         }
         let stockfish_edit = settings.stockfish.clone();
-        let mut app = FlyChessApp {
+        let app = FlyChessApp {
             adapter,
-            brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 },
-            reports,
-            sender,
-            download: None,
-            brain_job: None,
-            brain_job_error: None,
-            opponent: None,
-            opponent_asked: None,
-            opponent_failed: None,
-            workers_status: String::new(),
+            lab,
             fly_cards: None,
             frames: FrameLog::default(),
             shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
             tab,
             settings,
             play,
-            thinker: None,
-            grader: None,
-            grader_status: String::new(),
-            speaker,
-            flies,
-            playable: Vec::new(),
-            charles: charles_players(&launch.data),
-            playable_for: None,
-            ratings,
             moves_applied: false,
-            render_state,
             brain_view: None,
-            engine: String::new(),
             train: train::TrainTab::default(),
             delete_asked: None,
             rename: None,
@@ -486,7 +326,6 @@ impl FlyChessApp {
             launch,
         };
         app.apply_visuals(ctx);
-        app.start_grader(ctx);
         app
     }
 
@@ -495,161 +334,34 @@ impl FlyChessApp {
         ctx.set_zoom_factor(if self.settings.larger_ui { 1.35 } else { 1.0 });
     }
 
-    /// The GPU engine on the window's own device when that is a real GPU (or when
-    /// FLYCHESS_ENGINE=gpu asks for it); None: the CPU engine (software adapters, no wgpu,
-    /// FLYCHESS_ENGINE=cpu, or a device too small for the brain). Said once in the log and shown
-    /// in About.
-    fn simulator_engine(&mut self, ready: &ReadyBrain) -> Option<flychess_sim::brain::gpu::GpuEngine> {
-        let forced = std::env::var("FLYCHESS_ENGINE").ok();
-        let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
-        let Some(rs) = &self.render_state else {
-            self.engine = format!("{cpu_threads}: no wgpu device");
-            tracing::info!("simulator: {}", self.engine);
-            return None;
-        };
-        let software = rs.adapter.get_info().device_type == eframe::wgpu::DeviceType::Cpu;
-        let want = match forced.as_deref() {
-            Some("gpu") => true,
-            Some("cpu") => false,
-            _ => !software,
-        };
-        if !want {
-            self.engine = if software { format!("{cpu_threads}: faster than the software GPU here") } else { format!("{cpu_threads}: asked by FLYCHESS_ENGINE") };
-            tracing::info!("simulator: {}", self.engine);
-            return None;
-        }
-        match flychess_sim::brain::gpu::GpuEngine::new(rs.device.clone(), rs.queue.clone(), &ready.brain) {
-            Ok(g) => {
-                self.engine = "GPU engine on the window's device (the view draws its rates buffer directly)".into();
-                tracing::info!("simulator: {}", self.engine);
-                Some(g)
-            }
-            Err(e) => {
-                self.engine = format!("{cpu_threads}: the GPU engine could not start ({e})");
-                tracing::warn!("simulator: {}", self.engine);
-                None
-            }
-        }
-    }
-
-    /// Loads (or builds) `spec` in the background. The current brain and its game stay until the
-    /// new one is ready; if it fails, they stay and the failure is said.
-    pub fn switch_brain(&mut self, spec: BrainSpec, ctx: &egui::Context) {
-        if self.ready().is_some() {
-            self.brain_job = Some(("starting".into(), 0.0));
-            self.brain_job_error = None;
-        } else {
-            self.brain = BrainState::Loading { stage: "starting".into(), fraction: 0.0 };
-        }
-        start_brain_job(spec, self.launch.data.clone(), self.sender.clone(), ctx.clone());
-    }
-
-    fn start_thinker(&mut self, ctx: &egui::Context, ready: &Arc<ReadyBrain>) {
-        let waker = ctx.clone();
-        let gpu = self.simulator_engine(ready);
-        self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || waker.request_repaint()));
-    }
-
-    fn start_grader(&mut self, ctx: &egui::Context) {
-        let setting = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
-        let waker = ctx.clone();
-        self.grader = None;
-        self.grader_status = "Starting Stockfish…".into();
-        self.grader = Some(Grader::start(setting, move || waker.request_repaint()));
+    /// Loads (or builds) `spec` in the background (`Command::SwitchBrain`).
+    pub fn switch_brain(&mut self, spec: BrainSpec) {
+        self.lab.command(Command::SwitchBrain(spec));
     }
 
     pub fn ready(&self) -> Option<&Arc<ReadyBrain>> {
-        match &self.brain {
-            BrainState::Ready(b) => Some(b),
-            _ => None,
-        }
+        self.lab.ready()
     }
 
-    fn start_download(&mut self, ctx: &egui::Context) {
-        let data = self.launch.data.clone();
-        let dir = store::malecns_dir(&data);
-        let (tx, ctx) = (self.sender.clone(), ctx.clone());
-        self.download = Some(("starting".into(), 0.0));
-        thread::spawn(move || {
-            let progress = |file: &str, done: u64, total: Option<u64>| {
-                let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
-                let _ = tx.send(Report::Progress { stage: format!("downloading {file}"), fraction });
-                ctx.request_repaint();
-            };
-            if let Err(e) = store::download_malecns(&dir, release::BASE_URL, 8, &progress) {
-                let _ = tx.send(Report::Failed(format!("{e}")));
-                ctx.request_repaint();
-                return;
-            }
-            start_brain_job(BrainSpec { tables: Tables::Release { dir }, control: Default::default() }, data, tx, ctx);
-        });
-    }
-
-    fn poll_workers(&mut self, ctx: &egui::Context) -> (Vec<crate::grader::PositionGrade>, Vec<(String, String)>) {
-        while let Ok(r) = self.reports.try_recv() {
-            let playing = self.ready().is_some();
-            match r {
-                Report::Progress { stage, fraction } => {
-                    if stage.starts_with("downloading") {
-                        self.download = Some((stage, fraction));
-                    } else if playing {
-                        // Another brain is being built: the current one plays on meanwhile.
-                        self.brain_job = Some((stage, fraction));
-                    } else {
-                        self.brain = BrainState::Loading { stage, fraction };
-                    }
-                }
-                Report::Ready(ready) => {
-                    self.download = None;
-                    self.brain_job = None;
-                    self.brain_job_error = None;
-                    let ready: Arc<ReadyBrain> = Arc::from(ready);
-                    self.start_thinker(ctx, &ready);
-                    self.play.load_fly(&self.launch.data, &ready.checksum, Some(&ready));
-                    let mut view = BrainView::new(&ready.connectome, self.render_state.is_some());
-                    // The first neuron click needs every neuron's outputs: indexed aside now.
+    /// What the lab said this frame, as the views take it: a brain that became ready gets its
+    /// brain view (its outgoing index built aside for the first neuron click, its geometry put on
+    /// the window's device); a game that ended opens its report.
+    fn take_notices(&mut self, notices: Vec<Notice>) {
+        for notice in notices {
+            match notice {
+                Notice::BrainReady => {
+                    let Some(ready) = self.lab.ready().cloned() else { continue };
+                    let mut view = BrainView::new(&ready.connectome, self.lab.render_state.is_some());
                     view.prefetch_outgoing(ready.brain.clone());
-                    if let Some(rs) = &self.render_state {
+                    if let Some(rs) = &self.lab.render_state {
                         flychess_render::egui_view::install(rs, &view.geometry);
                     }
                     self.brain_view = Some(view);
-                    self.opponent = None;
-                    self.brain = BrainState::Ready(ready);
                 }
-                Report::Failed(e) => {
-                    self.download = None;
-                    self.brain_job = None;
-                    if playing {
-                        // The game and the brain it is played on stay; the failure is said.
-                        self.brain_job_error = Some(e);
-                    } else {
-                        self.brain = BrainState::Failed(e);
-                    }
-                }
+                Notice::GameOver(_) => self.play.report_open = true,
+                Notice::BrainFailed(_) | Notice::WorkerReplaced(_) => {}
             }
         }
-        // A thinker that died is replaced, and the fly's move in hand is asked again.
-        if self.thinker.as_ref().is_some_and(|t| !t.alive())
-            && let Some(ready) = self.ready().cloned()
-        {
-            tracing::warn!("the fly's thinker stopped; starting a new one");
-            self.workers_status = "The fly's thinker stopped unexpectedly; a new one was started.".into();
-            self.start_thinker(ctx, &ready);
-            self.play.forget_requests();
-        }
-        let mut grades = Vec::new();
-        let mut hints = Vec::new();
-        if let Some(g) = &self.grader {
-            while let Ok(e) = g.events.try_recv() {
-                match e {
-                    GraderEvent::Ready { path } => self.grader_status = format!("Grades: Stockfish ({}) at depth {}.", path.display(), crate::grader::GRADE_DEPTH),
-                    GraderEvent::Graded(p) => grades.push(p),
-                    GraderEvent::Hint { fen, best } => hints.push((fen, best)),
-                    GraderEvent::Unavailable(msg) => self.grader_status = format!("No grades: {msg}"),
-                }
-            }
-        }
-        (grades, hints)
     }
 
     /// `--moves`: played once the brain and the fly are ready.
@@ -661,29 +373,37 @@ impl FlyChessApp {
         if self.launch.moves.is_empty() && self.launch.watch.is_none() {
             return;
         }
-        if let Some(w) = &self.launch.watch {
-            self.play.stop_at = w.plies;
-            self.play.opponent_name = Some(format!("{} (watching)", w.opponent));
+        if let Some(w) = self.launch.watch.clone() {
+            self.lab.command(Command::Watch(w));
             if self.launch.moves.is_empty() {
                 // The fly opens; the opponent plays the user's side.
-                self.play.start_game(Game::default(), Color::Black);
+                self.new_game(Game::default(), Color::Black, None);
                 return;
             }
         }
         let mut game = Game::default();
+        let mut stopped = None;
         for m in &self.launch.moves {
             if let Err(e) = game.play_text(m) {
-                self.play.status = format!("--moves stopped at {m}: {e}");
+                stopped = Some(format!("--moves stopped at {m}: {e}"));
                 break;
             }
         }
         // The user plays the side that just moved, so the fly thinks next.
         let user = if game.plies() == 0 { Color::White } else { !game.turn() };
-        self.play.start_game(game, user);
+        self.new_game(game, user, None);
+        if let Some(why) = stopped {
+            self.lab.play.status = why;
+        }
     }
 
-    /// Keeps the picker's list to the flies of the loaded brain (a fly of a control brain cannot
-    /// play on this one); recomputed when the fly list or the brain changes.
+    /// Starts `game` against `fly` (None: the same player) with the user playing `user`: the lab
+    /// starts it, the Play tab turns its board to the user and forgets the last game's dialogs.
+    pub fn new_game(&mut self, game: Game, user: Color, fly: Option<String>) {
+        self.lab.command(Command::NewGame { game, user, fly });
+        self.play.game_started(user);
+    }
+
     /// `--view`: sets the views' state once the brain view exists.
     fn apply_launch_view(&mut self) {
         let Some(view) = self.launch.view else { return };
@@ -711,8 +431,8 @@ impl FlyChessApp {
                     v.figures.probe_choice = 1;
                 }
             }
-            View::Doing => self.doing.ask(&self.play.fly_name.clone()),
-            View::Loses => self.loses.ask(&self.play.fly_name.clone(), &self.launch.data.clone()),
+            View::Doing => self.doing.ask(&self.lab.play.fly_name.clone()),
+            View::Loses => self.loses.ask(&self.lab.play.fly_name.clone(), &self.launch.data.clone()),
             View::Classroom => {
                 if let Some(v) = &mut self.brain_view {
                     // Opened on the first step, in the window as it is (no full screen for a picture).
@@ -726,7 +446,7 @@ impl FlyChessApp {
 
     /// True when the view opened with `--view` shows what it is for (a screenshot waits for it).
     fn view_settled(&self) -> bool {
-        let thought = self.play.shown_thought();
+        let thought = self.lab.play.shown_thought();
         match self.launch.view {
             None => true,
             Some(View::LooksAt) => thought.is_some_and(|t| self.looks.explanation(t.id).is_some()),
@@ -736,38 +456,6 @@ impl FlyChessApp {
             Some(View::Loses) => self.loses.settled(&self.launch.data),
             Some(_) => true,
         }
-    }
-
-    /// The aids a trained fly is offered with in the picker (`sim::search::Aid::parse`).
-    fn refresh_playable(&mut self) {
-        let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
-        // Charles plays on any brain: every finished run, by its player name.
-        let key = (self.flies.iter().chain(&self.charles).cloned().collect(), checksum.clone());
-        if self.playable_for.as_ref() == Some(&key) {
-            return;
-        }
-        self.playable = self
-            .flies
-            .iter()
-            .filter(|name| {
-                let Ok(p) = flychess_sim::fly::find(name, &self.launch.data) else { return false };
-                if flychess_sim::bio::file::is_dopamine_fly(&p) {
-                    return flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum);
-                }
-                flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
-            })
-            .cloned()
-            .collect();
-        // Each trained fly with Philidor's aids too, labelled as such in the picker.
-        let aided: Vec<String> = self
-            .playable
-            .iter()
-            .filter(|name| flychess_sim::fly::find(name, &self.launch.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.kind == "trained"))
-            .flat_map(|name| AIDED_SUFFIXES.iter().map(move |s| format!("{name}+{s}")))
-            .collect();
-        self.playable.extend(self.charles.iter().cloned());
-        self.playable.extend(aided);
-        self.playable_for = Some(key);
     }
 
     /// The whole window for one frame, timed: the slowest frame seen during each kind of
@@ -783,7 +471,7 @@ impl FlyChessApp {
             "an export"
         } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() || self.train.brain_runs.running() {
             "a training run"
-        } else if self.play.thinking.is_some() || self.play.replaying() {
+        } else if self.lab.play.thinking.is_some() || self.lab.play.replaying() {
             "a think"
         } else {
             "idle"
@@ -794,13 +482,24 @@ impl FlyChessApp {
     /// The whole window for one frame.
     fn show_frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        let (grades, hints) = self.poll_workers(&ctx);
+        // The lab moves on whichever tab is shown (the fly moves, grades arrive, brains load).
+        let now = ctx.input(|i| i.time);
+        let (notices, wake) = self.lab.poll(now, self.settings.animate, !self.play.board.animating());
+        if let Some(seconds) = wake {
+            ctx.request_repaint_after(std::time::Duration::from_secs_f64(seconds));
+        }
+        self.take_notices(notices);
+        if let Some(e) = &self.lab.opponent_failed
+            && let Ok(mut f) = self.launch.failed.lock()
+            && f.is_none()
+        {
+            // The exit status says so once the window closes.
+            *f = Some(e.clone());
+        }
         // A finished run's fly joins the list, then the picker, in the same frame.
         if self.train.poll() {
-            self.flies = list_flies(&self.launch.data);
-            self.charles = charles_players(&self.launch.data);
+            self.lab.command(Command::ReadFlies);
         }
-        self.refresh_playable();
         self.apply_launch_moves();
         self.apply_launch_view();
         self.take_screenshot(&ctx);
@@ -815,38 +514,13 @@ impl FlyChessApp {
                 self.provenance_badge(ui);
             });
         });
-        // The game goes on whichever tab is shown (the fly moves, grades arrive); one context per
-        // frame serves the update and the Play tab.
         let ready = self.ready().cloned();
-        let mut cx = PlayContext {
-            thinker: self.thinker.as_ref(),
-            grader: self.grader.as_ref(),
-            grader_status: &self.grader_status,
-            speaker: &mut self.speaker,
-            theme: self.settings.board_theme,
-            flies: &self.playable,
-            ready: ready.as_ref(),
-            ratings: &self.ratings,
-            data: &self.launch.data,
-            brain_checksum: ready.as_ref().map(|r| r.checksum.as_str()),
-            animate: self.settings.animate,
-            looks: &mut self.looks,
-        };
-        self.play.update(&ctx, &mut cx, grades, hints);
+        let mut cx = PlayContext { lab: &mut self.lab, theme: self.settings.board_theme, animate: self.settings.animate, looks: &mut self.looks };
+        // A premove is played as soon as it is the user's turn again.
+        self.play.play_premove(&mut cx);
         if std::mem::take(&mut self.play.wants_training) {
             // Train on the brain in use (the Train tab's own default), under a name of its own.
             self.tab = Tab::Train;
-        }
-        if let (Some(watch), Some(r)) = (&self.launch.watch, &ready)
-            && self.opponent_failed.is_none()
-            && let Err(e) = watch_step(watch, r, &mut self.opponent, &mut self.opponent_asked, &mut self.play, &mut cx, &ctx)
-        {
-            tracing::error!("{e}");
-            self.play.status = e.clone();
-            if let Ok(mut f) = self.launch.failed.lock() {
-                *f = Some(e.clone());
-            }
-            self.opponent_failed = Some(e);
         }
         if ready.is_none() {
             egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
@@ -855,10 +529,10 @@ impl FlyChessApp {
         match self.tab {
             Tab::Play => {
                 let view = &mut self.brain_view;
-                let mut card = |ui: &mut egui::Ui, play: &PlayTab| {
+                let mut card = |ui: &mut egui::Ui, game: &crate::lab::Match| {
                     if let (Some(r), Some(v)) = (&ready, view.as_mut()) {
                         let now = ui.input(|i| i.time);
-                        v.card(ui, play.shown_thought(), play.replay_progress(now), &r.connectome, &r.brain);
+                        v.card(ui, game.shown_thought(), game.replay_progress(now), &r.connectome, &r.brain);
                     }
                 };
                 self.play.show(ui, &mut cx, &mut card);
@@ -868,13 +542,14 @@ impl FlyChessApp {
                     let now = ui.input(|i| i.time);
                     // The error going back labels its position with the Stockfish the settings name.
                     v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
-                    v.full(ui, self.play.shown_thought(), self.play.replay_progress(now), &r, &self.launch.data, self.render_state.as_ref(), &mut self.looks, self.play.fly.as_ref());
+                    let game = &self.lab.play;
+                    v.full(ui, game.shown_thought(), game.replay_progress(now), &r, &self.launch.data, self.lab.render_state.as_ref(), &mut self.looks, game.fly.as_ref());
                 }
             }
             Tab::Train => {
                 let ready = self.ready().cloned();
                 let data = self.launch.data.clone();
-                let board_fen = self.play.game.fen(self.play.shown_ply());
+                let board_fen = self.lab.play.game.fen(self.lab.play.shown_ply());
                 egui::CentralPanel::default().show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
                         if let Some(r) = &ready {
@@ -894,10 +569,10 @@ impl FlyChessApp {
 
     fn provenance_badge(&self, ui: &mut egui::Ui) {
         // Bottom-up: what the workers said, another brain on its way, then the brain in use.
-        if !self.workers_status.is_empty() {
-            ui.label(RichText::new(&self.workers_status).small().color(Color32::from_rgb(230, 170, 60)));
+        if !self.lab.workers_status.is_empty() {
+            ui.label(RichText::new(&self.lab.workers_status).small().color(Color32::from_rgb(230, 170, 60)));
         }
-        if let Some((stage, _)) = &self.brain_job {
+        if let Some((stage, _)) = &self.lab.brain_job {
             ui.label(RichText::new(format!("another brain: {stage}")).small()).on_hover_text("Being prepared; the game goes on with this brain until it is ready.");
         }
         if let Some(r) = self.ready() {
@@ -914,7 +589,7 @@ impl FlyChessApp {
         ui.heading("Fly Chess");
         ui.label("A whole fruit-fly nervous system learns and plays chess.");
         ui.separator();
-        match &self.brain {
+        match &self.lab.brain {
             BrainState::Loading { stage, fraction } => {
                 ui.label(format!("Preparing the brain: {stage}"));
                 ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
@@ -931,12 +606,13 @@ impl FlyChessApp {
     /// `--screenshot`: once the brain is ready, the moves played and the fly's answer (if any)
     /// shown, a PNG of the window is saved and the window closes.
     fn take_screenshot(&mut self, ctx: &egui::Context) {
-        let settled = match &self.brain {
+        let game = &self.lab.play;
+        let settled = match &self.lab.brain {
             BrainState::Loading { .. } => false,
             BrainState::Failed(_) => true,
             BrainState::Ready(_) if self.tab == Tab::Brain => {
                 // The brain tab is shot mid-think: the fly's last think, paused at step 6 of 12.
-                let thought = self.play.shown_thought().is_some() && self.play.thinking.is_none() && !self.play.replaying();
+                let thought = game.shown_thought().is_some() && game.thinking.is_none() && !game.replaying();
                 if thought && self.shot.is_some()
                     && let Some(v) = &mut self.brain_view
                 {
@@ -946,13 +622,10 @@ impl FlyChessApp {
                 self.moves_applied && (thought || self.launch.moves.is_empty())
             }
             BrainState::Ready(_) => {
-                let fly_done = self.play.fly.is_none() || !self.play.fly_to_move();
+                let fly_done = game.fly.is_none() || !game.fly_to_move();
                 // Watching: the game is over, or has its plies.
-                let watched = match &self.launch.watch {
-                    Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none() || self.opponent_failed.is_some(),
-                    None => true,
-                };
-                self.moves_applied && fly_done && watched && self.opponent_asked.is_none() && self.play.thinking.is_none() && !self.play.replaying() && !self.play.board.animating()
+                let watched = self.lab.watch_done();
+                self.moves_applied && fly_done && watched && self.lab.opponent_asked.is_none() && game.thinking.is_none() && !game.replaying() && !self.play.board.animating()
             }
         };
         let settled = settled && self.view_settled();
@@ -990,11 +663,12 @@ impl FlyChessApp {
 
     /// What eframe stores across restarts.
     pub fn settings_to_save(&mut self) -> Settings {
-        self.settings.fly = self.play.fly_name.clone();
-        self.settings.user_white = self.play.user == Color::White;
-        self.settings.imagination = self.play.imagination;
-        self.settings.replay = self.play.replay;
-        self.settings.game_pgn = if self.play.game.is_over() { String::new() } else { self.play.pgn() };
+        let game = &self.lab.play;
+        self.settings.fly = game.fly_name.clone();
+        self.settings.user_white = game.user == Color::White;
+        self.settings.imagination = game.imagination;
+        self.settings.replay = game.replay;
+        self.settings.game_pgn = if game.game.is_over() { String::new() } else { game.pgn() };
         self.settings.clone()
     }
 }
@@ -1086,15 +760,6 @@ pub fn run(launch: Launch) -> Result<()> {
         rfd::MessageDialog::new().set_level(rfd::MessageLevel::Error).set_title("Fly Chess").set_description(&text).show();
     });
     Err(anyhow!(text))
-}
-
-/// The aids offered with each trained fly in the New game picker: a judge and a 64-simulation
-/// search over its own top five moves.
-pub const AIDED_SUFFIXES: [&str; 2] = ["judge", "search64"];
-
-/// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
-pub fn charles_players(data: &std::path::Path) -> Vec<String> {
-    flychess_sim::charles::player::list(data).iter().map(|run| flychess_sim::charles::player::player_name(run)).collect()
 }
 
 /// wgpu hands every error no error scope caught to this handler. One of them is not a bug but a

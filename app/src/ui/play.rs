@@ -1,38 +1,25 @@
-//! The Play tab: a game against a fly on the board widget, with a player bar above and below,
-//! the brain card, and the right panel — what the fly says after its move, the moves it
-//! considered and the moves it expects from you (each with Stockfish's accuracy and verdict once
-//! graded), the opening name, the move list, both players' accuracy, and the game's buttons
-//! (resign, takeback, hint, new game, flip, back/forward, PGN save/load/copy, FEN copy). The fly
-//! thinks on the thinker thread and Stockfish grades on the grader thread; this tab only sends
-//! requests and shows answers as they come.
+//! The Play tab: a view over the game in play (`lab::Match`) on the board widget, with a
+//! player bar above and below, the brain card, and the right panel — what the fly says after its
+//! move, the moves it considered and the moves it expects from you (each with Stockfish's accuracy
+//! and verdict once graded), the opening name, the move list, both players' accuracy, and the
+//! game's buttons (resign, takeback, hint, new game, flip, back/forward, PGN save/load/copy, FEN
+//! copy). It keeps only what a view keeps (the board's orientation and drag state, the dialogs,
+//! the typed move); every change to the game goes to the lab as a `Command`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
-use shakmaty::{CastlingMode, Color, Move, Position};
+use shakmaty::{Color, Move, Position};
 
 use flychess_sim::eval::Verdict;
-use flychess_sim::fly::Fly;
-use flychess_sim::readout::Policy;
 
 use crate::game::{parse_move, Game};
-
-/// How many of the newest thinks keep their full rates (besides the one shown).
-pub const KEEP_RATES: usize = 4;
-use crate::grader::{GradeJob, MoveGrade, PositionGrade};
+use crate::lab::{Command, Lab, Match, CANDIDATES};
 use crate::openings::Openings;
-use crate::sound::{Sound, Speaker};
-use crate::thinker::{Mover, ThinkRequest, Thought, Thinker};
+use crate::sound::Sound;
 use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
-
-/// How many of the fly's moves are listed and graded.
-pub const CANDIDATES: usize = 8;
-
-/// Seconds the brain card replays a think before the move is played (12 steps).
-pub const REPLAY_SECONDS: f64 = 1.3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RightTab {
@@ -40,52 +27,16 @@ pub enum RightTab {
     Expects,
 }
 
-/// A finished think waiting for its replay to end before the move is played.
-struct Pending {
-    thought: Thought,
-    play_at: f64,
-}
-
 pub struct PlayTab {
-    pub game: Game,
-    /// Changes with every new or loaded game (stale answers are ignored).
-    pub game_id: u64,
-    pub user: Color,
     pub orientation: Color,
-    pub fly_name: String,
-    pub fly: Option<Mover>,
-    /// A dopamine fly being made ready (its model of the brain) off the UI thread.
-    dopamine_job: Option<std::sync::mpsc::Receiver<Result<Mover, String>>>,
-    /// None: following the game; Some(ply): looking at the position after `ply` moves.
-    pub cursor: Option<usize>,
     pub board: BoardState,
-    /// The think in flight: (request id, when it started).
-    pub thinking: Option<(u64, f64)>,
-    next_request: u64,
-    pending: Option<Pending>,
-    /// The fly's thoughts by the ply it moved at. Only the newest KEEP_RATES and the one shown
-    /// keep their rates (6 MB each on FlyWire); the others' are let go and recalled when shown.
-    pub thoughts: HashMap<usize, Thought>,
-    /// The recall in flight: (request id, the ply of the think it restores).
-    recalling: Option<(u64, usize)>,
-    /// Stockfish's grades by ply, with the FEN they belong to.
-    pub grades: HashMap<usize, PositionGrade>,
-    requested: HashMap<usize, String>,
-    pub hint: Option<(String, Move)>,
-    pub imagination: bool,
     pub blur: bool,
     pub right_tab: RightTab,
     resign_asked: bool,
-    pub status: String,
     pub typed: String,
     pub pgn_path: String,
     pub new_game: Option<NewGame>,
     pub report_open: bool,
-    pub replay: bool,
-    /// The fly stops moving once the game has this many plies (`--watch --plies N`).
-    pub stop_at: Option<usize>,
-    /// Who plays the user's side when the window plays by itself (`--watch`).
-    pub opponent_name: Option<String>,
     /// The user asked to train a fly for this brain (the window opens the Train tab).
     pub wants_training: bool,
     /// The candidate move under the pointer (its arrow is drawn on the board).
@@ -102,496 +53,59 @@ pub struct NewGame {
     pub colour: Option<Color>,
 }
 
-/// What the tab needs from the app each frame.
+/// What the tab needs from the window each frame: the lab (the game, the players, the workers)
+/// and the view settings.
 pub struct PlayContext<'a> {
-    pub thinker: Option<&'a Thinker>,
-    pub grader: Option<&'a crate::grader::Grader>,
-    pub grader_status: &'a str,
-    pub speaker: &'a mut Speaker,
+    pub lab: &'a mut Lab,
     pub theme: BoardTheme,
-    pub flies: &'a [String],
-    pub ratings: &'a HashMap<String, String>,
-    pub data: &'a std::path::Path,
-    pub brain_checksum: Option<&'a str>,
-    /// The loaded brain (a dopamine fly's model is made from it).
-    pub ready: Option<&'a Arc<crate::ui::ReadyBrain>>,
     pub animate: bool,
     /// What the fly looks at and what its eye sees (shared with the Brain tab).
     pub looks: &'a mut crate::ui::looks::Looks,
 }
 
 impl PlayTab {
-    pub fn new(fly_name: String, user: Color) -> PlayTab {
+    pub fn new(user: Color) -> PlayTab {
         PlayTab {
-            game: Game::default(),
-            game_id: 1,
-            user,
             orientation: user,
-            fly_name,
-            fly: None,
-            dopamine_job: None,
-            cursor: None,
             board: BoardState::default(),
-            thinking: None,
-            next_request: 1,
-            pending: None,
-            thoughts: HashMap::new(),
-            recalling: None,
-            grades: HashMap::new(),
-            requested: HashMap::new(),
-            hint: None,
-            imagination: false,
             blur: false,
             right_tab: RightTab::Considered,
             resign_asked: false,
-            status: String::new(),
             typed: String::new(),
             pgn_path: String::new(),
             new_game: None,
             report_open: false,
-            replay: true,
-            stop_at: None,
-            opponent_name: None,
             wants_training: false,
             hovered: None,
             all_moves: false,
         }
     }
 
-    /// Loads the fly by name for the brain with `checksum`; when that fly is missing or belongs
-    /// to another brain, the brain's own trained fly (the shipped one first) plays instead and
-    /// the status says so. A brain with no trained fly yet says how to train one.
-    pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<crate::ui::ReadyBrain>>) {
-        self.dopamine_job = None;
-        if let Some(run) = flychess_sim::charles::player::run_name(&self.fly_name) {
-            self.load_charles(run.to_string(), data.to_path_buf());
-            return;
-        }
-        if let Some((base, suffix)) = self.fly_name.clone().rsplit_once('+')
-            && let Some(aid) = flychess_sim::search::Aid::parse(suffix)
-        {
-            match aid {
-                Ok(aid) => self.load_aided(base, aid, checksum, ready, data),
-                Err(e) => {
-                    self.status = format!("{} cannot play: {e}", self.fly_name);
-                    self.fly = None;
-                }
-            }
-            return;
-        }
-        if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
-            && flychess_sim::bio::file::is_dopamine_fly(&path)
-            && let Some(ready) = ready.filter(|r| r.checksum == checksum)
-        {
-            self.load_dopamine(path, ready.clone(), data.to_path_buf());
-            return;
-        }
-        let named = flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p));
-        if let Ok(f) = &named
-            && f.meta.brain_checksum == checksum
-        {
-            self.fly = Some(Mover::Readout(Arc::new(f.clone())));
-            return;
-        }
-        let why = match &named {
-            Ok(f) => format!("Fly {} was trained on another brain ({})", self.fly_name, f.meta.brain),
-            Err(e) => format!("Fly {} could not be loaded ({e})", self.fly_name),
-        };
-        match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
-            Some((name, Ok(f))) => {
-                self.status = format!("{why}; {name}, this brain's fly, plays instead.");
-                self.fly_name = name;
-                self.fly = Some(Mover::Readout(Arc::new(f)));
-            }
-            _ => {
-                self.status = format!("{why}, and this brain has no trained fly yet: train one in the Train tab.");
-                self.fly = None;
-            }
-        }
-    }
-
-    /// A dopamine fly: its file read and its model of the brain made (the mushroom body split off,
-    /// its homeostasis read back or measured once) on a thread; it plays once ready.
-    fn load_dopamine(&mut self, path: std::path::PathBuf, ready: Arc<crate::ui::ReadyBrain>, data: std::path::PathBuf) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let made = (|| -> flychess_sim::Result<Mover> {
-                let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
-                let bio = ready.dopamine_model(&data, f.meta.constants, &|_| {})?;
-                f.check(&bio)?;
-                Ok(Mover::Dopamine(Arc::new(f), bio))
-            })();
-            let _ = tx.send(made.map_err(|e| e.to_string()));
-        });
-        self.fly = None;
-        self.dopamine_job = Some(rx);
-        self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
-    }
-
-    /// A fly of this brain with one of Philidor's aids: a search plays at once; a judge's weight is
-    /// read back or chosen on VAL on a thread (seconds) and it plays once ready.
-    fn load_aided(&mut self, base: &str, aid: flychess_sim::search::Aid, checksum: &str, ready: Option<&Arc<crate::ui::ReadyBrain>>, data: &std::path::Path) {
-        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == checksum => Arc::new(f),
-            Ok(f) => {
-                self.status = format!("{} cannot play: fly {base} was trained on another brain ({})", self.fly_name, f.meta.brain);
-                self.fly = None;
-                return;
-            }
-            Err(e) => {
-                self.status = format!("{} cannot play: {e}", self.fly_name);
-                self.fly = None;
-                return;
-            }
-        };
-        let flychess_sim::search::Aid::Judge { .. } = aid else {
-            self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
-            self.fly = Some(Mover::Aided(fly, aid));
-            return;
-        };
-        let Some(ready) = ready.filter(|r| r.checksum == checksum).cloned() else {
-            self.status = format!("{} waits for its brain.", self.fly_name);
-            self.fly = None;
-            return;
-        };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let data = data.to_path_buf();
-        std::thread::spawn(move || {
-            let weight = crate::training::judge_weight(&data, &fly, &ready.brain, &ready.connectome.groups.descending);
-            let _ = tx.send(weight.map(|weight| Mover::Aided(fly, flychess_sim::search::Aid::Judge { weight })).map_err(|e| e.to_string()));
-        });
-        self.fly = None;
-        self.dopamine_job = Some(rx);
-        self.status = format!("Choosing {}'s weight on VAL positions…", self.fly_name);
-    }
-
-    /// Charles: its weights loaded on a thread; it plays once ready. It needs no brain.
-    fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(|c| Mover::Charles(Arc::new(c)));
-            let _ = tx.send(made.map_err(|e| e.to_string()));
-        });
-        self.fly = None;
-        self.dopamine_job = Some(rx);
-        self.status = format!("Loading {}…", self.fly_name);
-    }
-
-    /// Takes a dopamine fly or Charles that became ready; true while one is still being prepared.
-    fn poll_dopamine(&mut self) -> bool {
-        let Some(rx) = &self.dopamine_job else { return false };
-        match rx.try_recv() {
-            Ok(Ok(m @ Mover::Aided(..))) => {
-                self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid_label(&m));
-                self.fly = Some(m);
-                self.dopamine_job = None;
-                false
-            }
-            Ok(Ok(m)) if !m.has_brain() => {
-                self.status = format!("{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.", m.name());
-                self.fly = Some(m);
-                self.dopamine_job = None;
-                false
-            }
-            Ok(Ok(m)) => {
-                self.status = format!("Dopamine fly {} plays: it looks at the board after each of its moves and its MBONs vote.", m.name());
-                self.fly = Some(m);
-                self.dopamine_job = None;
-                false
-            }
-            Ok(Err(e)) => {
-                self.status = format!("{} cannot play: {e}", self.fly_name);
-                self.dopamine_job = None;
-                false
-            }
-            Err(std::sync::mpsc::TryRecvError::Empty) => true,
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                self.status = format!("{} could not be prepared.", self.fly_name);
-                self.dopamine_job = None;
-                false
-            }
-        }
-    }
-
-    /// A dopamine fly is being prepared.
-    pub fn preparing_fly(&self) -> bool {
-        self.dopamine_job.is_some()
-    }
-
-    pub fn start_game(&mut self, game: Game, user: Color) {
-        self.game = game;
-        self.game_id += 1;
-        self.user = user;
+    /// A new game began: the board turns to the user and the last game's dialogs go.
+    pub fn game_started(&mut self, user: Color) {
         self.orientation = user;
-        self.cursor = None;
-        self.thinking = None;
-        self.pending = None;
-        self.thoughts.clear();
-        self.recalling = None;
-        self.grades.clear();
-        self.requested.clear();
-        self.hint = None;
         self.board.premove = None;
         self.board.promotion = None;
         self.resign_asked = false;
         self.report_open = false;
-        self.status.clear();
     }
 
-    /// The ply shown on the board.
-    pub fn shown_ply(&self) -> usize {
-        self.cursor.unwrap_or(self.game.plies()).min(self.game.plies())
-    }
-
-    pub fn fly_to_move(&self) -> bool {
-        !self.game.is_over() && self.game.turn() != self.user && self.stop_at.is_none_or(|n| self.game.plies() < n)
-    }
-
-    /// The requests in flight are dropped (their thinker is gone): the fly's move and any recall
-    /// are asked again of the next one.
-    pub fn forget_requests(&mut self) {
-        self.thinking = None;
-        self.recalling = None;
-    }
-
-    /// Takes back to the user's last turn (one move if the fly has not answered yet, else two).
-    pub fn take_back(&mut self, speaker: &mut Speaker) {
-        let n = if self.game.turn() == self.user { 2 } else { 1 };
-        let n = if self.game.plies() < n { self.game.plies() } else { n };
-        if n == 0 && !self.game.is_over() {
+    /// Plays the premove once it is the user's turn again (dropped, and said, when not legal).
+    pub fn play_premove(&mut self, cx: &mut PlayContext) {
+        let game = &cx.lab.play;
+        if game.fly_to_move() || game.game.is_over() {
             return;
         }
-        self.game.take_back(n);
-        self.thinking = None;
-        self.pending = None;
-        self.cursor = None;
-        self.hint = None;
-        self.board.premove = None;
-        self.resign_asked = false;
-        let plies = self.game.plies();
-        self.thoughts.retain(|&k, _| k < plies);
-        speaker.play(Sound::TakeBack);
-    }
-
-    /// Plays `m` for whoever is to move; sounds, premove and grading follow.
-    pub fn play_move(&mut self, m: Move, cx: &mut PlayContext) -> bool {
-        let ply = self.game.plies();
-        match self.game.play(m) {
-            Ok(san) => {
-                cx.speaker.play(if self.game.is_over() { Sound::GameEnd } else { Sound::of_move(&san) });
-                self.hint = None;
-                self.request_grade(ply, cx);
-                if self.game.is_over() {
-                    self.report_open = true;
-                }
-                true
+        let Some(pre) = self.board.premove.take() else { return };
+        match pre.legal_in(game.game.current()) {
+            Some(m) => {
+                cx.lab.command(Command::Play(m));
             }
-            Err(e) => {
-                self.status = e.to_string();
-                cx.speaker.play(Sound::Illegal);
-                false
-            }
+            None => cx.lab.play.status = "Premove dropped: no longer legal.".into(),
         }
     }
 
-    /// Asks Stockfish to grade the position before move `ply`: the best move, the played move,
-    /// and the fly's candidates (its choices if it moved, its expectations if the user did).
-    fn request_grade(&mut self, ply: usize, cx: &PlayContext) {
-        let Some(grader) = cx.grader else { return };
-        let fen = self.game.fen(ply);
-        if self.requested.get(&ply) == Some(&fen) {
-            return;
-        }
-        let mut moves: Vec<String> = self.candidates(ply).iter().take(CANDIDATES).map(|(m, _)| uci(m)).collect();
-        if let Some(m) = self.game.moves().get(ply) {
-            moves.push(uci(m));
-        }
-        self.requested.insert(ply, fen.clone());
-        grader.grade(GradeJob { game: self.game_id, ply, fen, moves });
-    }
-
-    /// The fly's moves for the position before `ply` with their probabilities, most likely first:
-    /// what it considered (its own move) or what it expected (the user's move).
-    pub fn candidates(&self, ply: usize) -> Vec<(Move, f32)> {
-        let policy: Option<&Policy> = match self.thoughts.get(&ply) {
-            Some(t) => Some(&t.policy),
-            None => ply.checked_sub(1).and_then(|p| self.thoughts.get(&p)).and_then(|t| t.expects.as_ref()),
-        };
-        let Some(p) = policy else { return Vec::new() };
-        let mut v: Vec<(Move, f32)> = p.moves.iter().copied().zip(p.probability.iter().copied()).collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        v
-    }
-
-    /// The grade of a move at `ply`, if Stockfish has it and the position is still that one.
-    pub fn grade_of(&self, ply: usize, m: &Move) -> Option<MoveGrade> {
-        let g = self.grades.get(&ply)?;
-        if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
-            return None;
-        }
-        g.grade(&uci(m))
-    }
-
-    /// Mean accuracy of `colour`'s graded moves.
-    pub fn accuracy(&self, colour: Color) -> Option<(f64, usize)> {
-        let values: Vec<f64> = self
-            .game
-            .moves()
-            .iter()
-            .enumerate()
-            .filter(|(ply, _)| self.game.position(*ply).turn() == colour)
-            .filter_map(|(ply, m)| self.grade_of(ply, m).map(|g| g.accuracy))
-            .collect();
-        (!values.is_empty()).then(|| (values.iter().sum::<f64>() / values.len() as f64, values.len()))
-    }
-
-    /// Per frame: answers from the thinker and grader, the fly's turn, the premove.
-    pub fn update(&mut self, ctx: &egui::Context, cx: &mut PlayContext, grades: Vec<PositionGrade>, hints: Vec<(String, String)>) {
-        let now = ctx.input(|i| i.time);
-        for g in grades {
-            if g.game == self.game_id {
-                self.grades.insert(g.ply, g);
-            }
-        }
-        for (fen, best) in hints {
-            if fen == self.game.fen(self.game.plies())
-                && let Ok(m) = parse_move(self.game.current(), &best)
-            {
-                self.hint = Some((fen, m));
-            }
-        }
-        if let Some(thinker) = cx.thinker {
-            while let Ok(t) = thinker.answers.try_recv() {
-                if let Some((id, ply)) = self.recalling
-                    && id == t.id
-                {
-                    self.recalling = None;
-                    if let Some(old) = self.thoughts.get_mut(&ply)
-                        && old.position == t.position
-                    {
-                        old.rates = t.rates;
-                    }
-                    continue;
-                }
-                if self.thinking.map(|(id, _)| id) == Some(t.id) {
-                    self.thinking = None;
-                    let delay = if self.replay && cx.animate { REPLAY_SECONDS } else { 0.0 };
-                    self.pending = Some(Pending { thought: t, play_at: now + delay });
-                }
-            }
-        }
-        if let Some(p) = &self.pending {
-            if now >= p.play_at {
-                let p = self.pending.take().expect("checked");
-                let ply = self.game.plies();
-                if self.game.current() == &p.thought.position {
-                    let chosen = p.thought.chosen;
-                    // The GPU engine's one rates buffer now holds this think: the others show
-                    // their own copies.
-                    for t in self.thoughts.values_mut() {
-                        t.gpu_rates = None;
-                    }
-                    self.thoughts.insert(ply, p.thought);
-                    self.play_move(chosen, cx);
-                }
-            } else {
-                ctx.request_repaint_after(std::time::Duration::from_secs_f64((p.play_at - now).max(0.01)));
-            }
-        }
-        if self.poll_dopamine() {
-            ctx.request_repaint_after(std::time::Duration::from_millis(100));
-        }
-        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none()
-            && let (Some(thinker), Some(fly)) = (cx.thinker, &self.fly)
-        {
-            let id = self.next_request;
-            self.next_request += 1;
-            self.thinking = Some((id, now));
-            thinker.ask(ThinkRequest {
-                id,
-                fly: fly.clone(),
-                position: self.game.current().clone(),
-                earlier: self.game.keys().to_vec(),
-                // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
-                // A dopamine fly looks one move ahead by design: it has no imagination switch.
-                imagination: fly.readout().filter(|_| self.imagination && !matches!(fly, Mover::Aided(..))).map(|f| crate::training::tuned_imagination(cx.data, f)),
-                recall: false,
-            });
-        }
-        self.keep_rates_bounded(cx.thinker);
-        if !self.fly_to_move() && !self.game.is_over()
-            && let Some(pre) = self.board.premove.take()
-        {
-            match pre.legal_in(self.game.current()) {
-                Some(m) => {
-                    self.play_move(m, cx);
-                }
-                None => self.status = "Premove dropped: no longer legal.".into(),
-            }
-        }
-    }
-
-    /// The ply of the think that belongs to the position shown: the fly's think in that position
-    /// if it moved there, else the think behind the last fly move before it.
-    pub fn shown_key(&self) -> Option<usize> {
-        let shown = self.shown_ply();
-        self.thoughts.keys().copied().filter(|&k| k <= shown).max()
-    }
-
-    /// The think the brain card, the sentence, the region bars, the inspector and the export
-    /// show: the one being replayed when following the game, else the one of the position on the
-    /// board (`shown_key`). None after a new game: the brain is silent.
-    pub fn shown_thought(&self) -> Option<&Thought> {
-        if self.cursor.is_none()
-            && let Some(p) = &self.pending
-        {
-            return Some(&p.thought);
-        }
-        self.shown_key().and_then(|k| self.thoughts.get(&k))
-    }
-
-    /// Keeps full rates for the newest KEEP_RATES thinks and the one shown, lets the others' go,
-    /// and asks the thinker to recall the shown one's when they were let go.
-    fn keep_rates_bounded(&mut self, thinker: Option<&Thinker>) {
-        // FLYCHESS_KEEP_ALL_RATES=1 keeps every think's rates (how the window worked before; for
-        // measuring what the bound saves).
-        static KEEP_ALL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *KEEP_ALL.get_or_init(|| std::env::var_os("FLYCHESS_KEEP_ALL_RATES").is_some()) {
-            return;
-        }
-        let shown = self.shown_key();
-        let mut keys: Vec<usize> = self.thoughts.keys().copied().collect();
-        keys.sort_unstable_by(|a, b| b.cmp(a));
-        for &k in keys.iter().skip(KEEP_RATES) {
-            if Some(k) != shown && self.recalling.map(|(_, p)| p) != Some(k) {
-                let t = self.thoughts.get_mut(&k).expect("listed");
-                if !t.rates.is_empty() {
-                    t.rates = Arc::new(Vec::new());
-                    t.gpu_rates = None;
-                }
-            }
-        }
-        let (Some(k), Some(thinker), Some(fly)) = (shown, thinker, &self.fly) else { return };
-        let t = &self.thoughts[&k];
-        if t.rates.is_empty() && self.recalling.is_none() {
-            let id = self.next_request;
-            self.next_request += 1;
-            self.recalling = Some((id, k));
-            thinker.ask(ThinkRequest { id, fly: fly.clone(), position: t.position.clone(), earlier: Vec::new(), imagination: None, recall: true });
-        }
-    }
-
-    /// Whether a finished think is being replayed before its move is played.
-    pub fn replaying(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    /// Seconds into the replay of the pending think (None: no replay running).
-    pub fn replay_progress(&self, now: f64) -> Option<f64> {
-        self.pending.as_ref().map(|p| ((now - (p.play_at - REPLAY_SECONDS)) / REPLAY_SECONDS).clamp(0.0, 1.0))
-    }
-
-    pub fn keyboard(&mut self, ctx: &egui::Context) {
+    pub fn keyboard(&mut self, ctx: &egui::Context, cx: &mut PlayContext) {
         let typing = ctx.memory(|m| m.focused().is_some());
         if typing {
             return;
@@ -605,19 +119,19 @@ impl PlayTab {
                 i.key_pressed(egui::Key::F),
             )
         });
-        let plies = self.game.plies();
-        let shown = self.shown_ply();
+        let plies = cx.lab.play.game.plies();
+        let shown = cx.lab.play.shown_ply();
         if left && shown > 0 {
-            self.cursor = Some(shown - 1);
+            cx.lab.play.cursor = Some(shown - 1);
         }
         if right {
-            self.cursor = if shown + 1 >= plies { None } else { Some(shown + 1) };
+            cx.lab.play.cursor = if shown + 1 >= plies { None } else { Some(shown + 1) };
         }
         if up {
-            self.cursor = Some(0);
+            cx.lab.play.cursor = Some(0);
         }
         if down {
-            self.cursor = None;
+            cx.lab.play.cursor = None;
         }
         if flip {
             self.orientation = !self.orientation;
@@ -625,13 +139,13 @@ impl PlayTab {
     }
 
     /// The tab's whole UI.
-    pub fn show(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext, brain_card: &mut dyn FnMut(&mut egui::Ui, &PlayTab)) {
-        self.keyboard(ui.ctx());
+    pub fn show(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext, brain_card: &mut dyn FnMut(&mut egui::Ui, &Match)) {
+        self.keyboard(ui.ctx(), cx);
         egui::Panel::right("play-right").default_size(380.0).min_size(280.0).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.right_panel(ui, cx);
                 ui.separator();
-                brain_card(ui, self);
+                brain_card(ui, &cx.lab.play);
             });
         });
         egui::CentralPanel::default().show(ui, |ui| {
@@ -639,15 +153,15 @@ impl PlayTab {
             self.player_bar(ui, top, cx);
             let bar_height = 30.0;
             let avail = ui.available_size() - egui::vec2(0.0, bar_height + 8.0);
-            let ply = self.shown_ply();
+            let ply = cx.lab.play.shown_ply();
             // What the fly looks at is drawn on the position it thought in (the board is then
             // only looked at: turn the view off to play on).
-            let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt).then(|| self.shown_thought().map(|t| (t.position.clone(), t.chosen))).flatten();
-            let live = self.cursor.is_none() && looking.is_none();
-            let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| self.game.position(ply).clone());
+            let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt).then(|| cx.lab.play.shown_thought().map(|t| (t.position.clone(), t.chosen))).flatten();
+            let live = cx.lab.play.cursor.is_none() && looking.is_none();
+            let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| cx.lab.play.game.position(ply).clone());
             let mut arrows = Vec::new();
-            if let (true, Some((fen, m))) = (live, &self.hint)
-                && *fen == self.game.fen(ply)
+            if let (true, Some((fen, m))) = (live, &cx.lab.play.hint)
+                && *fen == cx.lab.play.game.fen(ply)
             {
                 let (from, to) = crate::ui::board::move_squares(m);
                 arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
@@ -664,14 +178,14 @@ impl PlayTab {
             let view = BoardView {
                 position: &position,
                 orientation: self.orientation,
-                user: (live && !self.game.is_over() && self.fly.is_some()).then_some(self.user),
-                last_move: if looking.is_some() { None } else { ply.checked_sub(1).map(|p| self.game.moves()[p]) },
+                user: (live && !cx.lab.play.game.is_over() && cx.lab.play.fly.is_some()).then_some(cx.lab.play.user),
+                last_move: if looking.is_some() { None } else { ply.checked_sub(1).map(|p| cx.lab.play.game.moves()[p]) },
                 theme: cx.theme,
                 arrows,
                 animate: cx.animate,
                 overlays,
             };
-            let value = self.shown_thought().map(|t| if t.position.turn() == Color::White { t.value } else { -t.value });
+            let value = cx.lab.play.shown_thought().map(|t| if t.position.turn() == Color::White { t.value } else { -t.value });
             let action = ui
                 .allocate_ui(avail.max(egui::vec2(64.0, 64.0)), |ui| {
                     ui.horizontal_centered(|ui| {
@@ -684,15 +198,15 @@ impl PlayTab {
                 .inner;
             match action {
                 Some(BoardAction::Move(m)) => {
-                    self.play_move(m, cx);
+                    cx.lab.command(Command::Play(m));
                 }
-                Some(BoardAction::Illegal) => cx.speaker.play(Sound::Illegal),
+                Some(BoardAction::Illegal) => cx.lab.speaker.play(Sound::Illegal),
                 Some(BoardAction::Premoved) | None => {}
             }
             self.player_bar(ui, !top, cx);
         });
         self.new_game_window(ui.ctx(), cx);
-        self.report_window(ui.ctx());
+        self.report_window(ui.ctx(), cx);
     }
 
     /// The fly's value of the shown think as a bar beside the board (White's share from the
@@ -726,18 +240,18 @@ impl PlayTab {
     fn overlays(&mut self, ctx: &egui::Context, cx: &mut PlayContext, position: &shakmaty::Chess) -> Vec<crate::ui::board::SquareMark> {
         use crate::ui::looks::{Looks, Overlay};
         cx.looks.poll();
-        let Some(ready) = cx.ready else { return Vec::new() };
+        let Some(ready) = cx.lab.ready() else { return Vec::new() };
         match cx.looks.overlay {
             Overlay::Nothing => Vec::new(),
             Overlay::Eye => Looks::eye_marks(&Looks::sight(ready, position)),
             Overlay::LooksAt => {
                 // The lesion of the shown think, drawn on the position it thought in.
-                let Some(t) = self.shown_thought().filter(|t| t.position == *position) else { return Vec::new() };
+                let Some(t) = cx.lab.play.shown_thought().filter(|t| t.position == *position) else { return Vec::new() };
                 match cx.looks.explanation(t.id) {
                     Some(e) => Looks::explain_marks(&e),
                     None => {
                         let t = t.clone();
-                        cx.looks.request(ctx, &t, self.fly.as_ref(), ready);
+                        cx.looks.request(ctx, &t, cx.lab.play.fly.as_ref(), ready);
                         Vec::new()
                     }
                 }
@@ -750,22 +264,22 @@ impl PlayTab {
             let (dot, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
             let fill = if colour == Color::White { Color32::from_gray(240) } else { Color32::from_gray(20) };
             ui.painter().circle(dot.center(), 6.0, fill, egui::Stroke::new(1.0, Color32::GRAY));
-            if colour == self.user {
-                ui.label(RichText::new(self.opponent_name.as_deref().unwrap_or("You")).strong());
+            if colour == cx.lab.play.user {
+                ui.label(RichText::new(cx.lab.play.opponent_name.as_deref().unwrap_or("You")).strong());
             } else {
-                let elo = cx.ratings.get(&self.fly_name).cloned().unwrap_or_else(|| "unrated".into());
-                ui.label(RichText::new(format!("Fly {}", self.fly_name)).strong());
+                let elo = cx.lab.ratings.get(&cx.lab.play.fly_name).cloned().unwrap_or_else(|| "unrated".into());
+                ui.label(RichText::new(format!("Fly {}", cx.lab.play.fly_name)).strong());
                 ui.label(RichText::new(elo).weak());
-                if let Some((_, since)) = self.thinking {
+                if let Some((_, since)) = cx.lab.play.thinking {
                     let secs = ui.input(|i| i.time) - since;
                     ui.spinner();
                     ui.label(format!("thinking… {secs:.1} s"));
                     ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
-                } else if self.pending.is_some() {
+                } else if cx.lab.play.replaying() {
                     ui.label("replaying its 12 steps…");
                 }
             }
-            if let Some((acc, n)) = self.accuracy(colour) {
+            if let Some((acc, n)) = cx.lab.play.accuracy(colour) {
                 ui.label(format!("accuracy {acc:.0}% ({n} {} graded)", if n == 1 { "move" } else { "moves" }));
             }
         });
@@ -773,24 +287,24 @@ impl PlayTab {
 
     fn right_panel(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         ui.heading("Game");
-        if let Some(end) = self.game.ending() {
+        if let Some(end) = cx.lab.play.game.ending() {
             ui.label(RichText::new(format!("{} — {}", end.result, end.reason)).strong().color(Color32::from_rgb(230, 170, 60)));
-        } else if self.fly.is_none() {
+        } else if cx.lab.play.fly.is_none() {
             ui.label("No fly to play on this brain: pick one in New game, or train one.");
             if ui.button("Train a fly for this brain…").clicked() {
                 self.wants_training = true;
             }
         }
-        let uci_moves = self.game.uci();
-        if self.game.starts_from_initial_position()
+        let uci_moves = cx.lab.play.game.uci();
+        if cx.lab.play.game.starts_from_initial_position()
             && let Some(o) = Openings::shipped().name(&uci_moves)
         {
             ui.label(RichText::new(format!("{} {}", o.eco, o.name)).italics());
         }
-        self.fly_says(ui);
+        self.fly_says(ui, cx);
         ui.horizontal(|ui| {
             ui.toggle_value(&mut self.blur, "Blur").on_hover_text("Hide the fly's probabilities and grades");
-            ui.checkbox(&mut self.imagination, "Imagination")
+            ui.checkbox(&mut cx.lab.play.imagination, "Imagination")
                 .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)");
         });
         ui.horizontal(|ui| {
@@ -803,7 +317,7 @@ impl PlayTab {
                 .on_hover_text("How many of each square's photoreceptors this board lights, before step 1");
         });
         if cx.looks.overlay == crate::ui::looks::Overlay::LooksAt {
-            match self.shown_thought() {
+            match cx.lab.play.shown_thought() {
                 Some(t) => match cx.looks.explanation(t.id) {
                     Some(e) => {
                         let top = e.pieces.iter().min_by(|a, b| a.change.total_cmp(&b.change));
@@ -850,19 +364,19 @@ impl PlayTab {
             ui.selectable_value(&mut self.right_tab, RightTab::Considered, "Fly considered");
             ui.selectable_value(&mut self.right_tab, RightTab::Expects, "Fly expects");
         });
-        self.candidate_list(ui);
-        ui.label(RichText::new(cx.grader_status).small().weak());
+        self.candidate_list(ui, cx);
+        ui.label(RichText::new(&cx.lab.grader_status).small().weak());
         ui.separator();
-        self.move_list(ui);
+        self.move_list(ui, cx);
         ui.separator();
         self.buttons(ui, cx);
     }
 
-    fn fly_says(&self, ui: &mut egui::Ui) {
-        let Some(ply) = self.shown_key() else { return };
-        let t = &self.thoughts[&ply];
-        let Some(m) = self.game.moves().get(ply) else { return };
-        let san = San::from_move(self.game.position(ply), *m).to_string();
+    fn fly_says(&self, ui: &mut egui::Ui, cx: &PlayContext) {
+        let Some(ply) = cx.lab.play.shown_key() else { return };
+        let t = &cx.lab.play.thoughts[&ply];
+        let Some(m) = cx.lab.play.game.moves().get(ply) else { return };
+        let san = San::from_move(cx.lab.play.game.position(ply), *m).to_string();
         let p = t.policy.moves.iter().position(|x| x == m).map(|i| t.policy.probability[i]).unwrap_or(0.0);
         let feeling = match t.value {
             v if v > 0.5 => "I think I'm winning.",
@@ -874,22 +388,22 @@ impl PlayTab {
         let prob = if self.blur { String::new() } else { format!(" I gave it {:.0}%.", 100.0 * p) };
         let mut text = format!("“{san}.{prob} {feeling}”");
         if let Some(fav) = t.skipped_favourite {
-            let fav_san = San::from_move(self.game.position(ply), fav).to_string();
+            let fav_san = San::from_move(cx.lab.play.game.position(ply), fav).to_string();
             text.push_str(&format!(" (My favourite was {fav_san}, but it would repeat an earlier position.)"));
         }
-        if let Some(grade) = self.grade_of(ply, m).filter(|_| !self.blur) {
+        if let Some(grade) = cx.lab.play.grade_of(ply, m).filter(|_| !self.blur) {
             text.push_str(&format!(" Stockfish: {} ({:.0}%).", grade.verdict.name(), grade.accuracy));
         }
         ui.label(RichText::new(text).size(15.0));
         ui.small(format!("{:.0} ms for 12 steps of {} neurons and the readout", t.think_ms, t.neurons));
     }
 
-    fn candidate_list(&mut self, ui: &mut egui::Ui) {
+    fn candidate_list(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         self.hovered = None;
-        let plies = self.game.plies();
+        let plies = cx.lab.play.game.plies();
         // Considered: the fly's move in (or last before) the position shown. Expects: its forecast
         // for the user's move after it.
-        let fly_ply = self.shown_key();
+        let fly_ply = cx.lab.play.shown_key();
         let ply = match self.right_tab {
             RightTab::Considered => fly_ply,
             RightTab::Expects => fly_ply.map(|p| p + 1),
@@ -898,15 +412,15 @@ impl PlayTab {
             ui.weak("The fly has not moved yet.");
             return;
         };
-        let list = self.candidates(ply);
+        let list = cx.lab.play.candidates(ply);
         if list.is_empty() {
             ui.weak("Nothing yet.");
             return;
         }
-        let pos = self.game.position(ply).clone();
+        let pos = cx.lab.play.game.position(ply).clone();
         // Expectations are graded only once the user has moved.
         let graded = ply < plies;
-        let played = self.game.moves().get(ply).copied();
+        let played = cx.lab.play.game.moves().get(ply).copied();
         let shown = if self.all_moves { list.len() } else { CANDIDATES.min(list.len()) };
         let mut hovered = None;
         egui::Grid::new(("candidates", ply)).num_columns(4).striped(true).show(ui, |ui| {
@@ -922,7 +436,7 @@ impl PlayTab {
                 if over {
                     hovered = Some(*m);
                 }
-                match (graded && !self.blur).then(|| self.grade_of(ply, m)).flatten() {
+                match (graded && !self.blur).then(|| cx.lab.play.grade_of(ply, m)).flatten() {
                     Some(g) => {
                         ui.label(format!("{:.0}%", g.accuracy));
                         ui.label(RichText::new(g.verdict.name()).color(verdict_colour(g.verdict)));
@@ -944,14 +458,14 @@ impl PlayTab {
         }
     }
 
-    fn move_list(&mut self, ui: &mut egui::Ui) {
+    fn move_list(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         let book = Openings::shipped();
-        let first_black = self.game.position(0).turn() == Color::Black;
-        let start_number = self.game.position(0).fullmoves().get() as usize;
-        let shown = self.shown_ply();
+        let first_black = cx.lab.play.game.position(0).turn() == Color::Black;
+        let start_number = cx.lab.play.game.position(0).fullmoves().get() as usize;
+        let shown = cx.lab.play.shown_ply();
         egui::ScrollArea::vertical().id_salt("moves").max_height(220.0).stick_to_bottom(true).show(ui, |ui| {
             egui::Grid::new("move-list").num_columns(3).show(ui, |ui| {
-                let plies = self.game.plies();
+                let plies = cx.lab.play.game.plies();
                 let mut ply = 0;
                 let mut row = 0;
                 while ply < plies {
@@ -961,20 +475,20 @@ impl PlayTab {
                             ui.label(if ply >= plies { "" } else { "…" });
                             continue;
                         }
-                        let m = self.game.moves()[ply];
-                        let mut text = self.game.san()[ply].clone();
-                        if self.game.starts_from_initial_position() && book.is_book(self.game.position(ply + 1)) {
+                        let m = cx.lab.play.game.moves()[ply];
+                        let mut text = cx.lab.play.game.san()[ply].clone();
+                        if cx.lab.play.game.starts_from_initial_position() && book.is_book(cx.lab.play.game.position(ply + 1)) {
                             text.push_str(" ·");
                         }
                         let mut rich = RichText::new(text);
                         if !self.blur
-                            && let Some(g) = self.grade_of(ply, &m)
+                            && let Some(g) = cx.lab.play.grade_of(ply, &m)
                             && g.verdict != Verdict::Best && g.verdict != Verdict::Good
                         {
                             rich = rich.color(verdict_colour(g.verdict));
                         }
                         if ui.selectable_label(shown == ply + 1, rich).clicked() {
-                            self.cursor = if ply + 1 == plies { None } else { Some(ply + 1) };
+                            cx.lab.play.cursor = if ply + 1 == plies { None } else { Some(ply + 1) };
                         }
                         ply += 1;
                     }
@@ -988,17 +502,17 @@ impl PlayTab {
     fn buttons(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         ui.horizontal_wrapped(|ui| {
             if ui.button("«").on_hover_text("Start (Up arrow)").clicked() {
-                self.cursor = Some(0);
+                cx.lab.play.cursor = Some(0);
             }
             if ui.button("‹").on_hover_text("Back (Left arrow)").clicked() {
-                self.cursor = Some(self.shown_ply().saturating_sub(1));
+                cx.lab.play.cursor = Some(cx.lab.play.shown_ply().saturating_sub(1));
             }
             if ui.button("›").on_hover_text("Forward (Right arrow)").clicked() {
-                let next = self.shown_ply() + 1;
-                self.cursor = if next >= self.game.plies() { None } else { Some(next) };
+                let next = cx.lab.play.shown_ply() + 1;
+                cx.lab.play.cursor = if next >= cx.lab.play.game.plies() { None } else { Some(next) };
             }
             if ui.button("»").on_hover_text("Now (Down arrow)").clicked() {
-                self.cursor = None;
+                cx.lab.play.cursor = None;
             }
             if ui.button("Flip").on_hover_text("F").clicked() {
                 self.orientation = !self.orientation;
@@ -1006,29 +520,26 @@ impl PlayTab {
         });
         ui.horizontal_wrapped(|ui| {
             if ui.button("Take back").clicked() {
-                self.take_back(cx.speaker);
+                cx.lab.command(Command::TakeBack);
             }
-            let hint_enabled = cx.grader.is_some() && !self.game.is_over() && !self.fly_to_move();
-            if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked()
-                && let Some(g) = cx.grader
-            {
-                g.hint(self.game.fen(self.game.plies()));
+            let hint_enabled = cx.lab.grader.is_some() && !cx.lab.play.game.is_over() && !cx.lab.play.fly_to_move();
+            if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked() {
+                cx.lab.command(Command::Hint);
             }
             let resign = if self.resign_asked { "Really resign?" } else { "Resign" };
-            if ui.add_enabled(!self.game.is_over(), egui::Button::new(resign)).clicked() {
+            if ui.add_enabled(!cx.lab.play.game.is_over(), egui::Button::new(resign)).clicked() {
                 if self.resign_asked {
-                    self.game.resign(self.user);
+                    let user = cx.lab.play.user;
+                    cx.lab.command(Command::Resign(user));
                     self.resign_asked = false;
-                    self.report_open = true;
-                    cx.speaker.play(Sound::GameEnd);
                 } else {
                     self.resign_asked = true;
                 }
             }
             if ui.button("New game").clicked() {
-                self.new_game = Some(NewGame { fly: self.fly_name.clone(), colour: Some(self.user) });
+                self.new_game = Some(NewGame { fly: cx.lab.play.fly_name.clone(), colour: Some(cx.lab.play.user) });
             }
-            if ui.add_enabled(self.game.plies() > 0, egui::Button::new("Report")).clicked() {
+            if ui.add_enabled(cx.lab.play.game.plies() > 0, egui::Button::new("Report")).clicked() {
                 self.report_open = true;
             }
         });
@@ -1037,26 +548,26 @@ impl PlayTab {
             let r = ui.add(egui::TextEdit::singleline(&mut self.typed).hint_text("e4, Nf3, e2e4").desired_width(90.0));
             if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
                 let text = std::mem::take(&mut self.typed);
-                if self.game.turn() == self.user && self.cursor.is_none() {
-                    match parse_move(self.game.current(), &text) {
+                if cx.lab.play.game.turn() == cx.lab.play.user && cx.lab.play.cursor.is_none() {
+                    match parse_move(cx.lab.play.game.current(), &text) {
                         Ok(m) => {
-                            self.play_move(m, cx);
+                            cx.lab.command(Command::Play(m));
                         }
-                        Err(e) => self.status = e.to_string(),
+                        Err(e) => cx.lab.play.status = e.to_string(),
                     }
                 } else {
-                    self.status = "It is not your turn.".into();
+                    cx.lab.play.status = "It is not your turn.".into();
                 }
             }
         });
         ui.horizontal_wrapped(|ui| {
             if ui.button("Copy FEN").clicked() {
-                ui.ctx().copy_text(self.game.fen(self.shown_ply()));
-                self.status = "FEN copied.".into();
+                ui.ctx().copy_text(cx.lab.play.game.fen(cx.lab.play.shown_ply()));
+                cx.lab.play.status = "FEN copied.".into();
             }
             if ui.button("Copy PGN").clicked() {
-                ui.ctx().copy_text(self.pgn());
-                self.status = "PGN copied.".into();
+                ui.ctx().copy_text(cx.lab.play.pgn());
+                cx.lab.play.status = "PGN copied.".into();
             }
         });
         ui.horizontal(|ui| {
@@ -1065,13 +576,13 @@ impl PlayTab {
             if ui.button("…").on_hover_text("Choose a file").clicked() {
                 match rfd::FileDialog::new().add_filter("PGN", &["pgn"]).set_file_name("game.pgn").save_file() {
                     Some(p) => self.pgn_path = p.display().to_string(),
-                    None => self.status = "No file chosen (or no file dialog on this desktop): type a path instead.".into(),
+                    None => cx.lab.play.status = "No file chosen (or no file dialog on this desktop): type a path instead.".into(),
                 }
             }
         });
         ui.horizontal(|ui| {
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Save PGN")).clicked() {
-                self.status = match flychess_sim::connectome::brain_file::write_atomically(&PathBuf::from(&self.pgn_path), self.pgn().as_bytes()) {
+                cx.lab.play.status = match flychess_sim::connectome::brain_file::write_atomically(&PathBuf::from(&self.pgn_path), cx.lab.play.pgn().as_bytes()) {
                     Ok(()) => format!("Saved {}", self.pgn_path),
                     Err(e) => format!("Could not save {}: {e}", self.pgn_path),
                 };
@@ -1079,23 +590,18 @@ impl PlayTab {
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Load PGN")).clicked() {
                 match std::fs::read_to_string(&self.pgn_path).map_err(anyhow::Error::from).and_then(|t| Game::from_pgn(&t)) {
                     Ok(g) => {
-                        let user = self.user;
-                        self.start_game(g, user);
-                        self.status = format!("Loaded {} ({} moves).", self.pgn_path, self.game.plies());
+                        let user = cx.lab.play.user;
+                        cx.lab.command(Command::NewGame { game: g, user, fly: None });
+                        self.game_started(user);
+                        cx.lab.play.status = format!("Loaded {} ({} moves).", self.pgn_path, cx.lab.play.game.plies());
                     }
-                    Err(e) => self.status = format!("Could not load {}: {e}", self.pgn_path),
+                    Err(e) => cx.lab.play.status = format!("Could not load {}: {e}", self.pgn_path),
                 }
             }
         });
-        if !self.status.is_empty() {
-            ui.label(RichText::new(&self.status).small());
+        if !cx.lab.play.status.is_empty() {
+            ui.label(RichText::new(&cx.lab.play.status).small());
         }
-    }
-
-    pub fn pgn(&self) -> String {
-        let fly = format!("Fly {}", self.fly_name);
-        let (white, black) = if self.user == Color::White { ("You", fly.as_str()) } else { (fly.as_str(), "You") };
-        self.game.pgn(white, black, &flychess_sim::fly::today())
     }
 
     fn new_game_window(&mut self, ctx: &egui::Context, cx: &mut PlayContext) {
@@ -1105,8 +611,8 @@ impl PlayTab {
         // Centred over the board: a dialog about the game sits on the game.
         egui::Window::new("New game").open(&mut open).collapsible(false).pivot(egui::Align2::CENTER_CENTER).default_pos(self.board.rect.center()).show(ctx, |ui| {
             ui.label("Opponent:");
-            for name in cx.flies {
-                let elo = cx.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
+            for name in &cx.lab.playable {
+                let elo = cx.lab.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
                 let label = if flychess_sim::charles::player::run_name(name).is_some() {
                     format!("Charles — a network that never was a fly ({name}, {elo})")
                 } else if let Some((base, suffix)) = name.rsplit_once('+')
@@ -1128,58 +634,41 @@ impl PlayTab {
         });
         if start {
             let colour = ng.colour.unwrap_or(if ctx.input(|i| i.time).fract() < 0.5 { Color::White } else { Color::Black });
-            self.fly_name = ng.fly.clone();
-            if let Some(c) = cx.brain_checksum {
-                self.load_fly(cx.data, c, cx.ready);
-            }
-            self.start_game(Game::default(), colour);
+            cx.lab.command(Command::NewGame { game: Game::default(), user: colour, fly: Some(ng.fly.clone()) });
+            self.game_started(colour);
         } else if open {
             self.new_game = Some(ng);
         }
     }
 
-    /// White's win chance after each ply from Stockfish's grades (None where not graded yet).
-    pub fn evaluation_curve(&self) -> Vec<(usize, f64)> {
-        (0..=self.game.plies())
-            .filter_map(|ply| {
-                let g = self.grades.get(&ply)?;
-                if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
-                    return None;
-                }
-                let pov = if self.game.position(ply).turn() == Color::White { g.best_score } else { g.best_score.flip() };
-                Some((ply, pov.win_percent()))
-            })
-            .collect()
-    }
-
-    fn report_window(&mut self, ctx: &egui::Context) {
+    fn report_window(&mut self, ctx: &egui::Context, cx: &mut PlayContext) {
         if !self.report_open {
             return;
         }
         let mut open = true;
         let mut jump = None;
         egui::Window::new("Game report").open(&mut open).default_width(420.0).show(ctx, |ui| {
-            if let Some(end) = self.game.ending() {
+            if let Some(end) = cx.lab.play.game.ending() {
                 ui.strong(format!("{} — {}", end.result, end.reason));
             }
             for colour in [Color::White, Color::Black] {
-                let who = if colour == self.user { "You".to_string() } else { format!("Fly {}", self.fly_name) };
+                let who = if colour == cx.lab.play.user { "You".to_string() } else { format!("Fly {}", cx.lab.play.fly_name) };
                 let mut counts: HashMap<&str, usize> = HashMap::new();
-                for (ply, m) in self.game.moves().iter().enumerate() {
-                    if self.game.position(ply).turn() == colour
-                        && let Some(g) = self.grade_of(ply, m)
+                for (ply, m) in cx.lab.play.game.moves().iter().enumerate() {
+                    if cx.lab.play.game.position(ply).turn() == colour
+                        && let Some(g) = cx.lab.play.grade_of(ply, m)
                     {
                         *counts.entry(g.verdict.name()).or_default() += 1;
                     }
                 }
-                let acc = self.accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());
+                let acc = cx.lab.play.accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());
                 let list: Vec<String> = ["best", "good", "inaccuracy", "mistake", "blunder"]
                     .iter()
                     .map(|v| format!("{} {v}", counts.get(v).copied().unwrap_or(0)))
                     .collect();
                 ui.label(format!("{who} ({}): accuracy {acc}; {}", if colour == Color::White { "White" } else { "Black" }, list.join(", ")));
             }
-            let curve = self.evaluation_curve();
+            let curve = cx.lab.play.evaluation_curve();
             let points: Vec<[f64; 2]> = curve.iter().map(|&(p, w)| [p as f64, w]).collect();
             let plot = egui_plot::Plot::new("evaluation").height(160.0).include_y(0.0).include_y(100.0).allow_scroll(false);
             let response = plot.show(ui, |plot_ui| {
@@ -1195,16 +684,13 @@ impl PlayTab {
             ui.small("Click the graph to jump to that move. Grades: Stockfish at depth 12.");
         });
         if let Some(ply) = jump {
-            let ply = ply.min(self.game.plies());
-            self.cursor = if ply == self.game.plies() { None } else { Some(ply) };
+            let ply = ply.min(cx.lab.play.game.plies());
+            cx.lab.play.cursor = if ply == cx.lab.play.game.plies() { None } else { Some(ply) };
         }
         self.report_open = open;
     }
 }
 
-fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
-}
 
 pub fn verdict_colour(v: Verdict) -> Color32 {
     match v {
@@ -1213,14 +699,5 @@ pub fn verdict_colour(v: Verdict) -> Color32 {
         Verdict::Inaccuracy => Color32::from_rgb(230, 200, 60),
         Verdict::Mistake => Color32::from_rgb(230, 140, 40),
         Verdict::Blunder => Color32::from_rgb(230, 70, 60),
-    }
-}
-
-
-/// "judge" or "search 64": what helps an aided fly.
-fn aid_label(m: &Mover) -> String {
-    match m {
-        Mover::Aided(_, aid) => aid.label(),
-        _ => String::new(),
     }
 }

@@ -25,7 +25,7 @@ use flychess_sim::burn_fit::FitOn;
 use flychess_sim::train::{FitOptions, PassRecord};
 
 use crate::training::{self, human, Controls, Prepared, RunCurves, TrainEvent, TrainJob};
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 /// Which brain a run trains on.
 #[derive(Clone, Debug, PartialEq)]

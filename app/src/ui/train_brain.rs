@@ -17,7 +17,7 @@ use egui_plot::{Legend, Line, LineStyle, Plot};
 use flychess_sim::bptt::run::{self, BrainOptimizer, Leash, Point, RunOptions, Setup};
 use flychess_sim::bptt::Base;
 
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 enum Msg {
     Stage(String),

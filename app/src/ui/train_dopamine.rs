@@ -20,7 +20,7 @@ use flychess_sim::bio::run::{self, Progress, RunOptions};
 use flychess_sim::bio::Constants;
 
 use crate::ui::train::RUN_COLOURS;
-use crate::ui::ReadyBrain;
+use crate::lab::ReadyBrain;
 
 enum Msg {
     Stage(String),

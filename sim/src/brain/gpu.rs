@@ -568,6 +568,74 @@ impl GpuEngine {
         Ok(Rates { batch: positions, neurons: self.neurons, data })
     }
 
+    /// A reader's neurons and steps must belong to this brain.
+    fn check_reader(&self, neurons: &[u32], steps: &[usize]) -> Result<()> {
+        if let Some(&j) = neurons.iter().find(|&&j| j as usize >= self.neurons) {
+            return Err(Error::Invalid(format!("neuron {j} is not in this brain of {}", self.neurons)));
+        }
+        if let Some(&t) = steps.iter().find(|&&t| t >= STEPS) {
+            return Err(Error::Invalid(format!("step {t} is past the last (0-based {})", STEPS - 1)));
+        }
+        Ok(())
+    }
+
+    /// The rates of `neurons` at `steps` (0-based) of the slab `think` left on the device, without
+    /// thinking again and without copying the rest back: what a readout needs while the view
+    /// draws the whole buffer. Same layout as `read`: `[(position · steps.len() + s) ·
+    /// neurons.len() + k]`.
+    pub fn read_current(&mut self, neurons: &[u32], steps: &[usize]) -> Result<Vec<f32>> {
+        let positions = self.current.as_ref().ok_or_else(|| Error::Invalid("nothing thought yet".into()))?.positions;
+        if neurons.is_empty() || steps.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.check_reader(neurons, steps)?;
+        let per_position = neurons.len() * steps.len();
+        let out_bytes = (positions * per_position * 4) as u64;
+        let params_buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read params"),
+            size: UNIFORM_STRIDE,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let (gx, gy) = workgroups((positions * per_position) as u64, self.max_groups_x);
+        let p = ReadParams {
+            neurons: self.neurons as u32,
+            slab: positions as u32,
+            positions: positions as u32,
+            first: 0,
+            wanted: neurons.len() as u32,
+            read_steps: steps.len() as u32,
+            groups_x: gx,
+            _pad: 0,
+        };
+        self.queue.write_buffer(&params_buffer, 0, bytemuck::bytes_of(&p));
+        let neuron_buffer = storage(&self.device, "read neurons", bytemuck::cast_slice(neurons));
+        let steps32: Vec<u32> = steps.iter().map(|&t| t as u32).collect();
+        let step_buffer = storage(&self.device, "read steps", bytemuck::cast_slice(&steps32));
+        let out = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("readings"), size: out_bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
+        let staging = self.staging("readings read-back", out_bytes);
+        let layout = self.read_pipeline.get_bind_group_layout(0);
+        let rates = &self.current.as_ref().expect("checked above").rates;
+        let entries = [
+            wgpu::BindGroupEntry { binding: 0, resource: uniform_block::<ReadParams>(&params_buffer, 0) },
+            wgpu::BindGroupEntry { binding: 1, resource: neuron_buffer.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: step_buffer.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: rates.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
+        ];
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain read"), layout: &layout, entries: &entries });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read the current think") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain read"), timestamp_writes: None });
+            pass.set_pipeline(&self.read_pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(gx, gy, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, out_bytes);
+        let index = self.queue.submit([encoder.finish()]);
+        self.map_read(&staging, Some(index), |bytes| bytemuck::cast_slice::<u8, f32>(bytes).to_vec())
+    }
+
     /// All 12 steps of every position of `boards`, any batch: slab by slab, each copied back and
     /// put in its place in the usual layout.
     pub fn think_rates(&mut self, boards: &[Planes]) -> Result<Rates> {
@@ -615,12 +683,7 @@ impl GpuEngine {
         if batch == 0 || neurons.is_empty() || steps.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(&j) = neurons.iter().find(|&&j| j as usize >= self.neurons) {
-            return Err(Error::Invalid(format!("neuron {j} is not in this brain of {}", self.neurons)));
-        }
-        if let Some(&t) = steps.iter().find(|&&t| t >= STEPS) {
-            return Err(Error::Invalid(format!("step {t} is past the last (0-based {})", STEPS - 1)));
-        }
+        self.check_reader(neurons, steps)?;
         let per_position = neurons.len() * steps.len();
         let (slab, _) = self.plan(batch);
         if (slab * per_position * 4) as u64 > self.binding_limit {

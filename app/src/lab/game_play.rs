@@ -1,0 +1,601 @@
+//! A game in play, below the Play tab: the moves, who plays which side, the fly (any player:
+//! a readout fly, a dopamine fly, Charles, a fly with one of Philidor's aids) and its loading off
+//! the UI thread, the thinks asked of the thinker and their answers (each think kept by the ply it
+//! moved at, full rates only for the newest few and the one shown; older ones recalled when
+//! shown), the think being replayed before its move, the move cursor, and Stockfish's grades and
+//! hint. It never draws: the Play tab, the brain card and the Brain tab are views over it, and
+//! every change comes through `Lab::command` or the lab's per-frame `update`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use shakmaty::{CastlingMode, Color, Move, Position};
+
+use flychess_sim::fly::Fly;
+use flychess_sim::readout::Policy;
+
+use crate::game::{parse_move, Game};
+use crate::grader::{GradeJob, Grader, MoveGrade, PositionGrade};
+use crate::lab::ReadyBrain;
+use crate::sound::{Sound, Speaker};
+use crate::thinker::{Mover, ThinkRequest, Thinker, Thought};
+
+/// How many of the newest thinks keep their full rates (besides the one shown).
+pub const KEEP_RATES: usize = 4;
+
+/// How many of the fly's moves are listed and graded.
+pub const CANDIDATES: usize = 8;
+
+/// Seconds the brain card replays a think before the move is played (12 steps).
+pub const REPLAY_SECONDS: f64 = 1.3;
+
+/// A finished think waiting for its replay to end before the move is played.
+struct Pending {
+    thought: Thought,
+    play_at: f64,
+}
+
+/// What a game needs from the lab's workers while it moves on.
+pub struct Workers<'a> {
+    pub thinker: Option<&'a Thinker>,
+    pub grader: Option<&'a Grader>,
+    pub speaker: &'a mut Speaker,
+    pub data: &'a Path,
+    /// The loaded brain (a dopamine fly's model is made from it).
+    pub ready: Option<&'a Arc<ReadyBrain>>,
+}
+
+pub struct Match {
+    pub game: Game,
+    /// Changes with every new or loaded game (stale answers are ignored).
+    pub game_id: u64,
+    pub user: Color,
+    pub fly_name: String,
+    pub fly: Option<Mover>,
+    /// A dopamine fly, Charles or a judge being made ready off the UI thread.
+    fly_job: Option<std::sync::mpsc::Receiver<Result<Mover, String>>>,
+    /// None: following the game; Some(ply): looking at the position after `ply` moves.
+    pub cursor: Option<usize>,
+    /// The think in flight: (request id, when it started).
+    pub thinking: Option<(u64, f64)>,
+    next_request: u64,
+    pending: Option<Pending>,
+    /// The fly's thoughts by the ply it moved at. Only the newest KEEP_RATES and the one shown
+    /// keep their rates (6 MB each on FlyWire); the others' are let go and recalled when shown.
+    pub thoughts: HashMap<usize, Thought>,
+    /// The recall in flight: (request id, the ply of the think it restores).
+    recalling: Option<(u64, usize)>,
+    /// Stockfish's grades by ply, with the FEN they belong to.
+    pub grades: HashMap<usize, PositionGrade>,
+    requested: HashMap<usize, String>,
+    pub hint: Option<(String, Move)>,
+    pub imagination: bool,
+    /// Replay the fly's 12 steps before its move is played.
+    pub replay: bool,
+    /// What the game last said (a fly that cannot play, a dropped premove, a bad move typed).
+    pub status: String,
+    /// The fly stops moving once the game has this many plies (`--watch --plies N`).
+    pub stop_at: Option<usize>,
+    /// Who plays the user's side when the window plays by itself (`--watch`).
+    pub opponent_name: Option<String>,
+}
+
+impl Match {
+    pub fn new(fly_name: String, user: Color) -> Match {
+        Match {
+            game: Game::default(),
+            game_id: 1,
+            user,
+            fly_name,
+            fly: None,
+            fly_job: None,
+            cursor: None,
+            thinking: None,
+            next_request: 1,
+            pending: None,
+            thoughts: HashMap::new(),
+            recalling: None,
+            grades: HashMap::new(),
+            requested: HashMap::new(),
+            hint: None,
+            imagination: false,
+            replay: true,
+            status: String::new(),
+            stop_at: None,
+            opponent_name: None,
+        }
+    }
+
+    /// Loads the fly by name for the brain with `checksum`; when that fly is missing or belongs
+    /// to another brain, the brain's own trained fly (the shipped one first) plays instead and
+    /// the status says so. A brain with no trained fly yet says how to train one.
+    pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<ReadyBrain>>) {
+        self.fly_job = None;
+        if let Some(run) = flychess_sim::charles::player::run_name(&self.fly_name) {
+            self.load_charles(run.to_string(), data.to_path_buf());
+            return;
+        }
+        if let Some((base, suffix)) = self.fly_name.clone().rsplit_once('+')
+            && let Some(aid) = flychess_sim::search::Aid::parse(suffix)
+        {
+            match aid {
+                Ok(aid) => self.load_aided(base, aid, checksum, ready, data),
+                Err(e) => {
+                    self.status = format!("{} cannot play: {e}", self.fly_name);
+                    self.fly = None;
+                }
+            }
+            return;
+        }
+        if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
+            && flychess_sim::bio::file::is_dopamine_fly(&path)
+            && let Some(ready) = ready.filter(|r| r.checksum == checksum)
+        {
+            self.load_dopamine(path, ready.clone(), data.to_path_buf());
+            return;
+        }
+        let named = flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p));
+        if let Ok(f) = &named
+            && f.meta.brain_checksum == checksum
+        {
+            self.fly = Some(Mover::Readout(Arc::new(f.clone())));
+            return;
+        }
+        let why = match &named {
+            Ok(f) => format!("Fly {} was trained on another brain ({})", self.fly_name, f.meta.brain),
+            Err(e) => format!("Fly {} could not be loaded ({e})", self.fly_name),
+        };
+        match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+            Some((name, Ok(f))) => {
+                self.status = format!("{why}; {name}, this brain's fly, plays instead.");
+                self.fly_name = name;
+                self.fly = Some(Mover::Readout(Arc::new(f)));
+            }
+            _ => {
+                self.status = format!("{why}, and this brain has no trained fly yet: train one in the Train tab.");
+                self.fly = None;
+            }
+        }
+    }
+
+    /// A dopamine fly: its file read and its model of the brain made (the mushroom body split off,
+    /// its homeostasis read back or measured once) on a thread; it plays once ready.
+    fn load_dopamine(&mut self, path: std::path::PathBuf, ready: Arc<ReadyBrain>, data: std::path::PathBuf) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = (|| -> flychess_sim::Result<Mover> {
+                let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
+                let bio = ready.dopamine_model(&data, f.meta.constants, &|_| {})?;
+                f.check(&bio)?;
+                Ok(Mover::Dopamine(Arc::new(f), bio))
+            })();
+            let _ = tx.send(made.map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.fly_job = Some(rx);
+        self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
+    }
+
+    /// A fly of this brain with one of Philidor's aids: a search plays at once; a judge's weight is
+    /// read back or chosen on VAL on a thread (seconds) and it plays once ready.
+    fn load_aided(&mut self, base: &str, aid: flychess_sim::search::Aid, checksum: &str, ready: Option<&Arc<ReadyBrain>>, data: &std::path::Path) {
+        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
+            Ok(f) if f.meta.brain_checksum == checksum => Arc::new(f),
+            Ok(f) => {
+                self.status = format!("{} cannot play: fly {base} was trained on another brain ({})", self.fly_name, f.meta.brain);
+                self.fly = None;
+                return;
+            }
+            Err(e) => {
+                self.status = format!("{} cannot play: {e}", self.fly_name);
+                self.fly = None;
+                return;
+            }
+        };
+        let flychess_sim::search::Aid::Judge { .. } = aid else {
+            self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
+            self.fly = Some(Mover::Aided(fly, aid));
+            return;
+        };
+        let Some(ready) = ready.filter(|r| r.checksum == checksum).cloned() else {
+            self.status = format!("{} waits for its brain.", self.fly_name);
+            self.fly = None;
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let data = data.to_path_buf();
+        std::thread::spawn(move || {
+            let weight = crate::training::judge_weight(&data, &fly, &ready.brain, &ready.connectome.groups.descending);
+            let _ = tx.send(weight.map(|weight| Mover::Aided(fly, flychess_sim::search::Aid::Judge { weight })).map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.fly_job = Some(rx);
+        self.status = format!("Choosing {}'s weight on VAL positions…", self.fly_name);
+    }
+
+    /// Charles: its weights loaded on a thread; it plays once ready. It needs no brain.
+    fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(|c| Mover::Charles(Arc::new(c)));
+            let _ = tx.send(made.map_err(|e| e.to_string()));
+        });
+        self.fly = None;
+        self.fly_job = Some(rx);
+        self.status = format!("Loading {}…", self.fly_name);
+    }
+
+    /// Takes a dopamine fly, Charles or a judged fly that became ready; true while one is still being prepared.
+    fn poll_fly_job(&mut self) -> bool {
+        let Some(rx) = &self.fly_job else { return false };
+        match rx.try_recv() {
+            Ok(Ok(m @ Mover::Aided(..))) => {
+                self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid_label(&m));
+                self.fly = Some(m);
+                self.fly_job = None;
+                false
+            }
+            Ok(Ok(m)) if !m.has_brain() => {
+                self.status = format!("{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.", m.name());
+                self.fly = Some(m);
+                self.fly_job = None;
+                false
+            }
+            Ok(Ok(m)) => {
+                self.status = format!("Dopamine fly {} plays: it looks at the board after each of its moves and its MBONs vote.", m.name());
+                self.fly = Some(m);
+                self.fly_job = None;
+                false
+            }
+            Ok(Err(e)) => {
+                self.status = format!("{} cannot play: {e}", self.fly_name);
+                self.fly_job = None;
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.status = format!("{} could not be prepared.", self.fly_name);
+                self.fly_job = None;
+                false
+            }
+        }
+    }
+
+    /// A dopamine fly is being prepared.
+    pub fn preparing_fly(&self) -> bool {
+        self.fly_job.is_some()
+    }
+
+    pub fn start_game(&mut self, game: Game, user: Color) {
+        self.game = game;
+        self.game_id += 1;
+        self.user = user;
+        self.cursor = None;
+        self.thinking = None;
+        self.pending = None;
+        self.thoughts.clear();
+        self.recalling = None;
+        self.grades.clear();
+        self.requested.clear();
+        self.hint = None;
+        self.status.clear();
+    }
+
+    /// The ply shown on the board.
+    pub fn shown_ply(&self) -> usize {
+        self.cursor.unwrap_or(self.game.plies()).min(self.game.plies())
+    }
+
+    pub fn fly_to_move(&self) -> bool {
+        !self.game.is_over() && self.game.turn() != self.user && self.stop_at.is_none_or(|n| self.game.plies() < n)
+    }
+
+    /// The requests in flight are dropped (their thinker is gone): the fly's move and any recall
+    /// are asked again of the next one.
+    pub fn forget_requests(&mut self) {
+        self.thinking = None;
+        self.recalling = None;
+        // A copy that was to follow from the dead thinker is recalled from the new one.
+        for t in self.pending.iter_mut().map(|p| &mut p.thought).chain(self.thoughts.values_mut()) {
+            t.rates_follow = false;
+        }
+    }
+
+    /// Takes back to the user's last turn (one move if the fly has not answered yet, else two).
+    pub fn take_back(&mut self, speaker: &mut Speaker) {
+        let n = if self.game.turn() == self.user { 2 } else { 1 };
+        let n = if self.game.plies() < n { self.game.plies() } else { n };
+        if n == 0 && !self.game.is_over() {
+            return;
+        }
+        self.game.take_back(n);
+        self.thinking = None;
+        self.pending = None;
+        self.cursor = None;
+        self.hint = None;
+        let plies = self.game.plies();
+        self.thoughts.retain(|&k, _| k < plies);
+        speaker.play(Sound::TakeBack);
+    }
+
+    /// Plays `m` for whoever is to move; sounds, premove and grading follow.
+    pub fn play_move(&mut self, m: Move, w: &mut Workers) -> bool {
+        let ply = self.game.plies();
+        match self.game.play(m) {
+            Ok(san) => {
+                w.speaker.play(if self.game.is_over() { Sound::GameEnd } else { Sound::of_move(&san) });
+                self.hint = None;
+                self.request_grade(ply, w.grader);
+                true
+            }
+            Err(e) => {
+                self.status = e.to_string();
+                w.speaker.play(Sound::Illegal);
+                false
+            }
+        }
+    }
+
+    /// `colour` resigns.
+    pub fn resign(&mut self, colour: Color, speaker: &mut Speaker) {
+        if !self.game.is_over() {
+            self.game.resign(colour);
+            speaker.play(Sound::GameEnd);
+        }
+    }
+
+    /// Asks a new grader for every grade the game still lacks (the one they were asked of died
+    /// or was replaced before answering).
+    pub fn regrade(&mut self, grader: Option<&Grader>) {
+        self.requested.retain(|ply, _| self.grades.contains_key(ply));
+        for ply in 0..self.game.plies() {
+            self.request_grade(ply, grader);
+        }
+    }
+
+    /// Asks Stockfish for its best move in the current position.
+    pub fn ask_hint(&self, grader: Option<&Grader>) {
+        if let Some(g) = grader
+            && !self.game.is_over()
+        {
+            g.hint(self.game.fen(self.game.plies()));
+        }
+    }
+
+    /// Asks Stockfish to grade the position before move `ply`: the best move, the played move,
+    /// and the fly's candidates (its choices if it moved, its expectations if the user did).
+    fn request_grade(&mut self, ply: usize, grader: Option<&Grader>) {
+        let Some(grader) = grader else { return };
+        let fen = self.game.fen(ply);
+        if self.requested.get(&ply) == Some(&fen) {
+            return;
+        }
+        let mut moves: Vec<String> = self.candidates(ply).iter().take(CANDIDATES).map(|(m, _)| uci(m)).collect();
+        if let Some(m) = self.game.moves().get(ply) {
+            moves.push(uci(m));
+        }
+        self.requested.insert(ply, fen.clone());
+        grader.grade(GradeJob { game: self.game_id, ply, fen, moves });
+    }
+
+    /// The fly's moves for the position before `ply` with their probabilities, most likely first:
+    /// what it considered (its own move) or what it expected (the user's move).
+    pub fn candidates(&self, ply: usize) -> Vec<(Move, f32)> {
+        let policy: Option<&Policy> = match self.thoughts.get(&ply) {
+            Some(t) => Some(&t.policy),
+            None => ply.checked_sub(1).and_then(|p| self.thoughts.get(&p)).and_then(|t| t.expects.as_ref()),
+        };
+        let Some(p) = policy else { return Vec::new() };
+        let mut v: Vec<(Move, f32)> = p.moves.iter().copied().zip(p.probability.iter().copied()).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+
+    /// The grade of a move at `ply`, if Stockfish has it and the position is still that one.
+    pub fn grade_of(&self, ply: usize, m: &Move) -> Option<MoveGrade> {
+        let g = self.grades.get(&ply)?;
+        if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
+            return None;
+        }
+        g.grade(&uci(m))
+    }
+
+    /// Mean accuracy of `colour`'s graded moves.
+    pub fn accuracy(&self, colour: Color) -> Option<(f64, usize)> {
+        let values: Vec<f64> = self
+            .game
+            .moves()
+            .iter()
+            .enumerate()
+            .filter(|(ply, _)| self.game.position(*ply).turn() == colour)
+            .filter_map(|(ply, m)| self.grade_of(ply, m).map(|g| g.accuracy))
+            .collect();
+        (!values.is_empty()).then(|| (values.iter().sum::<f64>() / values.len() as f64, values.len()))
+    }
+
+    /// Per frame (`now` in seconds, the window's clock): answers from the thinker and grader, the
+    /// fly's turn. Returns how long until it needs another look (a replay ending, a fly being
+    /// prepared), if it does.
+    pub fn update(&mut self, now: f64, animate: bool, w: &mut Workers, grades: Vec<PositionGrade>, hints: Vec<(String, String)>) -> Option<f64> {
+        let mut wake: Option<f64> = None;
+        for g in grades {
+            if g.game == self.game_id {
+                self.grades.insert(g.ply, g);
+            }
+        }
+        for (fen, best) in hints {
+            if fen == self.game.fen(self.game.plies())
+                && let Ok(m) = parse_move(self.game.current(), &best)
+            {
+                self.hint = Some((fen, m));
+            }
+        }
+        if let Some(thinker) = w.thinker {
+            while let Ok(t) = thinker.answers.try_recv() {
+                if t.follow_up {
+                    // A GPU think's CPU copy for the panels, wherever that think is now.
+                    let waiting = self.pending.iter_mut().map(|p| &mut p.thought).chain(self.thoughts.values_mut()).find(|o| o.id == t.id && o.rates_follow);
+                    if let Some(o) = waiting {
+                        o.rates = t.rates;
+                        o.rates_follow = false;
+                    }
+                    continue;
+                }
+                if let Some((id, ply)) = self.recalling
+                    && id == t.id
+                {
+                    self.recalling = None;
+                    if let Some(old) = self.thoughts.get_mut(&ply)
+                        && old.position == t.position
+                    {
+                        old.rates = t.rates;
+                    }
+                    continue;
+                }
+                if self.thinking.map(|(id, _)| id) == Some(t.id) {
+                    self.thinking = None;
+                    let delay = if self.replay && animate { REPLAY_SECONDS } else { 0.0 };
+                    self.pending = Some(Pending { thought: t, play_at: now + delay });
+                }
+            }
+        }
+        if let Some(p) = &self.pending {
+            if now >= p.play_at {
+                let p = self.pending.take().expect("checked");
+                let ply = self.game.plies();
+                if self.game.current() == &p.thought.position {
+                    let chosen = p.thought.chosen;
+                    // The GPU engine's one rates buffer now holds this think: the others show
+                    // their own copies.
+                    for t in self.thoughts.values_mut() {
+                        t.gpu_rates = None;
+                    }
+                    self.thoughts.insert(ply, p.thought);
+                    self.play_move(chosen, w);
+                }
+            } else {
+                wake = Some((p.play_at - now).max(0.01));
+            }
+        }
+        if self.poll_fly_job() {
+            wake = Some(wake.map_or(0.1, |s| s.min(0.1)));
+        }
+        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none()
+            && let (Some(thinker), Some(fly)) = (w.thinker, &self.fly)
+        {
+            let id = self.next_request;
+            self.next_request += 1;
+            self.thinking = Some((id, now));
+            thinker.ask(ThinkRequest {
+                id,
+                fly: fly.clone(),
+                position: self.game.current().clone(),
+                earlier: self.game.keys().to_vec(),
+                // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
+                // A dopamine fly looks one move ahead by design: it has no imagination switch.
+                imagination: fly.readout().filter(|_| self.imagination && !matches!(fly, Mover::Aided(..))).map(|f| crate::training::tuned_imagination(w.data, f)),
+                recall: false,
+            });
+        }
+        self.keep_rates_bounded(w.thinker);
+        wake
+    }
+
+    /// The ply of the think that belongs to the position shown: the fly's think in that position
+    /// if it moved there, else the think behind the last fly move before it.
+    pub fn shown_key(&self) -> Option<usize> {
+        let shown = self.shown_ply();
+        self.thoughts.keys().copied().filter(|&k| k <= shown).max()
+    }
+
+    /// The think the brain card, the sentence, the region bars, the inspector and the export
+    /// show: the one being replayed when following the game, else the one of the position on the
+    /// board (`shown_key`). None after a new game: the brain is silent.
+    pub fn shown_thought(&self) -> Option<&Thought> {
+        if self.cursor.is_none()
+            && let Some(p) = &self.pending
+        {
+            return Some(&p.thought);
+        }
+        self.shown_key().and_then(|k| self.thoughts.get(&k))
+    }
+
+    /// Keeps full rates for the newest KEEP_RATES thinks and the one shown, lets the others' go,
+    /// and asks the thinker to recall the shown one's when they were let go.
+    fn keep_rates_bounded(&mut self, thinker: Option<&Thinker>) {
+        // FLYCHESS_KEEP_ALL_RATES=1 keeps every think's rates (how the window worked before; for
+        // measuring what the bound saves).
+        static KEEP_ALL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *KEEP_ALL.get_or_init(|| std::env::var_os("FLYCHESS_KEEP_ALL_RATES").is_some()) {
+            return;
+        }
+        let shown = self.shown_key();
+        let mut keys: Vec<usize> = self.thoughts.keys().copied().collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        for &k in keys.iter().skip(KEEP_RATES) {
+            if Some(k) != shown && self.recalling.map(|(_, p)| p) != Some(k) {
+                let t = self.thoughts.get_mut(&k).expect("listed");
+                if !t.rates.is_empty() {
+                    t.rates = Arc::new(Vec::new());
+                    t.gpu_rates = None;
+                }
+            }
+        }
+        let (Some(k), Some(thinker), Some(fly)) = (shown, thinker, &self.fly) else { return };
+        let t = &self.thoughts[&k];
+        if t.rates.is_empty() && !t.rates_follow && self.recalling.is_none() {
+            let id = self.next_request;
+            self.next_request += 1;
+            self.recalling = Some((id, k));
+            thinker.ask(ThinkRequest { id, fly: fly.clone(), position: t.position.clone(), earlier: Vec::new(), imagination: None, recall: true });
+        }
+    }
+
+    /// Whether a finished think is being replayed before its move is played.
+    pub fn replaying(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Seconds into the replay of the pending think (None: no replay running).
+    pub fn replay_progress(&self, now: f64) -> Option<f64> {
+        self.pending.as_ref().map(|p| ((now - (p.play_at - REPLAY_SECONDS)) / REPLAY_SECONDS).clamp(0.0, 1.0))
+    }
+
+
+    pub fn pgn(&self) -> String {
+        let fly = format!("Fly {}", self.fly_name);
+        let (white, black) = if self.user == Color::White { ("You", fly.as_str()) } else { (fly.as_str(), "You") };
+        self.game.pgn(white, black, &flychess_sim::fly::today())
+    }
+
+
+    /// White's win chance after each ply from Stockfish's grades (None where not graded yet).
+    pub fn evaluation_curve(&self) -> Vec<(usize, f64)> {
+        (0..=self.game.plies())
+            .filter_map(|ply| {
+                let g = self.grades.get(&ply)?;
+                if self.requested.get(&ply) != Some(&self.game.fen(ply)) {
+                    return None;
+                }
+                let pov = if self.game.position(ply).turn() == Color::White { g.best_score } else { g.best_score.flip() };
+                Some((ply, pov.win_percent()))
+            })
+            .collect()
+    }
+
+}
+
+fn uci(m: &Move) -> String {
+    m.to_uci(CastlingMode::Standard).to_string()
+}
+
+
+
+/// "judge" or "search 64": what helps an aided fly.
+fn aid_label(m: &Mover) -> String {
+    match m {
+        Mover::Aided(_, aid) => aid.label(),
+        _ => String::new(),
+    }
+}

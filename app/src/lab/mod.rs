@@ -1,0 +1,626 @@
+//! The lab: everything the window shows that is not drawing. It owns the domain state and the
+//! background jobs below every tab: the brain in use and other brains being downloaded or built
+//! (the current one plays on meanwhile; a failure is said and loses nothing), the workers (the
+//! fly's thinker, Stockfish's grader, the speaker, the `--watch` opponent; a worker that dies is
+//! noticed, said, and replaced), the flies, Charles runs and ratings on disk, and the game in play
+//! (`game_play::Match`). Tabs are views over it: they read its state, send it a `Command`, and
+//! the window hands them the `Notice`s that `poll` returns each frame. It never draws and knows
+//! no egui widget; the connectome's tables stay behind `sim::store`, reached only through the
+//! brain it loads (`ReadyBrain`).
+
+pub mod flies;
+pub mod game_play;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread;
+
+use shakmaty::{Color, Move};
+
+use flychess_sim::brain::Brain;
+use flychess_sim::connectome::{Connectome, Info};
+use flychess_sim::store::{self, BrainSpec, Tables};
+
+use crate::game::Game;
+use crate::grader::{Grader, GraderEvent};
+use crate::sound::Speaker;
+use crate::thinker::Thinker;
+pub use game_play::{Match, Workers, CANDIDATES, KEEP_RATES, REPLAY_SECONDS};
+
+/// The default brain's shipped fly (FlyWire v783); any brain falls back to its own fly.
+pub const DEFAULT_FLY: &str = "flywire";
+
+/// The aids offered with each trained fly in the New game picker: a judge and a 64-simulation
+/// search over its own top five moves.
+pub const AIDED_SUFFIXES: [&str; 2] = ["judge", "search64"];
+
+/// How many times a worker that died is started again before the lab gives up on it.
+pub const RESTARTS: u32 = 3;
+
+/// Called from worker threads when they have news (the window's repaint).
+pub type Wake = Arc<dyn Fn() + Send + Sync>;
+
+/// A loaded, calibrated brain.
+pub struct ReadyBrain {
+    /// What it was built from (controls are built from the same tables).
+    pub spec: BrainSpec,
+    pub connectome: Arc<Connectome>,
+    pub brain: Arc<Brain>,
+    pub checksum: String,
+    pub info: Info,
+    /// The dopamine fly's models of this brain, by constants (`dopamine_model`).
+    dopamine_models: std::sync::Mutex<Vec<(flychess_sim::bio::Constants, Arc<flychess_sim::bio::BioBrain>)>>,
+}
+
+impl ReadyBrain {
+    /// The dopamine fly's model of this brain for `constants`, made once (the mushroom body split
+    /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
+    /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it
+    /// takes seconds, and a second caller for the same model waits for the first.
+    pub fn dopamine_model(&self, data: &Path, constants: flychess_sim::bio::Constants, progress: &(dyn Fn(usize) + Sync)) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
+        let mut made = self.dopamine_models.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, b)) = made.iter().find(|(c, _)| *c == constants) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(flychess_sim::bio::prepare(&self.connectome, &self.checksum, &self.brain, &self.spec.brain_path(data), constants, progress)?);
+        made.push((constants, b.clone()));
+        Ok(b)
+    }
+}
+
+enum Report {
+    Progress { stage: String, fraction: f64 },
+    Ready(Box<ReadyBrain>),
+    Failed(String),
+}
+
+pub enum BrainState {
+    Loading { stage: String, fraction: f64 },
+    Ready(Arc<ReadyBrain>),
+    Failed(String),
+}
+
+/// What a view asks the lab to do.
+pub enum Command {
+    /// Play a move for whoever is to move (the user's move, a premove, a typed move).
+    Play(Move),
+    TakeBack,
+    /// `colour` resigns the game.
+    Resign(Color),
+    /// A new game against `fly` (None: the same player), the user playing `user`.
+    NewGame { game: Game, user: Color, fly: Option<String> },
+    /// Stockfish's best move in the current position.
+    Hint,
+    /// Load (or build) another brain; the current one plays on until it is ready.
+    SwitchBrain(BrainSpec),
+    /// Download MaleCNS v1.0's tables and build its brain.
+    DownloadMaleCns,
+    /// Grade with the Stockfish at this path (empty: search the usual places).
+    UseStockfish(String),
+    /// Read the flies, Charles runs and ratings on disk again (a fly was trained, renamed, deleted).
+    ReadFlies,
+    /// Play by itself from now on: the fly against `Watch::opponent` (sent once the game it
+    /// watches is set up).
+    Watch(Watch),
+}
+
+/// What happened in the lab since the last frame, for the views that care.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// A brain is ready and in use (the first one, or another that replaced it).
+    BrainReady,
+    /// Another brain could not be prepared; the current one plays on.
+    BrainFailed(String),
+    /// A worker died and a new one was started (what, in words).
+    WorkerReplaced(String),
+    /// The game just ended (its id).
+    GameOver(u64),
+}
+
+/// A game the lab plays by itself: the fly against `opponent` (random, greedy, stockfish,
+/// stockfish:P or a fly's name) until the game ends or `plies` moves are played.
+#[derive(Clone, Debug, Default)]
+pub struct Watch {
+    pub opponent: String,
+    pub plies: Option<usize>,
+}
+
+/// How the lab starts.
+pub struct LabOptions {
+    pub data: PathBuf,
+    /// eframe's wgpu device and queue (None in tests without a renderer).
+    pub render_state: Option<eframe::egui_wgpu::RenderState>,
+    /// A speaker that never opens a device (tests, screenshots).
+    pub silent: bool,
+    pub muted: bool,
+    pub stockfish: String,
+    pub fly: String,
+    pub user: Color,
+}
+
+pub struct Lab {
+    pub data: PathBuf,
+    pub brain: BrainState,
+    reports: Receiver<Report>,
+    sender: Sender<Report>,
+    /// A download in progress: (stage, fraction).
+    pub download: Option<(String, f64)>,
+    /// Another brain being built while the current one plays on: (stage, fraction).
+    pub brain_job: Option<(String, f64)>,
+    /// Why the last download or build of another brain failed (the current brain plays on).
+    pub brain_job_error: Option<String>,
+    /// The game in play.
+    pub play: Match,
+    pub thinker: Option<Thinker>,
+    pub grader: Option<Grader>,
+    pub grader_status: String,
+    /// The Stockfish path the grader was started with (empty: the usual places).
+    stockfish: String,
+    grader_restarts: u32,
+    pub speaker: Speaker,
+    /// What the lab says about its workers (one that died and was replaced).
+    pub workers_status: String,
+    /// Which engine the fly thinks with, in words.
+    pub engine: String,
+    pub render_state: Option<eframe::egui_wgpu::RenderState>,
+    pub flies: Vec<String>,
+    /// The players the loaded brain can field (what the new-game picker offers).
+    pub playable: Vec<String>,
+    /// The finished Charles runs by player name.
+    pub charles: Vec<String>,
+    playable_for: Option<(Vec<String>, String)>,
+    pub ratings: HashMap<String, String>,
+    pub watch: Option<Watch>,
+    /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
+    opponent: Option<crate::opponent::Opponent>,
+    pub opponent_asked: Option<(u64, usize)>,
+    /// Why the `--watch` opponent could not start or play (then the lab stops asking it).
+    pub opponent_failed: Option<String>,
+    notices: Vec<Notice>,
+    /// The game whose end was last told.
+    over_told: Option<(u64, usize)>,
+    wake: Wake,
+}
+
+impl Lab {
+    /// Starts the lab: the default brain loads (or is built) in the background, the grader starts.
+    pub fn new(options: LabOptions, wake: Wake) -> Lab {
+        let (sender, reports) = channel();
+        start_brain_job(BrainSpec::default(), options.data.clone(), sender.clone(), wake.clone());
+        let mut lab = Lab {
+            brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 },
+            reports,
+            sender,
+            download: None,
+            brain_job: None,
+            brain_job_error: None,
+            play: Match::new(options.fly, options.user),
+            thinker: None,
+            grader: None,
+            grader_status: String::new(),
+            stockfish: options.stockfish,
+            grader_restarts: 0,
+            speaker: if options.silent { Speaker::silent() } else { Speaker::new(options.muted) },
+            workers_status: String::new(),
+            engine: String::new(),
+            render_state: options.render_state,
+            flies: Vec::new(),
+            playable: Vec::new(),
+            charles: Vec::new(),
+            playable_for: None,
+            ratings: HashMap::new(),
+            watch: None,
+            opponent: None,
+            opponent_asked: None,
+            opponent_failed: None,
+            notices: Vec::new(),
+            over_told: None,
+            wake,
+            data: options.data,
+        };
+        lab.read_flies();
+        lab.start_grader();
+        lab
+    }
+
+    pub fn ready(&self) -> Option<&Arc<ReadyBrain>> {
+        match &self.brain {
+            BrainState::Ready(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The game and the workers it uses, borrowed apart.
+    pub fn game_and_workers(&mut self) -> (&mut Match, Workers<'_>) {
+        let ready = match &self.brain {
+            BrainState::Ready(b) => Some(b),
+            _ => None,
+        };
+        (&mut self.play, Workers { thinker: self.thinker.as_ref(), grader: self.grader.as_ref(), speaker: &mut self.speaker, data: &self.data, ready })
+    }
+
+    /// Does what a view asked. A move that is not legal is said in the game's status (false).
+    pub fn command(&mut self, command: Command) -> bool {
+        match command {
+            Command::Play(m) => {
+                let (game, mut w) = self.game_and_workers();
+                return game.play_move(m, &mut w);
+            }
+            Command::TakeBack => self.play.take_back(&mut self.speaker),
+            Command::Resign(colour) => self.play.resign(colour, &mut self.speaker),
+            Command::NewGame { game, user, fly } => {
+                if let Some(name) = fly {
+                    self.play.fly_name = name;
+                    if let Some(r) = self.ready().cloned() {
+                        self.play.load_fly(&self.data, &r.checksum, Some(&r));
+                    }
+                }
+                self.play.start_game(game, user);
+                // An answer the opponent owes belongs to the last game.
+                self.opponent_asked = None;
+            }
+            Command::Hint => self.play.ask_hint(self.grader.as_ref()),
+            Command::SwitchBrain(spec) => self.switch_brain(spec),
+            Command::DownloadMaleCns => self.start_download(),
+            Command::UseStockfish(path) => {
+                self.stockfish = path;
+                self.grader_restarts = 0;
+                self.start_grader();
+                self.play.regrade(self.grader.as_ref());
+            }
+            Command::ReadFlies => self.read_flies(),
+            Command::Watch(w) => {
+                self.play.stop_at = w.plies;
+                self.play.opponent_name = Some(format!("{} (watching)", w.opponent));
+                self.watch = Some(w);
+            }
+        }
+        true
+    }
+
+    /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
+    /// tables are downloaded.
+    pub fn brain_choices(&self) -> Vec<(&'static str, BrainSpec)> {
+        let malecns = store::malecns_dir(&self.data);
+        let mut choices = vec![
+            ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
+            ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
+        ];
+        if store::malecns_present(&malecns) {
+            choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
+        }
+        choices
+    }
+
+    /// Whether MaleCNS's tables are on disk.
+    pub fn malecns_present(&self) -> bool {
+        store::malecns_present(&store::malecns_dir(&self.data))
+    }
+
+    fn read_flies(&mut self) {
+        self.flies = flychess_sim::fly::list(&self.data);
+        self.charles = charles_players(&self.data);
+        self.ratings = flies::read_ratings(&self.data);
+    }
+
+    /// Per frame (`now`: the window's clock in seconds; `board_still`: no piece is sliding, so the
+    /// `--watch` opponent may be asked): brain reports, workers' answers and deaths, the game's
+    /// own step. Returns what happened and how long until the lab needs another look.
+    pub fn poll(&mut self, now: f64, animate: bool, board_still: bool) -> (Vec<Notice>, Option<f64>) {
+        self.take_reports();
+        self.supervise();
+        let (grades, hints) = self.grader_events();
+        let (game, mut w) = self.game_and_workers();
+        let wake = game.update(now, animate, &mut w, grades, hints);
+        self.refresh_playable();
+        self.watch_step(board_still);
+        let key = (self.play.game_id, self.play.game.plies());
+        if self.play.game.is_over() && self.over_told != Some(key) {
+            self.over_told = Some(key);
+            self.notices.push(Notice::GameOver(key.0));
+        }
+        (std::mem::take(&mut self.notices), wake)
+    }
+
+    fn take_reports(&mut self) {
+        while let Ok(r) = self.reports.try_recv() {
+            let playing = self.ready().is_some();
+            match r {
+                Report::Progress { stage, fraction } => {
+                    if stage.starts_with("downloading") {
+                        self.download = Some((stage, fraction));
+                    } else if playing {
+                        // Another brain is being built: the current one plays on meanwhile.
+                        self.brain_job = Some((stage, fraction));
+                    } else {
+                        self.brain = BrainState::Loading { stage, fraction };
+                    }
+                }
+                Report::Ready(ready) => {
+                    self.download = None;
+                    self.brain_job = None;
+                    self.brain_job_error = None;
+                    let ready: Arc<ReadyBrain> = Arc::from(ready);
+                    self.start_thinker(&ready);
+                    self.play.load_fly(&self.data, &ready.checksum, Some(&ready));
+                    self.opponent = None;
+                    self.brain = BrainState::Ready(ready);
+                    self.notices.push(Notice::BrainReady);
+                }
+                Report::Failed(e) => {
+                    self.download = None;
+                    self.brain_job = None;
+                    if playing {
+                        // The game and the brain it is played on stay; the failure is said.
+                        self.brain_job_error = Some(e.clone());
+                        self.notices.push(Notice::BrainFailed(e));
+                    } else {
+                        self.brain = BrainState::Failed(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A thinker or grader that died is replaced (the fly's move in hand and the grades not yet
+    /// given are asked again of the new one); the speaker replaces its own on the next sound.
+    fn supervise(&mut self) {
+        if self.thinker.as_ref().is_some_and(|t| !t.alive())
+            && let Some(ready) = self.ready().cloned()
+        {
+            tracing::warn!("the fly's thinker stopped; starting a new one");
+            self.workers_status = "The fly's thinker stopped unexpectedly; a new one was started.".into();
+            self.start_thinker(&ready);
+            self.play.forget_requests();
+            self.notices.push(Notice::WorkerReplaced("the fly's thinker".into()));
+        }
+        if self.grader.as_ref().is_some_and(Grader::died) {
+            if self.grader_restarts < RESTARTS {
+                self.grader_restarts += 1;
+                tracing::warn!("the grader stopped; starting a new one ({} of {RESTARTS})", self.grader_restarts);
+                self.workers_status = "Stockfish's grader stopped unexpectedly; a new one was started.".into();
+                self.start_grader();
+                self.play.regrade(self.grader.as_ref());
+                self.notices.push(Notice::WorkerReplaced("Stockfish's grader".into()));
+            } else {
+                self.grader = None;
+                self.grader_status = format!("No grades: the grader stopped {RESTARTS} times; choose the engine again in About to retry.");
+                self.workers_status = "Stockfish's grader kept stopping; grades are off.".into();
+            }
+        }
+    }
+
+    fn grader_events(&mut self) -> (Vec<crate::grader::PositionGrade>, Vec<(String, String)>) {
+        let mut grades = Vec::new();
+        let mut hints = Vec::new();
+        if let Some(g) = &self.grader {
+            while let Ok(e) = g.events.try_recv() {
+                match e {
+                    GraderEvent::Ready { path } => self.grader_status = format!("Grades: Stockfish ({}) at depth {}.", path.display(), crate::grader::GRADE_DEPTH),
+                    GraderEvent::Graded(p) => grades.push(p),
+                    GraderEvent::Hint { fen, best } => hints.push((fen, best)),
+                    GraderEvent::Unavailable(msg) => self.grader_status = format!("No grades: {msg}"),
+                }
+            }
+        }
+        (grades, hints)
+    }
+
+    /// The GPU engine on the window's own device when that is a real GPU (or when
+    /// FLYCHESS_ENGINE=gpu asks for it); None: the CPU engine (software adapters, no wgpu,
+    /// FLYCHESS_ENGINE=cpu, or a device too small for the brain). Said once in the log and shown
+    /// in About.
+    fn simulator_engine(&mut self, ready: &ReadyBrain) -> Option<flychess_sim::brain::gpu::GpuEngine> {
+        let forced = std::env::var("FLYCHESS_ENGINE").ok();
+        let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
+        let Some(rs) = &self.render_state else {
+            self.engine = format!("{cpu_threads}: no wgpu device");
+            tracing::info!("simulator: {}", self.engine);
+            return None;
+        };
+        let software = rs.adapter.get_info().device_type == eframe::wgpu::DeviceType::Cpu;
+        let want = match forced.as_deref() {
+            Some("gpu") => true,
+            Some("cpu") => false,
+            _ => !software,
+        };
+        if !want {
+            self.engine = if software { format!("{cpu_threads}: faster than the software GPU here") } else { format!("{cpu_threads}: asked by FLYCHESS_ENGINE") };
+            tracing::info!("simulator: {}", self.engine);
+            return None;
+        }
+        match flychess_sim::brain::gpu::GpuEngine::new(rs.device.clone(), rs.queue.clone(), &ready.brain) {
+            Ok(g) => {
+                self.engine = "GPU engine on the window's device (the view draws its rates buffer directly)".into();
+                tracing::info!("simulator: {}", self.engine);
+                Some(g)
+            }
+            Err(e) => {
+                self.engine = format!("{cpu_threads}: the GPU engine could not start ({e})");
+                tracing::warn!("simulator: {}", self.engine);
+                None
+            }
+        }
+    }
+
+    /// Loads (or builds) `spec` in the background. The current brain and its game stay until the
+    /// new one is ready; if it fails, they stay and the failure is said.
+    fn switch_brain(&mut self, spec: BrainSpec) {
+        if self.ready().is_some() {
+            self.brain_job = Some(("starting".into(), 0.0));
+            self.brain_job_error = None;
+        } else {
+            self.brain = BrainState::Loading { stage: "starting".into(), fraction: 0.0 };
+        }
+        start_brain_job(spec, self.data.clone(), self.sender.clone(), self.wake.clone());
+    }
+
+    fn start_thinker(&mut self, ready: &Arc<ReadyBrain>) {
+        let wake = self.wake.clone();
+        let gpu = self.simulator_engine(ready);
+        self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || wake()));
+    }
+
+    fn start_grader(&mut self) {
+        let setting = Some(PathBuf::from(self.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
+        let wake = self.wake.clone();
+        self.grader = None;
+        self.grader_status = "Starting Stockfish…".into();
+        self.grader = Some(Grader::start(setting, move || wake()));
+    }
+
+    fn start_download(&mut self) {
+        let data = self.data.clone();
+        let dir = store::malecns_dir(&data);
+        let (tx, wake) = (self.sender.clone(), self.wake.clone());
+        self.download = Some(("starting".into(), 0.0));
+        thread::spawn(move || {
+            let progress = |file: &str, done: u64, total: Option<u64>| {
+                let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
+                let _ = tx.send(Report::Progress { stage: format!("downloading {file}"), fraction });
+                wake();
+            };
+            if let Err(e) = store::download_malecns(&dir, flychess_sim::connectome::release::BASE_URL, 8, &progress) {
+                let _ = tx.send(Report::Failed(format!("{e}")));
+                wake();
+                return;
+            }
+            start_brain_job(BrainSpec { tables: Tables::Release { dir }, control: Default::default() }, data, tx, wake);
+        });
+    }
+
+    /// The players the loaded brain can field: its own flies (a fly of a control brain cannot play
+    /// on this one), every finished Charles run, and each trained fly with Philidor's aids;
+    /// recomputed when the fly list or the brain changes.
+    fn refresh_playable(&mut self) {
+        let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
+        let key = (self.flies.iter().chain(&self.charles).cloned().collect(), checksum.clone());
+        if self.playable_for.as_ref() == Some(&key) {
+            return;
+        }
+        self.playable = self
+            .flies
+            .iter()
+            .filter(|name| {
+                let Ok(p) = flychess_sim::fly::find(name, &self.data) else { return false };
+                if flychess_sim::bio::file::is_dopamine_fly(&p) {
+                    return flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum);
+                }
+                flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
+            })
+            .cloned()
+            .collect();
+        let aided: Vec<String> = self
+            .playable
+            .iter()
+            .filter(|name| flychess_sim::fly::find(name, &self.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.kind == "trained"))
+            .flat_map(|name| AIDED_SUFFIXES.iter().map(move |s| format!("{name}+{s}")))
+            .collect();
+        self.playable.extend(self.charles.iter().cloned());
+        self.playable.extend(aided);
+        self.playable_for = Some(key);
+    }
+
+    /// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is
+    /// its turn (the fly's think and replay finished, the board still), and plays its answer. An
+    /// opponent that cannot start is said once (`opponent_failed`) and never asked again.
+    fn watch_step(&mut self, board_still: bool) {
+        let (Some(watch), Some(ready)) = (self.watch.clone(), self.ready().cloned()) else { return };
+        if self.opponent_failed.is_some() {
+            return;
+        }
+        if self.opponent.is_none() {
+            let wake = self.wake.clone();
+            match crate::opponent::Opponent::start(&watch.opponent, &self.data, ready, move || wake()) {
+                Ok(o) => self.opponent = Some(o),
+                Err(e) => {
+                    let e = format!("--watch {}: {e}", watch.opponent);
+                    tracing::error!("{e}");
+                    self.play.status = e.clone();
+                    self.opponent_failed = Some(e);
+                    return;
+                }
+            }
+        }
+        let plies = self.play.game.plies();
+        if self.opponent_asked.is_some_and(|(_, p)| p != plies) {
+            // Taken back or a new game: that answer is no longer wanted.
+            self.opponent_asked = None;
+        }
+        let mut answers = Vec::new();
+        if let Some(o) = &self.opponent {
+            while let Ok(a) = o.answers.try_recv() {
+                answers.push((a, o.name.clone()));
+            }
+        }
+        for ((id, answer), name) in answers {
+            if self.opponent_asked != Some((id, plies)) {
+                continue;
+            }
+            self.opponent_asked = None;
+            match answer {
+                Ok(m) => {
+                    self.command(Command::Play(m));
+                }
+                Err(e) => self.play.status = format!("{name} could not move: {e}"),
+            }
+        }
+        let game = &self.play;
+        let limit = watch.plies.is_some_and(|n| game.game.plies() >= n);
+        let opponents_turn = !game.game.is_over() && game.game.turn() == game.user && !limit;
+        if opponents_turn && self.opponent_asked.is_none() && game.thinking.is_none() && !game.replaying() && board_still
+            && let Some(o) = &self.opponent
+        {
+            let id = game.game_id * 1_000_000 + game.game.plies() as u64;
+            self.opponent_asked = Some((id, game.game.plies()));
+            o.ask(id, game.game.current().clone(), game.game.keys().to_vec());
+        }
+    }
+
+    /// The `--watch` game is done: over, at its plies, with no fly, or with an opponent that
+    /// could not play.
+    pub fn watch_done(&self) -> bool {
+        match &self.watch {
+            Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none() || self.opponent_failed.is_some(),
+            None => true,
+        }
+    }
+}
+
+/// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
+fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wake) {
+    thread::spawn(move || {
+        let progress = std::sync::Mutex::new({
+            let tx = tx.clone();
+            let wake = wake.clone();
+            move |stage: &str, fraction: f64| {
+                let _ = tx.send(Report::Progress { stage: stage.to_string(), fraction });
+                wake();
+            }
+        });
+        let report = match store::ready_brain(&spec, &data, Default::default(), &|s, f| {
+            if let Ok(p) = progress.lock() {
+                p(s, f)
+            }
+        }) {
+            Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
+                spec: spec.clone(),
+                info: loaded.connectome.info(),
+                connectome: Arc::new(loaded.connectome),
+                brain: Arc::new(brain),
+                checksum: loaded.checksum,
+                dopamine_models: Default::default(),
+            })),
+            Err(e) => Report::Failed(e.to_string()),
+        };
+        let _ = tx.send(report);
+        wake();
+    });
+}
+
+/// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
+pub fn charles_players(data: &Path) -> Vec<String> {
+    flychess_sim::charles::player::list(data).iter().map(|run| flychess_sim::charles::player::player_name(run)).collect()
+}
