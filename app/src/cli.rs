@@ -95,7 +95,7 @@ pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
             download(&dir, &base_url, attempts)
         }
         BrainCommand::Download { release: Release::Flywire783, dir, record_url, codex_url, attempts, .. } => {
-            let dir = dir.unwrap_or_else(|| data.join("connectome").join("flywire783"));
+            let dir = dir.unwrap_or_else(|| store::flywire_full_dir(data));
             download_flywire(&dir, &record_url, &codex_url, attempts)
         }
         BrainCommand::Generate { out, seed } => {

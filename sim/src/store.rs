@@ -185,6 +185,17 @@ pub fn malecns_dir(data: &Path) -> PathBuf {
     data.join("connectome").join(format!("malecns-{RELEASE}"))
 }
 
+/// Where `brain download --release flywire783` puts the full FlyWire release (and where the
+/// window looks for it).
+pub fn flywire_full_dir(data: &Path) -> PathBuf {
+    data.join("connectome").join("flywire783")
+}
+
+/// Whether a full FlyWire release's required tables are all in `dir` (the window offers it then).
+pub fn flywire_full_present(dir: &Path) -> bool {
+    FlyWirePaths::in_dir(dir).required().iter().all(|p| p.exists())
+}
+
 /// Whether the MaleCNS tables are all in `dir` (the window offers the brain then).
 pub fn malecns_present(dir: &Path) -> bool {
     crate::connectome::release::TablePaths::in_dir(dir).all().iter().all(|p| p.exists())

@@ -147,6 +147,70 @@ fn shuffled_wiring_keeps_the_eye_and_the_counts_but_not_the_pairs() {
     assert!(matches!(s.provenance.source, Source::FlyWire { within_hemispheres: true, .. }));
 }
 
+/// A downloaded full release with Codex's coordinates table: the cloud shows its points (the
+/// mean of each neuron's rows, nanometres read as µm / 1000), a neuron without a row is put among
+/// its partners, the label says where the positions come from, and the coordinates are part of
+/// the brain's inputs. The eye is the wiring's either way.
+#[test]
+fn a_release_with_coordinates_puts_each_neuron_at_its_own_point() {
+    let b = built();
+    let dir = tempfile::tempdir().unwrap();
+    copy_bundle(dir.path());
+    let mut t = feather::Table::open(&dir.path().join(flywire::CLASSIFICATION), &["root_id"], &[]).unwrap();
+    let mut roots = Vec::new();
+    while let Some(batch) = t.next_batch().unwrap() {
+        roots.extend(batch.ints("root_id").unwrap().into_iter().flatten());
+    }
+    // Every tenth body has no row; every seventh has two rows whose mean is its point.
+    let point = |k: usize| [(k % 500) as f64 * 1000.0 + 500.0, (k / 500 % 500) as f64 * 1000.0, (k % 97) as f64 * 2000.0];
+    let (mut ids, mut text) = (Vec::new(), Vec::new());
+    for (k, &root) in roots.iter().enumerate() {
+        let p = point(k);
+        if k % 10 == 0 {
+            continue;
+        }
+        if k % 7 == 0 {
+            for shift in [-300.0, 300.0] {
+                ids.push(root);
+                text.push(format!("[{} {} {}]", p[0] + shift, p[1], p[2] - shift));
+            }
+        } else {
+            ids.push(root);
+            text.push(format!("[{}, {}, {}]", p[0], p[1], p[2]));
+        }
+    }
+    let texts: Vec<&str> = text.iter().map(String::as_str).collect();
+    feather::write(
+        &dir.path().join(flywire::COORDINATES),
+        &[feather::batch(vec![("root_id", Arc::new(Int64Array::from(ids)) as ArrayRef), ("position", strings(&texts))]).unwrap()],
+        &[],
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    assert!(store::flywire_full_present(dir.path()) && !store::flywire_full_present(data.path()), "the window offers a folder with the tables");
+    let spec = BrainSpec { tables: Tables::FlyWire { dir: Some(dir.path().to_path_buf()) }, control: Default::default() };
+    assert_ne!(spec.inputs_key(data.path()).unwrap(), BrainSpec::default().inputs_key(b.data.path()).unwrap(), "the coordinates are an input");
+    let c = store::ensure(&spec, data.path(), &|_, _| {}).unwrap().connectome;
+    assert!(matches!(c.provenance.source, Source::FlyWire { layout_from_wiring: false, .. }));
+    assert!(c.provenance.positions_label().contains("release's own points"), "{}", c.provenance.positions_label());
+    assert_eq!(c.eye, b.connectome.eye, "the eye comes from the wiring either way");
+    let at: std::collections::HashMap<i64, usize> = roots.iter().enumerate().map(|(k, &r)| (r, k)).collect();
+    let (mut own, mut among) = (0, 0);
+    for (i, &body) in c.neurons.body_id.iter().enumerate() {
+        let k = at[&body];
+        let got = c.neurons.soma_um[i];
+        if k % 10 == 0 {
+            assert!(got.iter().all(|v| v.is_finite()), "drawn among its partners");
+            among += 1;
+        } else {
+            let want = point(k).map(|v| (v / 1000.0) as f32);
+            assert!((0..3).all(|d| (got[d] - want[d]).abs() < 1e-3), "body {body}: {got:?} against {want:?}");
+            own += 1;
+        }
+    }
+    assert!(own > 100_000 && among > 10_000, "{own} at their own point, {among} among partners");
+}
+
 // ---- bad input -------------------------------------------------------------------------------
 
 fn copy_bundle(to: &Path) {

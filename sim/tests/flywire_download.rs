@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
 use base64::Engine;
 use flychess_sim::connectome::feather::{self, Table};
-use flychess_sim::connectome::flywire::{CELL_TYPES, CLASSIFICATION, NEURONS, ZENODO_CONNECTIONS};
+use flychess_sim::connectome::flywire::{CELL_TYPES, CLASSIFICATION, COORDINATES, NEURONS, ZENODO_CONNECTIONS};
 use flychess_sim::connectome::flywire_release::{download, CODEX_TABLES};
 use flychess_sim::store::{self, BrainSpec, Tables};
 
@@ -53,7 +53,7 @@ fn connections() -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
-fn codex() -> [(&'static str, Vec<u8>); 3] {
+fn codex() -> [(&'static str, Vec<u8>); 4] {
     [
         (
             "classification.csv.gz",
@@ -61,15 +61,21 @@ fn codex() -> [(&'static str, Vec<u8>); 3] {
         ),
         ("neurons.csv.gz", gzip("root_id,group,nt_type,nt_type_score\n1,LA,,\n2,LA.ME,GLUT,0.8\n3,ME,ACH,0.9\n4,GNG,ACH,0.7\n")),
         ("consolidated_cell_types.csv.gz", gzip("root_id,primary_type,additional_type(s)\n3,Mi1,\n4,DNp02,\n")),
+        ("coordinates.csv.gz", gzip("root_id,position,supervoxel_id\n1,[437664 212992 94520],11\n2,\"[1000, 2000, 3000]\",22\n2,[3000 2000 1000],23\n")),
     ]
 }
 
 /// Zenodo and Codex on one server; `stated_md5` is what the record says the table's md5 is.
 fn release(stated_md5: Option<&str>, list_table: bool) -> String {
+    release_with(stated_md5, list_table, true)
+}
+
+/// `release`, with or without Codex's coordinates table in the bucket.
+fn release_with(stated_md5: Option<&str>, list_table: bool, coordinates: bool) -> String {
     let table = connections();
     let mut routes: Routes = HashMap::new();
     routes.insert("files/conn".into(), (table.clone(), vec![]));
-    for (name, body) in codex() {
+    for (name, body) in codex().into_iter().filter(|(name, _)| coordinates || !name.starts_with("coordinates")) {
         let md5 = {
             use md5::Digest;
             base64::engine::general_purpose::STANDARD.encode(md5::Md5::digest(&body))
@@ -152,7 +158,7 @@ fn the_release_comes_down_checked_and_becomes_the_readers_tables() {
     let base = release(None, true);
     let dir = tempfile::tempdir().unwrap();
     let outcomes = download(dir.path(), &format!("{base}record"), &format!("{base}codex"), 2, &|_, _, _| {}).unwrap();
-    assert_eq!(outcomes.len(), 4);
+    assert_eq!(outcomes.len(), 5);
     assert_eq!(std::fs::read(dir.path().join(ZENODO_CONNECTIONS)).unwrap(), connections());
     for (csv, _) in CODEX_TABLES {
         assert!(dir.path().join(csv).exists(), "{csv} kept as downloaded");
@@ -160,6 +166,7 @@ fn the_release_comes_down_checked_and_becomes_the_readers_tables() {
     assert_eq!(rows(&dir.path().join(CLASSIFICATION), "root_id"), 4);
     assert_eq!(rows(&dir.path().join(NEURONS), "nt_type"), 4);
     assert_eq!(rows(&dir.path().join(CELL_TYPES), "primary_type"), 2);
+    assert_eq!(rows(&dir.path().join(COORDINATES), "position"), 3, "the points, one row each");
     // A second run fetches nothing.
     let again = download(dir.path(), &format!("{base}record"), &format!("{base}codex"), 2, &|_, _, _| {}).unwrap();
     assert!(again.iter().all(|(_, o)| *o == flychess_sim::connectome::download::Outcome::AlreadyThere), "{again:?}");
@@ -170,6 +177,18 @@ fn the_release_comes_down_checked_and_becomes_the_readers_tables() {
     let e = store::ensure(&spec, data.path(), &|_, _| {}).err().expect("too small for an eye").to_string();
     assert!(e.contains("the eye") && e.contains(ZENODO_CONNECTIONS), "{e}");
     assert!(!spec.brain_path(data.path()).exists());
+}
+
+/// A bucket without the coordinates table: the rest comes down, and the brain's cloud is the
+/// layout from wiring.
+#[test]
+fn a_bucket_without_coordinates_still_gives_the_release() {
+    let base = release_with(None, true, false);
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = download(dir.path(), &format!("{base}record"), &format!("{base}codex"), 2, &|_, _, _| {}).unwrap();
+    assert_eq!(outcomes.len(), 4, "{outcomes:?}");
+    assert!(!dir.path().join(COORDINATES).exists());
+    assert_eq!(rows(&dir.path().join(CLASSIFICATION), "root_id"), 4);
 }
 
 #[test]

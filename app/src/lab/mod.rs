@@ -280,14 +280,19 @@ impl Lab {
         true
     }
 
-    /// The brains the window can run: FlyWire v783 (shipped), the stand-in, and MaleCNS once its
-    /// tables are downloaded.
+    /// The brains the window can run: FlyWire v783 (shipped), the full FlyWire release once
+    /// `flychess brain download --release flywire783` has fetched it (its own positions in the
+    /// cloud when Codex had them), the stand-in, and MaleCNS once its tables are downloaded.
     pub fn brain_choices(&self) -> Vec<(&'static str, BrainSpec)> {
         let malecns = store::malecns_dir(&self.data);
         let mut choices = vec![
             ("FlyWire v783: real wiring within hemispheres (shipped)", BrainSpec::default()),
             ("Synthetic stand-in: random wiring within populations", BrainSpec::standin()),
         ];
+        let flywire_full = store::flywire_full_dir(&self.data);
+        if store::flywire_full_present(&flywire_full) {
+            choices.insert(1, ("FlyWire v783: the full release (downloaded)", BrainSpec { tables: Tables::FlyWire { dir: Some(flywire_full) }, control: Default::default() }));
+        }
         if store::malecns_present(&malecns) {
             choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
         }

@@ -10,9 +10,11 @@
 //! The rules are the MaleCNS ones (`rules`, `build::assemble`): a neuron is a classified body that
 //! takes part in a connection of ≥ 5 synapses; its sign comes from its own transmitter prediction,
 //! else its cell type's consensus, else acetylcholine; photoreceptors excite; strengths are log
-//! shares. Autapses (a neuron onto itself) are kept, as the MaleCNS path keeps them. The release
-//! has no usable positions, so the eye is placed on a retinotopic sheet recovered from the wiring
-//! (`retina`) and the point cloud gets a layout made from the wiring (`layout`).
+//! shares. Autapses (a neuron onto itself) are kept, as the MaleCNS path keeps them. The eye is
+//! always placed on a retinotopic sheet recovered from the wiring (`retina`). The point cloud
+//! shows the release's own points where a downloaded release has Codex's coordinates table (one
+//! mean point per neuron; a neuron without a row among its partners), and otherwise (the bundle)
+//! a layout made from the wiring (`layout`), labelled as such.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,9 @@ pub const NEURONS: &str = "neurons.feather";
 pub const CELL_TYPES: &str = "consolidated_cell_types.feather";
 pub const CONNECTIONS: &str = "connections.feather";
 pub const ZENODO_CONNECTIONS: &str = "proofread_connections_783.feather";
+/// Codex's points on each neuron (`coordinates.csv.gz` converted): a downloaded full release has
+/// them, the bundle does not.
+pub const COORDINATES: &str = "coordinates.feather";
 
 /// The shipped bundle's sha256 sums, as its README gives them (checked by a test).
 pub const BUNDLE_SHA256: [(&str, &str); 4] = [
@@ -54,6 +59,7 @@ pub mod columns {
     pub const NEURONS_REQUIRED: &[&str] = &["root_id", "nt_type"];
     pub const NEURONS_OPTIONAL: &[&str] = &["group"];
     pub const CELL_TYPES_REQUIRED: &[&str] = &["root_id", "primary_type"];
+    pub const COORDINATES_REQUIRED: &[&str] = &["root_id", "position"];
     pub const CONNECTIONS_REQUIRED: &[&str] = &["pre_pt_root_id", "post_pt_root_id", "syn_count"];
     /// Present in the Zenodo table (one row per pair and neuropil: rows are summed per pair).
     pub const CONNECTIONS_OPTIONAL: &[&str] = &["neuropil", "hemisphere"];
@@ -67,6 +73,9 @@ pub struct FlyWirePaths {
     /// Optional: without it the classification's `cell_type` is used alone.
     pub cell_types: PathBuf,
     pub connections: PathBuf,
+    /// Optional: with it the cloud shows the release's own positions, without it a layout made
+    /// from the wiring.
+    pub coordinates: PathBuf,
 }
 
 impl FlyWirePaths {
@@ -77,6 +86,7 @@ impl FlyWirePaths {
             classification: dir.join(CLASSIFICATION),
             neurons: dir.join(NEURONS),
             cell_types: dir.join(CELL_TYPES),
+            coordinates: dir.join(COORDINATES),
             connections: if !bundle.exists() && zenodo.exists() { zenodo } else { bundle },
         }
     }
@@ -89,6 +99,9 @@ impl FlyWirePaths {
         let mut v: Vec<&Path> = self.required().to_vec();
         if self.cell_types.exists() {
             v.push(&self.cell_types);
+        }
+        if self.coordinates.exists() {
+            v.push(&self.coordinates);
         }
         v
     }
@@ -114,6 +127,12 @@ pub fn build(paths: &FlyWirePaths, inputs_key: String, control: &Control, progre
     }
     progress("reading the neuron table", 0.0);
     let (own_nt, neuropil) = read_neuron_table(&paths.neurons, &index)?;
+    let points = if paths.coordinates.exists() {
+        progress("reading the coordinates", 0.0);
+        Some(read_coordinates(&paths.coordinates, &index)?)
+    } else {
+        None
+    };
     let (edges, within_hemispheres) = read_connections(&paths.connections, &ids, &index, progress)?;
 
     // The neurons of the graph: classified bodies in at least one kept connection, by root id.
@@ -156,10 +175,21 @@ pub fn build(paths: &FlyWirePaths, inputs_key: String, control: &Control, progre
     // The eye from the wiring (anatomy: before any control), then the layout of the cloud.
     progress("recovering the eye from the wiring", 0.0);
     let sheet = retina::recover(&neurons, &edges).map_err(|e| Error::table(&paths.connections, format!("the eye: {e}")))?;
-    progress("laying the brain out from the wiring", 0.0);
-    neurons.soma_um = layout::from_wiring(&neurons, &edges, &sheet);
+    let layout_from_wiring = match &points {
+        Some(points) => {
+            progress("placing the neurons where the release has them", 0.0);
+            let graph_points: Vec<Option<[f32; 3]>> = order.iter().map(|&i| points[i as usize]).collect();
+            neurons.soma_um = place_from_release(&graph_points, &edges).map_err(|e| Error::table(&paths.coordinates, e))?;
+            false
+        }
+        None => {
+            progress("laying the brain out from the wiring", 0.0);
+            neurons.soma_um = layout::from_wiring(&neurons, &edges, &sheet);
+            true
+        }
+    };
     let eye = sheet.eye;
-    let source = Source::FlyWire { release: RELEASE.to_string(), within_hemispheres, layout_from_wiring: true };
+    let source = Source::FlyWire { release: RELEASE.to_string(), within_hemispheres, layout_from_wiring };
     build::assemble(neurons, edges, eye, Provenance { source, control: control.clone(), inputs_key }, started, progress)
 }
 
@@ -251,6 +281,96 @@ fn read_neuron_table(path: &Path, index: &HashMap<i64, u32>) -> Result<NeuronTab
         return Err(Error::table(path, "the table has no rows"));
     }
     Ok((nt, group))
+}
+
+/// One point of Codex's `position` column ("[x y z]", spaces or commas), as numbers.
+pub fn parse_position(text: &str) -> Option<[f64; 3]> {
+    let inner = text.trim().trim_start_matches(['[', '(']).trim_end_matches([']', ')']);
+    let mut values = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|p| !p.is_empty()).map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite()));
+    let point = [values.next()??, values.next()??, values.next()??];
+    values.next().is_none().then_some(point)
+}
+
+/// Each classified body's position in µm: the mean of its rows in Codex's coordinates table
+/// (none for a body without a row; rows of bodies not in the classification are skipped). The
+/// table states no unit: its points are read as nanometres, unless their depth spans less than a
+/// twentieth of their width, the shape of FAFB's raw voxel grid (4 × 4 × 40 nm), which is then
+/// scaled by its voxel size.
+fn read_coordinates(path: &Path, index: &HashMap<i64, u32>) -> Result<Vec<Option<[f32; 3]>>> {
+    let mut table = Table::open(path, columns::COORDINATES_REQUIRED, &[])?;
+    let mut sums = vec![([0f64; 3], 0u32); index.len()];
+    let mut rows = 0usize;
+    while let Some(batch) = table.next_batch()? {
+        let roots = batch.ints("root_id")?;
+        let positions = batch.strings("position")?;
+        for (k, (root, position)) in roots.into_iter().zip(positions).enumerate() {
+            let row = rows + k;
+            let Some(root) = root else {
+                return Err(Error::table(path, format!("column root_id: row {row} is null")));
+            };
+            let Some(&i) = index.get(&root) else { continue };
+            let text = position.unwrap_or_default();
+            let point = parse_position(&text).ok_or_else(|| Error::table(path, format!("column position: row {row} ({text:?}) is not three numbers")))?;
+            let (sum, n) = &mut sums[i as usize];
+            for d in 0..3 {
+                sum[d] += point[d];
+            }
+            *n += 1;
+        }
+        rows += batch.len();
+    }
+    if rows == 0 {
+        return Err(Error::table(path, "the table has no rows"));
+    }
+    let means: Vec<Option<[f64; 3]>> = sums.iter().map(|(s, n)| (*n > 0).then(|| s.map(|v| v / *n as f64))).collect();
+    let extent = |d: usize| {
+        let (lo, hi) = means.iter().flatten().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p[d]), hi.max(p[d])));
+        (hi - lo).max(0.0)
+    };
+    let nm_per_unit = if extent(2) * 20.0 < extent(0) { [4.0, 4.0, 40.0] } else { [1.0; 3] };
+    Ok(means.into_iter().map(|p| p.map(|p| [0, 1, 2].map(|d| (p[d] * nm_per_unit[d] / 1000.0) as f32))).collect())
+}
+
+/// The cloud's positions from the release's points (`points`, per neuron of the graph): a neuron
+/// without one is put at the mean of its placed partners' (rounds until none is left that can be
+/// reached), so every neuron of the graph is drawn. Fails when fewer than half have a point: then
+/// the table is not this release's.
+fn place_from_release(points: &[Option<[f32; 3]>], edges: &[(u32, u32, u32)]) -> std::result::Result<Vec<[f32; 3]>, String> {
+    let n = points.len();
+    let placed = points.iter().filter(|p| p.is_some()).count();
+    if placed * 2 < n {
+        return Err(format!("only {placed} of the graph's {n} neurons have a position: not this release's coordinates"));
+    }
+    let mut partners: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(post, pre, _) in edges {
+        partners[post as usize].push(pre);
+        partners[pre as usize].push(post);
+    }
+    let mut out: Vec<Option<[f32; 3]>> = points.to_vec();
+    loop {
+        let mut filled = Vec::new();
+        for i in (0..n).filter(|&i| out[i].is_none()) {
+            let near: Vec<[f32; 3]> = partners[i].iter().filter_map(|&j| out[j as usize]).collect();
+            if !near.is_empty() {
+                let k = near.len() as f32;
+                filled.push((i, [0, 1, 2].map(|d| near.iter().map(|p| p[d]).sum::<f32>() / k)));
+            }
+        }
+        if filled.is_empty() {
+            break;
+        }
+        for (i, p) in filled {
+            out[i] = Some(p);
+        }
+    }
+    // Every neuron of the graph has a partner, and the placed ones reach all of its components
+    // but those with no point at all: those sit at the centre of the placed ones.
+    let centre = {
+        let placed: Vec<[f32; 3]> = out.iter().flatten().copied().collect();
+        let k = placed.len().max(1) as f32;
+        [0, 1, 2].map(|d| placed.iter().map(|p| p[d]).sum::<f32>() / k)
+    };
+    Ok(out.into_iter().map(|p| p.unwrap_or(centre)).collect())
 }
 
 /// (post, pre, synapses) over classified bodies, merged per pair and cut at 5 synapses, and
@@ -347,6 +467,30 @@ pub fn repository_bundle() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codex_positions_are_three_numbers_in_brackets() {
+        assert_eq!(parse_position("[437664 212992 94520]"), Some([437664.0, 212992.0, 94520.0]));
+        assert_eq!(parse_position(" [1.5, -2, 3e2] "), Some([1.5, -2.0, 300.0]));
+        assert_eq!(parse_position("4 5 6"), Some([4.0, 5.0, 6.0]));
+        for bad in ["", "[1 2]", "[1 2 3 4]", "[1 two 3]", "[1 NaN 3]"] {
+            assert_eq!(parse_position(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_neuron_without_a_point_is_put_among_its_partners() {
+        // 0 and 1 placed; 2 listens to both; 3 hears only 2 (placed in the second round); 4 is on
+        // its own with 5 (an island with no point: the centre of the placed ones).
+        let points = vec![Some([0.0, 0.0, 0.0]), Some([2.0, 4.0, 6.0]), None, None, None, None, Some([10.0, 10.0, 10.0]), Some([4.0, 6.0, 2.0])];
+        let edges = vec![(2, 0, 5), (2, 1, 5), (3, 2, 5), (4, 5, 5)];
+        let out = place_from_release(&points, &edges).unwrap();
+        assert_eq!(out[0], [0.0, 0.0, 0.0]);
+        assert_eq!(out[2], [1.0, 2.0, 3.0]);
+        assert_eq!(out[3], [1.0, 2.0, 3.0]);
+        assert_eq!(out[4], [3.0, 4.0, 4.0]);
+        assert!(place_from_release(&[Some([0.0; 3]), None, None], &[]).unwrap_err().contains("only 1 of the graph's 3"));
+    }
 
     #[test]
     fn type_consensus_is_the_majority_call() {

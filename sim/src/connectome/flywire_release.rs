@@ -1,8 +1,9 @@
 //! The full FlyWire v783 release, for users with internet: the connection table of Zenodo record
 //! 10676866 (`proofread_connections_783.feather`: one row per pair and neuropil, no threshold;
 //! the reader sums per pair, then cuts at 5 synapses) and FlyWire Codex's tables from its public
-//! bucket (`classification.csv.gz`, `neurons.csv.gz`, `consolidated_cell_types.csv.gz`),
-//! fetched by the same resumable downloader as MaleCNS. Nothing of it is pinned here, so each
+//! bucket (`classification.csv.gz`, `neurons.csv.gz`, `consolidated_cell_types.csv.gz`, and
+//! `coordinates.csv.gz` when the bucket has it: the points the cloud then shows instead of a
+//! layout from wiring), fetched by the same resumable downloader as MaleCNS. Nothing of it is pinned here, so each
 //! file is checked against what its server states (the Zenodo record's size and md5; the
 //! bucket's Content-Length and `x-goog-hash` md5), and a listing without the expected file, or
 //! a file that does not match, is a clear error. The Codex CSVs are turned into Feather tables in
@@ -20,7 +21,7 @@ use base64::Engine;
 
 use super::download::{fetch, ByteProgress, Fetch, Outcome};
 use super::feather;
-use super::flywire::{CELL_TYPES, CLASSIFICATION, NEURONS, ZENODO_CONNECTIONS};
+use super::flywire::{CELL_TYPES, CLASSIFICATION, COORDINATES, NEURONS, ZENODO_CONNECTIONS};
 use crate::error::{Error, Result};
 
 /// The Zenodo record's metadata (its file list with sizes and md5 sums).
@@ -30,6 +31,10 @@ pub const CODEX_BASE: &str = "https://storage.googleapis.com/flywire-data/codex/
 /// The Codex tables fetched, and the Feather table each becomes.
 pub const CODEX_TABLES: [(&str, &str); 3] =
     [("classification.csv.gz", CLASSIFICATION), ("neurons.csv.gz", NEURONS), ("consolidated_cell_types.csv.gz", CELL_TYPES)];
+/// Codex tables fetched when the bucket has them: the points on each neuron (`root_id`,
+/// `position` as "[x y z]"), which replace the layout from wiring in the cloud. Without them the
+/// brain is built all the same and its positions say so.
+pub const CODEX_OPTIONAL: [(&str, &str); 1] = [("coordinates.csv.gz", COORDINATES)];
 
 /// Written beside the downloaded tables: the data keep their licence and credit wherever they
 /// are copied.
@@ -87,10 +92,15 @@ pub fn zenodo_file(record_url: &str, file: &str) -> Result<Stated> {
 /// What a bucket states of the file at `url` (a HEAD request): its size, and its md5 from the
 /// `x-goog-hash` header (base64) when given.
 pub fn bucket_file(url: &str) -> Result<Stated> {
+    bucket_file_if_there(url)?.ok_or_else(|| Error::download(url, "not found on the server (HTTP 404): the release's file names may have changed"))
+}
+
+/// `bucket_file`, with None where the server has no such file (HTTP 404).
+pub fn bucket_file_if_there(url: &str) -> Result<Option<Stated>> {
     let response = agent().head(url).call().map_err(|e| Error::download(url, format!("could not ask the server: {e}")))?;
     let status = response.status().as_u16();
     if status == 404 {
-        return Err(Error::download(url, "not found on the server (HTTP 404): the release's file names may have changed"));
+        return Ok(None);
     }
     if status != 200 {
         return Err(Error::download(url, format!("the server answered HTTP {status}")));
@@ -107,7 +117,7 @@ pub fn bucket_file(url: &str) -> Result<Stated> {
         .transpose()
         .map_err(|e| Error::download(url, format!("the server's md5 is not base64: {e}")))?
         .map(|raw| super::brain_file::hex(&raw));
-    Ok(Stated { url: url.to_string(), bytes, md5 })
+    Ok(Some(Stated { url: url.to_string(), bytes, md5 }))
 }
 
 /// A Codex CSV (gzip) as a Feather table in the same folder: ids as int64, every other column as
@@ -152,12 +162,23 @@ pub fn csv_gz_to_feather(csv_gz: &Path, out: &Path) -> Result<usize> {
 }
 
 /// Fetches the release into `dir` (resumable; files already there and matching are kept) and
-/// converts the Codex tables. `progress` sees (file, bytes so far, total).
+/// converts the Codex tables (the optional ones where the bucket has them; one it lacks is said in
+/// the log and left out). `progress` sees (file, bytes so far, total).
 pub fn download(dir: &Path, record_url: &str, codex_base: &str, attempts: u32, progress: &dyn Fn(&str, u64, Option<u64>)) -> Result<Vec<(String, Outcome)>> {
     let base = if codex_base.ends_with('/') { codex_base.to_string() } else { format!("{codex_base}/") };
     let mut wanted: Vec<(String, Stated)> = vec![(ZENODO_CONNECTIONS.to_string(), zenodo_file(record_url, ZENODO_CONNECTIONS)?)];
     for (file, _) in CODEX_TABLES {
         wanted.push((file.to_string(), bucket_file(&format!("{base}{file}"))?));
+    }
+    let mut converted: Vec<(&str, &str)> = CODEX_TABLES.to_vec();
+    for (file, table) in CODEX_OPTIONAL {
+        match bucket_file_if_there(&format!("{base}{file}"))? {
+            Some(stated) => {
+                wanted.push((file.to_string(), stated));
+                converted.push((file, table));
+            }
+            None => tracing::warn!("{base}{file} is not on the server: the cloud will show a layout made from the wiring"),
+        }
     }
     let mut outcomes = Vec::new();
     for (file, stated) in wanted {
@@ -166,7 +187,7 @@ pub fn download(dir: &Path, record_url: &str, codex_base: &str, attempts: u32, p
         let outcome = fetch(&f, attempts, shown)?;
         outcomes.push((file, outcome));
     }
-    for (csv, table) in CODEX_TABLES {
+    for (csv, table) in converted {
         csv_gz_to_feather(&dir.join(csv), &dir.join(table))?;
     }
     Ok(outcomes)

@@ -85,6 +85,7 @@ impl Provenance {
     pub fn positions_label(&self) -> &'static str {
         match self.source {
             Source::FlyWire { layout_from_wiring: true, .. } => "layout from wiring (the release has no positions)",
+            Source::FlyWire { layout_from_wiring: false, .. } => "the release's own points (FlyWire Codex coordinates; a neuron without one among its partners)",
             Source::Synthetic { .. } => "generated with the stand-in",
             _ => "cell-body positions of the release",
         }
