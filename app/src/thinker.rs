@@ -272,20 +272,38 @@ fn charles_think(c: &Trained, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, 
 pub struct Thinker {
     requests: Sender<ThinkRequest>,
     pub answers: Receiver<Thought>,
+    /// Which engine the worker thinks with, in words, once it has started it (the GPU engine's
+    /// brain upload and pipelines are made on the worker, never on the UI thread).
+    pub engine: Receiver<String>,
     worker: std::thread::JoinHandle<()>,
 }
 
+/// The GPU engine the thinker is asked to make on its own thread: eframe's device and queue.
+pub type GpuDevice = (eframe::wgpu::Device, eframe::wgpu::Queue);
+
 impl Thinker {
     /// Starts the worker; `wake` is called after each answer (the window's repaint). With `gpu`,
-    /// the 12 steps run on that engine (the view's device) and the view binds its rates buffer.
-    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, gpu: Option<GpuEngine>, wake: impl Fn() + Send + 'static) -> Thinker {
+    /// the worker makes the GPU engine on that device (the view's) and the 12 steps run there, the
+    /// view binding its rates buffer; it says which engine it thinks with on `engine`.
+    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, gpu: Option<GpuDevice>, wake: impl Fn() + Send + 'static) -> Thinker {
         let (requests, jobs) = unbounded::<ThinkRequest>();
         let (done, answers) = unbounded();
+        let (said, engine) = unbounded();
         let worker = std::thread::Builder::new()
             .name("fly-thinker".into())
             .spawn(move || {
+                let mut gpu = gpu.and_then(|(device, queue)| match GpuEngine::new(device, queue, &brain) {
+                    Ok(g) => {
+                        let _ = said.send("GPU engine on the window's device (the view draws its rates buffer directly)".to_string());
+                        Some(g)
+                    }
+                    Err(e) => {
+                        let _ = said.send(format!("CPU engine ({} threads): the GPU engine could not start ({e})", rayon::current_num_threads()));
+                        None
+                    }
+                });
+                wake();
                 let baseline = Arc::new(cpu::think(&brain, &[[[false; 64]; 12]]).data);
-                let mut gpu = gpu;
                 while let Ok(first) = jobs.recv() {
                     // Only the newest think and the newest recall matter.
                     let (mut think_next, mut recall_next) = (None, None);
@@ -318,7 +336,7 @@ impl Thinker {
                 }
             })
             .expect("a thread can be started");
-        Thinker { requests, answers, worker }
+        Thinker { requests, answers, engine, worker }
     }
 
     /// False once the worker has ended (it died: the window holds the request channel open).
@@ -332,11 +350,12 @@ impl Thinker {
     pub fn dead() -> Thinker {
         let (requests, _) = unbounded();
         let (_, answers) = unbounded();
+        let (_, engine) = unbounded();
         let worker = std::thread::spawn(|| {});
         while !worker.is_finished() {
             std::thread::yield_now();
         }
-        Thinker { requests, answers, worker }
+        Thinker { requests, answers, engine, worker }
     }
 
     pub fn ask(&self, request: ThinkRequest) {

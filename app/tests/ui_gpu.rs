@@ -58,8 +58,9 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
         );
     let launch = Launch { data: data(), quiet: true, ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, adapter.clone(), launch, None, Some(render_state.clone())));
-    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.lab.play.fly.is_some());
-    assert!(app(&h).lab.engine.starts_with("GPU engine"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).lab.engine);
+    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play.fly.is_some());
+    wait(&mut h, "the thinker's engine", |a| !a.lab.engine.contains("starting"));
+    assert!(app(&h).lab.engine.starts_with("GPU engine on"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).lab.engine);
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
     let t = &app(&h).lab.play.thoughts[&1];

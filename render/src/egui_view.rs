@@ -20,7 +20,17 @@ pub struct Installed {
 
 /// Puts a renderer for `geometry` on eframe's device (replacing one for another brain).
 pub fn install(render_state: &RenderState, geometry: &CloudGeometry) {
-    let renderer = CloudRenderer::new(&render_state.device, render_state.target_format, geometry);
+    install_prepared(render_state, prepare(render_state, geometry));
+}
+
+/// A renderer for `geometry` on eframe's device, made on any thread (its pipelines compiled and
+/// positions uploaded there, so the UI thread never waits on it).
+pub fn prepare(render_state: &RenderState, geometry: &CloudGeometry) -> CloudRenderer {
+    CloudRenderer::new(&render_state.device, render_state.target_format, geometry)
+}
+
+/// Puts a renderer made by `prepare` in place (replacing one for another brain).
+pub fn install_prepared(render_state: &RenderState, renderer: CloudRenderer) {
     render_state.renderer.write().callback_resources.insert(Installed { renderer, uploaded: 0, marked: 0, external: None });
 }
 

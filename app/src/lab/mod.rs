@@ -372,6 +372,10 @@ impl Lab {
     /// A thinker or grader that died is replaced (the fly's move in hand and the grades not yet
     /// given are asked again of the new one); the speaker replaces its own on the next sound.
     fn supervise(&mut self) {
+        if let Some(said) = self.thinker.as_ref().and_then(|t| t.engine.try_recv().ok()) {
+            tracing::info!("simulator: {said}");
+            self.engine = said;
+        }
         if self.thinker.as_ref().is_some_and(|t| !t.alive())
             && let Some(ready) = self.ready().cloned()
         {
@@ -413,11 +417,11 @@ impl Lab {
         (grades, hints)
     }
 
-    /// The GPU engine on the window's own device when that is a real GPU (or when
+    /// The window's own device for the GPU engine when that is a real GPU (or when
     /// FLYCHESS_ENGINE=gpu asks for it); None: the CPU engine (software adapters, no wgpu,
-    /// FLYCHESS_ENGINE=cpu, or a device too small for the brain). Said once in the log and shown
-    /// in About.
-    fn simulator_engine(&mut self, ready: &ReadyBrain) -> Option<flychess_sim::brain::gpu::GpuEngine> {
+    /// FLYCHESS_ENGINE=cpu). The thinker makes the engine on its own thread and says whether it
+    /// started (a device too small for the brain: the CPU engine); said in the log and in About.
+    fn simulator_device(&mut self) -> Option<crate::thinker::GpuDevice> {
         let forced = std::env::var("FLYCHESS_ENGINE").ok();
         let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
         let Some(rs) = &self.render_state else {
@@ -436,18 +440,8 @@ impl Lab {
             tracing::info!("simulator: {}", self.engine);
             return None;
         }
-        match flychess_sim::brain::gpu::GpuEngine::new(rs.device.clone(), rs.queue.clone(), &ready.brain) {
-            Ok(g) => {
-                self.engine = "GPU engine on the window's device (the view draws its rates buffer directly)".into();
-                tracing::info!("simulator: {}", self.engine);
-                Some(g)
-            }
-            Err(e) => {
-                self.engine = format!("{cpu_threads}: the GPU engine could not start ({e})");
-                tracing::warn!("simulator: {}", self.engine);
-                None
-            }
-        }
+        self.engine = "GPU engine: starting on the window's device…".into();
+        Some((rs.device.clone(), rs.queue.clone()))
     }
 
     /// Loads (or builds) `spec` in the background. The current brain and its game stay until the
@@ -464,7 +458,7 @@ impl Lab {
 
     fn start_thinker(&mut self, ready: &Arc<ReadyBrain>) {
         let wake = self.wake.clone();
-        let gpu = self.simulator_engine(ready);
+        let gpu = self.simulator_device();
         self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || wake()));
     }
 

@@ -214,6 +214,10 @@ pub struct FlyChessApp {
     pub play: PlayTab,
     moves_applied: bool,
     pub brain_view: Option<BrainView>,
+    /// A new brain's view being made aside (its geometry, and its renderer on the window's device).
+    view_job: Option<Aside<(BrainView, Option<flychess_render::cloud::CloudRenderer>)>>,
+    /// A brain's view was put in place this frame (for the frame log).
+    view_arrived: bool,
     pub train: train::TrainTab,
     /// Fly management in the Flies tab: (fly asked to delete, rename field).
     pub delete_asked: Option<String>,
@@ -314,6 +318,8 @@ impl FlyChessApp {
             play,
             moves_applied: false,
             brain_view: None,
+            view_job: None,
+            view_arrived: false,
             train: train::TrainTab::default(),
             delete_asked: None,
             rename: None,
@@ -344,23 +350,44 @@ impl FlyChessApp {
     }
 
     /// What the lab said this frame, as the views take it: a brain that became ready gets its
-    /// brain view (its outgoing index built aside for the first neuron click, its geometry put on
-    /// the window's device); a game that ended opens its report.
-    fn take_notices(&mut self, notices: Vec<Notice>) {
+    /// brain view, made aside (its geometry, its renderer's pipelines and positions on the
+    /// window's device) and put in place when done, then its outgoing index is built aside for
+    /// the first neuron click; a game that ended opens its report.
+    fn take_notices(&mut self, ctx: &egui::Context, notices: Vec<Notice>) {
         for notice in notices {
             match notice {
                 Notice::BrainReady => {
                     let Some(ready) = self.lab.ready().cloned() else { continue };
-                    let mut view = BrainView::new(&ready.connectome, self.lab.render_state.is_some());
-                    view.prefetch_outgoing(ready.brain.clone());
-                    if let Some(rs) = &self.lab.render_state {
-                        flychess_render::egui_view::install(rs, &view.geometry);
-                    }
-                    self.brain_view = Some(view);
+                    let render_state = self.lab.render_state.clone();
+                    self.view_job = Some(work_aside(ctx, "brain-view", move || {
+                        let view = BrainView::new(&ready.connectome, render_state.is_some());
+                        let renderer = render_state.as_ref().map(|rs| flychess_render::egui_view::prepare(rs, &view.geometry));
+                        Ok((view, renderer))
+                    }));
                 }
                 Notice::GameOver(_) => self.play.report_open = true,
                 Notice::BrainFailed(_) | Notice::WorkerReplaced(_) => {}
             }
+        }
+        let Some(job) = &self.view_job else { return };
+        match job.try_recv() {
+            Ok(Ok((mut view, renderer))) => {
+                self.view_job = None;
+                if let (Some(rs), Some(renderer)) = (&self.lab.render_state, renderer) {
+                    flychess_render::egui_view::install_prepared(rs, renderer);
+                }
+                if let Some(ready) = self.lab.ready() {
+                    view.prefetch_outgoing(ready.brain.clone());
+                }
+                self.brain_view = Some(view);
+                self.view_arrived = true;
+            }
+            Ok(Err(e)) => {
+                self.view_job = None;
+                tracing::error!("the brain view could not be made: {e}");
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => self.view_job = None,
         }
     }
 
@@ -465,7 +492,9 @@ impl FlyChessApp {
         self.show_frame(ui);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let picked = self.brain_view.as_mut().is_some_and(|v| std::mem::take(&mut v.picked));
-        let activity = if picked {
+        let activity = if std::mem::take(&mut self.view_arrived) {
+            "a brain's view arriving"
+        } else if picked {
             "a neuron click"
         } else if self.brain_view.as_ref().is_some_and(|v| v.exporting()) {
             "an export"
@@ -488,7 +517,7 @@ impl FlyChessApp {
         if let Some(seconds) = wake {
             ctx.request_repaint_after(std::time::Duration::from_secs_f64(seconds));
         }
-        self.take_notices(notices);
+        self.take_notices(&ctx, notices);
         if let Some(e) = &self.lab.opponent_failed
             && let Ok(mut f) = self.launch.failed.lock()
             && f.is_none()
@@ -628,7 +657,8 @@ impl FlyChessApp {
                 self.moves_applied && fly_done && watched && self.lab.opponent_asked.is_none() && game.thinking.is_none() && !game.replaying() && !self.play.board.animating()
             }
         };
-        let settled = settled && self.view_settled();
+        // The brain's view is made aside: a picture waits for it.
+        let settled = settled && self.view_settled() && (self.brain_view.is_some() || !matches!(self.lab.brain, BrainState::Ready(_)));
         let Some(shot) = &mut self.shot else { return };
         ctx.request_repaint();
         if !settled {

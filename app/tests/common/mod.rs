@@ -33,7 +33,7 @@ pub fn harness(data: &Path) -> Harness<'static, App> {
     let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
     let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
     *h.state_mut() = Some(app);
-    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.lab.play.fly.is_some());
+    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play.fly.is_some());
     h
 }
 
