@@ -5,6 +5,7 @@
 //! `openings`). The `flychess` binary's command line lives in src/main.rs; the
 //! UI tests in tests/ drive this library through egui_kittest.
 
+pub mod figure_job;
 pub mod game;
 pub mod grader;
 pub mod lab;

@@ -412,3 +412,48 @@ fn judge_tunings(data: &Path) -> std::collections::BTreeMap<String, flychess_sim
 pub fn judged_weight(data: &Path, fly: &Fly) -> Option<f32> {
     judge_tunings(data).get(&fly.player_id(None)).map(|t| t.chosen)
 }
+
+/// One snapshot's answer.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Answer {
+    pub pass: usize,
+    /// The fly's moves, most likely first: (SAN, probability).
+    pub moves: Vec<(String, f32)>,
+    pub value: f32,
+    /// VAL top-1 and loss of the snapshot, when it was measured (not the newborn).
+    pub val: Option<(f64, f64)>,
+}
+
+/// Every snapshot of `run` answering `fen`.
+pub fn answers(ready: &crate::lab::ReadyBrain, data: &std::path::Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
+    answers_on(&ready.brain, &ready.connectome.groups.descending, &ready.checksum, data, run, fen)
+}
+
+/// `answers` for a brain given by its parts (the command line has no window's brain).
+pub fn answers_on(brain: &flychess_sim::brain::Brain, descending: &[u32], checksum: &str, data: &std::path::Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
+    let pos = flychess_sim::chess::position_from_fen(fen)?;
+    let snaps = snapshots(data, run);
+    if snaps.is_empty() {
+        anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
+    }
+    let flies: Vec<(usize, flychess_sim::fly::Fly)> = snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
+    if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != checksum) {
+        anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
+    }
+    let steps = flies[0].1.readout.read_steps.clone();
+    let features = flychess_sim::readout::think_features(brain, &[flychess_sim::chess::planes(&pos)], descending, &steps).remove(0);
+    Ok(flies
+        .iter()
+        .map(|(pass, f)| {
+            let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&features));
+            let mut order: Vec<usize> = (0..p.moves.len()).collect();
+            order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
+            Answer {
+                pass: *pass,
+                moves: order.iter().map(|&i| (shakmaty::san::San::from_move(&pos, p.moves[i]).to_string(), p.probability[i])).collect(),
+                value: p.value,
+                val: f.meta.val.map(|m| (m.top1, m.loss)),
+            }
+        })
+        .collect())
+}

@@ -158,7 +158,7 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
     position_from_fen(fen)?;
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
-    let answers = flychess::ui::learn::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
+    let answers = flychess::training::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": run, "fen": fen, "snapshots": answers}))?);
         return Ok(());
@@ -174,7 +174,7 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
 /// think about FEN at once (3840 × 2160) and its replay (960 × 540), drawn offscreen on the best
 /// wgpu adapter there is (lavapipe without a GPU), the camera as the window frames it.
 pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, png: Option<&Path>, gif: Option<&Path>, white: bool) -> Result<()> {
-    use flychess::ui::figures::{png_bytes, FigureJob, FigureKind, FigureLook};
+    use flychess::figure_job::{png_bytes, FigureJob, FigureKind, FigureLook};
     use flychess_render::cloud::{CloudGeometry, ColourMode};
     use std::sync::Arc;
     if png.is_none() && gif.is_none() {
@@ -185,7 +185,7 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
     let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
     let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&pos)]);
     let blank = flychess_sim::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
-    let summary = flychess::ui::brain_view::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
+    let summary = flychess::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
     let mover = if shakmaty::Position::turn(&pos) == shakmaty::Color::White { "White" } else { "Black" };
     // The title says what the fly plays when there is a fly for this brain.
     let plays = fly_for(fly_name, &loaded.checksum, data).ok().and_then(|f| {

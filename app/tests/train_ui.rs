@@ -84,7 +84,7 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     h.step();
     wait(&mut h, "the snapshots' answers", |a| a.train.learn.settled());
     let ready = app(&h).ready().unwrap().clone();
-    let answers = flychess::ui::learn::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
+    let answers = flychess::training::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
     assert_eq!(answers.len(), 3);
     assert!(answers[0].val.is_none() && answers[2].val.is_some());
     // A snapshot is the best readout so far: it answers differently from the newborn exactly when

@@ -10,6 +10,7 @@
 
 pub mod flies;
 pub mod game_play;
+pub mod think_summary;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

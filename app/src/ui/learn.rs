@@ -9,24 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
-use shakmaty::san::San;
 
 use crate::ui::Aside;
 use crate::lab::ReadyBrain;
+use crate::training::{answers, Answer};
 
 /// After 1.e4, the fly (Black) to move.
 pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
-
-/// One snapshot's answer.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Answer {
-    pub pass: usize,
-    /// The fly's moves, most likely first: (SAN, probability).
-    pub moves: Vec<(String, f32)>,
-    pub value: f32,
-    /// VAL top-1 and loss of the snapshot, when it was measured (not the newborn).
-    pub val: Option<(f64, f64)>,
-}
 
 /// A run's name and a position: what the answers shown belong to.
 type RunAndFen = (String, String);
@@ -45,40 +34,6 @@ impl Default for LearnPanel {
     fn default() -> Self {
         LearnPanel { run: String::new(), fen: AFTER_E4.into(), shown: usize::MAX, answers: None, job: None, status: String::new() }
     }
-}
-
-/// Every snapshot of `run` answering `fen`.
-pub fn answers(ready: &ReadyBrain, data: &Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
-    answers_on(&ready.brain, &ready.connectome.groups.descending, &ready.checksum, data, run, fen)
-}
-
-/// `answers` for a brain given by its parts (the command line has no window's brain).
-pub fn answers_on(brain: &flychess_sim::brain::Brain, descending: &[u32], checksum: &str, data: &Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
-    let pos = flychess_sim::chess::position_from_fen(fen)?;
-    let snaps = crate::training::snapshots(data, run);
-    if snaps.is_empty() {
-        anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
-    }
-    let flies: Vec<(usize, flychess_sim::fly::Fly)> = snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
-    if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != checksum) {
-        anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
-    }
-    let steps = flies[0].1.readout.read_steps.clone();
-    let features = flychess_sim::readout::think_features(brain, &[flychess_sim::chess::planes(&pos)], descending, &steps).remove(0);
-    Ok(flies
-        .iter()
-        .map(|(pass, f)| {
-            let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&features));
-            let mut order: Vec<usize> = (0..p.moves.len()).collect();
-            order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
-            Answer {
-                pass: *pass,
-                moves: order.iter().map(|&i| (San::from_move(&pos, p.moves[i]).to_string(), p.probability[i])).collect(),
-                value: p.value,
-                val: f.meta.val.map(|m| (m.top1, m.loss)),
-            }
-        })
-        .collect())
 }
 
 impl LearnPanel {
