@@ -10,7 +10,7 @@
 //! so its time per move is its own.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -98,8 +98,8 @@ pub fn middlegames(rows: &[Row], n: usize) -> Result<Vec<Row>> {
 }
 
 /// Every selector of `selectors` (a `Judge` takes `judge_weight`) on `rows`, scored at `depth`.
-pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], rows: &[Row], stockfish: &PathBuf, depth: u32, progress: &dyn Fn(usize)) -> Result<Ceiling> {
-    let engine = || Supervised::new(stockfish.clone(), EngineOptions { threads: 1, hash_mb: 16, elo: None });
+pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], rows: &[Row], stockfish: &Path, depth: u32, progress: &dyn Fn(usize)) -> Result<Ceiling> {
+    let engine = || Supervised::new(stockfish.to_path_buf(), EngineOptions { threads: 1, hash_mb: 16, elo: None });
     let mut losses: Vec<Vec<f64>> = vec![Vec::new(); selectors.len()];
     let mut best_hits: Vec<Vec<bool>> = vec![Vec::new(); selectors.len()];
     let mut seconds = vec![0.0; selectors.len()];

@@ -166,10 +166,10 @@ fn a_release_with_coordinates_puts_each_neuron_at_its_own_point() {
     let (mut ids, mut text) = (Vec::new(), Vec::new());
     for (k, &root) in roots.iter().enumerate() {
         let p = point(k);
-        if k % 10 == 0 {
+        if k.is_multiple_of(10) {
             continue;
         }
-        if k % 7 == 0 {
+        if k.is_multiple_of(7) {
             for shift in [-300.0, 300.0] {
                 ids.push(root);
                 text.push(format!("[{} {} {}]", p[0] + shift, p[1], p[2] - shift));
@@ -199,7 +199,7 @@ fn a_release_with_coordinates_puts_each_neuron_at_its_own_point() {
     for (i, &body) in c.neurons.body_id.iter().enumerate() {
         let k = at[&body];
         let got = c.neurons.soma_um[i];
-        if k % 10 == 0 {
+        if k.is_multiple_of(10) {
             assert!(got.iter().all(|v| v.is_finite()), "drawn among its partners");
             among += 1;
         } else {
