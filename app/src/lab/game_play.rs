@@ -291,13 +291,18 @@ impl Match {
         !self.game.is_over() && self.game.turn() != self.user && self.stop_at.is_none_or(|n| self.game.plies() < n)
     }
 
+    /// Every think the game holds: the one being replayed and the ones kept by ply.
+    fn every_think_mut(&mut self) -> impl Iterator<Item = &mut Thought> {
+        self.pending.iter_mut().map(|p| &mut p.thought).chain(self.thoughts.values_mut())
+    }
+
     /// The requests in flight are dropped (their thinker is gone): the fly's move and any recall
     /// are asked again of the next one.
     pub fn forget_requests(&mut self) {
         self.thinking = None;
         self.recalling = None;
         // A copy that was to follow from the dead thinker is recalled from the new one.
-        for t in self.pending.iter_mut().map(|p| &mut p.thought).chain(self.thoughts.values_mut()) {
+        for t in self.every_think_mut() {
             t.rates_follow = false;
         }
     }
@@ -435,7 +440,7 @@ impl Match {
             while let Ok(t) = thinker.answers.try_recv() {
                 if t.follow_up {
                     // A GPU think's CPU copy for the panels, wherever that think is now.
-                    let waiting = self.pending.iter_mut().map(|p| &mut p.thought).chain(self.thoughts.values_mut()).find(|o| o.id == t.id && o.rates_follow);
+                    let waiting = self.every_think_mut().find(|o| o.id == t.id && o.rates_follow);
                     if let Some(o) = waiting {
                         o.rates = t.rates;
                         o.rates_follow = false;

@@ -300,11 +300,6 @@ impl Lab {
         choices
     }
 
-    /// Whether MaleCNS's tables are on disk.
-    pub fn malecns_present(&self) -> bool {
-        store::malecns_present(&store::malecns_dir(&self.data))
-    }
-
     fn read_flies(&mut self) {
         self.flies = flychess_sim::fly::list(&self.data);
         self.charles = charles_players(&self.data);
@@ -549,13 +544,11 @@ impl Lab {
             // Taken back or a new game: that answer is no longer wanted.
             self.opponent_asked = None;
         }
-        let mut answers = Vec::new();
-        if let Some(o) = &self.opponent {
-            while let Ok(a) = o.answers.try_recv() {
-                answers.push((a, o.name.clone()));
-            }
-        }
-        for ((id, answer), name) in answers {
+        let (name, answers): (String, Vec<_>) = match &self.opponent {
+            Some(o) => (o.name.clone(), o.answers.try_iter().collect()),
+            None => (String::new(), Vec::new()),
+        };
+        for (id, answer) in answers {
             if self.opponent_asked != Some((id, plies)) {
                 continue;
             }
