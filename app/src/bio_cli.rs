@@ -57,7 +57,7 @@ fn model(which: &WhichBrain, data: &Path, constants: Constants) -> Result<(flych
 
 /// Where a dopamine fly named `name` lives in the data folder.
 fn fly_path(data: &Path, name: &str) -> PathBuf {
-    data.join("flies").join(format!("{name}.fly"))
+    flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -84,7 +84,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
     };
     let b = bar(lessons as u64, if games { "games" } else { "lessons" });
     b.set_position((fly.meta.lessons + fly.meta.games) as u64);
-    let options = RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::engine::find_stockfish(None).ok() };
+    let options = RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::stockfish::find_stockfish(None).ok() };
     let started = Instant::now();
     let at_start = fly.meta.lessons + fly.meta.games;
     run::run(&bio, &mut fly, &dataset, &path, &options, &AtomicBool::new(false), &mut |p| match p {
@@ -152,9 +152,9 @@ pub fn lesson(which: &WhichBrain, data: &Path, fen: &str, good: Option<&str>, ba
     let good = match good {
         Some(u) => find(u)?,
         None => {
-            let path = flychess_sim::engine::find_stockfish(None).map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
-            let mut engine = flychess_sim::engine::Engine::start(&path, &flychess_sim::engine::EngineOptions::default())?;
-            let uci = engine.best_move(fen, flychess_sim::engine::Limit::Depth(12), std::time::Duration::from_secs(30))?.ok_or_else(|| anyhow!("Stockfish found no move"))?;
+            let path = flychess_sim::stockfish::find_stockfish(None).map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
+            let mut engine = flychess_sim::stockfish::Engine::start(&path, &flychess_sim::stockfish::EngineOptions::default())?;
+            let uci = engine.best_move(fen, flychess_sim::stockfish::Limit::Depth(12), std::time::Duration::from_secs(30))?.ok_or_else(|| anyhow!("Stockfish found no move"))?;
             find(&uci)?
         }
     };
@@ -312,7 +312,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let constants = p.variation.constants();
         let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|_| {})?;
         let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
-        let dir = data.join("bio").join("pilots");
+        let dir = flychess_sim::files::DataFolder::at(data).bio().join("pilots");
         std::fs::create_dir_all(&dir)?;
         let file = dir.join(format!("{index}-{lessons}.fly"));
         // A pilot run before (the same rule, model and lessons) goes on from its file.

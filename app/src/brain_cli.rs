@@ -96,7 +96,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let hold = &hold[..job.hold.min(hold.len())];
     let descending = loaded.connectome.groups.descending.clone();
     let base = Base::of(&brain);
-    let dir = data.join("runs").join(&job.name);
+    let dir = flychess_sim::files::DataFolder::at(data).runs().join(&job.name);
     let options = RunOptions { leash: job.leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
     let speed = if job.speed_batches.is_empty() { None } else { Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?) };
     let mut gpu = flychess_sim::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
@@ -311,7 +311,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
     let dataset = Dataset::load(&shipped_path())?;
     let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
     let hold = &hold[..job.hold.min(hold.len())];
-    let dir = data.join("runs").join(&job.name);
+    let dir = flychess_sim::files::DataFolder::at(data).runs().join(&job.name);
     let mut table = Vec::new();
     let mut control_hold: Option<Vec<PositionOutcome>> = None;
     // The brain with each homeostasis (plain, calm unreached), made once: loaded, its backward
@@ -375,7 +375,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
     let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": prepared[0].as_ref().map(|p| figures(&p.start_hold)), "pilots": table, "peak_memory_bytes": peak_memory() });
     let text = serde_json::to_string_pretty(&report)?;
     std::fs::create_dir_all(&dir)?;
-    flychess_sim::connectome::brain_file::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;
+    flychess_sim::files::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;
     if job.json {
         println!("{text}");
     }

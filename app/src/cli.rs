@@ -685,7 +685,7 @@ const REFERENCE_SCRIPT: &str = include_str!("../../tools/reference_scipy.py");
 /// folder, made on first use), and compares its rates and speed with the CPU engine's.
 fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serde_json::Value> {
     use std::process::Command;
-    let venv = data.join("reference-venv");
+    let venv = flychess_sim::files::DataFolder::at(data).reference_venv();
     let python = venv.join("bin").join("python3");
     if !python.exists() {
         eprintln!("making a Python venv with scipy in {} (once)", venv.display());
@@ -756,7 +756,7 @@ pub fn data(cmd: DataCommand) -> Result<()> {
     match cmd {
         DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed } => {
             use flychess::label::{label, sample, LabelOptions};
-            let stockfish = flychess_sim::engine::find_stockfish(None)?;
+            let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
             println!("sampling positions from {}…", pgn.display());
             let samples = sample(&pgn, seed)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
@@ -825,7 +825,7 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
     let meta = CacheMeta::new(&loaded.checksum, &flychess_sim::calibrate::fingerprint(brain.homeostasis()), &dataset, loaded.connectome.groups.descending.len());
-    let path = meta.path_in(&data.join("cache"), &spec.name());
+    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &spec.name());
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions >= rows.len() {
         eprintln!("{}: all {} positions already cached", path.display(), rows.len());

@@ -97,7 +97,7 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usiz
         100.0 * hold.top1,
         100.0 * hold.good,
         hold.loss,
-        data.join("flies").join(format!("{name}.fly")).display(),
+        flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")).display(),
         if ship { " and models/" } else { "" }
     );
     Ok(())
@@ -245,7 +245,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
 /// the fly's most probable move is one of the quickest mates labelled.
 fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, usize)> {
     use flychess_sim::chess::position_from_fen;
-    use flychess_sim::eval::Score;
+    use flychess_sim::grading::Score;
     use flychess_sim::readout::policy;
     use shakmaty::CastlingMode;
     let d = readout.inputs;
@@ -286,7 +286,7 @@ pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Resul
         },
         readout: Readout::newborn(loaded.connectome.groups.descending.len(), Readout::default_steps(), 1),
     };
-    let path = data.join("flies").join(format!("{name}.fly"));
+    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
     f.save(&path)?;
     if ship {
         f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
@@ -432,7 +432,7 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
 /// `flychess play`: games between flies, Charles, the random and greedy movers and Stockfish.
 #[allow(clippy::too_many_arguments)]
 pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
-    use flychess_sim::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+    use flychess_sim::stockfish::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
     let spec = crate::cli::spec(which, data)?;
     let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
@@ -563,7 +563,7 @@ fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_sim::charles::player
 
 /// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
 fn anchor_elo(stockfish: &Path) -> Result<f64> {
-    use flychess_sim::engine::{Engine, EngineOptions};
+    use flychess_sim::stockfish::{Engine, EngineOptions};
     Ok(Engine::start(stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64)
 }
 
@@ -586,7 +586,7 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
 #[allow(clippy::too_many_arguments)]
 pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::engine::find_stockfish;
+    use flychess_sim::stockfish::find_stockfish;
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
@@ -700,7 +700,7 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: b
         "ratings": rated,
     });
     let text = serde_json::to_string_pretty(&report)?;
-    flychess_sim::connectome::brain_file::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
+    flychess_sim::files::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
     if json {
         println!("{text}");
         return Ok(());
@@ -1016,7 +1016,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     let path = data.join("imagination.json");
     let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     all.insert(f.player_id(None), report.clone());
-    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -1042,7 +1042,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
 pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>) -> Result<()> {
     use flychess::label::{label, LabelOptions, Sample};
     use flychess_sim::chess::position_from_fen;
-    use flychess_sim::eval::Score;
+    use flychess_sim::grading::Score;
     use shakmaty::Position;
     let dataset = Dataset::load(&shipped_path())?;
     let won: Vec<&Row> = dataset.rows[HOLD + VAL..]
@@ -1063,7 +1063,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
             })
         })
         .count();
-    let stockfish = flychess_sim::engine::find_stockfish(None)?;
+    let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
     let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let total = positions.min(samples.len());
     println!("{} won TRAIN positions; relabelling {total} with every legal move at depth {depth} ({traps} of them hold a stalemate trap)", samples.len());
@@ -1083,7 +1083,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 /// two at a time, each by a fresh engine (the same figures on every run).
 #[allow(clippy::too_many_arguments)]
 pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usize, depth: u32, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::engine::find_stockfish;
+    use flychess_sim::stockfish::find_stockfish;
     use flychess_sim::ladder::FlyKit;
     let stockfish = find_stockfish(None)?;
     let spec = crate::cli::spec(which, data)?;
@@ -1149,7 +1149,7 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
     use flychess_sim::duel::Duel;
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     use flychess_sim::search::{Aid, Evaluator};
-    let stockfish = flychess_sim::engine::find_stockfish(None)?;
+    let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
     let spec = crate::cli::spec(which, data)?;
     let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let descending = loaded.connectome.groups.descending.clone();

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use crossbeam_channel::{select_biased, unbounded, Receiver, Sender};
 
-use flychess_sim::engine::{find_stockfish, kill_process, EngineOptions, Limit, Supervised};
-use flychess_sim::eval::{accuracy, Score, Verdict};
+use flychess_sim::stockfish::{find_stockfish, kill_process, EngineOptions, Limit, Supervised};
+use flychess_sim::grading::{accuracy, Score, Verdict};
 
 /// The depth grades are computed at.
 pub const GRADE_DEPTH: u32 = 12;

@@ -16,8 +16,8 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, EnPassantMode, Position};
 
-use flychess_sim::engine::{EngineOptions, Limit, Supervised};
-use flychess_sim::eval::Score;
+use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
+use flychess_sim::grading::Score;
 use flychess_sim::play::Dice;
 use flychess_sim::readout::position_key;
 
@@ -119,7 +119,7 @@ pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
 }
 
 /// One labelled line, as `data import` reads it.
-pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::engine::Line]) -> String {
+pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::Line]) -> String {
     let moves: Vec<serde_json::Value> = lines
         .iter()
         .map(|l| {
@@ -158,7 +158,7 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                 }
             }
             let text: String = good.iter().map(|l| format!("{l}\n")).collect();
-            flychess_sim::connectome::brain_file::write_atomically(out, text.as_bytes())?;
+            flychess_sim::files::write_atomically(out, text.as_bytes())?;
             good.len()
         }
         Err(_) => 0,

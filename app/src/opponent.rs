@@ -12,7 +12,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use shakmaty::{Chess, Move};
 
 use flychess_sim::bio::file::DopamineFly;
-use flychess_sim::engine::find_stockfish;
+use flychess_sim::stockfish::find_stockfish;
 use flychess_sim::fly::Fly;
 use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
 

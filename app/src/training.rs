@@ -42,7 +42,7 @@ pub struct TrainJob {
 
 /// Where `flychess lessons` writes its relabelled won positions.
 pub fn lessons_path(data: &Path) -> PathBuf {
-    data.join("lessons").join("labels.jsonl")
+    flychess_sim::files::DataFolder::at(data).lessons().join("labels.jsonl")
 }
 
 /// Finishing lessons for TRAIN (rows `train_rows` of the dataset, features `train_x` with `d`
@@ -129,7 +129,7 @@ pub struct Prepared<'a> {
 }
 
 pub fn runs_dir(data: &Path) -> PathBuf {
-    data.join("runs")
+    flychess_sim::files::DataFolder::at(data).runs()
 }
 
 fn targets(rows: &[Row]) -> Result<Vec<Target>> {
@@ -139,7 +139,7 @@ fn targets(rows: &[Row]) -> Result<Vec<Target>> {
 /// The DN-rate cache of `prepared` over the first `n` rows, filled as needed.
 pub fn cache(prepared: &Prepared, data: &Path, dataset: &Dataset, n: usize, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Cache>> {
     let meta = CacheMeta::new(prepared.checksum, &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()), dataset, prepared.connectome.groups.descending.len());
-    let path = meta.path_in(&data.join("cache"), &prepared.spec_name);
+    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
         let sim = Simulator::choose(prepared.engine, prepared.brain)?;
@@ -249,7 +249,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         hold: None,
         finished: false,
     };
-    flychess_sim::connectome::brain_file::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
+    flychess_sim::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
     let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
         name: job.name.clone(),
@@ -307,13 +307,13 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     }
     let hold = evaluate(&readout, &hold_x, &hold_t);
     let f = Fly { meta: meta(Some(val), Some(hold)), readout };
-    let path = data.join("flies").join(format!("{}.fly", job.name));
+    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{}.fly", job.name));
     f.save(&path)?;
     let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
     f.save(&snapshots.join(format!("pass-{passes:04}.fly")))?;
     info.hold = Some(hold);
     info.finished = true;
-    flychess_sim::connectome::brain_file::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
+    flychess_sim::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let _ = std::fs::remove_file(&checkpoint);
     events(TrainEvent::Done { fly: path, hold, val });
     Ok(Some(f))
@@ -400,7 +400,7 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -
     bar.finish_and_clear();
     let chosen = tuning.chosen;
     all.insert(id, tuning);
-    flychess_sim::connectome::brain_file::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
     Ok(chosen)
 }
 

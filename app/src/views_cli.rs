@@ -213,12 +213,12 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
     };
     if let Some(path) = png {
         let (img, _) = job.render(FigureKind::Grid([3840, 2160]))?;
-        flychess_sim::connectome::brain_file::write_atomically(path, &png_bytes(&img.expect("a grid"))?)?;
+        flychess_sim::files::write_atomically(path, &png_bytes(&img.expect("a grid"))?)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = gif {
         let (_, bytes) = job.render(FigureKind::Gif([960, 540]))?;
-        flychess_sim::connectome::brain_file::write_atomically(path, &bytes)?;
+        flychess_sim::files::write_atomically(path, &bytes)?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())

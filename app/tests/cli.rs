@@ -212,7 +212,7 @@ fn ratings_follow_what_a_fly_is_not_its_name() {
 
 #[test]
 fn positions_sampled_from_a_pgn_are_labelled_resumed_and_imported() {
-    if flychess_sim::engine::find_stockfish(None).is_err() {
+    if flychess_sim::stockfish::find_stockfish(None).is_err() {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     }

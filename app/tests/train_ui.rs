@@ -15,7 +15,7 @@ use flychess_sim::train::{Metrics, PassRecord};
 fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
     let data = data();
     let name = format!("outside-{}", std::process::id());
-    let dir = data.join("runs").join(&name);
+    let dir = flychess_sim::files::DataFolder::at(&data).runs().join(&name);
     std::fs::create_dir_all(&dir).unwrap();
     let lines: Vec<String> = (1..=3)
         .map(|pass| {
@@ -73,9 +73,9 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     let run = app(&h).train.runs.iter().find(|r| r.name == "ui-short-run").unwrap();
     let info = run.info.as_ref().expect("run.json");
     assert!(info.finished && info.hold.is_some() && info.blind.is_some());
-    let fly = flychess_sim::fly::Fly::load(&data.join("flies").join("ui-short-run.fly")).unwrap();
+    let fly = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("ui-short-run.fly")).unwrap();
     assert_eq!(fly.meta.train_positions, 512);
-    assert!(app(&h).lab.flies.iter().any(|f| f == "ui-short-run"), "the new fly is listed");
+    wait(&mut h, "the new fly listed", |a| a.lab.flies.iter().any(|f| f == "ui-short-run"));
     assert!(app(&h).lab.playable.iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
     // Watching it learn: the newborn readout, the best after passes 1 and 2 (the fly at the end).
     let snaps: Vec<usize> = flychess::training::snapshots(&data, "ui-short-run").into_iter().map(|(p, _)| p).collect();
@@ -100,11 +100,11 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     let mut h = harness(&data);
     let pid = std::process::id();
     let (a, b) = (format!("to-rename-{pid}"), format!("renamed-{pid}"));
-    let _ = std::fs::remove_file(data.join("flies").join("lab-newborn.fly"));
+    let _ = std::fs::remove_file(flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly"));
     // A fly on disk to manage: a copy of the shipped one.
     let mut f = flychess_sim::fly::Fly::load(&flychess_sim::fly::shipped_dir().join("backprop.fly")).unwrap();
     f.meta.name = a.clone();
-    f.save(&data.join("flies").join(format!("{a}.fly"))).unwrap();
+    f.save(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{a}.fly"))).unwrap();
     {
         let app = app_mut(&mut h);
         app.lab.flies = flychess_sim::fly::list(&data);
@@ -113,7 +113,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.step();
     flychess::lab::flies::rename_fly(&data, &a, &b).unwrap();
     assert!(flychess::lab::flies::rename_fly(&data, &b, "bad/name").is_err());
-    assert_eq!(flychess_sim::fly::Fly::load(&data.join("flies").join(format!("{b}.fly"))).unwrap().meta.name, b);
+    assert_eq!(flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name, b);
     app_mut(&mut h).lab.flies = flychess_sim::fly::list(&data);
     h.step();
     h.step();
@@ -125,15 +125,15 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.get_by_label("Really delete?").click();
     h.step();
     h.step();
-    assert!(!data.join("flies").join(format!("{b}.fly")).exists());
+    assert!(!flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly")).exists());
     // The newborn lab fly: one click.
     let build = h.get_all_by_label("Build").next().expect("a Build button");
     build.click();
     h.step();
     h.step();
-    let newborn = flychess_sim::fly::Fly::load(&data.join("flies").join("lab-newborn.fly")).unwrap();
+    let newborn = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly")).unwrap();
     assert!(newborn.meta.kind.contains("newborn"));
-    assert!(app(&h).lab.flies.iter().any(|f| f == "lab-newborn"));
+    wait(&mut h, "the newborn listed", |a| a.lab.flies.iter().any(|f| f == "lab-newborn"));
 }
 
 #[test]
@@ -160,13 +160,13 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("after 128 lessons")), "{:?}", job.outcome);
     assert!(job.points.len() >= 2, "a point at the start and one at the end: {}", job.points.len());
     wait(&mut h, "its curve", |a| a.train.dopamine.curves.iter().any(|c| c.name == name && c.lessons == 128 && c.points.len() >= 2));
-    let path = data.join("flies").join(format!("{name}.fly"));
+    let path = flychess_sim::files::DataFolder::at(&data).flies().join(format!("{name}.fly"));
     let fly = flychess_sim::bio::file::DopamineFly::load(&path).unwrap();
     assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
     // Renamed from the Flies tab like any fly: the same strengths under the new name.
     let renamed = format!("{name}-renamed");
     flychess::lab::flies::rename_fly(&data, &name, &renamed).unwrap();
-    let moved = flychess_sim::bio::file::DopamineFly::load(&data.join("flies").join(format!("{renamed}.fly"))).unwrap();
+    let moved = flychess_sim::bio::file::DopamineFly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly"))).unwrap();
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
     flychess::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
     // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
@@ -272,7 +272,7 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
     assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")), "{:?}", job.outcome);
     wait(&mut h, "its curves", |a| a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5));
     assert!(h.query_by_label_contains("VAL loss (lower is better)").is_some(), "the plots are on screen");
-    std::fs::remove_dir_all(data.join("runs").join(&name)).unwrap();
+    std::fs::remove_dir_all(flychess_sim::files::DataFolder::at(&data).runs().join(&name)).unwrap();
 }
 
 /// Charles trains from the Train tab as a run kind of its own (its curve read from its record as

@@ -33,8 +33,8 @@ fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
         hold: None,
         created: "2026-11-30".into(),
     };
-    std::fs::create_dir_all(data.join("flies")).unwrap();
-    Fly { meta, readout }.save(&data.join("flies").join(format!("{name}.fly"))).unwrap();
+    std::fs::create_dir_all(flychess_sim::files::DataFolder::at(&data).flies()).unwrap();
+    Fly { meta, readout }.save(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{name}.fly"))).unwrap();
 }
 
 fn use_fly(h: &mut Harness<'static, App>, name: &str) {
@@ -124,8 +124,7 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     app_mut(&mut h).play.pgn_path = path.display().to_string();
     h.step();
     h.get_by_label("Save PGN").click();
-    h.step();
-    h.step();
+    wait(&mut h, "the PGN saved", |a| a.lab.play.status.starts_with("Saved"));
     let text = std::fs::read_to_string(&path).expect("saved");
     assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly flywire\"]"), "{text}");
     let back = Game::from_pgn(&text).unwrap();
@@ -134,8 +133,16 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     app_mut(&mut h).new_game(Game::default(), Color::White, None);
     h.step();
     h.get_by_label("Load PGN").click();
+    wait(&mut h, "the PGN loaded", |a| a.lab.play.status.starts_with("Loaded"));
+    assert_eq!(app(&h).lab.play.game.san(), back.san());
+    // A file far larger than a game is refused before it is read, and the game stays.
+    let big = dir.path().join("big.pgn");
+    std::fs::write(&big, vec![b' '; (flychess::lab::PGN_LIMIT + 1) as usize]).unwrap();
+    app_mut(&mut h).play.pgn_path = big.display().to_string();
     h.step();
-    h.step();
+    h.get_by_label("Load PGN").click();
+    wait(&mut h, "the refusal", |a| a.lab.play.status.starts_with("Could not load"));
+    assert!(app(&h).lab.play.status.contains("not one game"), "{}", app(&h).lab.play.status);
     assert_eq!(app(&h).lab.play.game.san(), back.san());
 }
 
@@ -152,7 +159,7 @@ fn threefold_repetition_is_called_on_the_third_occurrence_only() {
     }
     h.step();
     h.get_by_label("Load PGN").click();
-    h.step();
+    wait(&mut h, "the PGN loaded", |a| a.lab.play.status.starts_with("Loaded"));
     h.step();
     assert_eq!(app(&h).lab.play.game.plies(), 7);
     assert_eq!(app(&h).play.orientation, Color::Black);
@@ -181,7 +188,7 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
     assert!(app(&h).lab.play.grades.is_empty());
-    let Ok(real) = flychess_sim::engine::find_stockfish(None) else {
+    let Ok(real) = flychess_sim::stockfish::find_stockfish(None) else {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     };
@@ -241,10 +248,10 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     assert_eq!(csv.lines().count(), inputs + outputs + 1);
     assert!(csv.starts_with("neuron_body_id,"));
     // Without a file dialog the list goes into DATA/exports.
-    let before = std::fs::read_dir(data().join("exports")).map(|d| d.count()).unwrap_or(0);
+    let before = std::fs::read_dir(flychess_sim::files::DataFolder::at(data()).exports()).map(|d| d.count()).unwrap_or(0);
     h.get_by_label("CSV into the data folder").click();
     h.step();
-    let after: Vec<_> = std::fs::read_dir(data().join("exports")).unwrap().flatten().collect();
+    let after: Vec<_> = std::fs::read_dir(flychess_sim::files::DataFolder::at(data()).exports()).unwrap().flatten().collect();
     assert_eq!(after.len(), before + 1);
     // Undo returns to the state before the search.
     h.get_by_label("Undo (Ctrl+Z)").click();
@@ -302,7 +309,7 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
 
 #[test]
 fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
-    if flychess_sim::engine::find_stockfish(None).is_err() {
+    if flychess_sim::stockfish::find_stockfish(None).is_err() {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     }
@@ -323,7 +330,7 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
     assert_eq!(end.reason, "checkmate");
     assert!(app(&h).play.report_open);
     wait(&mut h, "White's last move graded", |a| a.lab.play.grade_of(6, &a.lab.play.game.moves()[6]).is_some());
-    assert_eq!(app(&h).lab.play.grade_of(6, &app(&h).lab.play.game.moves()[6]).unwrap().verdict, flychess_sim::eval::Verdict::Best);
+    assert_eq!(app(&h).lab.play.grade_of(6, &app(&h).lab.play.game.moves()[6]).unwrap().verdict, flychess_sim::grading::Verdict::Best);
     assert!(h.query_by_label("Game report").is_some());
 }
 
@@ -433,7 +440,7 @@ fn a_thinker_that_dies_is_replaced_and_the_fly_still_answers() {
 #[test]
 fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
     let mut h = harness(&data());
-    if flychess_sim::engine::find_stockfish(None).is_err() {
+    if flychess_sim::stockfish::find_stockfish(None).is_err() {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     }

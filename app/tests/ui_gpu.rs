@@ -77,7 +77,7 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     // The export: 3840×2160 on a thread of its own; the window keeps drawing meanwhile.
     app_mut(&mut h).tab = Tab::Brain;
     h.step();
-    let exports = data().join("exports");
+    let exports = flychess_sim::files::DataFolder::at(data()).exports();
     let before: Vec<_> = std::fs::read_dir(&exports).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     h.get_by_label("PNG into the data folder").click();
     h.step();

@@ -4,8 +4,8 @@
 
 use flychess_render::camera::OrbitCamera;
 use flychess_render::cloud::{pick, project, CloudGeometry, CloudRenderer, ColourMode, Offscreen, Rates, ViewSettings, OFFSCREEN_FORMAT};
-use flychess_sim::brain::gpu::{headless_device, Device, GpuEngine};
-use flychess_sim::brain::Brain;
+use flychess_brain::brain::gpu::{headless_device, Device, GpuEngine};
+use flychess_brain::brain::Brain;
 
 const SIZE: [u32; 2] = [96, 64];
 
@@ -185,7 +185,7 @@ fn the_simulators_buffer_is_bound_directly_and_draws_what_the_upload_draws() {
 
 #[test]
 fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
-    use flychess_sim::eye::{EyeCell, EyeRole};
+    use flychess_brain::eye::{EyeCell, EyeRole};
     let Some(d) = device() else { return };
     // The chain's first neuron sees a pawn on e2, the lone neuron a rook on a1: the boards differ.
     let eye = vec![EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) }, EyeCell { neuron: 3, square: 0, role: EyeRole::PieceType(3) }];

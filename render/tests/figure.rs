@@ -5,7 +5,7 @@
 use flychess_render::camera::OrbitCamera;
 use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, ViewSettings, OFFSCREEN_FORMAT};
 use flychess_render::figure::{replay_gif, step_grid, Frames};
-use flychess_sim::brain::gpu::headless_device;
+use flychess_brain::brain::gpu::headless_device;
 
 /// Two neurons, left and right: the left fires at even steps, the right at odd ones.
 fn scene() -> (CloudGeometry, Vec<f32>) {

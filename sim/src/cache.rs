@@ -68,7 +68,7 @@ impl CacheMeta {
     /// everything it belongs to (for the program).
     pub fn path_in(&self, dir: &Path, spec_name: &str) -> PathBuf {
         use sha2::{Digest, Sha256};
-        let key = crate::connectome::brain_file::hex(&Sha256::digest(serde_json::to_vec(self).expect("plain struct")));
+        let key = crate::files::hex(&Sha256::digest(serde_json::to_vec(self).expect("plain struct")));
         dir.join(format!("{spec_name}-{}-{}.dn", &self.brain_checksum.get(..12).unwrap_or(&self.brain_checksum), &key[..12]))
     }
 }
@@ -95,7 +95,7 @@ impl Cache {
         }
         if !same {
             File::create(path).map_err(|e| Error::io(path, e))?;
-            crate::connectome::brain_file::write_atomically(&sidecar, &serde_json::to_vec_pretty(&meta).expect("plain struct"))?;
+            crate::files::write_atomically(&sidecar, &serde_json::to_vec_pretty(&meta).expect("plain struct"))?;
         }
         let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
         let per = row_bytes(meta.descending);

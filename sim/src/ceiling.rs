@@ -18,7 +18,7 @@ use shakmaty::{CastlingMode, Move, Position};
 
 use crate::chess::position_from_fen;
 use crate::data::Row;
-use crate::engine::{EngineOptions, Limit, Supervised};
+use crate::stockfish::{EngineOptions, Limit, Supervised};
 use crate::error::{Error, Result};
 use crate::profile::{values, BLUNDER_CP};
 use crate::search::{Aid, Evaluator, Searcher, TOP_K};

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use crate::container;
 use crate::error::{Error, Result};
-use crate::eval::Score;
+use crate::grading::Score;
 
 pub const HOLD: usize = 4_096;
 pub const VAL: usize = 2_048;
@@ -158,7 +158,7 @@ impl Dataset {
         d.update((self.meta.hold as u64).to_le_bytes());
         d.update((self.meta.val as u64).to_le_bytes());
         d.update(self.encode_rows());
-        crate::connectome::brain_file::hex(&d.finalize())
+        crate::files::hex(&d.finalize())
     }
 
     /// The rows as the file stores them (before compression).
@@ -241,6 +241,14 @@ mod tests {
     use super::*;
 
     const LINE: &str = r#"{"i": 0, "fen": "rnbqkb1r/ppp2ppp/4pn2/8/2BP4/4PN2/PP3PPP/RNBQK2R b KQkq - 0 5", "game": 2568, "ply": 9, "legal": 34, "depth": 10, "moves": [{"uci": "c7c5", "cp": -44, "mate": null, "wdl": [1, 933, 66]}, {"uci": "a7a6", "cp": null, "mate": 3, "wdl": null}]}"#;
+
+    #[test]
+    fn the_shipped_flies_and_positions_load() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = crate::shipped::materialise(root.path()).unwrap();
+        assert!(crate::fly::Fly::load(&dir.join("flies/backprop.fly")).is_ok());
+        assert!(Dataset::load(&dir.join("positions.flyd")).unwrap().rows.len() > 4_096 + 2_048);
+    }
 
     #[test]
     fn uci_codes_round_trip() {

@@ -83,7 +83,7 @@ impl Fly {
                 d.update(w.to_le_bytes());
             }
         }
-        crate::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+        crate::files::hex(&d.finalize())[..16].to_string()
     }
 }
 
@@ -96,7 +96,7 @@ pub fn shipped_dir() -> PathBuf {
 /// not shadowed by a user's fly of the same name, each folder in name order.
 pub fn list(data: &Path) -> Vec<String> {
     let mut names = Vec::new();
-    for dir in [data.join("flies"), shipped_dir()] {
+    for dir in [crate::files::DataFolder::at(data).flies(), shipped_dir()] {
         if let Ok(entries) = std::fs::read_dir(&dir) {
             let mut found: Vec<String> = entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
             found.sort();
@@ -121,16 +121,16 @@ pub fn check_name(name: &str) -> Result<()> {
 /// Finds a fly by name: the user's flies first, then the shipped ones.
 pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
     let file = format!("{name}.fly");
-    [data.join("flies").join(&file), shipped_dir().join(&file)]
+    [crate::files::DataFolder::at(data).flies().join(&file), shipped_dir().join(&file)]
         .into_iter()
         .find(|p| p.exists())
-        .ok_or_else(|| Error::Invalid(format!("no fly named {name:?} (looked in {} and {})", data.join("flies").display(), shipped_dir().display())))
+        .ok_or_else(|| Error::Invalid(format!("no fly named {name:?} (looked in {} and {})", crate::files::DataFolder::at(data).flies().display(), shipped_dir().display())))
 }
 
 /// The first trained fly of the brain with this checksum: the shipped ones first (the default
 /// brain's own fly), then the user's, each folder in name order. (name, path).
 pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
-    for dir in [shipped_dir(), data.join("flies")] {
+    for dir in [shipped_dir(), crate::files::DataFolder::at(data).flies()] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
         found.sort();

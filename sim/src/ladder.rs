@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
 use crate::brain::Brain;
-use crate::engine::{find_stockfish, EngineOptions, Limit, Supervised};
+use crate::stockfish::{find_stockfish, EngineOptions, Limit, Supervised};
 use crate::error::{Error, Result};
 use crate::play::{play_game, Dice, Player};
 use crate::rating::{bootstrap, fit, Outcome};
@@ -313,7 +313,7 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
         Entrant::Random => Player::Random(Dice::new(dice)),
         Entrant::Greedy => Player::Greedy(Dice::new(dice)),
         Entrant::Stockfish { random_share } => {
-            let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::engine::INSTALL_HINT.into()))?;
+            let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::stockfish::INSTALL_HINT.into()))?;
             let engine = Supervised::new(path, EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) });
             Player::Stockfish { engine, limit: Limit::Nodes(options.stockfish_nodes), random_share: *random_share, dice: Dice::new(dice) }
         }
@@ -351,7 +351,7 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
             };
             let engine = match aid {
                 Aid::Select { .. } => {
-                    let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::engine::INSTALL_HINT.into()))?;
+                    let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::stockfish::INSTALL_HINT.into()))?;
                     Some(Supervised::new(path, EngineOptions { threads: 1, hash_mb: 16, elo: None }))
                 }
                 _ => None,

@@ -1,39 +1,34 @@
-//! Fly Chess simulator: everything that is not UI. This crate owns the connectome (reading the
-//! MaleCNS release or generating its synthetic stand-in, the rules that make a brain of it, the
-//! brain file), the eye (board → photoreceptors), and where brains are kept on disk (`store`).
-//! The rate model, readouts, training, Stockfish client and rating ladder join it as they are
-//! built (see ARCHITECTURE.md for the whole data flow).
+//! Fly Chess's upper simulation layer: everything below the window that is not the brain itself.
+//! This crate owns the readout and its training (`readout`, `train`, `burn_fit`, `cache`), the
+//! datasets (`data`), the players and the arena they meet in (`play`, `search`, `ladder`, `duel`,
+//! `rating`, `profile`, `ceiling`), Charles (`charles`), the dopamine fly (`bio`) and training the
+//! brain itself by BPTT (`bptt`). The brain — connectome, engines, eye, store, shipped data — is
+//! the layer below, `flychess-brain`, re-exported here under its own module names so a path such
+//! as `flychess_sim::brain::cpu` names the same item as `flychess_brain::brain::cpu`.
+
+pub use flychess_brain::{brain, calibrate, chess, connectome, container, error, eye, files, shipped, store};
 
 pub mod bio;
-pub mod brain;
-pub mod breakdown;
 pub mod bptt;
+pub mod breakdown;
 pub mod burn_fit;
 pub mod cache;
-pub mod calibrate;
 pub mod ceiling;
 pub mod charles;
-pub mod chess;
-pub mod connectome;
-pub mod container;
 pub mod data;
 pub mod duel;
-pub mod engine;
-pub mod error;
-pub mod eval;
 pub mod explain;
-pub mod eye;
 pub mod fly;
+pub mod grading;
 pub mod ladder;
 pub mod play;
 pub mod probe;
 pub mod profile;
 pub mod rating;
-pub mod search;
 pub mod readout;
-pub mod shipped;
+pub mod search;
 pub mod stats;
-pub mod store;
+pub mod stockfish;
 pub mod together;
 pub mod train;
 

@@ -11,7 +11,7 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 use crate::chess::piece_value as value;
 use crate::brain::Brain;
 use crate::chess::planes;
-use crate::engine::{Limit, Supervised};
+use crate::stockfish::{Limit, Supervised};
 use crate::error::Result;
 use crate::readout::{choose, policy, position_key, think_features, Readout};
 

@@ -378,7 +378,7 @@ pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: 
 
 /// Where a report is kept: DATA/probes/KEY.json.
 pub fn report_path(data: &std::path::Path, key: &str) -> std::path::PathBuf {
-    data.join("probes").join(format!("{key}.json"))
+    crate::files::DataFolder::at(data).probes().join(format!("{key}.json"))
 }
 
 /// A kept report, when there is one for this key.
@@ -391,7 +391,7 @@ pub fn load(data: &std::path::Path, key: &str) -> Option<ProbeReport> {
 /// options it was run with (each report's key is worked out again, so a report of another brain or
 /// dataset, or a file renamed by hand, is never taken).
 pub fn kept_for(data: &std::path::Path, brain_checksum: &str, homeostasis: &str, dataset: &Dataset) -> Option<ProbeReport> {
-    let entries = std::fs::read_dir(data.join("probes")).ok()?;
+    let entries = std::fs::read_dir(crate::files::DataFolder::at(data).probes()).ok()?;
     entries
         .flatten()
         .filter_map(|e| serde_json::from_slice::<ProbeReport>(&std::fs::read(e.path()).ok()?).ok())
@@ -403,7 +403,7 @@ pub fn kept_for(data: &std::path::Path, brain_checksum: &str, homeostasis: &str,
 pub fn save(data: &std::path::Path, report: &ProbeReport) -> Result<()> {
     let path = report_path(data, &report.key);
     let text = serde_json::to_vec_pretty(report).map_err(|e| Error::Invalid(e.to_string()))?;
-    crate::connectome::brain_file::write_atomically(&path, &text)
+    crate::files::write_atomically(&path, &text)
 }
 
 #[cfg(test)]

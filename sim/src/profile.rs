@@ -1,7 +1,7 @@
 //! How a player loses (Philidor's lesson, seed `001_…txt` §9): Stockfish at a fixed depth scores
 //! every position of a player's games once, from the side to move; each of the player's moves then
 //! costs `max(0, before − after)` centipawns from the mover's side (mates and large scores clipped
-//! at ±`eval::CP_CLIP`, a checkmate given worth +clip, a stalemate or dead draw 0). The losses are
+//! at ±`grading::CP_CLIP`, a checkmate given worth +clip, a stalemate or dead draw 0). The losses are
 //! tabled per game phase (`breakdown::phase`: opening, middlegame, endgame) for the games the
 //! player won, drew and lost, and each lost game gets a shape from its single worst move: one
 //! fatal blunder (> 400 cp), a clear mistake (200–400 cp) or a slow decline (every move < 200 cp).
@@ -12,9 +12,9 @@ use shakmaty::fen::Fen;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
 use crate::breakdown::phase;
-use crate::engine::{Limit, Supervised};
+use crate::stockfish::{Limit, Supervised};
 use crate::error::{Error, Result};
-use crate::eval::CP_CLIP;
+use crate::grading::CP_CLIP;
 use crate::stats::{self, Estimate};
 
 pub const PHASES: [&str; 3] = ["opening", "middlegame", "endgame"];

@@ -24,7 +24,7 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::brain::Brain;
 use crate::chess::planes;
-use crate::engine::{Limit, Supervised};
+use crate::stockfish::{Limit, Supervised};
 use crate::error::{Error, Result};
 use crate::play::LookAhead;
 use crate::readout::{policy, position_key, think_features, Readout};

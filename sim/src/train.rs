@@ -20,7 +20,7 @@ use crate::burn_fit::{BurnFit, FitOn};
 use crate::chess::{planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
-use crate::eval::win_percent;
+use crate::grading::win_percent;
 use crate::readout::{move_code, Readout, FROM, OUTPUTS, PROMOTIONS, TO};
 
 pub const TAU: f64 = 2.5;
@@ -44,8 +44,8 @@ pub struct Target {
 /// The win chance a finishing lesson gives a score: centipawns as usual (at most 97.5 % once
 /// clipped), a forced mate above every centipawn score and the sooner the better (mate in 1:
 /// 100 %, in 2: 98.75 %, in 3: 98.1 %, …), being mated mirrored below every centipawn score.
-pub fn lesson_win_percent(score: crate::eval::Score) -> f64 {
-    use crate::eval::{Score, CP_CLIP};
+pub fn lesson_win_percent(score: crate::grading::Score) -> f64 {
+    use crate::grading::{Score, CP_CLIP};
     let top = win_percent(CP_CLIP);
     match score {
         Score::Mate(n) if n > 0 => top + (100.0 - top) * 0.5f64.powi(n - 1),
@@ -65,7 +65,7 @@ impl Target {
         Target::scored(row, lesson_win_percent)
     }
 
-    fn scored(row: &Row, win_of: impl Fn(crate::eval::Score) -> f64) -> Result<Target> {
+    fn scored(row: &Row, win_of: impl Fn(crate::grading::Score) -> f64) -> Result<Target> {
         let pos = position_from_fen(&row.fen)?;
         let mover = pos.turn();
         let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
@@ -339,7 +339,7 @@ const _: () = assert!(PROMOTIONS == 5);
 mod tests {
     use super::*;
     use crate::data::{MoveCode, MoveLabel};
-    use crate::eval::Score;
+    use crate::grading::Score;
 
     fn row(fen: &str, moves: &[(&str, i32)]) -> Row {
         Row {

@@ -14,6 +14,7 @@ use flychess_sim::connectome::rules::Region;
 use flychess_sim::connectome::Control;
 use flychess_sim::store::{self, BrainSpec};
 
+#[path = "../brain/tests/common/mod.rs"]
 mod common;
 use common::small_brain::{small_brain, small_brain_hearing};
 
@@ -287,7 +288,7 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
 fn each_dataset_has_its_own_dn_cache_and_a_relabelled_one_is_new() {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::{shipped_path, Dataset};
-    use flychess_sim::eval::Score;
+    use flychess_sim::grading::Score;
     let brain = small_brain(12);
     let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
     let shipped = Dataset::load(&shipped_path()).unwrap();

@@ -17,7 +17,7 @@ fn the_shipped_dataset_loads_with_its_splits() {
 #[test]
 fn the_calibration_sample_comes_from_the_training_split() {
     let d = Dataset::load(&shipped_path()).unwrap();
-    let sample: Vec<String> = include_str!("../data/sample-positions.fen").lines().map(str::to_owned).collect();
+    let sample: Vec<String> = include_str!("../brain/data/sample-positions.fen").lines().map(str::to_owned).collect();
     let train: Vec<&str> = d.train().iter().map(|r| r.fen.as_str()).collect();
     assert_eq!(sample.len(), 512);
     assert_eq!(&train[..512], &sample.iter().map(String::as_str).collect::<Vec<_>>()[..]);

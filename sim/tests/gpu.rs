@@ -29,6 +29,7 @@ fn engine(brain: &Brain) -> Option<GpuEngine> {
     }
 }
 
+#[path = "../brain/tests/common/mod.rs"]
 mod common;
 
 fn worst(a: &Rates, b: &Rates) -> f32 {

@@ -4,7 +4,10 @@
 //! ladder or the one shipped with the flies. The Flies tab and the CLI are views over these.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+pub use flychess_sim::bio::file::is_dopamine_fly;
+pub use flychess_sim::fly::FlyMeta;
 
 use anyhow::{anyhow, Result};
 
@@ -29,18 +32,18 @@ pub fn save_newborn(ready: &ReadyBrain, data: &Path, name: &str) -> Result<()> {
         },
         readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
     };
-    f.save(&data.join("flies").join(format!("{name}.fly")))?;
+    f.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")))?;
     Ok(())
 }
 
 /// Renames a fly of the data folder (its file and the name inside it).
 pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
     flychess_sim::fly::check_name(new)?;
-    let to = data.join("flies").join(format!("{new}.fly"));
+    let to = flychess_sim::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
     if to.exists() {
         return Err(anyhow!("a fly called {new} exists"));
     }
-    let from = data.join("flies").join(format!("{old}.fly"));
+    let from = flychess_sim::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if flychess_sim::bio::file::is_dopamine_fly(&from) {
         let mut f = flychess_sim::bio::file::DopamineFly::load(&from)?;
         f.meta.name = new.to_string();
@@ -115,4 +118,133 @@ pub fn read_ratings(data: &Path) -> HashMap<String, String> {
         }
     }
     out
+}
+
+/// How the New game picker names a player: Charles as a network that never was a fly, an aided
+/// fly as the fly's brain with a search's help (never its own play), a fly by its name; each with
+/// its rating (`elo`).
+pub fn opponent_label(name: &str, elo: &str) -> String {
+    if flychess_sim::charles::player::run_name(name).is_some() {
+        format!("Charles — a network that never was a fly ({name}, {elo})")
+    } else if let Some((base, suffix)) = name.rsplit_once('+')
+        && let Some(Ok(aid)) = flychess_sim::search::Aid::parse(suffix)
+    {
+        format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
+    } else {
+        format!("{name} ({elo})")
+    }
+}
+
+/// One row of the Flies tab.
+#[derive(Clone)]
+pub struct FlyCard {
+    pub name: String,
+    pub path: Result<PathBuf, String>,
+    pub meta: Result<FlyMeta, String>,
+    pub shipped: bool,
+}
+
+/// The Flies tab's rows and what they were read from: (name, size and modification time).
+pub type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
+
+/// What a fly's card shows: a readout fly's metadata, or a dopamine fly's in the same columns
+/// (its lessons as its positions; how it was taught and its last VAL pairs right on hover).
+fn card_meta(path: &std::path::Path) -> Result<FlyMeta, String> {
+    if !flychess_sim::bio::file::is_dopamine_fly(path) {
+        return flychess_sim::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
+    }
+    let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
+    let m = f.meta;
+    let last = m.curve.last().map(|p| format!("; VAL pairs right {:.1} % after them", 100.0 * p.pairs_right)).unwrap_or_default();
+    let taught = if m.mode == "games" { format!("{} games of its own", m.games) } else { format!("{} tutor lessons (Stockfish's move: sugar; another move: a shock)", m.lessons) };
+    Ok(FlyMeta {
+        name: m.name,
+        // Short: the table's columns are as wide as their longest cell.
+        kind: "dopamine".into(),
+        brain: m.brain,
+        brain_checksum: m.brain_checksum,
+        homeostasis: m.homeostasis,
+        reading: flychess_sim::cache::Reading::Step12,
+        data: format!("{taught}{last}"),
+        train_positions: m.lessons,
+        val: None,
+        hold: None,
+        created: m.created,
+    })
+}
+
+/// Each fly's file size and modification time: the Flies tab reads its cards again only when these change.
+pub fn card_stamps(names: &[String], data: &Path) -> Vec<(String, Option<(u64, std::time::SystemTime)>)> {
+    names
+        .iter()
+        .map(|name| {
+            let stamp = flychess_sim::fly::find(name, data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
+            (name.clone(), stamp)
+        })
+        .collect()
+}
+
+/// The Flies tab's rows: each fly's metadata read (and its file's checksum verified).
+pub fn read_cards(names: &[String], data: &Path) -> Vec<FlyCard> {
+    names
+        .iter()
+        .map(|name| {
+            let path = flychess_sim::fly::find(name, data).map_err(|e| e.to_string());
+            let meta = path.clone().and_then(|p| card_meta(&p));
+            let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+            FlyCard { name: name.clone(), path, meta, shipped }
+        })
+        .collect()
+}
+
+/// Deletes one of the user's flies.
+pub fn delete_fly(data: &Path, name: &str) -> std::io::Result<()> {
+    std::fs::remove_file(flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")))
+}
+
+/// A fly's player id (its content), what its games and profiles are kept under.
+pub fn player_id(name: &str, data: &Path) -> flychess_sim::Result<String> {
+    flychess_sim::fly::find(name, data).and_then(|p| flychess_sim::fly::Fly::load(&p)).map(|f| f.player_id(None))
+}
+
+/// The flies, Charles runs and ratings on disk, and the players the brain `checksum` can field.
+pub struct FlyLists {
+    pub flies: Vec<String>,
+    pub charles: Vec<String>,
+    pub ratings: HashMap<String, String>,
+    /// Its own flies (a fly of a control brain cannot play on this one), every finished Charles
+    /// run, and each trained fly with Philidor's aids.
+    pub playable: Vec<String>,
+    /// The brain `playable` was made for (None: no brain yet, `playable` empty).
+    pub checksum: Option<String>,
+}
+
+/// Reads everything `FlyLists` holds (every fly file opened and checked: call it off the UI thread).
+pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
+    let flies = flychess_sim::fly::list(data);
+    let charles = crate::lab::charles_players(data);
+    let ratings = read_ratings(data);
+    let mut playable = Vec::new();
+    if let Some(checksum) = &checksum {
+        let mut aided = Vec::new();
+        for name in &flies {
+            let Ok(p) = flychess_sim::fly::find(name, data) else { continue };
+            if is_dopamine_fly(&p) {
+                if flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == *checksum) {
+                    playable.push(name.clone());
+                }
+                continue;
+            }
+            let Ok(f) = flychess_sim::fly::Fly::load(&p) else { continue };
+            if f.meta.brain_checksum == *checksum {
+                playable.push(name.clone());
+                if f.meta.kind == "trained" {
+                    aided.extend(crate::lab::AIDED_SUFFIXES.iter().map(|s| format!("{name}+{s}")));
+                }
+            }
+        }
+        playable.extend(charles.iter().cloned());
+        playable.extend(aided);
+    }
+    FlyLists { flies, charles, ratings, playable, checksum }
 }

@@ -10,6 +10,7 @@
 
 pub mod flies;
 pub mod game_play;
+pub mod jobs;
 pub mod think_summary;
 
 use std::collections::HashMap;
@@ -20,9 +21,19 @@ use std::thread;
 
 use shakmaty::{Color, Move};
 
-use flychess_sim::brain::Brain;
-use flychess_sim::connectome::{Connectome, Info};
-use flychess_sim::store::{self, BrainSpec, Tables};
+use flychess_sim::store::{self, Tables};
+
+// The plain types and helpers the views are handed: the window names nothing of the simulator
+// itself, only what the lab gives it.
+pub use flychess_sim::brain::{Brain, STEPS};
+pub use flychess_sim::chess::position_from_fen;
+pub use flychess_sim::connectome::rules::Region;
+pub use flychess_sim::connectome::{Connectome, Control, Info};
+pub use flychess_sim::files::{write_atomically as save_file, DataFolder};
+pub use flychess_sim::fly::check_name;
+pub use flychess_sim::grading::Verdict;
+pub use flychess_sim::stockfish::find_stockfish;
+pub use flychess_sim::store::BrainSpec;
 
 use crate::game::Game;
 use crate::grader::{Grader, GraderEvent};
@@ -75,6 +86,12 @@ enum Report {
     Progress { stage: String, fraction: f64 },
     Ready(Box<ReadyBrain>),
     Failed(String),
+    /// What the flies job read off the disk.
+    Flies(Box<flies::FlyLists>),
+    /// A PGN file read (its path, the game or why not).
+    Pgn(PathBuf, Result<Box<Game>, String>),
+    /// A PGN file written, or why not (in words).
+    Saved(String),
 }
 
 pub enum BrainState {
@@ -105,7 +122,17 @@ pub enum Command {
     /// Play by itself from now on: the fly against `Watch::opponent` (sent once the game it
     /// watches is set up).
     Watch(Watch),
+    /// Read a game from a PGN file (off the UI thread, at most `PGN_LIMIT` bytes) and play on
+    /// from its last position against the same player; `Notice::GameLoaded` when it is in.
+    LoadPgn(PathBuf),
+    /// Write the game as PGN to this file (atomically, off the UI thread); the outcome is said in
+    /// the game's status.
+    SavePgn(PathBuf),
 }
+
+/// The largest PGN file the window reads (a game's PGN is a few kilobytes; a file this size is
+/// not one game).
+pub const PGN_LIMIT: u64 = 1 << 20;
 
 /// What happened in the lab since the last frame, for the views that care.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,6 +145,8 @@ pub enum Notice {
     WorkerReplaced(String),
     /// The game just ended (its id).
     GameOver(u64),
+    /// A game read from a PGN file is in play (the user plays this colour).
+    GameLoaded(Color),
 }
 
 /// A game the lab plays by itself: the fly against `opponent` (random, greedy, stockfish,
@@ -171,7 +200,11 @@ pub struct Lab {
     pub playable: Vec<String>,
     /// The finished Charles runs by player name.
     pub charles: Vec<String>,
-    playable_for: Option<(Vec<String>, String)>,
+    /// The brain the playable list was made for (None: before the first listing).
+    playable_for: Option<String>,
+    /// The flies job is reading the disk; `flies_again`: something changed meanwhile, read again.
+    flies_job: bool,
+    flies_again: bool,
     pub ratings: HashMap<String, String>,
     pub watch: Option<Watch>,
     /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
@@ -211,6 +244,8 @@ impl Lab {
             playable: Vec::new(),
             charles: Vec::new(),
             playable_for: None,
+            flies_job: false,
+            flies_again: false,
             ratings: HashMap::new(),
             watch: None,
             opponent: None,
@@ -224,6 +259,13 @@ impl Lab {
         lab.read_flies();
         lab.start_grader();
         lab
+    }
+
+    /// Runs `work` on a thread of its own; a thread that cannot start is said in the workers' status.
+    fn aside(&mut self, name: &str, work: impl FnOnce() + Send + 'static) {
+        if let Err(e) = thread::Builder::new().name(name.into()).spawn(work) {
+            self.workers_status = format!("Could not start the {name} thread: {e}");
+        }
     }
 
     pub fn ready(&self) -> Option<&Arc<ReadyBrain>> {
@@ -277,6 +319,26 @@ impl Lab {
                 self.play.opponent_name = Some(format!("{} (watching)", w.opponent));
                 self.watch = Some(w);
             }
+            Command::LoadPgn(path) => {
+                self.play.status = format!("Reading {}…", path.display());
+                let (tx, wake) = (self.sender.clone(), self.wake.clone());
+                self.aside("load-pgn", move || {
+                    let game = read_pgn(&path).map(Box::new).map_err(|e| format!("{e:#}"));
+                    let _ = tx.send(Report::Pgn(path, game));
+                    wake();
+                });
+            }
+            Command::SavePgn(path) => {
+                let (tx, wake, text) = (self.sender.clone(), self.wake.clone(), self.play.pgn());
+                self.aside("save-pgn", move || {
+                    let said = match save_file(&path, text.as_bytes()) {
+                        Ok(()) => format!("Saved {}", path.display()),
+                        Err(e) => format!("Could not save: {e}"),
+                    };
+                    let _ = tx.send(Report::Saved(said));
+                    wake();
+                });
+            }
         }
         true
     }
@@ -300,10 +362,26 @@ impl Lab {
         choices
     }
 
+    /// Reads the flies, Charles runs and ratings on disk, and which of them the loaded brain can
+    /// field, on a thread of its own (every fly file is opened and checked: never on the UI
+    /// thread); the answer arrives as a report. Asked again while it runs, it reads once more
+    /// when it is done.
     fn read_flies(&mut self) {
-        self.flies = flychess_sim::fly::list(&self.data);
-        self.charles = charles_players(&self.data);
-        self.ratings = flies::read_ratings(&self.data);
+        if self.flies_job {
+            self.flies_again = true;
+            return;
+        }
+        self.flies_job = true;
+        let checksum = self.ready().map(|r| r.checksum.clone());
+        let (data, tx, wake) = (self.data.clone(), self.sender.clone(), self.wake.clone());
+        let spawned = thread::Builder::new().name("flies".into()).spawn(move || {
+            let _ = tx.send(Report::Flies(Box::new(flies::read_lists(&data, checksum))));
+            wake();
+        });
+        if let Err(e) = spawned {
+            self.flies_job = false;
+            self.workers_status = format!("The flies on disk could not be read: {e}");
+        }
     }
 
     /// Per frame (`now`: the window's clock in seconds; `board_still`: no piece is sliding, so the
@@ -350,6 +428,25 @@ impl Lab {
                     self.brain = BrainState::Ready(ready);
                     self.notices.push(Notice::BrainReady);
                 }
+                Report::Flies(lists) => {
+                    self.flies_job = false;
+                    let flies::FlyLists { flies, charles, ratings, playable, checksum } = *lists;
+                    (self.flies, self.charles, self.ratings) = (flies, charles, ratings);
+                    if checksum.is_some() {
+                        (self.playable, self.playable_for) = (playable, checksum);
+                    }
+                    if std::mem::take(&mut self.flies_again) {
+                        self.read_flies();
+                    }
+                }
+                Report::Pgn(path, Ok(game)) => {
+                    let user = self.play.user;
+                    self.command(Command::NewGame { game: *game, user, fly: None });
+                    self.play.status = format!("Loaded {} ({} moves).", path.display(), self.play.game.plies());
+                    self.notices.push(Notice::GameLoaded(user));
+                }
+                Report::Pgn(path, Err(e)) => self.play.status = format!("Could not load {}: {e}", path.display()),
+                Report::Saved(said) => self.play.status = said,
                 Report::Failed(e) => {
                     self.download = None;
                     self.brain_job = None;
@@ -486,36 +583,12 @@ impl Lab {
         });
     }
 
-    /// The players the loaded brain can field: its own flies (a fly of a control brain cannot play
-    /// on this one), every finished Charles run, and each trained fly with Philidor's aids;
-    /// recomputed when the fly list or the brain changes.
+    /// The players the loaded brain can field are listed again when the brain changes.
     fn refresh_playable(&mut self) {
         let Some(checksum) = self.ready().map(|r| r.checksum.clone()) else { return };
-        let key = (self.flies.iter().chain(&self.charles).cloned().collect(), checksum.clone());
-        if self.playable_for.as_ref() == Some(&key) {
-            return;
+        if self.playable_for.as_ref() != Some(&checksum) && !self.flies_job {
+            self.read_flies();
         }
-        self.playable = self
-            .flies
-            .iter()
-            .filter(|name| {
-                let Ok(p) = flychess_sim::fly::find(name, &self.data) else { return false };
-                if flychess_sim::bio::file::is_dopamine_fly(&p) {
-                    return flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum);
-                }
-                flychess_sim::fly::Fly::load(&p).is_ok_and(|f| f.meta.brain_checksum == checksum)
-            })
-            .cloned()
-            .collect();
-        let aided: Vec<String> = self
-            .playable
-            .iter()
-            .filter(|name| flychess_sim::fly::find(name, &self.data).and_then(|p| flychess_sim::fly::Fly::load(&p)).is_ok_and(|f| f.meta.kind == "trained"))
-            .flat_map(|name| AIDED_SUFFIXES.iter().map(move |s| format!("{name}+{s}")))
-            .collect();
-        self.playable.extend(self.charles.iter().cloned());
-        self.playable.extend(aided);
-        self.playable_for = Some(key);
     }
 
     /// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is
@@ -611,6 +684,19 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wak
         let _ = tx.send(report);
         wake();
     });
+}
+
+/// Reads one game from a PGN file of at most `PGN_LIMIT` bytes (a larger file is refused before
+/// it is read, so a wrong file never fills the memory).
+pub fn read_pgn(path: &Path) -> anyhow::Result<Game> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(PGN_LIMIT + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > PGN_LIMIT {
+        anyhow::bail!("larger than {} kB: not one game's PGN", PGN_LIMIT / 1024);
+    }
+    Game::from_pgn(&text)
 }
 
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).

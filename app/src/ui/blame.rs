@@ -10,29 +10,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
 use flychess_render::cloud::REGION_PALETTE;
-use flychess_sim::bptt::blame::Blame;
-use flychess_sim::bptt::Base;
-use flychess_sim::connectome::rules::Region;
+use crate::lab::jobs::blame::{KeptBase, ShownBlame};
+use crate::lab::{ReadyBrain, Region};
 
-use crate::lab::ReadyBrain;
-
-/// The blame worked out for one think.
-pub struct ShownBlame {
-    /// The think it belongs to.
-    pub of: u64,
-    /// Its id for the renderer's upload (never a think's).
-    pub id: u64,
-    pub fly: String,
-    pub blame: Blame,
-    /// What the cloud draws: each step scaled to its largest, red positive.
-    pub view: Arc<Vec<f32>>,
-}
 
 #[derive(Default)]
 pub struct BlamePanel {
@@ -46,9 +32,6 @@ pub struct BlamePanel {
     /// The brain's tables for the backward pass, by brain checksum.
     base: KeptBase,
 }
-
-/// The brain's backward-pass tables, by brain checksum, shared with the panel's worker.
-type KeptBase = Arc<Mutex<Option<(String, Arc<Base>)>>>;
 
 impl BlamePanel {
     pub fn busy(&self) -> bool {
@@ -78,7 +61,7 @@ impl BlamePanel {
     /// Starts working out the blame of `fen` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, fen: String, of: u64) {
         let (base, stockfish) = (self.base.clone(), self.stockfish.clone());
-        self.job = Some(crate::ui::work_aside(ctx, "error going back", move || work(&ready, &data, &fen, of, &base, stockfish.as_deref())));
+        self.job = Some(crate::lab::jobs::blame::start(crate::ui::wake(ctx), ready, data, fen, of, base, stockfish));
         self.status = "Labelling the position with Stockfish and sending the error back through the 12 steps…".into();
     }
 
@@ -130,23 +113,3 @@ impl BlamePanel {
     }
 }
 
-fn work(ready: &ReadyBrain, data: &Path, fen: &str, of: u64, base: &Mutex<Option<(String, Arc<Base>)>>, stockfish: Option<&Path>) -> anyhow::Result<ShownBlame> {
-    let (fly_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data).ok_or_else(|| anyhow::anyhow!("this brain has no trained fly yet (train one in the Train tab)"))?;
-    let fly = flychess_sim::fly::Fly::load(&path)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let target = flychess_sim::bptt::blame::label(fen, stockfish, &dataset.rows)?;
-    let base = {
-        let mut kept = base.lock().unwrap_or_else(|e| e.into_inner());
-        match kept.as_ref().filter(|(c, _)| *c == ready.checksum) {
-            Some((_, b)) => b.clone(),
-            None => {
-                let b = Arc::new(Base::of(&ready.brain));
-                *kept = Some((ready.checksum.clone(), b.clone()));
-                b
-            }
-        }
-    };
-    let blame = flychess_sim::bptt::blame::blame(&ready.brain, &base, &fly.readout, &ready.connectome.groups.descending, &ready.connectome.neurons.region, fen, &target)?;
-    let view = Arc::new(blame.for_view());
-    Ok(ShownBlame { of, id: of | (1 << 61), fly: fly_name, blame, view })
-}

@@ -15,28 +15,19 @@ use glam::Vec3;
 use flychess_render::camera::{OrbitCamera, Preset};
 use flychess_render::cloud::{activity_colour, pick, CloudGeometry, ColourMode, ViewSettings, REGION_PALETTE};
 use flychess_render::egui_view::{callback, CloudCallback, FrameRates};
-use flychess_sim::brain::Brain;
-use flychess_sim::connectome::rules::Region;
-use flychess_sim::connectome::Connectome;
+use crate::lab::Brain;
+use crate::lab::Region;
+use crate::lab::Connectome;
 
 use std::path::Path;
 
 use crate::thinker::Thought;
 use crate::lab::ReadyBrain;
 pub use crate::lab::think_summary::{region_means, ThinkSummary};
+pub use crate::lab::jobs::control::ControlThink;
 
-pub const STEPS: usize = 12;
+pub use crate::lab::STEPS;
 
-/// The same board thought again by a control brain (a lesion or shuffled wiring), to compare.
-pub struct ControlThink {
-    pub label: String,
-    /// The think it repeats.
-    pub of: u64,
-    pub id: u64,
-    pub rates: Arc<Vec<f32>>,
-    /// Mean rate per region and step.
-    pub mean: Vec<[f32; Region::COUNT]>,
-}
 
 /// A neuron's partners, strongest first: (partner, signed weight).
 pub struct Partners {
@@ -125,7 +116,7 @@ pub struct BrainView {
     viewport: [f32; 2],
     /// Which lab control thinks again (index into `train::lab_controls()`, the loaded brain excluded).
     pub control_choice: usize,
-    control_job: Option<std::sync::mpsc::Receiver<Result<ControlThink, String>>>,
+    control_job: Option<crate::lab::jobs::Aside<ControlThink>>,
     /// The 4K export in flight: its answer (the status line).
     export_job: Option<std::sync::mpsc::Receiver<Result<String, String>>>,
     pub control: Option<ControlThink>,
@@ -548,17 +539,7 @@ impl BrainView {
             if ui.add_enabled(thought.is_some() && !busy, egui::Button::new("Think again")).on_hover_text("The same board through the control brain (built and calibrated once, then kept)").clicked()
                 && let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone())
             {
-                let (tx, rx) = std::sync::mpsc::channel();
-                let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
-                let (data, position, of, label, waker) = (data.to_path_buf(), t.position.clone(), t.id, controls[i].label(), ui.ctx().clone());
-                std::thread::spawn(move || {
-                    let result = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {}).map_err(|e| e.to_string()).map(|(_, brain)| {
-                        let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&position)]);
-                        ControlThink { label, of, id: of | (1 << 62), rates: Arc::new(rates.data), mean: Vec::new() }
-                    });
-                    let _ = tx.send(result);
-                    waker.request_repaint();
-                });
+                let rx = crate::lab::jobs::control::think(crate::ui::wake(ui.ctx()), ready, data.to_path_buf(), control, t.position.clone(), t.id, controls[i].label());
                 self.control_job = Some(rx);
                 self.status = "Building the control brain (first time: about a minute) and thinking…".into();
             }
@@ -707,7 +688,7 @@ impl BrainView {
                 let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
                 let mut png = std::io::Cursor::new(Vec::new());
                 img.write_to(&mut png, image::ImageFormat::Png)?;
-                flychess_sim::connectome::brain_file::write_atomically(&path, &png.into_inner())?;
+                crate::lab::save_file(&path, &png.into_inner())?;
                 Ok(())
             })();
             let _ = tx.send(result.map(|()| format!("Saved {}", path.display())).map_err(|e| format!("Could not export: {e}")));
@@ -809,7 +790,7 @@ impl BrainView {
             let exportable = !self.selection.is_empty() || self.selected.is_some();
             if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
                 self.status = match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
-                    Some(path) => match flychess_sim::connectome::brain_file::write_atomically(&path, self.partners_csv(connectome, brain).as_bytes()) {
+                    Some(path) => match crate::lab::save_file(&path, self.partners_csv(connectome, brain).as_bytes()) {
                         Ok(()) => format!("Saved {}", path.display()),
                         Err(e) => format!("Could not save: {e}"),
                     },
@@ -819,7 +800,7 @@ impl BrainView {
             if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
                 let path = export_path(data, "partners", "csv");
                 let csv = self.partners_csv(connectome, brain);
-                self.status = match flychess_sim::connectome::brain_file::write_atomically(&path, csv.as_bytes()) {
+                self.status = match crate::lab::save_file(&path, csv.as_bytes()) {
                     Ok(()) => format!("Saved {}", path.display()),
                     Err(e) => format!("Could not save: {e}"),
                 };
@@ -905,7 +886,7 @@ impl BrainView {
 /// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog.
 pub fn export_path(data: &Path, name: &str, ext: &str) -> std::path::PathBuf {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let dir = data.join("exports");
+    let dir = crate::lab::DataFolder::at(data).exports();
     // Two exports within one second never overwrite each other.
     (1..)
         .map(|k| if k == 1 { dir.join(format!("{name}-{secs}.{ext}")) } else { dir.join(format!("{name}-{secs}-{k}.{ext}")) })

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
 
-use flychess_sim::brain::STEPS;
-use flychess_sim::connectome::rules::Region;
+use crate::lab::STEPS;
+use crate::lab::Region;
 
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::{Arrow, BoardState, BoardTheme, BoardView};
@@ -152,7 +152,7 @@ impl BrainView {
                 looks.poll();
                 match looks.explanation(t.id) {
                     Some(e) => {
-                        let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
+                        let mut order: Vec<&crate::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
                         order.sort_by(|a, b| a.change.total_cmp(&b.change));
                         let needed: Vec<String> = order.iter().take(2).map(|p| format!("the {} on {} ({:+.1})", p.piece, p.square, 100.0 * p.change)).collect();
                         ui.label(RichText::new(format!(

@@ -1,6 +1,6 @@
 //! "How it's doing" in the Flies tab (seed "Which piece it moves"): a fly's HOLD positions broken
 //! down by the piece Stockfish's best move moves (a confusion table of pieces, rows adding up to
-//! 100 %) and by game phase, every rate with its 95 % interval (`flychess_sim::breakdown`, the
+//! 100 %) and by game phase, every rate with its 95 % interval (`sim::breakdown`, the
 //! same figures `flychess doing` prints). The brain's HOLD readings come from the DN-rate cache
 //! (filled on first use, with a progress bar); each press of the button works it out again from
 //! the fly's file as it is then (a fly retrained under the same name is never shown stale).
@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
-use flychess_sim::breakdown::{Breakdown, PIECES};
-
-use crate::ui::Aside;
-use crate::training::{Controls, Prepared, TrainEvent};
+use crate::lab::jobs::Aside;
+use crate::lab::jobs::doing::{Breakdown, PIECES};
 use crate::lab::ReadyBrain;
 
 #[derive(Default)]
@@ -28,27 +26,6 @@ pub struct DoingPanel {
     pub status: String,
 }
 
-/// The breakdown of fly `name` on `ready`'s HOLD positions, and the fly's content id.
-pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &AtomicU32) -> anyhow::Result<(String, Breakdown)> {
-    use flychess_sim::data::{shipped_path, Dataset, HOLD};
-    let f = flychess_sim::fly::Fly::load(&flychess_sim::fly::find(name, data)?)?;
-    if f.meta.brain_checksum != ready.checksum {
-        anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
-    }
-    let dataset = Dataset::load(&shipped_path())?;
-    let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: flychess_sim::brain::simulator::EngineChoice::Auto };
-    let controls = Controls::default();
-    let events = |e: TrainEvent| {
-        if let TrainEvent::Stage { fraction, .. } = e {
-            progress.store((fraction * 1000.0) as u32, Ordering::Relaxed);
-        }
-    };
-    let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?.ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
-    let rows = dataset.hold();
-    let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
-    let x = cache.read(0..rows.len(), f.meta.reading)?;
-    Ok((f.player_id(None), flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?))
-}
 
 impl DoingPanel {
     /// Asks about fly `name` (worked out again from its file).
@@ -82,7 +59,7 @@ impl DoingPanel {
             if self.job.is_none() && self.status.is_empty() {
                 let (r, data, n, progress) = (ready.clone(), data.to_path_buf(), name.clone(), self.progress.clone());
                 progress.store(0, Ordering::Relaxed);
-                self.job = Some((name.clone(), crate::ui::work_aside(ui.ctx(), "how-its-doing", move || breakdown_of(&r, &data, &n, &progress))));
+                self.job = Some((name.clone(), crate::lab::jobs::doing::start(crate::ui::wake(ui.ctx()), r, data, n, progress)));
             }
             if self.job.is_some() {
                 let f = self.progress.load(Ordering::Relaxed) as f32 / 1000.0;

@@ -14,11 +14,9 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 use flychess_render::cloud::REGION_PALETTE;
-use flychess_sim::brain::STEPS;
-use flychess_sim::connectome::rules::Region;
-use flychess_sim::probe::{ProbeOptions, ProbeReport};
-
-use crate::ui::Aside;
+use crate::lab::jobs::figures::{ProbeOptions, ProbeReport};
+use crate::lab::jobs::Aside;
+use crate::lab::{Region, STEPS};
 use crate::thinker::Thought;
 use crate::ui::brain_view::{export_path, ThinkSummary};
 use crate::lab::ReadyBrain;
@@ -178,7 +176,7 @@ impl Figures {
             (None, Some(j)) if !t.rates.is_empty() => {
                 if self.grid_job.as_ref().is_none_or(|(k, _)| *k != key) {
                     let job = j.clone();
-                    let rx = crate::ui::work_aside(ui.ctx(), "twelve-steps", move || job.render(FigureKind::Grid([1920, 1080])).map(|(img, _)| img.expect("a grid")));
+                    let rx = crate::lab::jobs::figures::twelve_steps(crate::ui::wake(ui.ctx()), job);
                     self.grid_job = Some((key, rx));
                 }
                 ui.horizontal(|ui| {
@@ -198,15 +196,7 @@ impl Figures {
     fn export(&mut self, ctx: &egui::Context, j: &FigureJob, kind: FigureKind, path: std::path::PathBuf) {
         let job = j.clone();
         self.status = format!("Exporting {}…", path.display());
-        let rx = crate::ui::work_aside(ctx, "figure-export", move || {
-            let (img, bytes) = job.render(kind)?;
-            let bytes = match img {
-                Some(img) => png_bytes(&img)?,
-                None => bytes,
-            };
-            flychess_sim::connectome::brain_file::write_atomically(&path, &bytes)?;
-            Ok(format!("Saved {}", path.display()))
-        });
+        let rx = crate::lab::jobs::figures::export(crate::ui::wake(ctx), job, kind, path);
         self.export_job = Some(rx);
     }
 
@@ -219,10 +209,7 @@ impl Figures {
             if self.across_signal.as_ref().is_none_or(|(c, _)| *c != ready.checksum) && self.across_job.is_none() {
                 let r = ready.clone();
                 self.across_signal = None;
-                self.across_job = Some(crate::ui::work_aside(ui.ctx(), "signal", move || {
-                    let boards: Vec<flychess_sim::chess::Planes> = flychess_sim::chess::sample_positions().iter().skip(256).take(48).map(flychess_sim::chess::planes).collect();
-                    Ok((r.checksum.clone(), flychess_sim::brain::signal::by_region(&r.brain, &r.connectome.neurons.region, &boards)))
-                }));
+                self.across_job = Some(crate::lab::jobs::figures::signal(crate::ui::wake(ui.ctx()), r));
             }
             match &self.across_signal {
                 Some((_, s)) => ("spread of rates across 48 positions", Region::ALL.into_iter().map(|r| (r, s[r as usize].to_vec())).collect()),
@@ -268,7 +255,7 @@ impl Figures {
             if self.probes_checked.as_deref() != Some(ready.checksum.as_str()) {
                 self.probes_checked = Some(ready.checksum.clone());
                 let (r, d) = (ready.clone(), data.to_path_buf());
-                self.probe_job = Some(crate::ui::work_aside(ui.ctx(), "probes-kept", move || kept_probes(&r, &d).ok_or_else(|| anyhow::anyhow!("none kept"))));
+                self.probe_job = Some(crate::lab::jobs::figures::kept_probes(crate::ui::wake(ui.ctx()), r, d));
                 self.looking_for_kept = true;
             }
         }
@@ -292,26 +279,7 @@ impl Figures {
                         let (r, data, done, stop) = (ready.clone(), data.to_path_buf(), self.probe_done.clone(), self.probe_stop.clone());
                         done.store(0, Ordering::Relaxed);
                         stop.store(false, Ordering::Relaxed);
-                        let waker = ui.ctx().clone();
-                        self.probe_job = Some(crate::ui::work_aside(ui.ctx(), "probes", move || {
-                            let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-                            let homeostasis = flychess_sim::calibrate::fingerprint(r.brain.homeostasis());
-                            let report = flychess_sim::probe::run(
-                                &r.brain,
-                                &r.connectome.neurons.region,
-                                &r.checksum,
-                                &homeostasis,
-                                &dataset,
-                                &options,
-                                &|d, _| {
-                                    done.store(d, Ordering::Relaxed);
-                                    waker.request_repaint();
-                                },
-                                &|| stop.load(Ordering::Relaxed),
-                            )?;
-                            flychess_sim::probe::save(&data, &report)?;
-                            Ok(report)
-                        }));
+                        self.probe_job = Some(crate::lab::jobs::figures::probes(crate::ui::wake(ui.ctx()), r, data, options, done, stop));
                     }
                 }
             }
@@ -324,7 +292,7 @@ impl Figures {
         });
         let p = self.probe_choice.min(report.probes.len() - 1);
         let info = &report.probes[p];
-        let unit = if info.score == flychess_sim::probe::Score::R2 { "R² on HOLD" } else { "ROC AUC on HOLD" };
+        let unit = if info.score == crate::lab::jobs::figures::ProbeScore::R2 { "R² on HOLD" } else { "ROC AUC on HOLD" };
         let board = &report.board[p];
         let mut text = format!(
             "{} HOLD positions ({} TRAIN, strength chosen on {} VAL), up to {} neurons per region. The board's own 768 planes: {:.3} [{:.3}, {:.3}]; chance {}.",
@@ -356,11 +324,6 @@ impl Figures {
     }
 }
 
-/// The probes kept for `ready` (run here or by `flychess probe`), the most positions first.
-fn kept_probes(ready: &ReadyBrain, data: &Path) -> Option<ProbeReport> {
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).ok()?;
-    flychess_sim::probe::kept_for(data, &ready.checksum, &flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()), &dataset)
-}
 
 /// How the shown think's board lands on the photoreceptors: an 8 × 8 board of squares, each with
 /// the number of its cells this board lights, coloured by the share lit, its roles on hover.

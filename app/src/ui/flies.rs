@@ -3,44 +3,7 @@
 //! ladder's ratings (the user's own, else the ones shipped with the flies), looked up by player id.
 
 use super::*;
-
-/// One row of the Flies tab.
-#[derive(Clone)]
-pub(super) struct FlyCard {
-    name: String,
-    path: Result<PathBuf, String>,
-    meta: Result<flychess_sim::fly::FlyMeta, String>,
-    shipped: bool,
-}
-
-/// The Flies tab's rows and what they were read from: (name, size and modification time).
-pub(super) type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<FlyCard>);
-
-/// What a fly's card shows: a readout fly's metadata, or a dopamine fly's in the same columns
-/// (its lessons as its positions; how it was taught and its last VAL pairs right on hover).
-fn card_meta(path: &std::path::Path) -> Result<flychess_sim::fly::FlyMeta, String> {
-    if !flychess_sim::bio::file::is_dopamine_fly(path) {
-        return flychess_sim::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
-    }
-    let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
-    let m = f.meta;
-    let last = m.curve.last().map(|p| format!("; VAL pairs right {:.1} % after them", 100.0 * p.pairs_right)).unwrap_or_default();
-    let taught = if m.mode == "games" { format!("{} games of its own", m.games) } else { format!("{} tutor lessons (Stockfish's move: sugar; another move: a shock)", m.lessons) };
-    Ok(flychess_sim::fly::FlyMeta {
-        name: m.name,
-        // Short: the table's columns are as wide as their longest cell.
-        kind: "dopamine".into(),
-        brain: m.brain,
-        brain_checksum: m.brain_checksum,
-        homeostasis: m.homeostasis,
-        reading: flychess_sim::cache::Reading::Step12,
-        data: format!("{taught}{last}"),
-        train_positions: m.lessons,
-        val: None,
-        hold: None,
-        created: m.created,
-    })
-}
+use crate::lab::flies::FlyCard;
 
 /// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
 /// every player's rating with its interval and how its games ended, every pairing's W-D-L.
@@ -113,26 +76,9 @@ impl FlyChessApp {
     /// frame.
     fn fly_cards(&mut self) -> Vec<FlyCard> {
         let data = self.launch.data.clone();
-        let key: Vec<(String, Option<(u64, std::time::SystemTime)>)> = self
-            .lab.flies
-            .iter()
-            .map(|name| {
-                let stamp = flychess_sim::fly::find(name, &data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
-                (name.clone(), stamp)
-            })
-            .collect();
+        let key = crate::lab::flies::card_stamps(&self.lab.flies, &data);
         if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
-            let cards = self
-                .lab.flies
-                .iter()
-                .map(|name| {
-                    let path = flychess_sim::fly::find(name, &data).map_err(|e| e.to_string());
-                    let meta = path.clone().and_then(|p| card_meta(&p));
-                    let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
-                    FlyCard { name: name.clone(), path, meta, shipped }
-                })
-                .collect();
-            self.fly_cards = Some((key, cards));
+            self.fly_cards = Some((key, crate::lab::flies::read_cards(&self.lab.flies, &data)));
         }
         self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
     }
@@ -186,7 +132,7 @@ impl FlyChessApp {
                             let asked = self.delete_asked.as_deref() == Some(name.as_str());
                             if ui.button(if asked { "Really delete?" } else { "Delete" }).clicked() {
                                 if asked {
-                                    self.flies_status = match std::fs::remove_file(data.join("flies").join(format!("{name}.fly"))) {
+                                    self.flies_status = match crate::lab::flies::delete_fly(&data, &name) {
                                         Ok(()) => format!("Deleted {name}."),
                                         Err(e) => format!("Could not delete {name}: {e}"),
                                     };
@@ -200,10 +146,10 @@ impl FlyChessApp {
                                 self.rename = Some((name.clone(), name.clone()));
                             }
                         }
-                        if !flychess_sim::bio::file::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it's doing").clicked() {
+                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it's doing").clicked() {
                             self.doing.ask(&name);
                         }
-                        if !flychess_sim::bio::file::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it loses").clicked() {
+                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it loses").clicked() {
                             self.loses.ask(&name, &data);
                         }
                         if ui.button("Export…").clicked() {

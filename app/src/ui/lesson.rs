@@ -12,23 +12,11 @@ use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, Plot};
-use shakmaty::{Chess, Move, Position};
-
-use flychess_sim::bio::comic::{comic, LessonComic};
-use flychess_sim::bio::file::dopamine_flies;
-use flychess_sim::bio::learn::{after, legal_move, Lesson};
+use shakmaty::{Chess, Move};
 
 use crate::lab::ReadyBrain;
+use crate::lab::jobs::lesson::{LessonComic, ShownLesson};
 
-/// A lesson worked out for one think.
-pub struct ShownLesson {
-    pub of: u64,
-    pub fly: String,
-    pub good: String,
-    pub good_from: &'static str,
-    pub bad: String,
-    pub comic: LessonComic,
-}
 
 #[derive(Default)]
 pub struct LessonPanel {
@@ -58,7 +46,7 @@ impl LessonPanel {
 
     /// Starts working out the lesson of `position` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, position: Chess, of: u64, fly_move: Move) {
-        self.job = Some(crate::ui::work_aside(ctx, "lesson comic", move || work(&ready, &data, &position, of, fly_move)));
+        self.job = Some(crate::lab::jobs::lesson::start(crate::ui::wake(ctx), ready, data, position, of, fly_move));
         self.status = "Working out the lesson (the first time, the mushroom body is prepared: a few seconds)…".into();
     }
 
@@ -117,34 +105,3 @@ fn overlap_bar(ui: &mut egui::Ui, c: &LessonComic) {
     }
 }
 
-/// The lesson's work: the model (made once), the fly, the two moves, the comic.
-fn work(ready: &ReadyBrain, data: &Path, position: &Chess, of: u64, fly_move: Move) -> anyhow::Result<ShownLesson> {
-    let moves: Vec<Move> = position.legal_moves().into_iter().collect();
-    if moves.len() < 2 {
-        anyhow::bail!("a lesson needs two legal moves");
-    }
-    let fly = dopamine_flies(&ready.checksum, data).into_iter().next().map(|(_, f)| f);
-    let constants = fly.as_ref().map(|f| f.meta.constants).unwrap_or_default();
-    let bio = ready.dopamine_model(data, constants, &|_| {})?;
-    let (name, m) = match &fly {
-        Some(f) if f.check(&bio).is_ok() => (format!("dopamine fly {}", f.meta.name), f.m.clone()),
-        _ => ("the untrained mushroom body".to_string(), bio.body.m0.clone()),
-    };
-    // Stockfish's best move when Stockfish is here, else the readout fly's own choice.
-    let fen = shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal).to_string();
-    let stockfish = flychess_sim::engine::find_stockfish(None).ok().and_then(|p| {
-        let mut e = flychess_sim::engine::Engine::start(&p, &flychess_sim::engine::EngineOptions::default()).ok()?;
-        let uci = e.best_move(&fen, flychess_sim::engine::Limit::Depth(10), std::time::Duration::from_secs(20)).ok()??;
-        legal_move(position, &uci)
-    });
-    let (good, good_from) = match stockfish {
-        Some(m) => (m, "Stockfish's move"),
-        None => (fly_move, "the fly's own move: Stockfish is not installed"),
-    };
-    let others: Vec<Move> = moves.iter().copied().filter(|m| *m != good).collect();
-    let bad = others[flychess_sim::play::Dice::new(of).below(others.len())];
-    let us = position.turn();
-    let c = comic(&bio, &m, &Lesson { good: after(position, good, us), bad: after(position, bad, us) });
-    let san = |mv: Move| shakmaty::san::San::from_move(position, mv).to_string();
-    Ok(ShownLesson { of, fly: name, good: san(good), good_from, bad: san(bad), comic: c })
-}

@@ -1,7 +1,7 @@
 //! What the fly looks at, shared by the Play tab's board, the Brain tab and the classroom: the
-//! board lesion of a think (`flychess_sim::explain`, each piece taken away in turn, worked out on
+//! board lesion of a think (`sim::explain`, each piece taken away in turn, worked out on
 //! a thread of its own and kept for the last few thinks by their id) and how the shown board
-//! lands on the photoreceptors (`flychess_sim::eye::sight`, cheap enough for the UI thread). It
+//! lands on the photoreceptors (`sim::eye::sight`, cheap enough for the UI thread). It
 //! also turns both into marks the board widget draws on its squares.
 
 use std::collections::VecDeque;
@@ -10,10 +10,8 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32};
 use shakmaty::{Chess, Square};
 
-use flychess_sim::explain::Explanation;
-use flychess_sim::eye::SquareSight;
-
-use crate::ui::Aside;
+use crate::lab::jobs::explain::{Explanation, SquareSight};
+use crate::lab::jobs::Aside;
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::SquareMark;
 use crate::lab::ReadyBrain;
@@ -97,10 +95,7 @@ impl Looks {
             self.status = "The dopamine fly has no readout to take pieces away from: what it looks at is for readout flies.".into();
             return;
         };
-        let (ready, position) = (ready.clone(), thought.position.clone());
-        let rx = crate::ui::work_aside(ctx, "explain", move || {
-            flychess_sim::explain::explain(&ready.brain, &readout.readout, &ready.connectome.groups.descending, &position).ok_or_else(|| anyhow::anyhow!("no legal move"))
-        });
+        let rx = crate::lab::jobs::explain::start(crate::ui::wake(ctx), ready.clone(), readout, thought.position.clone());
         self.job = Some((thought.id, rx));
     }
 
@@ -128,7 +123,7 @@ impl Looks {
 
     /// What the eye sees of `position` on `ready`'s brain.
     pub fn sight(ready: &ReadyBrain, position: &Chess) -> Vec<SquareSight> {
-        flychess_sim::eye::sight(&ready.brain.eye, position)
+        crate::lab::jobs::explain::sight(ready, position)
     }
 }
 

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::profiling::{self, ProfileJob, Stage};
-use crate::ui::{Aside, ReadyBrain};
+use crate::lab::jobs::Aside;
+use crate::lab::ReadyBrain;
+use crate::profiling;
 
 /// Games and depth the window measures with unless changed (`flychess profile`'s defaults).
 pub const GAMES: usize = 40;
@@ -45,8 +46,8 @@ impl LosesPanel {
     /// Asks about fly `name` of `data` (its kept profile shown, if any).
     pub fn ask(&mut self, name: &str, data: &Path) {
         self.status.clear();
-        self.fly = match flychess_sim::fly::find(name, data).and_then(|p| flychess_sim::fly::Fly::load(&p)) {
-            Ok(f) => Some((name.to_string(), f.player_id(None))),
+        self.fly = match crate::lab::flies::player_id(name, data) {
+            Ok(id) => Some((name.to_string(), id)),
             Err(e) => {
                 self.status = format!("{name}: {e}");
                 None
@@ -105,7 +106,7 @@ impl LosesPanel {
     }
 
     fn start(&mut self, ctx: &egui::Context, ready: &Arc<ReadyBrain>, data: &Path, name: &str, stockfish: Option<PathBuf>) {
-        let stockfish = match flychess_sim::engine::find_stockfish(stockfish.as_deref()) {
+        let stockfish = match crate::lab::find_stockfish(stockfish.as_deref()) {
             Ok(p) => p,
             Err(e) => {
                 self.status = format!("The profile needs Stockfish: {e}");
@@ -117,22 +118,7 @@ impl LosesPanel {
             a.store(0, Ordering::Relaxed);
         }
         self.status.clear();
-        self.job = Some(crate::ui::work_aside(ctx, "how-it-loses", move || {
-            let f = flychess_sim::fly::Fly::load(&flychess_sim::fly::find(&name, &data)?)?;
-            if f.meta.brain_checksum != ready.checksum {
-                anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
-            }
-            let entrant = flychess_sim::ladder::Entrant::fly(&f, None);
-            let descending = &ready.connectome.groups.descending;
-            let kit = flychess_sim::ladder::FlyKit::new(&ready.brain, descending, &[(f, vec![entrant.clone()])]);
-            let job = ProfileJob { player: &entrant, kit: &kit, brain: ready.connectome.provenance.label(), checksum: ready.checksum.clone(), stockfish, games, depth };
-            let (_, report) = profiling::run(&job, &data, &|stage, done, total| {
-                progress[0].store(u32::from(stage == Stage::Analysing), Ordering::Relaxed);
-                progress[1].store(done as u32, Ordering::Relaxed);
-                progress[2].store(total as u32, Ordering::Relaxed);
-            })?;
-            Ok(report)
-        }));
+        self.job = Some(crate::lab::jobs::profile::start(crate::ui::wake(ctx), ready, data, crate::lab::jobs::profile::Ask { fly: name, stockfish, games, depth }, progress));
     }
 }
 

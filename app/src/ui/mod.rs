@@ -33,8 +33,8 @@ use anyhow::{anyhow, Result};
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::Color;
 
-use flychess_sim::connectome::Info;
-use flychess_sim::store::BrainSpec;
+use crate::lab::Info;
+use crate::lab::BrainSpec;
 
 use crate::game::Game;
 use crate::lab::{BrainState, Command, Lab, LabOptions, Notice, ReadyBrain, Watch, DEFAULT_FLY};
@@ -178,22 +178,19 @@ pub struct Launch {
     pub failed: Arc<std::sync::Mutex<Option<String>>>,
 }
 
-/// Where the answer of a job run aside arrives (an error as text).
-pub type Aside<T> = std::sync::mpsc::Receiver<Result<T, String>>;
+pub use crate::lab::jobs::Aside;
 
-/// Runs `work` on a thread of its own named `name` and hands back where its answer (an error as
-/// text) arrives; the window is woken to show it. For the panels' one-off jobs.
+/// What the lab's threads call when they have news: a repaint of this window.
+pub fn wake(ctx: &egui::Context) -> crate::lab::Wake {
+    let ctx = ctx.clone();
+    std::sync::Arc::new(move || ctx.request_repaint())
+}
+
+/// Runs `work` on a thread the lab starts (`lab::jobs::aside`) and hands back where its answer
+/// arrives; the window is woken to show it. For the views' own drawing work (a brain view's
+/// geometry, a figure).
 pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> Aside<T> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let waker = ctx.clone();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            let _ = tx.send(work().map_err(|e| format!("{e:#}")));
-            waker.request_repaint();
-        })
-        .expect("a thread can be started");
-    rx
+    crate::lab::jobs::aside(wake(ctx), name, work)
 }
 
 /// The window: the lab below (domain state and background jobs) and the views over it. Only what
@@ -205,7 +202,7 @@ pub struct FlyChessApp {
     /// Everything that is not drawing: the brain, the workers, the flies, the game.
     pub lab: Lab,
     shot: Option<Shot>,
-    fly_cards: Option<flies::FlyCards>,
+    fly_cards: Option<crate::lab::flies::FlyCards>,
     /// How long frames took, by what ran meanwhile.
     pub frames: FrameLog,
     pub tab: Tab,
@@ -366,6 +363,7 @@ impl FlyChessApp {
                     }));
                 }
                 Notice::GameOver(_) => self.play.report_open = true,
+                Notice::GameLoaded(user) => self.play.game_started(user),
                 Notice::BrainFailed(_) | Notice::WorkerReplaced(_) => {}
             }
         }

@@ -13,7 +13,7 @@ use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
 use shakmaty::{Color, Move, Position};
 
-use flychess_sim::eval::Verdict;
+use crate::lab::Verdict;
 
 use crate::game::{parse_move, Game};
 use crate::lab::{Command, Lab, Match, CANDIDATES};
@@ -327,7 +327,7 @@ impl PlayTab {
                         }
                         ui.small(text);
                         egui::CollapsingHeader::new("Each piece taken away").id_salt("looks-at-pieces").show(ui, |ui| {
-                            let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
+                            let mut order: Vec<&crate::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
                             order.sort_by(|a, b| a.change.total_cmp(&b.change));
                             egui::Grid::new("looks-at-grid").num_columns(4).striped(true).show(ui, |ui| {
                                 for h in ["piece", "square", "its move", "descending neurons"] {
@@ -582,21 +582,10 @@ impl PlayTab {
         });
         ui.horizontal(|ui| {
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Save PGN")).clicked() {
-                cx.lab.play.status = match flychess_sim::connectome::brain_file::write_atomically(&PathBuf::from(&self.pgn_path), cx.lab.play.pgn().as_bytes()) {
-                    Ok(()) => format!("Saved {}", self.pgn_path),
-                    Err(e) => format!("Could not save {}: {e}", self.pgn_path),
-                };
+                cx.lab.command(Command::SavePgn(PathBuf::from(&self.pgn_path)));
             }
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Load PGN")).clicked() {
-                match std::fs::read_to_string(&self.pgn_path).map_err(anyhow::Error::from).and_then(|t| Game::from_pgn(&t)) {
-                    Ok(g) => {
-                        let user = cx.lab.play.user;
-                        cx.lab.command(Command::NewGame { game: g, user, fly: None });
-                        self.game_started(user);
-                        cx.lab.play.status = format!("Loaded {} ({} moves).", self.pgn_path, cx.lab.play.game.plies());
-                    }
-                    Err(e) => cx.lab.play.status = format!("Could not load {}: {e}", self.pgn_path),
-                }
+                cx.lab.command(Command::LoadPgn(PathBuf::from(&self.pgn_path)));
             }
         });
         if !cx.lab.play.status.is_empty() {
@@ -613,15 +602,7 @@ impl PlayTab {
             ui.label("Opponent:");
             for name in &cx.lab.playable {
                 let elo = cx.lab.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
-                let label = if flychess_sim::charles::player::run_name(name).is_some() {
-                    format!("Charles — a network that never was a fly ({name}, {elo})")
-                } else if let Some((base, suffix)) = name.rsplit_once('+')
-                    && let Some(Ok(aid)) = flychess_sim::search::Aid::parse(suffix)
-                {
-                    format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
-                } else {
-                    format!("{name} ({elo})")
-                };
+                let label = crate::lab::flies::opponent_label(name, &elo);
                 ui.radio_value(&mut ng.fly, name.clone(), label);
             }
             ui.label("You play:");

@@ -9,50 +9,20 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use flychess_sim::brain::simulator::EngineChoice;
-use flychess_sim::cache::Reading;
-use flychess_sim::calibrate::CalibrationOptions;
-use flychess_sim::connectome::Control;
-use flychess_sim::data::{HOLD, VAL};
-use flychess_sim::store::BrainSpec;
-use flychess_sim::burn_fit::FitOn;
-use flychess_sim::train::{FitOptions, PassRecord};
+pub use crate::lab::jobs::train::{lab_controls, BrainChoice};
+use crate::lab::jobs::train::{FitOn, FitOptions, JobMsg, Metrics, PassRecord, Reading, HOLD, VAL};
 
-use crate::training::{self, human, Controls, Prepared, RunCurves, TrainEvent, TrainJob};
+use crate::training::{self, human, Controls, RunCurves, TrainEvent, TrainJob};
 use crate::lab::ReadyBrain;
 
-/// Which brain a run trains on.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BrainChoice {
-    /// The loaded brain (already calibrated).
-    Loaded,
-    /// A control brain of the same tables, built through the brain file's own path.
-    Control(Control),
-}
 
-impl BrainChoice {
-    pub fn label(&self) -> String {
-        match self {
-            BrainChoice::Loaded => "the loaded brain".into(),
-            BrainChoice::Control(Control::ShuffledWiring { seed }) => format!("shuffled wiring (seed {seed})"),
-            BrainChoice::Control(Control::Lesion { regions }) => {
-                format!("lesion: {}", regions.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "))
-            }
-            BrainChoice::Control(Control::None) => "the loaded brain".into(),
-        }
-    }
-}
 
-enum JobMsg {
-    Event(TrainEvent),
-    Finished(Result<Option<String>, String>),
-}
 
 pub struct RunningJob {
     pub name: String,
@@ -162,21 +132,7 @@ impl TrainTab {
             lessons: self.lessons,
         };
         let controls = Arc::new(Controls::default());
-        let (tx, rx) = channel();
-        let brain = self.brain.clone();
-        let waker = ctx.clone();
-        let c = controls.clone();
-        std::thread::Builder::new()
-            .name("training".into())
-            .spawn(move || {
-                let send = |m: JobMsg| {
-                    let _ = tx.send(m);
-                    waker.request_repaint();
-                };
-                let result = run_job(&ready, &data, &brain, &job, &c, kind, &|e| send(JobMsg::Event(e)));
-                send(JobMsg::Finished(result.map_err(|e| format!("{e:#}"))));
-            })
-            .expect("a thread can be started");
+        let rx = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
         self.job = Some(RunningJob { name: self.name.trim().to_string(), controls, rx, stage: "starting".into(), fraction: 0.0, passes: Vec::new(), max_passes: self.max_passes, outcome: None });
         self.last_scan = f64::NEG_INFINITY;
     }
@@ -375,7 +331,7 @@ impl TrainTab {
             }
         });
         let shown: Vec<&RunCurves> = self.runs.iter().filter(|r| !self.hidden.contains(&r.name)).collect();
-        type Metric = (&'static str, fn(&PassRecord) -> f64, Option<fn(&flychess_sim::train::Metrics) -> f64>);
+        type Metric = (&'static str, fn(&PassRecord) -> f64, Option<fn(&Metrics) -> f64>);
         let metrics: [Metric; 4] = [
             ("VAL loss", |p| p.val.loss, Some(|m| m.loss)),
             ("VAL top-1 (%)", |p| 100.0 * p.val.top1, Some(|m| 100.0 * m.top1)),
@@ -406,44 +362,12 @@ impl TrainTab {
     }
 }
 
-/// The loaded brain and the lab's control brains.
-pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
-    use flychess_sim::connectome::rules::Region;
-    vec![
-        ("", BrainChoice::Loaded),
-        ("shuffled", BrainChoice::Control(Control::ShuffledWiring { seed: 1 })),
-        ("no-optic-lobe", BrainChoice::Control(Control::Lesion { regions: vec![Region::OpticLobe] })),
-        ("no-central-brain", BrainChoice::Control(Control::Lesion { regions: vec![Region::CentralBrain] })),
-    ]
-}
 
-/// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.
-fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob, controls: &Controls, kind: Option<String>, events: &(dyn Fn(TrainEvent) + Sync)) -> anyhow::Result<Option<String>> {
-    let fly = match brain {
-        BrainChoice::Loaded | BrainChoice::Control(Control::None) => {
-            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: EngineChoice::Auto };
-            training::train(&prepared, data, job, controls, events)?
-        }
-        BrainChoice::Control(control) => {
-            let spec = BrainSpec { tables: ready.spec.tables.clone(), control: control.clone() };
-            let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
-                events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
-            })?;
-            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name(), engine: EngineChoice::Auto };
-            training::train(&prepared, data, job, controls, events)?
-        }
-    };
-    let Some(mut f) = fly else { return Ok(None) };
-    if let Some(kind) = kind {
-        f.meta.kind = kind;
-        f.save(&data.join("flies").join(format!("{}.fly", job.name)))?;
-    }
-    Ok(Some(f.meta.name))
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc::channel;
 
     #[test]
     fn a_training_thread_that_dies_is_reported_not_left_running() {

@@ -8,22 +8,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
-use flychess_sim::bptt::run::{self, BrainOptimizer, Leash, Point, RunOptions, Setup};
-use flychess_sim::bptt::Base;
+use crate::lab::jobs::train_brain::{BrainCurves, BrainOptimizer, Leash, Msg, Point};
 
 use crate::lab::ReadyBrain;
 
-enum Msg {
-    Stage(String),
-    Positions(usize, usize),
-    Finished(Result<String, String>),
-}
 
 /// A brain run in progress (or just ended).
 pub struct BrainJob {
@@ -43,12 +37,6 @@ impl BrainJob {
     }
 }
 
-/// One run's curves: the brain's and its control's.
-pub struct BrainCurves {
-    pub name: String,
-    pub brain: Vec<Point>,
-    pub readout_only: Vec<Point>,
-}
 
 pub struct BrainRuns {
     pub name: String,
@@ -83,22 +71,9 @@ impl BrainRuns {
             return;
         }
         let name = self.name.trim().to_string();
-        let (tx, rx) = channel();
         let (stop, pause) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-        let (waker, halt, hold) = (ctx.clone(), stop.clone(), pause.clone());
-        let (positions, leash) = (self.positions, self.leash.clone());
-        let job_name = name.clone();
-        std::thread::Builder::new()
-            .name("brain training".into())
-            .spawn(move || {
-                let send = |m: Msg| {
-                    let _ = tx.send(m);
-                    waker.request_repaint();
-                };
-                let result = train(&ready, &data, &job_name, positions, &leash, &halt, &hold, &send);
-                send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-            })
-            .expect("a thread can be started");
+        let ask = crate::lab::jobs::train_brain::Ask { name: name.clone(), positions: self.positions, leash: self.leash.clone(), stop: stop.clone(), pause: pause.clone() };
+        let rx = crate::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
         self.job = Some(BrainJob { name, stop, pause, rx, stage: "starting".into(), done: 0, target: 2 * self.positions, outcome: None });
         self.last_scan = f64::NEG_INFINITY;
     }
@@ -131,15 +106,7 @@ impl BrainRuns {
             return;
         }
         self.last_scan = now;
-        let mut curves = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(data.join("runs")) {
-            let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.join("brain.jsonl").exists()).collect();
-            dirs.sort();
-            for d in dirs {
-                let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                curves.push(BrainCurves { name, brain: run::read_curve(&d.join("brain")), readout_only: run::read_curve(&d.join("readout-only")) });
-            }
-        }
+        let curves = crate::lab::jobs::train_brain::read_curves(data);
         self.curves = curves;
     }
 
@@ -244,44 +211,3 @@ impl BrainRuns {
     }
 }
 
-/// The run's body: the brain (with the homeostasis the leash asks for) copied for this run, its
-/// own fly as the start, the brain run and then its control.
-#[allow(clippy::too_many_arguments)]
-fn train(ready: &ReadyBrain, data: &Path, name: &str, positions: usize, leash: &Leash, stop: &AtomicBool, pause: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
-    flychess_sim::fly::check_name(name)?;
-    let (start_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data).ok_or_else(|| anyhow::anyhow!("this brain has no readout-only fly to start from: train one first (Readout)"))?;
-    let start = flychess_sim::fly::Fly::load(&path)?;
-    send(Msg::Stage("the brain and its homeostasis".into()));
-    let mut brain = (*ready.brain).clone();
-    if leash.calm_unreached {
-        let options = flychess_sim::calibrate::CalibrationOptions { calm_unreached: true };
-        let h = flychess_sim::calibrate::ensure(&brain, &ready.spec.brain_path(data), &ready.checksum, options, &|t| send(Msg::Stage(format!("measuring the calm homeostasis, step {t} of 12"))))?;
-        brain.set_homeostasis(h);
-    }
-    let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
-    send(Msg::Stage("the backward pass's tables".into()));
-    let base = Base::of(&brain);
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let (val, train) = (dataset.val(), dataset.train());
-    let dir = data.join("runs").join(name);
-    let descending = &ready.connectome.groups.descending;
-    let options = RunOptions { leash: leash.clone(), positions, batch: 32, val_every: (positions / 8).max(32), val: 256, seed: 1 };
-    let mut summary = Vec::new();
-    for (k, (label, stem, o)) in [("brain", "brain", options.clone()), ("readout only", "readout-only", RunOptions { leash: leash.readout_only(), ..options.clone() })].into_iter().enumerate() {
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &ready.checksum, homeostasis: &homeostasis, descending, start: (&start_name, &start.readout), train, val, gpu: None };
-        let outcome = run::run(setup, &o, &dir.join(stem), stop, &|done, total, _| {
-            send(Msg::Positions(k * total + done, 2 * total));
-            send(Msg::Stage(format!("{label}: {done} of {total} positions")));
-            while pause.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        })?;
-        if !outcome.finished {
-            return Ok(format!("Stopped at {label}; its checkpoint keeps it: start again with the same name and settings to go on."));
-        }
-        if let Some(p) = outcome.curve.last() {
-            summary.push(format!("{label}: VAL loss {:.4}, top-1 {:.1} %", p.val.loss, 100.0 * p.val.top1));
-        }
-    }
-    Ok(format!("{name} after {positions} positions. {}.", summary.join("; ")))
-}

@@ -7,22 +7,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
-use flychess_sim::burn_fit::FitOn;
-
+use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, TrainOptions};
 use crate::ui::train::RUN_COLOURS;
-use flychess_sim::charles::run::{self, Point, RunFiles, TrainOptions};
-use flychess_sim::charles::CharlesConfig;
 
-enum Msg {
-    Point(Point, usize),
-    Finished(Result<String, String>),
-}
 
 /// A Charles run in progress (or just ended).
 pub struct CharlesJob {
@@ -41,13 +34,6 @@ impl CharlesJob {
     }
 }
 
-/// One run's curve as its record holds it.
-pub struct CharlesCurve {
-    pub name: String,
-    pub parameters: usize,
-    pub finished: bool,
-    pub points: Vec<Point>,
-}
 
 pub struct CharlesRuns {
     pub name: String,
@@ -109,21 +95,9 @@ impl CharlesRuns {
         }
         let name = self.name.trim().to_string();
         let options = self.options();
-        let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let (waker, halt) = (ctx.clone(), stop.clone());
         let steps = options.steps();
-        std::thread::Builder::new()
-            .name("charles training".into())
-            .spawn(move || {
-                let send = |m: Msg| {
-                    let _ = tx.send(m);
-                    waker.request_repaint();
-                };
-                let result = train(&data, &name, &options, &halt, &send);
-                send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-            })
-            .expect("a thread can be started");
+        let rx = crate::lab::jobs::train_charles::start(crate::ui::wake(ctx), data, name, options, stop.clone());
         self.job = Some(CharlesJob { name: self.name.trim().to_string(), stop, rx, step: 0, steps, last: None, outcome: None });
         self.last_scan = f64::NEG_INFINITY;
     }
@@ -162,7 +136,7 @@ impl CharlesRuns {
             return;
         }
         self.last_scan = now;
-        self.curves = read_curves(data);
+        self.curves = crate::lab::jobs::train_charles::read_curves(data);
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, data: &Path) {
@@ -200,8 +174,8 @@ impl CharlesRuns {
                 ui.end_row();
             });
             let name = self.name.trim();
-            let valid = flychess_sim::fly::check_name(name).is_ok();
-            let earlier = RunFiles::of(data, name).read_state();
+            let valid = crate::lab::check_name(name).is_ok();
+            let earlier = crate::lab::jobs::train_charles::earlier_run(data, name);
             match &earlier {
                 Some(s) if s.options == self.options() && s.finished => ui.small("A finished run of this name and settings: Start shows it again."),
                 Some(s) if s.options == self.options() => ui.small(format!("Goes on from step {} of {}.", s.step, s.options.steps())),
@@ -263,31 +237,5 @@ impl CharlesRuns {
     }
 }
 
-impl CharlesCurve {
-    fn label(&self) -> String {
-        format!("{} ({} k parameters{})", self.name, self.parameters / 1000, if self.finished { "" } else { ", unfinished" })
-    }
-}
 
-/// Every run's curve (the user's runs shadow shipped ones of the same name), in name order.
-pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
-    flychess_sim::charles::player::runs(data)
-        .into_iter()
-        .map(|(name, _, s)| CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve })
-        .collect()
-}
 
-/// The run's body: `sim::charles::run::train` on the shipped positions, on the CPU (burn ndarray)
-/// or a hardware GPU when there is one.
-fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
-    flychess_sim::fly::check_name(name)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let files = RunFiles::of(data, name);
-    let state = run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
-    let last = state.curve.last().map(|p| format!(": VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1)).unwrap_or_default();
-    Ok(if state.finished {
-        format!("Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.", state.step, crate::training::human(state.seconds), flychess_sim::charles::player::player_name(name))
-    } else {
-        format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())
-    })
-}

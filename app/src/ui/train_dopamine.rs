@@ -7,27 +7,17 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, CurvePoint, DopamineFly};
-use flychess_sim::bio::learn::Rule;
-use flychess_sim::bio::measure::read_baselines;
-use flychess_sim::bio::run::{self, Progress, RunOptions};
-use flychess_sim::bio::Constants;
+use crate::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, Msg};
 
 use crate::ui::train::RUN_COLOURS;
 use crate::lab::ReadyBrain;
 
-enum Msg {
-    Stage(String),
-    Lessons(usize, usize),
-    Point(CurvePoint),
-    Finished(Result<String, String>),
-}
 
 /// A dopamine run in progress (or just ended).
 pub struct DopamineJob {
@@ -47,12 +37,6 @@ impl DopamineJob {
     }
 }
 
-/// One dopamine fly's curve as its file holds it.
-pub struct DopamineCurve {
-    pub name: String,
-    pub lessons: usize,
-    pub points: Vec<CurvePoint>,
-}
 
 pub struct DopamineRuns {
     pub name: String,
@@ -82,21 +66,9 @@ impl DopamineRuns {
             return;
         }
         let name = self.name.trim().to_string();
-        let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let (target, constants) = (self.lessons, Constants { pass_share: self.pass_share, ..Constants::default() });
-        let (waker, halt) = (ctx.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("dopamine training".into())
-            .spawn(move || {
-                let send = |m: Msg| {
-                    let _ = tx.send(m);
-                    waker.request_repaint();
-                };
-                let result = train(&ready, &data, &name, target, constants, &halt, &send);
-                send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-            })
-            .expect("a thread can be started");
+        let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
+        let rx = crate::lab::jobs::train_dopamine::start(crate::ui::wake(ctx), ready, data, crate::lab::jobs::train_dopamine::Ask { name, lessons: self.lessons, constants, stop: stop.clone() });
         self.job = Some(DopamineJob { name: self.name.trim().to_string(), stop, rx, stage: "starting".into(), done: 0, target: self.lessons, points: Vec::new(), outcome: None });
         self.last_scan = f64::NEG_INFINITY;
     }
@@ -136,13 +108,8 @@ impl DopamineRuns {
             return;
         }
         self.last_scan = now;
-        self.curves = dopamine_flies(&ready.checksum, data)
-            .into_iter()
-            .map(|(_, f)| DopamineCurve { name: f.meta.name, lessons: f.meta.lessons, points: f.meta.curve })
-            .collect();
-        // The ceiling of the model the form describes (each share that passes has its own).
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
-        self.ceiling = read_baselines(data, &ready.checksum, &constants).first().map(|b| (b.ceiling_kc.hold.value, b.ceiling_kc.hold.low, b.ceiling_kc.hold.high, b.sizes.pairs));
+        (self.curves, self.ceiling) = crate::lab::jobs::train_dopamine::read_curves(ready, data, &constants);
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
@@ -163,7 +130,7 @@ impl DopamineRuns {
                 self.pass_share = percent / 100.0;
                 ui.end_row();
             });
-            let taken = flychess_sim::fly::find(self.name.trim(), data).is_ok_and(|p| !is_dopamine_fly(&p));
+            let taken = crate::lab::jobs::train_dopamine::readout_fly_named(self.name.trim(), data);
             if taken {
                 ui.colored_label(Color32::LIGHT_RED, "A readout fly has this name: choose another.");
             }
@@ -221,31 +188,3 @@ impl DopamineRuns {
     }
 }
 
-/// The run's body: the dopamine fly's model of the loaded brain, the fly (new, or its file to go
-/// on from), then `sim::bio::run`.
-fn train(ready: &ReadyBrain, data: &Path, name: &str, target: usize, constants: Constants, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
-    flychess_sim::fly::check_name(name)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    send(Msg::Stage("the mushroom body and its homeostasis".into()));
-    let bio = ready.dopamine_model(data, constants, &|t| {
-        send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12")))
-    })?;
-    let path = data.join("flies").join(format!("{name}.fly"));
-    std::fs::create_dir_all(data.join("flies"))?;
-    let mut fly = if path.exists() {
-        if !is_dopamine_fly(&path) {
-            anyhow::bail!("{name} is a readout fly: choose another name");
-        }
-        DopamineFly::load(&path)?
-    } else {
-        DopamineFly::newborn(name, &bio, &ready.connectome.provenance.label(), Rule::default(), "tutor", 1)
-    };
-    let options = RunOptions { target, every: 1_024, monitor_pairs: 256, stockfish: None };
-    run::run(&bio, &mut fly, &dataset, &path, &options, stop, &mut |p| match p {
-        Progress::Lessons { done, target, .. } => send(Msg::Lessons(done, target)),
-        Progress::Point(p) => send(Msg::Point(*p)),
-        Progress::Game { .. } => {}
-    })?;
-    let last = fly.meta.curve.last().map(|p| format!(": VAL pairs right {:.1} %", 100.0 * p.pairs_right)).unwrap_or_default();
-    Ok(format!("Saved dopamine fly {name} after {} lessons{last}.", fly.meta.lessons))
-}

@@ -129,7 +129,7 @@ impl DopamineFly {
         for v in &self.m {
             d.update(v.to_le_bytes());
         }
-        crate::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+        crate::files::hex(&d.finalize())[..16].to_string()
     }
 }
 
@@ -145,7 +145,7 @@ pub fn is_dopamine_fly(path: &Path) -> bool {
 /// in name order.
 pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(std::path::PathBuf, DopamineFly)> {
     let mut out: Vec<(std::path::PathBuf, DopamineFly)> = Vec::new();
-    for dir in [crate::fly::shipped_dir(), data.join("flies")] {
+    for dir in [crate::fly::shipped_dir(), crate::files::DataFolder::at(data).flies()] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly") && is_dopamine_fly(p)).collect();
         found.sort();

@@ -255,7 +255,7 @@ fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes
     let mut d = Sha256::new();
     d.update(format!("bio baseline v1 {} {} {:?} {sizes:?} seed {EVAL_SEED} ceiling l2 {L2_PENALTIES:?}", bio.brain_checksum, bio.homeostasis, bio.constants));
     d.update(dataset.content_hash().as_bytes());
-    crate::connectome::brain_file::hex(&d.finalize())[..16].to_string()
+    crate::files::hex(&d.finalize())[..16].to_string()
 }
 
 /// The untrained body's figures on `hold` and `harder` (the evaluation pairs of `dataset`'s HOLD):
@@ -263,7 +263,7 @@ fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes
 #[allow(clippy::too_many_arguments)]
 pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path::Path, hold: &[Lesson], harder: &[Lesson], sizes: EvalSizes, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> Result<Baseline> {
     let key = baseline_key(bio, dataset, sizes);
-    let path = data.join("bio").join(format!("baseline-{key}.json"));
+    let path = crate::files::DataFolder::at(data).bio().join(format!("baseline-{key}.json"));
     // Measured here before, or shipped (the default brain's, measured before the release).
     for known in [path.clone(), crate::shipped::dir().join("bio").join(format!("baseline-{key}.json"))] {
         if let Ok(b) = std::fs::read(&known)
@@ -306,14 +306,14 @@ pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path
         seconds: started.elapsed().as_secs_f64(),
     };
     std::fs::create_dir_all(path.parent().expect("bio folder")).map_err(|e| crate::error::Error::io(&path, e))?;
-    crate::connectome::brain_file::write_atomically(&path, serde_json::to_string(&out).map_err(|e| crate::error::Error::Invalid(e.to_string()))?.as_bytes())?;
+    crate::files::write_atomically(&path, serde_json::to_string(&out).map_err(|e| crate::error::Error::Invalid(e.to_string()))?.as_bytes())?;
     Ok(out)
 }
 
 /// The baselines measured for this brain and model (the Train tab's ceiling line), the user's and
 /// the shipped ones, the most pairs first.
 pub fn read_baselines(data: &std::path::Path, brain_checksum: &str, constants: &super::Constants) -> Vec<Baseline> {
-    let mut out: Vec<Baseline> = [data.join("bio"), crate::shipped::dir().join("bio")]
+    let mut out: Vec<Baseline> = [crate::files::DataFolder::at(data).bio(), crate::shipped::dir().join("bio")]
         .iter()
         .filter_map(|dir| std::fs::read_dir(dir).ok())
         .flat_map(|entries| entries.flatten())

@@ -437,7 +437,7 @@ impl BioBrain {
 pub fn prepare(connectome: &Connectome, checksum: &str, plain: &Brain, brain_path: &std::path::Path, constants: Constants, progress: &(dyn Fn(usize) + Sync)) -> Result<BioBrain> {
     use sha2::{Digest, Sha256};
     let bio = BioBrain::split(connectome, plain, checksum, constants)?;
-    let key = crate::connectome::brain_file::hex(&Sha256::digest(constants.model_key().as_bytes()))[..8].to_string();
+    let key = crate::files::hex(&Sha256::digest(constants.model_key().as_bytes()))[..8].to_string();
     bio.ready(&brain_path.with_extension(format!("dopamine-{key}.homeostasis")), progress)
 }
 

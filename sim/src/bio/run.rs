@@ -127,8 +127,8 @@ fn games(bio: &BioBrain, fly: &mut DopamineFly, path: &Path, options: &RunOption
             }
             _ => {
                 let p = stockfish_player.get_or_insert_with(|| {
-                    let engine = crate::engine::Supervised::new(options.stockfish.clone().expect("level 2 only with Stockfish"), crate::engine::EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) });
-                    Player::Stockfish { engine, limit: crate::engine::Limit::Nodes(2_000), random_share: 0.0, dice: Dice::new(seed) }
+                    let engine = crate::stockfish::Supervised::new(options.stockfish.clone().expect("level 2 only with Stockfish"), crate::stockfish::EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) });
+                    Player::Stockfish { engine, limit: crate::stockfish::Limit::Nodes(2_000), random_share: 0.0, dice: Dice::new(seed) }
                 });
                 (p, "stockfish (lowest strength)")
             }

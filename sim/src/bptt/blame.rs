@@ -11,7 +11,7 @@ use crate::chess::{planes, position_from_fen};
 use crate::connectome::rules::Region;
 use crate::data::{MoveCode, MoveLabel, Row};
 use crate::error::{Error, Result};
-use crate::eval::Score;
+use crate::grading::Score;
 use crate::readout::Readout;
 use crate::train::Target;
 
@@ -133,9 +133,9 @@ pub fn label(fen: &str, stockfish: Option<&std::path::Path>, rows: &[Row]) -> Re
     if let Some(row) = rows.iter().find(|r| key(&r.fen) == key(fen)) {
         return Target::of(row);
     }
-    let path = crate::engine::find_stockfish(stockfish)?;
-    let mut engine = crate::engine::Engine::start(&path, &crate::engine::EngineOptions::default())?;
-    let lines = engine.analyse(fen, crate::engine::Limit::Depth(12), 8, std::time::Duration::from_secs(60))?;
+    let path = crate::stockfish::find_stockfish(stockfish)?;
+    let mut engine = crate::stockfish::Engine::start(&path, &crate::stockfish::EngineOptions::default())?;
+    let lines = engine.analyse(fen, crate::stockfish::Limit::Depth(12), 8, std::time::Duration::from_secs(60))?;
     engine.kill();
     target_of(fen, &lines.into_iter().map(|l| (l.uci, l.score)).collect::<Vec<_>>())
 }

@@ -57,7 +57,7 @@ pub fn find(name: &str, data: &Path) -> Result<RunFiles> {
 /// Every run with a record, each name once (the user's run shadows a shipped one, as in `find`),
 /// in name order: its name, folder and record.
 pub fn runs(data: &Path) -> Vec<(String, RunFiles, State)> {
-    let mut names: Vec<String> = [data.join("charles"), shipped_runs()]
+    let mut names: Vec<String> = [crate::files::DataFolder::at(data).charles(), shipped_runs()]
         .iter()
         .filter_map(|dir| std::fs::read_dir(dir).ok())
         .flat_map(|entries| entries.flatten().filter_map(|e| e.file_name().to_str().map(str::to_owned)))
@@ -86,7 +86,7 @@ pub fn content_id(files: &RunFiles, state: &State) -> Result<String> {
     let mut d = Sha256::new();
     d.update(serde_json::to_vec(&state.options.config).map_err(|e| Error::Invalid(e.to_string()))?);
     d.update(&weights);
-    Ok(format!("charles-{}", &crate::connectome::brain_file::hex(&d.finalize())[..16]))
+    Ok(format!("charles-{}", &crate::files::hex(&d.finalize())[..16]))
 }
 
 /// A finished Charles run, loaded to play (off the autodiff tape, on the CPU).

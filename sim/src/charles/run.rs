@@ -93,7 +93,7 @@ pub struct RunFiles {
 
 impl RunFiles {
     pub fn of(data: &Path, name: &str) -> RunFiles {
-        RunFiles { dir: data.join("charles").join(name) }
+        RunFiles { dir: crate::files::DataFolder::at(data).charles().join(name) }
     }
     pub fn model(&self) -> PathBuf {
         self.dir.join("model.bpk")
@@ -115,14 +115,6 @@ fn adamw(weight_decay: f32) -> ModuleOptimizer {
 
 fn record_error(e: impl std::fmt::Debug) -> Error {
     Error::Invalid(format!("Charles's weights: {e:?}"))
-}
-
-/// Writes through a temporary file in the same folder, then renames: a file is whole or absent.
-fn atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = path.with_extension("tmp.bpk");
-    write(&tmp)?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-    Ok(())
 }
 
 /// Loads a trained Charles from a run's folder.
@@ -257,9 +249,9 @@ pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: Fi
             state.curve.push(point.clone());
             state.finished = last;
             (loss_sum, loss_n) = (0.0, 0);
-            atomically(&files.model(), |p| model.clone().save_file(p).map_err(record_error))?;
-            atomically(&files.optimiser(), |p| optimiser.to_record().save(p).map_err(record_error))?;
-            crate::connectome::brain_file::write_atomically(&files.state(), &serde_json::to_vec_pretty(&state).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            crate::files::write_atomically_via(&files.model(), |p| model.clone().save_file(p).map_err(record_error))?;
+            crate::files::write_atomically_via(&files.optimiser(), |p| optimiser.to_record().save(p).map_err(record_error))?;
+            crate::files::write_atomically(&files.state(), &serde_json::to_vec_pretty(&state).map_err(|e| Error::Invalid(e.to_string()))?)?;
             progress(&point, &state);
             if stopping {
                 break;

@@ -1,0 +1,42 @@
+//! The work behind the Flies tab's "How it's doing" (`ui::doing`): a fly's HOLD positions broken
+//! down by the piece Stockfish's best move moves and by game phase (`sim::breakdown`, the figures
+//! `flychess doing` prints), read from the brain's DN-rate cache (filled on first use, its progress
+//! shared with the panel), on a thread the lab starts.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+pub use flychess_sim::breakdown::{Breakdown, PIECES};
+use flychess_sim::data::{shipped_path, Dataset, HOLD};
+
+use super::{aside, Aside};
+use crate::lab::{ReadyBrain, Wake};
+use crate::training::{Controls, Prepared, TrainEvent};
+
+/// Starts the breakdown of fly `name` (its content id and the breakdown arrive); `progress` is the
+/// share of the HOLD cache filled, ×1000.
+pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, name: String, progress: Arc<AtomicU32>) -> Aside<(String, Breakdown)> {
+    aside(wake, "how-its-doing", move || breakdown_of(&ready, &data, &name, &progress))
+}
+
+/// The breakdown of fly `name` on `ready`'s HOLD positions, and the fly's content id.
+pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &AtomicU32) -> anyhow::Result<(String, Breakdown)> {
+    let f = flychess_sim::fly::Fly::load(&flychess_sim::fly::find(name, data)?)?;
+    if f.meta.brain_checksum != ready.checksum {
+        anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: flychess_sim::brain::simulator::EngineChoice::Auto };
+    let controls = Controls::default();
+    let events = |e: TrainEvent| {
+        if let TrainEvent::Stage { fraction, .. } = e {
+            progress.store((fraction * 1000.0) as u32, Ordering::Relaxed);
+        }
+    };
+    let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?.ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
+    let rows = dataset.hold();
+    let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let x = cache.read(0..rows.len(), f.meta.reading)?;
+    Ok((f.player_id(None), flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?))
+}

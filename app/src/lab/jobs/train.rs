@@ -1,0 +1,99 @@
+//! The work behind the Train tab's readout runs (`ui::train`): a fly's readout trained on the
+//! loaded brain, or on a control brain of the same tables built and calibrated first (a lesion or
+//! shuffled wiring), on a thread the lab starts; its stages, passes and end arrive as messages.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+pub use flychess_sim::burn_fit::FitOn;
+pub use flychess_sim::cache::Reading;
+pub use flychess_sim::data::{HOLD, VAL};
+pub use flychess_sim::train::{FitOptions, Metrics, PassRecord};
+use flychess_sim::brain::simulator::EngineChoice;
+use flychess_sim::calibrate::CalibrationOptions;
+
+use crate::lab::{BrainSpec, Control, ReadyBrain, Wake};
+use crate::training::{self, Controls, Prepared, TrainEvent, TrainJob};
+
+/// Which brain a run trains on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrainChoice {
+    /// The loaded brain (already calibrated).
+    Loaded,
+    /// A control brain of the same tables, built through the brain file's own path.
+    Control(Control),
+}
+
+impl BrainChoice {
+    pub fn label(&self) -> String {
+        match self {
+            BrainChoice::Loaded => "the loaded brain".into(),
+            BrainChoice::Control(Control::ShuffledWiring { seed }) => format!("shuffled wiring (seed {seed})"),
+            BrainChoice::Control(Control::Lesion { regions }) => {
+                format!("lesion: {}", regions.iter().map(|r| r.name()).collect::<Vec<_>>().join(", "))
+            }
+            BrainChoice::Control(Control::None) => "the loaded brain".into(),
+        }
+    }
+}
+
+/// What a run says while it runs, and its end (the fly's name, None when stopped, or the error).
+pub enum JobMsg {
+    Event(TrainEvent),
+    Finished(Result<Option<String>, String>),
+}
+
+/// The loaded brain and the lab's control brains.
+pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
+    use crate::lab::Region;
+    vec![
+        ("", BrainChoice::Loaded),
+        ("shuffled", BrainChoice::Control(Control::ShuffledWiring { seed: 1 })),
+        ("no-optic-lobe", BrainChoice::Control(Control::Lesion { regions: vec![Region::OpticLobe] })),
+        ("no-central-brain", BrainChoice::Control(Control::Lesion { regions: vec![Region::CentralBrain] })),
+    ]
+}
+
+/// Starts a run on a thread of its own. `kind` labels the fly (e.g. a control).
+pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, brain: BrainChoice, job: TrainJob, controls: Arc<Controls>, kind: Option<String>) -> Receiver<JobMsg> {
+    let (tx, rx) = channel();
+    let (answer, unstarted) = (tx.clone(), wake.clone());
+    let spawned = std::thread::Builder::new().name("training".into()).spawn(move || {
+        let send = |m: JobMsg| {
+            let _ = tx.send(m);
+            wake();
+        };
+        let result = run_job(&ready, &data, &brain, &job, &controls, kind, &|e| send(JobMsg::Event(e)));
+        send(JobMsg::Finished(result.map_err(|e| format!("{e:#}"))));
+    });
+    if let Err(e) = spawned {
+        let _ = answer.send(JobMsg::Finished(Err(format!("could not start the training thread: {e}"))));
+        unstarted();
+    }
+    rx
+}
+
+/// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.
+fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob, controls: &Controls, kind: Option<String>, events: &(dyn Fn(TrainEvent) + Sync)) -> anyhow::Result<Option<String>> {
+    let fly = match brain {
+        BrainChoice::Loaded | BrainChoice::Control(Control::None) => {
+            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: EngineChoice::Auto };
+            training::train(&prepared, data, job, controls, events)?
+        }
+        BrainChoice::Control(control) => {
+            let spec = BrainSpec { tables: ready.spec.tables.clone(), control: control.clone() };
+            let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
+                events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
+            })?;
+            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name(), engine: EngineChoice::Auto };
+            training::train(&prepared, data, job, controls, events)?
+        }
+    };
+    let Some(mut f) = fly else { return Ok(None) };
+    if let Some(kind) = kind {
+        f.meta.kind = kind;
+        f.save(&crate::lab::DataFolder::at(data).flies().join(format!("{}.fly", job.name)))?;
+    }
+    Ok(Some(f.meta.name))
+}

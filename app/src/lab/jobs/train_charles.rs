@@ -1,0 +1,83 @@
+//! The work behind the Train tab's Charles runs (`ui::train_charles`): Charles trained on the
+//! shipped positions (`sim::charles::run::train`, the run `flychess charles train` makes,
+//! checkpointed into `DATA/charles/NAME/`) on a thread the lab starts, and every run's curve read
+//! back from its record.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+pub use flychess_sim::charles::run::{Point, State, TrainOptions};
+pub use flychess_sim::charles::CharlesConfig;
+use flychess_sim::burn_fit::FitOn;
+use flychess_sim::charles::run::{self, RunFiles};
+
+use crate::lab::Wake;
+
+/// What a Charles run says while it runs (a checkpoint's point and step), and its end.
+pub enum Msg {
+    Point(Point, usize),
+    Finished(Result<String, String>),
+}
+
+/// One run's curve as its record holds it.
+pub struct CharlesCurve {
+    pub name: String,
+    pub parameters: usize,
+    pub finished: bool,
+    pub points: Vec<Point>,
+}
+
+impl CharlesCurve {
+    pub fn label(&self) -> String {
+        format!("{} ({} k parameters{})", self.name, self.parameters / 1000, if self.finished { "" } else { ", unfinished" })
+    }
+}
+
+/// Starts a Charles run on a thread of its own; `stop` ends it at its next step.
+pub fn start(wake: Wake, data: PathBuf, name: String, options: TrainOptions, stop: Arc<AtomicBool>) -> Receiver<Msg> {
+    let (tx, rx) = channel();
+    let (answer, unstarted) = (tx.clone(), wake.clone());
+    let spawned = std::thread::Builder::new().name("charles training".into()).spawn(move || {
+        let send = |m: Msg| {
+            let _ = tx.send(m);
+            wake();
+        };
+        let result = train(&data, &name, &options, &stop, &send);
+        send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
+    });
+    if let Err(e) = spawned {
+        let _ = answer.send(Msg::Finished(Err(format!("could not start the Charles training thread: {e}"))));
+        unstarted();
+    }
+    rx
+}
+
+/// The record of an earlier run of this name, if there is one.
+pub fn earlier_run(data: &Path, name: &str) -> Option<State> {
+    RunFiles::of(data, name).read_state()
+}
+
+/// Every run's curve (the user's runs shadow shipped ones of the same name), in name order.
+pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
+    flychess_sim::charles::player::runs(data)
+        .into_iter()
+        .map(|(name, _, s)| CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve })
+        .collect()
+}
+
+/// The run's body: `sim::charles::run::train` on the shipped positions, on the CPU (burn ndarray)
+/// or a hardware GPU when there is one.
+fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
+    flychess_sim::fly::check_name(name)?;
+    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    let files = RunFiles::of(data, name);
+    let state = run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
+    let last = state.curve.last().map(|p| format!(": VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1)).unwrap_or_default();
+    Ok(if state.finished {
+        format!("Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.", state.step, crate::training::human(state.seconds), flychess_sim::charles::player::player_name(name))
+    } else {
+        format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())
+    })
+}

@@ -1,0 +1,524 @@
+//! The CPU engine: the 12 steps for a whole batch with rayon, f32. Each step streams the CSR once
+//! for the whole batch: a receiving neuron's row is walked once and every sender's rates of all
+//! positions (contiguous in the batch-inner layout) are gathered with one weight. Rows are split
+//! into blocks that threads take in order, and within a row the sum runs in edge order, so the
+//! result is bit-for-bit the same for any batch size and thread count. Batches of 8 or more ask
+//! for the senders' rates 24 connections ahead (a prefetch), the first step (all rates 0) skips the
+//! connections, the rows the board cannot have reached yet take a blank board's input instead of
+//! being walked (`BlankShortcut`), and every batch size up to 32 has its own register-resident
+//! kernel.
+//!
+//! Every operation is a plain IEEE multiply or add (never fused), in the same order as
+//! `shaders/brain_step.wgsl`: WGSL leaves the precision of `fma` to the driver (Mesa lavapipe does
+//! not fuse it), so unfused arithmetic is what both engines can agree on. Where the CPU has AVX2 the
+//! blocks run in code compiled for it (wider vectors, the same results).
+
+use rayon::prelude::*;
+
+use super::{Brain, Rates, NO_EYE, STEPS};
+use crate::chess::Planes;
+
+/// Rows per rayon task: 256, and 2,048 for a single position, whose rows are so cheap that handing
+/// out 640 tasks a step shows (measured on whole runs in one process: 1.07× at 2,048 rows and
+/// 1.10× at 4,096 for one position; nothing at 4 or 32 positions).
+fn block_rows(batch: usize) -> usize {
+    if batch == 1 { 2048 } else { 256 }
+}
+
+/// What a block of rows computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// u = W r + x only (calibration measures u before it knows μ, σ).
+    InputOnly,
+    /// r_new = f(W r + x).
+    Full,
+}
+
+/// Whether this CPU runs the blocks compiled for AVX2 (checked once).
+pub fn has_avx2() -> bool {
+    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// a·b + c, rounded twice (Rust never fuses it), as the shader writes it.
+#[inline(always)]
+fn madd(a: f32, b: f32, c: f32) -> f32 {
+    a * b + c
+}
+
+/// max(0, tanh z), branch-free so the compiler vectorises it over a batch: tanh z = 1 − 2/(e^{2z}+1)
+/// with e^x from a range reduction by ln 2 and the Cephes degree-6 polynomial (absolute error
+/// under 2e-7 against f64; the library's tanhf is a call per value and was 60% of a think).
+#[inline(always)]
+fn tanh_relu_with(z: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // tanh(9) rounds to 1 in f32: clamping 2z at 18 changes nothing and keeps 2^n in range.
+    // max/min rather than clamp: the same value for every number (±0 give the same rate), a NaN
+    // becomes 0, and both compile to vector instructions.
+    #[allow(clippy::manual_clamp)]
+    let x = (2.0 * z).max(0.0).min(18.0);
+    // SAFETY: x is in [0, 18], so this is in [0.5, 26.5]: a plain truncation, in range.
+    let n: i32 = unsafe { madd(x, LOG2E, 0.5).to_int_unchecked() };
+    let nf = n as f32;
+    let r = madd(-nf, LN2_LO, madd(-nf, LN2_HI, x));
+    let mut p = 1.987_569_2e-4;
+    for c in [1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5] {
+        p = madd(p, r, c);
+    }
+    let e = madd(p, r * r, r + 1.0) * f32::from_bits(((n + 127) as u32) << 23);
+    1.0 - 2.0 / (e + 1.0)
+}
+
+/// max(0, tanh z) as both engines compute it.
+#[inline(always)]
+pub fn tanh_relu(z: f32) -> f32 {
+    tanh_relu_with(z)
+}
+
+/// The new rate from the input `u`: z = (u − μ)·g + β with g = α/σ, then the leak.
+#[inline(always)]
+fn activate_with(leak: f32, beta: f32, mu: f32, gain: f32, u: f32, r_prev: f32) -> f32 {
+    let z = madd(u - mu, gain, beta);
+    madd(leak, tanh_relu_with(z), (1.0 - leak) * r_prev)
+}
+
+/// How many connections ahead a large batch asks for its senders' rates (`gather`).
+const PREFETCH_AHEAD: usize = 24;
+/// From this batch on a step's rates outgrow the core's own cache and asking for them ahead pays
+/// (measured on whole thinks, ahead 24 against none, in one process: 1.09–1.52× at batches 8–64;
+/// 0.93–1.12× at 1–6, where the rates mostly sit in the core's cache already).
+const PREFETCH_FROM_BATCH: usize = 8;
+
+/// Every connection of row `j` in edge order, as (sender, weight). From `PREFETCH_FROM_BATCH` on,
+/// the `rates` (`batch` per neuron) of the sender `PREFETCH_AHEAD` connections on (in this row or
+/// the next ones) are asked for meanwhile.
+#[inline(always)]
+fn for_each_connection(brain: &Brain, j: usize, rates: &[f32], batch: usize, mut f: impl FnMut(usize, f32)) {
+    let edges = brain.row(j);
+    let first = edges.start;
+    let ahead = batch >= PREFETCH_FROM_BATCH;
+    for (k, (&p, &w)) in brain.pre[edges.clone()].iter().zip(&brain.weight[edges]).enumerate() {
+        if ahead && let Some(&q) = brain.pre.get(first + k + PREFETCH_AHEAD) {
+            prefetch(&rates[q as usize * batch..(q as usize + 1) * batch]);
+        }
+        f(p as usize, w);
+    }
+}
+
+/// Asks the memory system for the cache lines of `data` without waiting for them (a hint: it
+/// changes no result).
+#[inline(always)]
+pub fn prefetch(data: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in data.chunks(16) {
+        // SAFETY: a prefetch of a valid address; it reads nothing into the program.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line.as_ptr().cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// What every think shares with the think of a blank board (no eye input at all). After the first
+/// step a neuron's rate can differ from the blank think's only if it is an eye cell; after step t
+/// only if it could already differ at t − 1 or hears a neuron that could. Every other neuron's
+/// input at step t is exactly the blank think's, bit for bit (the same senders with the same rates,
+/// summed in the same order, and no eye input), so a think writes that input instead of walking its
+/// row, and its new rate comes out as the blank think's too. The set grows from the eye to the whole
+/// brain within a few steps (default brain: 2 %, 11 %, 74 %, 95 % of neurons after steps 1–4, then
+/// all), which spares about one step's worth of connections in every think, for any batch, with the
+/// same results as walking every row. Worked out on first use from the brain's homeostasis.
+#[derive(Debug)]
+pub struct BlankShortcut {
+    /// Index t: the shortcut for step t (0-based), while some neurons cannot differ yet.
+    steps: Vec<Option<StepShortcut>>,
+}
+
+#[derive(Debug)]
+struct StepShortcut {
+    /// Per neuron: may its input at this step differ from the blank board's?
+    varies: Vec<bool>,
+    /// Per neuron: its input at this step in the blank think.
+    blank_input: Vec<f32>,
+}
+
+impl BlankShortcut {
+    fn new(brain: &Brain) -> BlankShortcut {
+        let n = brain.neurons;
+        let no_eye = vec![0f32; brain.eye.len()];
+        let mut blank = vec![0f32; n];
+        rows(brain, 0, Stage::Full, None, &no_eye, 1, Skip::default(), &mut blank);
+        let mut varies: Vec<bool> = brain.eye_slot.iter().map(|&s| s != NO_EYE).collect();
+        let mut steps = vec![None];
+        for t in 1..STEPS {
+            let next: Vec<bool> = (0..n)
+                .into_par_iter()
+                .map(|j| varies[j] || brain.pre[brain.row(j)].iter().any(|&p| varies[p as usize]))
+                .collect();
+            if next.iter().all(|&v| v) {
+                break;
+            }
+            let mut blank_input = vec![0f32; n];
+            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, Skip::default(), &mut blank_input);
+            let mut rates = blank_input.clone();
+            activate(brain, t, &blank, 1, &mut rates);
+            steps.push(Some(StepShortcut { varies: next.clone(), blank_input }));
+            (blank, varies) = (rates, next);
+        }
+        BlankShortcut { steps }
+    }
+
+    fn step(&self, t: usize) -> Option<&StepShortcut> {
+        self.steps.get(t).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.steps.iter().flatten().map(|s| s.varies.len() + 4 * s.blank_input.len()).sum()
+    }
+
+    /// Per step, the share of neurons whose input is worked out (1 where every row is walked).
+    pub fn walked_share(&self) -> [f64; STEPS] {
+        std::array::from_fn(|t| match self.step(t) {
+            Some(s) => s.varies.iter().filter(|&&v| v).count() as f64 / s.varies.len().max(1) as f64,
+            None => 1.0,
+        })
+    }
+}
+
+impl Brain {
+    /// The blank-board shortcut of this brain and homeostasis (worked out on the first call).
+    pub fn blank_shortcut(&self) -> &BlankShortcut {
+        self.blank.get_or_init(|| std::sync::Arc::new(BlankShortcut::new(self)))
+    }
+}
+
+/// One row for a batch of exactly B positions: the accumulators stay in registers.
+#[inline(always)]
+fn row<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; B]) {
+    let mut a = *acc;
+    for_each_connection(brain, j, r_prev, B, |p, w| {
+        let src: &[f32; B] = r_prev[p * B..p * B + B].try_into().expect("B rates");
+        for i in 0..B {
+            a[i] = madd(src[i], w, a[i]);
+        }
+    });
+    *acc = a;
+}
+
+/// The same for any batch size (the accumulators live in memory).
+#[inline(always)]
+fn row_any(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32]) {
+    let batch = acc.len();
+    for_each_connection(brain, j, r_prev, batch, |p, w| {
+        for (a, &r) in acc.iter_mut().zip(&r_prev[p * batch..(p + 1) * batch]) {
+            *a = madd(r, w, *a);
+        }
+    });
+}
+
+/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
+#[inline(always)]
+fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
+    if let Some(needed) = skip.needed
+        && !needed[j]
+    {
+        return;
+    }
+    if let Some(s) = skip.blank
+        && !s.varies[j]
+    {
+        acc.fill(s.blank_input[j]);
+        return;
+    }
+    let slot = brain.eye_slot[j];
+    if slot == NO_EYE {
+        acc.fill(0.0);
+    } else {
+        acc.copy_from_slice(&x_eye[slot as usize * batch..(slot as usize + 1) * batch]);
+    }
+    // With all previous rates at +0 every product is ±0 and adding it leaves the sum's bits as they
+    // are (the eye's input is never −0), so the first step skips the connections altogether.
+    let Some(r_prev) = r_prev else { return };
+    macro_rules! fixed {
+        ($($b:literal)*) => {
+            match batch {
+                $($b => row::<$b>(brain, j, r_prev, acc.try_into().expect("batch-sized slice")),)*
+                _ => row_any(brain, j, r_prev, acc),
+            }
+        };
+    }
+    fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 40 48 64 128);
+}
+
+/// The new rates of rows `first..` of a block from their inputs `u` (in place). For one position
+/// the rows are contiguous, so the nonlinearity runs over the block in vector lanes too.
+#[inline(always)]
+fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, batch: usize, u: &mut [f32]) {
+    let (mu, gain) = brain.step_constants(t);
+    let (leak, beta) = (brain.params.leak, brain.params.beta);
+    let rows = u.len() / batch;
+    let (mu, gain) = (&mu[first..first + rows], &gain[first..first + rows]);
+    match r_prev {
+        Some(r_prev) if batch == 1 => {
+            for (((v, &rp), &m), &g) in u.iter_mut().zip(&r_prev[first..first + rows]).zip(mu).zip(gain) {
+                *v = activate_with(leak, beta, m, g, *v, rp);
+            }
+        }
+        Some(r_prev) => {
+            for (k, row) in u.chunks_exact_mut(batch).enumerate() {
+                let prev = &r_prev[(first + k) * batch..(first + k + 1) * batch];
+                for (v, &rp) in row.iter_mut().zip(prev) {
+                    *v = activate_with(leak, beta, mu[k], gain[k], *v, rp);
+                }
+            }
+        }
+        None => {
+            for (k, row) in u.chunks_exact_mut(batch).enumerate() {
+                for v in row.iter_mut() {
+                    *v = activate_with(leak, beta, mu[k], gain[k], *v, 0.0);
+                }
+            }
+        }
+    }
+}
+
+/// Rows `first..` of one block (`out` holds them, batch-inner): every row's input first, then the
+/// nonlinearity over the whole block.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+    for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
+        gather(brain, first + k, r_prev, x_eye, batch, skip, acc);
+    }
+    if stage == Stage::Full {
+        activate_rows(brain, t, first, r_prev, batch, out);
+    }
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+    block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
+}
+
+/// What a step may leave out; only where `r_prev` are the previous step's rates of a think from
+/// rest with the brain as it is.
+#[derive(Clone, Copy, Default)]
+struct Skip<'a> {
+    /// Rows the board cannot have reached take the blank board's input (`BlankShortcut`).
+    blank: Option<&'a StepShortcut>,
+    /// Only these rows are worked out; the others keep whatever the buffer held (`NeededRows`).
+    needed: Option<&'a [bool]>,
+}
+
+/// `r_prev: None` means every previous rate is 0 (the first step).
+#[allow(clippy::too_many_arguments)]
+fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+    let avx2 = has_avx2();
+    let rows = block_rows(batch);
+    out.par_chunks_mut(rows * batch).enumerate().for_each(|(b, chunk)| {
+        if avx2 {
+            // SAFETY: the CPU was checked to have AVX2.
+            unsafe { block_avx2(brain, t, stage, b * rows, r_prev, x_eye, batch, skip, chunk) }
+        } else {
+            block(brain, t, stage, b * rows, r_prev, x_eye, batch, skip, chunk)
+        }
+    });
+}
+
+/// u = W r + x for every neuron of a batch: `u[neuron · batch + b]`.
+pub fn input_sum(brain: &Brain, r_prev: &[f32], x_eye: &[f32], batch: usize, u: &mut [f32]) {
+    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, Skip::default(), u);
+}
+
+/// r_new from u (in place: `u` becomes the new rates) at step `t`.
+pub fn activate(brain: &Brain, t: usize, r_prev: &[f32], batch: usize, u: &mut [f32]) {
+    let avx2 = has_avx2();
+    let rows = block_rows(batch);
+    u.par_chunks_mut(rows * batch).enumerate().for_each(|(b, chunk)| {
+        if avx2 {
+            // SAFETY: the CPU was checked to have AVX2.
+            unsafe { activate_block_avx2(brain, t, b * rows, r_prev, batch, chunk) }
+        } else {
+            activate_rows(brain, t, b * rows, Some(r_prev), batch, chunk)
+        }
+    });
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+unsafe fn activate_block_avx2(brain: &Brain, t: usize, first: usize, r_prev: &[f32], batch: usize, chunk: &mut [f32]) {
+    activate_rows(brain, t, first, Some(r_prev), batch, chunk)
+}
+
+/// One fused step: r_new = f(W r_prev + x).
+pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, r_new: &mut [f32]) {
+    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), r_new);
+}
+
+/// All 12 steps of a batch of boards, every step kept (what the viewer replays).
+pub fn think(brain: &Brain, boards: &[Planes]) -> Rates {
+    think_walking(brain, boards, true)
+}
+
+/// `think`, with or without the blank-board shortcut (the same rates either way; without it every
+/// row is walked at every step, which the tests and `flychess bench` compare against).
+pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates {
+    let batch = boards.len();
+    let n = brain.neurons;
+    let x = brain.eye_input(boards);
+    let blank = shortcut.then(|| brain.blank_shortcut());
+    let mut data = vec![0f32; STEPS * n * batch];
+    for t in 0..STEPS {
+        let (done, rest) = data.split_at_mut(t * n * batch);
+        let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
+        rows(brain, t, Stage::Full, prev, &x, batch, Skip { blank: blank.and_then(|b| b.step(t)), needed: None }, &mut rest[..n * batch]);
+    }
+    Rates { batch, neurons: n, data }
+}
+
+/// The 12 steps with only two buffers; `visit(t, rates)` sees every step (for readouts that keep
+/// a few neurons of a few steps, without holding all 12 steps of a large batch).
+pub fn run(brain: &Brain, boards: &[Planes], visit: impl FnMut(usize, &[f32])) {
+    run_with(brain, boards, None, visit)
+}
+
+/// `run` for a caller that reads only `neurons`, and only from step `first_read` (0-based) on:
+/// each step works out only the rows those rates depend on (`NeededRows`), so `visit(t, rates)`
+/// sees meaningful rates for `neurons` (the same, bit for bit, as `run` gives) and arbitrary
+/// values elsewhere, and is called for steps `first_read..` only.
+pub fn run_reading(brain: &Brain, boards: &[Planes], neurons: &[u32], first_read: usize, mut visit: impl FnMut(usize, &[f32])) {
+    let needed = brain.needed_rows(neurons, first_read);
+    run_with(brain, boards, Some(&needed), |t, rates| {
+        if t >= first_read {
+            visit(t, rates)
+        }
+    })
+}
+
+fn run_with(brain: &Brain, boards: &[Planes], needed: Option<&NeededRows>, mut visit: impl FnMut(usize, &[f32])) {
+    let batch = boards.len();
+    let n = brain.neurons;
+    let x = brain.eye_input(boards);
+    let mut prev = vec![0f32; n * batch];
+    let mut next = vec![0f32; n * batch];
+    let blank = brain.blank_shortcut();
+    for t in 0..STEPS {
+        let skip = Skip { blank: blank.step(t), needed: needed.and_then(|m| m.steps[t].as_deref()) };
+        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), &x, batch, skip, &mut next);
+        visit(t, &next);
+        std::mem::swap(&mut prev, &mut next);
+    }
+}
+
+/// The rows a reader of some neurons from some step on needs at each step: at the last step the
+/// neurons themselves; a step earlier those rows again, every neuron they hear (their input) and,
+/// within the read steps, the neurons. Read backwards from the descending neurons this drops most
+/// of the brain in the last two steps (default brain: see `walked_share`), exactly: the rates of
+/// the rows that are worked out are the ones every other engine path gives.
+#[derive(Debug)]
+pub struct NeededRows {
+    /// Per step: which rows are worked out (None: all of them).
+    steps: Vec<Option<Vec<bool>>>,
+}
+
+impl NeededRows {
+    fn new(brain: &Brain, neurons: &[u32], first_read: usize) -> NeededRows {
+        let n = brain.neurons;
+        let mut steps = vec![None; STEPS];
+        let mut needed = vec![false; n];
+        for t in (0..STEPS).rev() {
+            if t + 1 < STEPS {
+                // Row j at step t + 1 reads its own and its senders' rates of step t.
+                let mut earlier = needed.clone();
+                for j in (0..n).filter(|&j| needed[j]) {
+                    for &p in &brain.pre[brain.row(j)] {
+                        earlier[p as usize] = true;
+                    }
+                }
+                needed = earlier;
+            }
+            if t >= first_read {
+                for &j in neurons {
+                    needed[j as usize] = true;
+                }
+            }
+            if needed.iter().all(|&x| x) {
+                break;
+            }
+            steps[t] = Some(needed.clone());
+        }
+        NeededRows { steps }
+    }
+
+    /// Per step, the share of rows worked out.
+    pub fn walked_share(&self) -> [f64; STEPS] {
+        std::array::from_fn(|t| match &self.steps[t] {
+            Some(m) => m.iter().filter(|&&x| x).count() as f64 / m.len().max(1) as f64,
+            None => 1.0,
+        })
+    }
+}
+
+impl Brain {
+    /// The rows a reader of `neurons` from step `first_read` on needs (worked out once per set of
+    /// neurons and first step, then kept with the brain).
+    pub fn needed_rows(&self, neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
+        let mut kept = self.needed.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, rows)) = kept.iter().find(|(n, f, _)| n == neurons && *f == first_read) {
+            return rows.clone();
+        }
+        let rows = std::sync::Arc::new(NeededRows::new(self, neurons, first_read));
+        kept.push((neurons.to_vec(), first_read, rows.clone()));
+        rows
+    }
+}
+
+/// The brain's kept `NeededRows`, with the neurons and first step they were asked for (a clone
+/// of the brain starts without any).
+#[derive(Debug, Default)]
+pub(crate) struct NeededCache(std::sync::Mutex<Vec<NeededEntry>>);
+
+/// A kept `NeededRows` with the neurons and first read step it was worked out for.
+type NeededEntry = (Vec<u32>, usize, std::sync::Arc<NeededRows>);
+
+impl Clone for NeededCache {
+    fn clone(&self) -> Self {
+        NeededCache::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tanh_relu;
+
+    #[test]
+    fn tanh_relu_matches_f64_everywhere() {
+        let mut worst = 0f64;
+        for i in -200_000..=200_000 {
+            let z = i as f32 * 1e-4;
+            let want = (z as f64).tanh().max(0.0);
+            worst = worst.max((tanh_relu(z) as f64 - want).abs());
+        }
+        for z in [30.0f32, 1e6, f32::MAX, -1e6, f32::MIN] {
+            assert!((tanh_relu(z) as f64 - (z as f64).tanh().max(0.0)).abs() < 1e-7, "{z}");
+        }
+        assert!(worst < 2e-7, "worst error {worst}");
+        assert_eq!(tanh_relu(0.0), 0.0);
+        assert_eq!(tanh_relu(-3.0), 0.0);
+        // Out-of-range inputs stay in range (the truncation inside is only safe for x in [0, 18]).
+        assert!((tanh_relu(f32::INFINITY) - 1.0).abs() < 1e-7);
+        assert_eq!(tanh_relu(f32::NEG_INFINITY), 0.0);
+        assert_eq!(tanh_relu(f32::NAN), 0.0);
+        assert_eq!(tanh_relu(-0.0).to_bits(), tanh_relu(0.0).to_bits(), "±0 give the same rate");
+    }
+}

@@ -1,0 +1,55 @@
+//! The small binary container the project's own files share (datasets, flies, homeostasis):
+//! an 8-byte magic, a u32 format version, a u32 header length, the header (JSON), the body, and
+//! sha256 of everything before it. Written atomically; read back only when magic, version and
+//! checksum all hold, so a damaged or foreign file is refused with a reason, never half-used.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::files::write_atomically;
+use crate::error::{Error, Result};
+
+/// Writes `header` and `body` under `magic` and `version`.
+pub fn write<H: Serialize>(path: &Path, magic: &[u8; 8], version: u32, header: &H, body: &[u8]) -> Result<()> {
+    let header = serde_json::to_vec_pretty(header).map_err(|e| Error::table(path, e.to_string()))?;
+    let mut buf = Vec::with_capacity(16 + header.len() + body.len() + 32);
+    buf.extend_from_slice(magic);
+    buf.extend_from_slice(&version.to_le_bytes());
+    buf.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&header);
+    buf.extend_from_slice(body);
+    let digest = Sha256::digest(&buf);
+    buf.extend_from_slice(&digest);
+    write_atomically(path, &buf)
+}
+
+/// Reads a container back: its header and body. `what` names the kind of file in errors.
+pub fn read<H: DeserializeOwned>(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(H, Vec<u8>)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bad = |problem: String| Error::table(path, problem);
+    if bytes.len() < 48 || &bytes[..8] != magic {
+        return Err(bad(format!("not a Fly Chess {what}")));
+    }
+    if bytes[8..12] != version.to_le_bytes() {
+        return Err(bad(format!("a {what} of another format version")));
+    }
+    let (content, stored) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(content).as_slice() != stored {
+        return Err(bad("checksum mismatch: the file is damaged".into()));
+    }
+    let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+    let header = content.get(16..16 + len).and_then(|h| serde_json::from_slice(h).ok()).ok_or_else(|| bad("damaged header".into()))?;
+    Ok((header, content[16 + len..].to_vec()))
+}
+
+/// f32 values as little-endian bytes, and back.
+pub fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}

@@ -1,0 +1,121 @@
+//! What ships inside the binary: the labelled positions (`sim/brain/data/positions.flyd`), the default
+//! brain's tables (the FlyWire v783 bundle, `sim/brain/data/flywire783-hemispheres/`, with its README
+//! and CC BY-NC 4.0 licence), the shipped flies (`models/*.fly`) and Charles (`models/charles/`), embedded at build time. On first use in a process they are written out
+//! once into a folder of the user's cache named by their content (`…/flychess/shipped-HASH/`), so
+//! every reader that takes a path — datasets, flies, the Flies tab — works the same from an
+//! installed binary as from the repository, and a newer build never reads an older build's copy.
+//! Shipping a new fly (`flychess train --ship`) writes into the repository's `models/`, which the
+//! next build embeds.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use sha2::{Digest, Sha256};
+
+use crate::files::{hex, write_atomically};
+use crate::error::Result;
+
+/// (path inside the shipped folder, contents).
+const FILES: &[(&str, &[u8])] = &[
+    ("positions.flyd", include_bytes!("../data/positions.flyd")),
+    ("flywire783-hemispheres/README.md", include_bytes!("../data/flywire783-hemispheres/README.md")),
+    ("flywire783-hemispheres/LICENSE.md", include_bytes!("../data/flywire783-hemispheres/LICENSE.md")),
+    ("flywire783-hemispheres/classification.feather", include_bytes!("../data/flywire783-hemispheres/classification.feather")),
+    ("flywire783-hemispheres/neurons.feather", include_bytes!("../data/flywire783-hemispheres/neurons.feather")),
+    ("flywire783-hemispheres/consolidated_cell_types.feather", include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather")),
+    ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
+    ("flies/flywire.fly", include_bytes!("../../../models/flywire.fly")),
+    ("flies/flywire-newborn.fly", include_bytes!("../../../models/flywire-newborn.fly")),
+    // The dopamine fly (`flychess bio train --name flywire-dopamine --lessons 32000`).
+    ("flies/flywire-dopamine.fly", include_bytes!("../../../models/flywire-dopamine.fly")),
+    // Its untrained mushroom body's figures on the default evaluation (`flychess bio eval`): the
+    // ceiling line of the Train tab on a fresh install; the file name is its content key.
+    ("bio/baseline-9914c28501a769dc.json", include_bytes!("../../../models/flywire-dopamine.baseline.json")),
+    ("flies/backprop.fly", include_bytes!("../../../models/backprop.fly")),
+    ("flies/newborn.fly", include_bytes!("../../../models/newborn.fly")),
+    // Charles, the transformer that never was a fly (`flychess charles train --name charles
+    // --positions 8192`): its weights and its run's record, under the run name `charles`.
+    ("charles/charles/model.bpk", include_bytes!("../../../models/charles/model.bpk")),
+    ("charles/charles/state.json", include_bytes!("../../../models/charles/state.json")),
+    // The ladder the shipped flies were rated on (`flychess rate --games 20`), shown until the
+    // user runs their own.
+    ("ratings.json", include_bytes!("../../../models/ratings.json")),
+];
+
+/// The shipped FlyWire v783 bundle (connections within each hemisphere), written out.
+pub fn flywire_bundle() -> PathBuf {
+    dir().join("flywire783-hemispheres")
+}
+
+/// The repository's `models/` (where `--ship` writes; meaningful on a developer's checkout).
+pub fn repository_models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join("models")
+}
+
+fn content_name() -> String {
+    let mut d = Sha256::new();
+    for (name, bytes) in FILES {
+        d.update(name.as_bytes());
+        d.update((bytes.len() as u64).to_le_bytes());
+        d.update(bytes);
+    }
+    format!("shipped-{}", &hex(&d.finalize())[..12])
+}
+
+/// Writes the embedded files under `root/shipped-HASH/` where missing or of the wrong size; the
+/// folder, or the first error.
+pub fn materialise(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(content_name());
+    for (name, bytes) in FILES {
+        let path = dir.join(name);
+        if std::fs::metadata(&path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false) {
+            continue;
+        }
+        write_atomically(&path, bytes)?;
+    }
+    Ok(dir)
+}
+
+/// The shipped folder of this build (written out on first use: the user's cache folder, else the
+/// temporary folder). When neither can be written, the folder is named all the same and readers
+/// report the missing file.
+pub fn dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let cache = directories::ProjectDirs::from("org", "flychess", "flychess").map(|p| p.cache_dir().to_path_buf());
+        let roots: Vec<PathBuf> = cache.into_iter().chain([std::env::temp_dir().join("flychess")]).collect();
+        let mut last = None;
+        for root in &roots {
+            match materialise(root) {
+                Ok(dir) => return dir,
+                Err(e) => last = Some((root.clone(), e)),
+            }
+        }
+        if let Some((root, e)) = last {
+            tracing::error!("could not write the shipped positions and flies under {}: {e}", root.display());
+        }
+        roots[0].join(content_name())
+    })
+    .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_files_come_out_whole_and_once() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = materialise(root.path()).unwrap();
+        for (name, bytes) in FILES {
+            assert_eq!(std::fs::read(dir.join(name)).unwrap(), *bytes, "{name}");
+        }
+        // A damaged copy (wrong size) is written again; a whole one is left alone.
+        std::fs::write(dir.join("flies/newborn.fly"), b"torn").unwrap();
+        let before = std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap();
+        assert_eq!(materialise(root.path()).unwrap(), dir);
+        let newborn = FILES.iter().find(|f| f.0 == "flies/newborn.fly").unwrap();
+        assert_eq!(std::fs::read(dir.join("flies/newborn.fly")).unwrap().len(), newborn.1.len());
+        assert_eq!(std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap(), before);
+    }
+}

@@ -1,0 +1,368 @@
+//! Stockfish over UCI: finding the binary, starting it, MultiPV analysis by depth or nodes,
+//! limited strength (UCI_LimitStrength / UCI_Elo), best moves. Every call has a timeout; an engine
+//! that hangs or dies is killed and (by `Supervised`) replaced once before the call gives up; every
+//! child is killed and reaped when its `Engine` is dropped. Without Stockfish the error says how to
+//! install it, and nothing else in the app depends on it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::grading::Score;
+
+pub const INSTALL_HINT: &str =
+    "Stockfish was not found: install it (Debian/Ubuntu: `sudo apt-get install stockfish`; macOS: `brew install stockfish`; Windows: stockfishchess.org) or point FLYCHESS_STOCKFISH at the binary";
+
+/// Where Stockfish is: the given setting, `$FLYCHESS_STOCKFISH`, `stockfish` on PATH, then
+/// Debian's `/usr/games/stockfish`. A setting that names no file is an error of its own (the
+/// user asked for that engine), not a reason to quietly use another.
+pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = setting {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(Error::Invalid(format!("the Stockfish set at {} is not there; fix the path or clear it to search PATH and /usr/games (install: `sudo apt-get install stockfish`)", p.display())))
+        };
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    candidates.extend(std::env::var_os("FLYCHESS_STOCKFISH").map(PathBuf::from));
+    if let Some(path) = std::env::var_os("PATH") {
+        // Windows names it stockfish.exe.
+        candidates.extend(std::env::split_paths(&path).flat_map(|d| [d.join("stockfish"), d.join("stockfish.exe")]));
+    }
+    candidates.push(PathBuf::from("/usr/games/stockfish"));
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| Error::Invalid(INSTALL_HINT.to_string()))
+}
+
+/// How long an analysis may search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Depth(u32),
+    Nodes(u64),
+    MoveTimeMs(u64),
+}
+
+impl Limit {
+    fn go(self) -> String {
+        match self {
+            Limit::Depth(d) => format!("go depth {d}"),
+            Limit::Nodes(n) => format!("go nodes {n}"),
+            Limit::MoveTimeMs(ms) => format!("go movetime {ms}"),
+        }
+    }
+}
+
+/// One line of a MultiPV analysis, from the side to move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub multipv: usize,
+    pub depth: u32,
+    /// The line's first move in UCI.
+    pub uci: String,
+    pub score: Score,
+    /// Win/draw/loss per mille when the engine reports it.
+    pub wdl: Option<[u32; 3]>,
+}
+
+/// Start-up settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineOptions {
+    pub threads: u32,
+    pub hash_mb: u32,
+    /// Some(elo): play at that strength (UCI_LimitStrength).
+    pub elo: Option<u32>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { threads: 1, hash_mb: 32, elo: None }
+    }
+}
+
+/// A running engine process.
+pub struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    pub path: PathBuf,
+    /// The lowest UCI_Elo this engine accepts (1350 for Stockfish 15.1, 1320 from 16 on).
+    pub min_elo: Option<u32>,
+}
+
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Engine {
+    pub fn start(path: &Path, options: &EngineOptions) -> Result<Engine> {
+        let mut child = Command::new(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::Invalid(format!("could not start {}: {e}", path.display())))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut e = Engine { child, stdin, lines, path: path.to_path_buf(), min_elo: None };
+        e.send("uci")?;
+        let hello = e.wait_for(|l| l == "uciok", START_TIMEOUT)?;
+        e.min_elo = hello.iter().find(|l| l.starts_with("option name UCI_Elo")).and_then(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.windows(2).find(|w| w[0] == "min").and_then(|w| w[1].parse().ok())
+        });
+        e.send(&format!("setoption name Threads value {}", options.threads))?;
+        e.send(&format!("setoption name Hash value {}", options.hash_mb))?;
+        e.send("setoption name UCI_ShowWDL value true")?;
+        if let Some(elo) = options.elo {
+            let elo = e.min_elo.map_or(elo, |m| elo.max(m));
+            e.send("setoption name UCI_LimitStrength value true")?;
+            e.send(&format!("setoption name UCI_Elo value {elo}"))?;
+        }
+        e.ready(START_TIMEOUT)?;
+        Ok(e)
+    }
+
+    fn send(&mut self, command: &str) -> Result<()> {
+        writeln!(self.stdin, "{command}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| Error::Invalid(format!("{} stopped listening: {e}", self.path.display())))
+    }
+
+    /// Lines until (and with) the first one `done` accepts.
+    fn wait_for(&mut self, done: impl Fn(&str) -> bool, timeout: Duration) -> Result<Vec<String>> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let finished = done(line.trim());
+                    seen.push(line);
+                    if finished {
+                        return Ok(seen);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(Error::Invalid(format!("{} did not answer within {:.1} s", self.path.display(), timeout.as_secs_f64())))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Invalid(format!("{} exited in the middle of a reply", self.path.display())))
+                }
+            }
+        }
+    }
+
+    fn ready(&mut self, timeout: Duration) -> Result<()> {
+        self.send("isready")?;
+        self.wait_for(|l| l == "readyok", timeout).map(|_| ())
+    }
+
+    /// MultiPV analysis of `fen`: the best `multipv` lines, best first.
+    pub fn analyse(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
+        self.analyse_among(fen, limit, multipv, &[], timeout)
+    }
+
+    /// MultiPV analysis restricted to the root moves `among` (UCI `searchmoves`; empty: all moves):
+    /// one line per listed move when `multipv` is at least their number — how the app grades the
+    /// fly's candidates and the move actually played.
+    pub fn analyse_among(&mut self, fen: &str, limit: Limit, multipv: usize, among: &[String], timeout: Duration) -> Result<Vec<Line>> {
+        if let Some(bad) = among.iter().find(|m| !(4..=5).contains(&m.len()) || !m.chars().all(|c| c.is_ascii_alphanumeric())) {
+            return Err(Error::Invalid(format!("{bad:?} is not a UCI move")));
+        }
+        self.send(&format!("setoption name MultiPV value {}", multipv.max(1)))?;
+        self.send(&format!("position fen {fen}"))?;
+        if among.is_empty() {
+            self.send(&limit.go())?;
+        } else {
+            self.send(&format!("{} searchmoves {}", limit.go(), among.join(" ")))?;
+        }
+        let reply = self.wait_for(|l| l.starts_with("bestmove"), timeout)?;
+        let mut best: Vec<Option<Line>> = vec![None; multipv.max(1)];
+        for l in &reply {
+            if let Some(line) = parse_info(l) {
+                let k = line.multipv;
+                if k >= 1 && k <= best.len() {
+                    best[k - 1] = Some(line);
+                }
+            }
+        }
+        Ok(best.into_iter().flatten().collect())
+    }
+
+    /// The engine's move for `fen` (None when the side to move has no legal move).
+    pub fn best_move(&mut self, fen: &str, limit: Limit, timeout: Duration) -> Result<Option<String>> {
+        self.send("setoption name MultiPV value 1")?;
+        self.send(&format!("position fen {fen}"))?;
+        self.send(&limit.go())?;
+        let reply = self.wait_for(|l| l.starts_with("bestmove"), timeout)?;
+        let last = reply.last().map(|s| s.trim().to_string()).unwrap_or_default();
+        match last.split_whitespace().nth(1) {
+            Some("(none)") | Some("0000") => Ok(None),
+            Some(m) if (4..=5).contains(&m.len()) => Ok(Some(m.to_string())),
+            _ => Err(Error::Invalid(format!("{} answered {last:?}, not a move", self.path.display()))),
+        }
+    }
+
+    /// Stops the process now (also done on drop).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        // Give it a moment to leave on its own, then make sure.
+        let deadline = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+    }
+}
+
+/// One "info … multipv k … score …" line; None for anything else (or a bound, or garbage).
+pub fn parse_info(line: &str) -> Option<Line> {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    if w.first() != Some(&"info") || w.contains(&"lowerbound") || w.contains(&"upperbound") {
+        return None;
+    }
+    let after = |key: &str| w.iter().position(|&x| x == key).and_then(|i| w.get(i + 1)).copied();
+    let depth = after("depth")?.parse().ok()?;
+    let multipv = after("multipv").map_or(Some(1), |v| v.parse().ok())?;
+    let score_at = w.iter().position(|&x| x == "score")?;
+    let score = match (w.get(score_at + 1), w.get(score_at + 2)) {
+        (Some(&"cp"), Some(v)) => Score::Cp(v.parse().ok()?),
+        (Some(&"mate"), Some(v)) => Score::Mate(v.parse().ok()?),
+        _ => return None,
+    };
+    let wdl = w.iter().position(|&x| x == "wdl").and_then(|i| {
+        let v: Vec<u32> = w.get(i + 1..i + 4)?.iter().filter_map(|x| x.parse().ok()).collect();
+        (v.len() == 3).then(|| [v[0], v[1], v[2]])
+    });
+    let uci = after("pv")?.to_string();
+    Some(Line { multipv, depth, uci, score, wdl })
+}
+
+/// An engine that is started on first use and replaced once when it hangs or dies mid-call.
+pub struct Supervised {
+    path: PathBuf,
+    options: EngineOptions,
+    engine: Option<Engine>,
+    /// How many times an engine was replaced (for logs and tests).
+    pub replaced: u32,
+    /// Where each started engine's process id is written (0: none runs), so another thread can
+    /// kill a hung engine without waiting for this one (`kill_process`).
+    pid_slot: Option<Arc<AtomicU32>>,
+}
+
+/// Kills the process `pid` (a hung engine) from any thread; its owner's wait then ends and the
+/// owner reaps it. Best effort: a process already gone is not an error.
+pub fn kill_process(pid: u32) {
+    if pid == 0 {
+        return;
+    }
+    #[cfg(windows)]
+    let _ = std::process::Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).status();
+    #[cfg(not(windows))]
+    let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).stderr(Stdio::null()).status();
+}
+
+impl Supervised {
+    pub fn new(path: PathBuf, options: EngineOptions) -> Supervised {
+        Supervised { path, options, engine: None, replaced: 0, pid_slot: None }
+    }
+
+    /// Publishes every engine's process id in `slot` as it starts (0 when it is gone).
+    pub fn publish_pid(mut self, slot: Arc<AtomicU32>) -> Supervised {
+        self.pid_slot = Some(slot);
+        self
+    }
+
+    fn with<T>(&mut self, mut call: impl FnMut(&mut Engine) -> Result<T>) -> Result<T> {
+        for attempt in 0..2 {
+            if self.engine.is_none() {
+                let started = Engine::start(&self.path, &self.options)?;
+                if let Some(slot) = &self.pid_slot {
+                    slot.store(started.pid(), Ordering::SeqCst);
+                }
+                self.engine = Some(started);
+            }
+            let engine = self.engine.as_mut().expect("started");
+            match call(engine) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    // Hung or dead: kill it (dropping reaps it) and start a fresh one.
+                    tracing::warn!("{e}; replacing the engine");
+                    if let Some(mut old) = self.engine.take() {
+                        old.kill();
+                    }
+                    if let Some(slot) = &self.pid_slot {
+                        slot.store(0, Ordering::SeqCst);
+                    }
+                    if attempt == 1 {
+                        return Err(e);
+                    }
+                    self.replaced += 1;
+                }
+            }
+        }
+        unreachable!("two attempts return")
+    }
+
+    pub fn analyse(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
+        self.with(|e| e.analyse(fen, limit, multipv, timeout))
+    }
+
+    pub fn analyse_among(&mut self, fen: &str, limit: Limit, multipv: usize, among: &[String], timeout: Duration) -> Result<Vec<Line>> {
+        self.with(|e| e.analyse_among(fen, limit, multipv, among, timeout))
+    }
+
+    pub fn best_move(&mut self, fen: &str, limit: Limit, timeout: Duration) -> Result<Option<String>> {
+        self.with(|e| e.best_move(fen, limit, timeout))
+    }
+
+    /// The running engine's process id, if one runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.engine.as_ref().map(Engine::pid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_lines_parse_and_garbage_does_not() {
+        let l = parse_info("info depth 10 seldepth 14 multipv 2 score cp -44 wdl 1 933 66 nodes 12345 nps 1 pv c7c5 d4c5").unwrap();
+        assert_eq!(l, Line { multipv: 2, depth: 10, uci: "c7c5".into(), score: Score::Cp(-44), wdl: Some([1, 933, 66]) });
+        let m = parse_info("info depth 5 score mate -3 pv e1e2").unwrap();
+        assert_eq!((m.multipv, m.score), (1, Score::Mate(-3)));
+        assert!(parse_info("info depth 9 score cp 20 lowerbound pv e2e4").is_none());
+        assert!(parse_info("info string NNUE evaluation enabled").is_none());
+        assert!(parse_info("info depth x score cp 1 pv e2e4").is_none());
+        assert!(parse_info("bestmove e2e4").is_none());
+        assert!(parse_info("").is_none());
+    }
+}
