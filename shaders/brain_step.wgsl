@@ -1,4 +1,4 @@
-// One step of the fly's rate model for a batch of positions (the GPU twin of sim/src/brain/cpu.rs).
+// One step of the fly's rate model for a batch of positions (the GPU twin of sim/brain/src/brain/cpu.rs).
 //
 //   u = W r + x;  z = (u - mu_t) * gain_t + beta  (gain = alpha / sigma_t);  r <- (1 - leak) r + leak max(0, tanh z)
 //

@@ -93,8 +93,7 @@ pub fn run(job: &ProfileJob, data: &Path, progress: &(dyn Fn(Stage, usize, usize
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| {
-                loop {
-                    let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
+                while let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) {
                     // A fresh engine per game: its hash then holds that game's positions only, so
                     // the scores do not depend on which worker analysed what before.
                     let mut sf = Supervised::new(job.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });

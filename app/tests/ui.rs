@@ -33,8 +33,8 @@ fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
         hold: None,
         created: "2026-11-30".into(),
     };
-    std::fs::create_dir_all(flychess_sim::files::DataFolder::at(&data).flies()).unwrap();
-    Fly { meta, readout }.save(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{name}.fly"))).unwrap();
+    std::fs::create_dir_all(flychess_sim::files::DataFolder::at(data).flies()).unwrap();
+    Fly { meta, readout }.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"))).unwrap();
 }
 
 fn use_fly(h: &mut Harness<'static, App>, name: &str) {

@@ -434,6 +434,7 @@ impl Offscreen {
     }
 
     /// Clears to `background` and draws the cloud at `step`.
+    #[allow(clippy::too_many_arguments)]
     pub fn render(&self, device: &wgpu::Device, queue: &wgpu::Queue, cloud: &CloudRenderer, view: &ViewSettings, rates: Rates<'_>, step: usize, background: [f64; 4]) {
         cloud.prepare(queue, view);
         let target = self.texture.create_view(&Default::default());

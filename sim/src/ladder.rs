@@ -435,8 +435,8 @@ pub fn run_pairings(entrants: &[Entrant], pairings: &[(usize, usize)], kit: Opti
     let failure = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..options.workers.max(1) {
-            s.spawn(|| loop {
-                let Some((w, b, k, swapped)) = queue.lock().ok().and_then(|mut q| q.next()) else { break };
+            s.spawn(|| {
+                while let Some((w, b, k, swapped)) = queue.lock().ok().and_then(|mut q| q.next()) {
                 if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
                     break;
                 }
@@ -458,6 +458,7 @@ pub fn run_pairings(entrants: &[Entrant], pairings: &[(usize, usize)], kit: Opti
                             *f = Some(e);
                         }
                     }
+                }
                 }
             });
         }

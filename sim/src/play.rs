@@ -219,7 +219,7 @@ impl LookAhead {
             ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
         };
         (0..n)
-            .filter(|&i| !(hopeful && self.draws[i]) && !(fresh_exists && self.repeats[i]))
+            .filter(|&i| !(hopeful && self.draws[i] || fresh_exists && self.repeats[i]))
             .max_by(better)
             .or_else(|| (0..n).max_by(better))
             .expect("a position in play has legal moves")

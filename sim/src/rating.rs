@@ -94,8 +94,9 @@ fn solve(mut h: Vec<Vec<f64>>, mut g: Vec<f64>) -> Option<Vec<f64>> {
         g.swap(c, p);
         for r in c + 1..n {
             let f = h[r][c] / h[c][c];
-            for k in c..n {
-                h[r][k] -= f * h[c][k];
+            let (above, below) = h.split_at_mut(r);
+            for (x, y) in below[0][c..n].iter_mut().zip(&above[c][c..n]) {
+                *x -= f * y;
             }
             g[r] -= f * g[c];
         }

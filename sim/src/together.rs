@@ -150,9 +150,7 @@ mod tests {
 
     fn board(squares: usize) -> Planes {
         let mut b = [[false; 64]; 12];
-        for s in 0..squares {
-            b[0][s] = true;
-        }
+        b[0][..squares].fill(true);
         b
     }
 

@@ -60,9 +60,9 @@ fn the_cpu_engine_matches_a_plain_f64_reference() {
         let mut worst = 0f64;
         for (k, board) in b.iter().enumerate() {
             let want = reference(&brain, board);
-            for t in 0..STEPS {
-                for j in 0..brain.neurons {
-                    worst = worst.max((rates.at(t, j, k) as f64 - want[t][j]).abs());
+            for (t, want_t) in want.iter().enumerate().take(STEPS) {
+                for (j, w) in want_t.iter().enumerate().take(brain.neurons) {
+                    worst = worst.max((rates.at(t, j, k) as f64 - w).abs());
                 }
             }
         }

@@ -60,10 +60,10 @@ fn finish(path: &Path, tmp: &Path, result: Result<()>) -> Result<()> {
             Err(e)
         }
         Ok(()) => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Ok(d) = File::open(dir) {
-                    let _ = d.sync_all();
-                }
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                && let Ok(d) = File::open(dir)
+            {
+                let _ = d.sync_all();
             }
             Ok(())
         }

@@ -15,10 +15,12 @@ enum Serve {
     DropFirstAfter(Vec<u8>, usize),
 }
 
+type RequestLog = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 struct Server {
     base: String,
     /// (path, Range header) of every request.
-    log: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    log: RequestLog,
 }
 
 fn serve(files: HashMap<&'static str, Serve>) -> Server {

@@ -59,9 +59,12 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> Rec
     rx
 }
 
+/// The logistic ceiling on the Kenyon cells: value, low, high (95 %), and on how many pairs.
+pub type Ceiling = (f64, f64, f64, usize);
+
 /// The brain's dopamine flies' curves, and the logistic ceiling on the Kenyon cells of the model
 /// `constants` describe (value, low, high, pairs) where it was measured.
-pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (Vec<DopamineCurve>, Option<(f64, f64, f64, usize)>) {
+pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (Vec<DopamineCurve>, Option<Ceiling>) {
     let curves = dopamine_flies(&ready.checksum, data)
         .into_iter()
         .map(|(_, f)| DopamineCurve { name: f.meta.name, lessons: f.meta.lessons, points: f.meta.curve })

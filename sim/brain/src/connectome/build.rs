@@ -111,8 +111,11 @@ pub(crate) fn assemble(
     Ok(Connectome { provenance, neurons, inputs, eye, groups, build_seconds: started.elapsed().as_secs_f64() })
 }
 
-/// The neuron rows, and the stand-in's (seed, generator version) when the table carries its mark.
-fn read_annotations(path: &Path) -> Result<(Vec<NeuronRow>, Option<(u64, u32)>)> {
+/// The stand-in's mark on its tables: (seed, generator version).
+type StandInMark = (u64, u32);
+
+/// The neuron rows, and the stand-in's mark when the table carries it.
+fn read_annotations(path: &Path) -> Result<(Vec<NeuronRow>, Option<StandInMark>)> {
     let mut table = Table::open(path, columns::ANNOTATIONS_REQUIRED, columns::ANNOTATIONS_OPTIONAL)?;
     let mark = |k: &str| table.metadata.get(k).and_then(|v| v.parse::<u64>().ok());
     let marked = match (mark(synthetic::SEED_KEY), mark(synthetic::GENERATOR_KEY)) {

@@ -449,7 +449,8 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
     }
     // Mixed populations: (population, mean degree, sources with per-mille shares).
     let half_dn_visual = |j: usize| j.is_multiple_of(2);
-    let plans: Vec<(Pop, usize, Vec<(Pop, u32)>)> = vec![
+    type Plan = (Pop, usize, Vec<(Pop, u32)>);
+    let plans: Vec<Plan> = vec![
         (vc, 60, vec![(cb, 700), (vpn, 200), (dn, 100)]),
         (cb, 80, vec![(vpn, 250), (cb, 500), (mbon, 40), (pam, 10), (asc, 80), (dn, 30), (cb_sensory, 60), (kc, 30)]),
         (kc, 12, vec![(Pop { start: cb.start, len: 800 }, 600), (vpn, 250), (cb, 150)]),
@@ -507,8 +508,7 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         }
     }
     // Photoreceptors hear a little from their lamina (feedback).
-    for i in 0..pr.len {
-        let (eye, c) = pr_column[i];
+    for (i, &(eye, c)) in pr_column.iter().enumerate().take(pr.len) {
         inputs.start((pr.start + i) as u32);
         for t in [3usize, 4] {
             inputs.add(&mut rng, &mut w, columnar_cell(eye, c, t), 5);
@@ -516,15 +516,13 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
     }
 
     // ---- rows that the rules must drop ----
-    let mut extra = 0;
     use std::iter::repeat_n;
     let glia_and_untraced: Vec<(Option<&'static str>, &'static str)> = repeat_n((Some("glia"), "Traced"), 2_500)
         .chain(repeat_n((None, "Orphan"), 40_000))
         .chain(repeat_n((None, "Traced"), 3_274))
         .collect();
-    for (superclass, status) in glia_and_untraced {
+    for (extra, (superclass, status)) in glia_and_untraced.into_iter().enumerate() {
         let id = new_id_after(&bodies, extra);
-        extra += 1;
         bodies.push(Body { id, cell_type: String::new(), superclass, class: "", status, side: "", soma: None, tosoma: None, hex: None, nt: "acetylcholine" });
     }
     for _ in 0..300_000 {

@@ -5,7 +5,7 @@
 
 pub mod small_brain;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int64Builder, ListBuilder, StringBuilder};
@@ -214,6 +214,6 @@ pub fn file_name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-pub fn as_path(p: &PathBuf) -> &Path {
-    p.as_path()
+pub fn as_path(p: &Path) -> &Path {
+    p
 }
