@@ -4,6 +4,8 @@
 //! top-1, the logistic ceilings on the Kenyon cells and the descending neurons, speed), `pilots`
 //! trains the seed's variations of the rule from the same untrained mushroom body side by side.
 
+use crate::cli::WhichBrain;
+use clap::{Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -19,7 +21,6 @@ use flychess_sim::bio::{self, BioBrain, Constants};
 use flychess_sim::data::{shipped_path, Dataset, Row};
 use flychess_sim::stats::{self, Estimate};
 
-use crate::WhichBrain;
 
 pub use measure::EVAL_SEED;
 
@@ -46,8 +47,8 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 
 /// The brain, ready, and the dopamine fly's model on it.
 fn model(which: &WhichBrain, data: &Path, constants: Constants) -> Result<(flychess_sim::connectome::brain_file::Loaded, BioBrain, String)> {
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
     let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
     b.finish_and_clear();
@@ -124,8 +125,8 @@ fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
 
 /// The dopamine fly named (else the brain's shipped one, then the user's) and its model.
 fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<(DopamineFly, BioBrain)> {
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let path = match name {
         Some(n) => flychess_sim::fly::find(n, data)?,
         None => dopamine_flies(&loaded.checksum, data).into_iter().next().map(|(p, _)| p).ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
@@ -299,8 +300,8 @@ fn pilots_list(lessons: usize) -> Vec<Pilot> {
 
 pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, only: &[usize], json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, plain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, pairs)?;
     let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, pairs)?;
     let mut rows = Vec::new();
@@ -347,4 +348,103 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         println!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum BioCommand {
+    /// Give a dopamine fly lessons (Stockfish's move: sugar; another legal move: a shock), or
+    /// games with --games. Resumable: run it again with the same name to go on to --lessons.
+    Train {
+        #[arg(long)]
+        name: String,
+        /// Lessons in all (games with --games), counting those the fly already had.
+        #[arg(long, default_value_t = 32_000)]
+        lessons: usize,
+        /// Learn from its own games instead (eligibility traces, dopamine from material).
+        #[arg(long)]
+        games: bool,
+        /// Lessons between points of the curve (pairs right on VAL pairs) and saves.
+        #[arg(long, default_value_t = 2_048)]
+        every: usize,
+        /// VAL pairs the curve is measured on.
+        #[arg(long, default_value_t = 512)]
+        monitor: usize,
+        /// Seed of the lesson order and the other moves.
+        #[arg(long, default_value_t = 1)]
+        lesson_seed: u64,
+        /// Share of Kenyon cells that pass (default 0.05).
+        #[arg(long)]
+        pass_share: Option<f32>,
+        /// Learning rate η (default 0.1).
+        #[arg(long)]
+        eta: Option<f32>,
+        /// Silent cells' synapses get stronger (a pilot).
+        #[arg(long)]
+        strengthen_silent: bool,
+        /// The second best move as the bad one from this lesson on (a pilot).
+        #[arg(long)]
+        harder_after: Option<usize>,
+        /// The dose from the fly's own dopamine neurons' rates instead of the connectome's shares (a pilot).
+        #[arg(long)]
+        own_dopamine: bool,
+        /// Also write the fly into models/ (shipped with the app).
+        #[arg(long)]
+        ship: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Measure a dopamine fly on held-out pairs (before and after training, flips, harder pairs,
+    /// top-1, the logistic ceilings, speed). Default: the brain's shipped dopamine fly.
+    Eval {
+        #[arg(long)]
+        fly: Option<String>,
+        /// HOLD pairs (at least 2,048 for the must-show figures).
+        #[arg(long, default_value_t = 2_048)]
+        pairs: usize,
+        /// TRAIN pairs the logistic ceilings are fitted on.
+        #[arg(long, default_value_t = 8_192)]
+        ceiling_pairs: usize,
+        /// HOLD positions for top-1 (every legal move looked at).
+        #[arg(long, default_value_t = 300)]
+        top1: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// One lesson seen from inside the mushroom body (the lesson comic): Kenyon cells that fire
+    /// after the good and the bad move, their overlap, the vote, the dose, the MBONs it changes.
+    Lesson {
+        #[arg(long)]
+        fen: String,
+        /// The good move (default: Stockfish's best).
+        #[arg(long)]
+        good: Option<String>,
+        /// The bad move (default: a random other legal move).
+        #[arg(long)]
+        bad: Option<String>,
+        /// The dopamine fly (default: the brain's shipped one).
+        #[arg(long)]
+        fly: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// The seed's pilots side by side, each from the same untrained mushroom body.
+    Pilots {
+        #[arg(long, default_value_t = 8_192)]
+        lessons: usize,
+        #[arg(long, default_value_t = 1_024)]
+        pairs: usize,
+        #[arg(long, default_value_t = 200)]
+        top1: usize,
+        /// Only these pilots (their numbers in the list, from 0).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<usize>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
 }

@@ -2,6 +2,8 @@
 //! a transformer that never was a fly, trained on the flies' positions and labels and measured on
 //! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
 
+use crate::cli::FitOnArg;
+use clap::{Subcommand};
 use std::path::Path;
 use std::time::Instant;
 
@@ -16,7 +18,7 @@ use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{outcomes, summarise, FitOptions, PositionOutcome};
 
-use crate::fly_cli::PlayerRow;
+use crate::cli::fly::PlayerRow;
 
 /// `flychess charles train`.
 pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bool) -> Result<()> {
@@ -56,7 +58,7 @@ pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bo
 /// `flychess eval --player charles [--charles NAME]`: HOLD top-1, good move and loss with 95 %
 /// intervals, the blind baseline beside (fitted on the same TRAIN positions as Charles), and one
 /// move's inference time.
-pub fn eval(which: &crate::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
+pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The user's run of that name, else the shipped one.
     let files = flychess_sim::charles::player::find(name, data)?;
@@ -75,8 +77,8 @@ pub fn eval(which: &crate::WhichBrain, data: &Path, name: &str, fit: &FitOptions
     let move_ms = started.elapsed().as_secs_f64() * 1000.0 / 16.0;
     // The blind baseline: move popularity only, fitted on the TRAIN positions Charles saw.
     let train_rows = &dataset.train()[..state.options.positions.min(dataset.train().len())];
-    let (train_t, val_t, hold_t) = (crate::fly_cli::targets(train_rows)?, crate::fly_cli::targets(dataset.val())?, crate::fly_cli::targets(dataset.hold())?);
-    let (blind, _) = crate::fly_cli::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
+    let (train_t, val_t, hold_t) = (crate::cli::fly::targets(train_rows)?, crate::cli::fly::targets(dataset.val())?, crate::cli::fly::targets(dataset.hold())?);
+    let (blind, _) = crate::cli::fly::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
     let blind = outcomes(&blind, &[], &hold_t);
     let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>();
     let (c, b) = (summarise(&charles), summarise(&blind));
@@ -125,15 +127,45 @@ pub fn eval(which: &crate::WhichBrain, data: &Path, name: &str, fit: &FitOptions
 /// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
 /// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
 /// the brain has no trained fly.
-fn fly_on_hold(which: &crate::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
+fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
     use flychess_sim::fly::{self, Fly};
-    let spec = crate::cli::spec(which, data)?;
+    let spec = crate::cli::brain::spec(which, data)?;
     let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
     let Some((name, path)) = fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
     let f = Fly::load(&path)?;
     let hold = flychess_sim::data::HOLD;
-    let (cache, _) = crate::cli::cache(which, data, Some(hold), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let (cache, _) = crate::cli::brain::cache(which, data, Some(hold), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
     let x = cache.read(0..hold, f.meta.reading)?;
-    let t = crate::fly_cli::targets(&dataset.rows[..hold])?;
+    let t = crate::cli::fly::targets(&dataset.rows[..hold])?;
     Ok(Some((name, outcomes(&f.readout, &x, &t))))
+}
+
+#[derive(Subcommand)]
+pub enum CharlesCommand {
+    /// Train Charles (resumable: the same name and options go on from the last checkpoint) into
+    /// DATA/charles/NAME/.
+    Train {
+        #[arg(long, default_value = "charles")]
+        name: String,
+        /// small (the shipped size) or seed (the seed's 32.5 M parameters).
+        #[arg(long, default_value = "small")]
+        size: String,
+        /// TRAIN positions used.
+        #[arg(long, default_value_t = 16_384)]
+        positions: usize,
+        #[arg(long, default_value_t = 1)]
+        epochs: usize,
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// AdamW's peak step (warm-up, then cosine to a tenth).
+        #[arg(long, default_value_t = 1e-3)]
+        lr: f64,
+        /// Steps between VAL checks and checkpoints.
+        #[arg(long, default_value_t = 128)]
+        val_every: usize,
+        #[arg(long, value_enum, default_value_t = FitOnArg::Cpu)]
+        fit_on: FitOnArg,
+        #[arg(long)]
+        json: bool,
+    },
 }

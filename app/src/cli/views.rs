@@ -6,6 +6,9 @@
 //! position), and `flychess figure` (the 12 steps at once as a 4K PNG and the replay as a GIF,
 //! drawn offscreen without a window). The window shows the same figures from the same functions.
 
+use crate::cli::WhichBrain;
+use std::path::PathBuf;
+use clap::{Args};
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
@@ -17,7 +20,6 @@ use flychess_sim::data::{shipped_path, Dataset, HOLD};
 use flychess_sim::fly::{self, Fly};
 use flychess_sim::probe::{self, ProbeOptions};
 
-use crate::WhichBrain;
 
 /// The fly named, else the brain's own trained fly; it must belong to `checksum`.
 fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
@@ -34,8 +36,8 @@ fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
 /// `flychess explain --fen FEN [--fly F] [--json]`.
 pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let e = flychess_sim::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos).ok_or_else(|| anyhow!("the position has no legal move"))?;
     if json_out {
@@ -56,8 +58,8 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
 /// `flychess probe [--train N] [--val N] [--hold N] [--neurons K] [--json]`: runs the probes (or
 /// reads the report kept under the same key) and prints the best region and step of each.
 pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: bool) -> Result<()> {
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
     let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
     let key = probe::key(&loaded.checksum, &homeostasis, &dataset, &options);
@@ -98,7 +100,7 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
 /// by phase.
 pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
-    let (cache, loaded) = crate::cli::cache(which, data, Some(HOLD), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let rows = dataset.hold();
     let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
@@ -123,8 +125,8 @@ pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: 
 /// `flychess eye --fen FEN [--json]`: each square's photoreceptors by role and those this board lights.
 pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result<()> {
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (_, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (_, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let sight = flychess_sim::eye::sight(&brain.eye, &pos);
     if json_out {
         let squares: Vec<serde_json::Value> = sight
@@ -156,8 +158,8 @@ pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result
 /// `flychess learn --run NAME [--fen FEN] [--json]`: what each snapshot of a run answers.
 pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bool) -> Result<()> {
     position_from_fen(fen)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let answers = flychess::training::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": run, "fen": fen, "snapshots": answers}))?);
@@ -181,8 +183,8 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
         return Err(anyhow!("say where to write: --png FILE and/or --gif FILE"));
     }
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&pos)]);
     let blank = flychess_sim::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
     let summary = flychess::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
@@ -222,4 +224,90 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+// The arguments of `flychess explain` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct ExplainArgs {
+    #[arg(long)]
+    pub fen: String,
+    /// The fly (default: the brain's own trained fly, the shipped one first).
+    #[arg(long)]
+    pub fly: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess probe` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct ProbeArgs {
+    #[arg(long, default_value_t = 4_096)]
+    pub train: usize,
+    #[arg(long, default_value_t = 1_024)]
+    pub val: usize,
+    #[arg(long, default_value_t = 2_048)]
+    pub hold: usize,
+    /// Neurons read per region (evenly spread through it).
+    #[arg(long, default_value_t = 128)]
+    pub neurons: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess eye` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct EyeArgs {
+    #[arg(long)]
+    pub fen: String,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess learn` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct LearnArgs {
+    #[arg(long)]
+    pub run: String,
+    #[arg(long, default_value = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")]
+    pub fen: String,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess figure` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct FigureArgs {
+    #[arg(long)]
+    pub fen: String,
+    /// The fly whose move the title names (default: the brain's own).
+    #[arg(long)]
+    pub fly: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub gif: Option<PathBuf>,
+    /// A white background (for print).
+    #[arg(long)]
+    pub white: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess doing` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct DoingArgs {
+    #[arg(long)]
+    pub fly: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }

@@ -3,6 +3,10 @@
 //! next to the controls fitted the same way on the same rows (the blind baseline and the
 //! board-linear readout), plus the random mover.
 
+use crate::cli::brain_training::BrainTrainArgs;
+use crate::cli::{EngineArgs, FitArgs, WhichBrain};
+use std::path::PathBuf;
+use clap::{Args};
 use std::path::Path;
 use std::time::Instant;
 
@@ -19,7 +23,6 @@ use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{board_features, fit, outcomes, summarise, FitOptions, Metrics, PassRecord, PositionOutcome, Target};
 
-use crate::WhichBrain;
 use flychess::profiling::games_file;
 
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
@@ -66,8 +69,8 @@ pub(crate) fn fit_logged(name: &str, options: &FitOptions, start: &Readout, trai
 pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64, engine: EngineChoice) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
     let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons };
@@ -152,7 +155,7 @@ fn shuffled_control(which: &WhichBrain, data: &Path, n: usize, reading: Reading,
     let mut shuffled = which.clone();
     shuffled.shuffle_wiring = Some(1);
     eprintln!("shuffled wiring: caching the DN rates of the same brain with its connections handed out again (seed 1)");
-    let (cache, _) = crate::cli::cache(&shuffled, data, Some(n), None, EngineChoice::Auto)?;
+    let (cache, _) = crate::cli::brain::cache(&shuffled, data, Some(n), None, EngineChoice::Auto)?;
     let x = |r: std::ops::Range<usize>| cache.read(r, reading);
     let start = Readout::newborn(cache.meta.descending, reading.steps(), 1);
     let (readout, _) = fit_logged("shuffled", options, &start, (&x(HOLD + VAL..n)?, train_t), (&x(HOLD..HOLD + VAL)?, val_t))?;
@@ -166,7 +169,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     let (name, f) = match name {
         Some(name) => (name.to_string(), Fly::load(&fly::find(name, data)?)?),
         None => {
-            let spec = crate::cli::spec(which, data)?;
+            let spec = crate::cli::brain::spec(which, data)?;
             // Only the brain's id is needed here (the cache below loads it with its homeostasis).
             let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
             let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
@@ -177,7 +180,7 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     };
     let name = name.as_str();
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
-    let (cache, loaded) = crate::cli::cache(which, data, Some(n), None, EngineChoice::Auto)?;
+    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(n), None, EngineChoice::Auto)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
     }
@@ -268,7 +271,7 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
 
 /// A newborn fly (untrained readout) for a brain, saved like any other.
 pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
-    let spec = crate::cli::spec(which, data)?;
+    let spec = crate::cli::brain::spec(which, data)?;
     let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {}).context("preparing the brain")?;
     let f = Fly {
         meta: FlyMeta {
@@ -328,8 +331,8 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
             (Box::new(std::io::BufReader::new(file).lines()), false)
         }
     };
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
@@ -434,7 +437,7 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
 pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
     use flychess_sim::stockfish::{find_stockfish, EngineOptions, Limit, Supervised};
     use flychess_sim::play::{play_game, Dice, Player};
-    let spec = crate::cli::spec(which, data)?;
+    let spec = crate::cli::brain::spec(which, data)?;
     let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
     let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p) && charles_of(p).is_none());
     let mut charles = std::collections::HashMap::new();
@@ -443,7 +446,7 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
             charles.insert(name.to_string(), flychess_sim::charles::player::Trained::load(&run, data)?);
         }
     }
-    let prepared = if needs_brain { Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
+    let prepared = if needs_brain { Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some((loaded, _)) = &prepared
@@ -591,8 +594,8 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: b
     use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let flies = flies_of_brain(data, &loaded.checksum);
     let (dopamine, bio) = dopamine_of_brain(&spec, data, &loaded, &brain, None)?;
     if flies.is_empty() {
@@ -853,8 +856,8 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
     let prepared = if ladder::Entrant::names_rung(a) && ladder::Entrant::names_rung(b) {
         None
     } else {
-        let spec = crate::cli::spec(which, data)?;
-        Some(crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
+        let spec = crate::cli::brain::spec(which, data)?;
+        Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
     };
     let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
     let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
@@ -874,7 +877,7 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
     };
     let (kit_flies, dopamine, charles) = kit_parts([(first_fly, &first), (second_fly, &second)]);
     let bio = match (&prepared, dopamine.is_empty()) {
-        (Some((loaded, brain)), false) => dopamine_of_brain(&crate::cli::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
+        (Some((loaded, brain)), false) => dopamine_of_brain(&crate::cli::brain::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
         _ => None,
     };
     let kit = match &prepared {
@@ -974,8 +977,8 @@ fn imagination_hits(brain: &flychess_sim::brain::Brain, f: &Fly, descending: &[u
 /// player id (the app, `play`, `rate` and `duel` use it).
 pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
     let f = Fly::load(&fly::find(name, data)?)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
@@ -1086,8 +1089,8 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
     use flychess_sim::stockfish::find_stockfish;
     use flychess_sim::ladder::FlyKit;
     let stockfish = find_stockfish(None)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let player = match player {
         Some(p) => p.to_string(),
         None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
@@ -1150,8 +1153,8 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     use flychess_sim::search::{Aid, Evaluator};
     let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let descending = loaded.connectome.groups.descending.clone();
     let player = match player {
         Some(p) => p.to_string(),
@@ -1241,4 +1244,226 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
         println!("  {} against {}: Elo {:+.0} [{:+.0}, {:+.0}] over {} games", d["first"].as_str().unwrap_or(""), d["second"].as_str().unwrap_or(""), d["elo"].as_f64().unwrap_or(f64::NAN), d["elo_interval"][0].as_f64().unwrap_or(f64::NAN), d["elo_interval"][1].as_f64().unwrap_or(f64::NAN), d["games"]);
     }
     Ok(())
+}
+
+// The arguments of `flychess rate` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct RateArgs {
+    /// Games per pairing (each opening twice, colours swapped).
+    #[arg(long, default_value_t = 20)]
+    pub games: usize,
+    /// 2 games per pairing, a 200-ply cap, flies without imagination only: minutes, not hours.
+    #[arg(long)]
+    pub quick: bool,
+    /// Philidor's aided players too, labelled as such: each trained fly + judge and + search
+    /// 64, and Charles + search 64 (the brain's fly valuing its boards). Hours on a CPU.
+    #[arg(long)]
+    pub aided: bool,
+    /// Seed of the openings and of the simple players' choices.
+    #[arg(long, default_value_t = 1)]
+    pub game_seed: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess duel` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct DuelArgs {
+    pub first: String,
+    pub second: String,
+    /// Games (the most, with --sprt).
+    #[arg(long, default_value_t = 40)]
+    pub games: usize,
+    #[arg(long, default_value_t = 1)]
+    pub game_seed: u64,
+    /// Stop as soon as the sequential test decides between --elo0 and --elo1.
+    #[arg(long)]
+    pub sprt: bool,
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    pub elo0: f64,
+    #[arg(long, default_value_t = 50.0, allow_hyphen_values = true)]
+    pub elo1: f64,
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    #[arg(long, default_value_t = 0.05)]
+    pub beta: f64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess profile` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct ProfileArgs {
+    /// A fly by name, NAME+imagination, charles or charles:RUN, or a rung.
+    #[arg(long)]
+    pub player: Option<String>,
+    /// Games analysed (taken from its ladder games, 20-ply openings shared with `rate`).
+    #[arg(long, default_value_t = 40)]
+    pub games: usize,
+    /// Stockfish's search depth per position.
+    #[arg(long, default_value_t = 10)]
+    pub depth: u32,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess ceiling` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct CeilingArgs {
+    #[arg(long)]
+    pub player: Option<String>,
+    /// HOLD middlegame positions.
+    #[arg(long, default_value_t = 200)]
+    pub positions: usize,
+    /// Stockfish's depth when scoring a pick.
+    #[arg(long, default_value_t = 10)]
+    pub depth: u32,
+    /// The search's simulations a move.
+    #[arg(long, default_value_t = 64)]
+    pub simulations: usize,
+    /// Games of each aided player against the policy alone (0: no duels).
+    #[arg(long, default_value_t = 0)]
+    pub duel_games: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess lessons` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct LessonsArgs {
+    #[arg(long, default_value_t = 1_000)]
+    pub positions: usize,
+    #[arg(long, default_value_t = 10)]
+    pub depth: u32,
+    #[arg(long)]
+    pub workers: Option<usize>,
+}
+
+// The arguments of `flychess imagine-tune` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct ImagineTuneArgs {
+    #[arg(long)]
+    pub fly: String,
+    /// HOLD positions to try (each costs one think per legal move).
+    #[arg(long, default_value_t = 256)]
+    pub positions: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess train` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct TrainArgs {
+    #[arg(long)]
+    pub name: String,
+    /// Positions of the shipped dataset to use (HOLD and VAL first, the rest TRAIN).
+    #[arg(long)]
+    pub positions: Option<usize>,
+    /// Steps the readout reads: 9,10,11,12 (their mean) or 12.
+    #[arg(long, value_delimiter = ',', default_values_t = [9usize, 10, 11, 12])]
+    pub read: Vec<usize>,
+    /// Also write the fly into models/ (shipped with the app).
+    #[arg(long)]
+    pub ship: bool,
+    /// Make an untrained (newborn) fly instead.
+    #[arg(long)]
+    pub newborn: bool,
+    /// Share of TRAIN made of finishing lessons (`flychess lessons`), e.g. 0.1.
+    #[arg(long, default_value_t = 0.0)]
+    pub lessons: f64,
+    #[command(flatten)]
+    pub brain_training: BrainTrainArgs,
+    #[command(flatten)]
+    pub fit: FitArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess eval` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct EvalArgs {
+    /// The fly (default: the brain's own trained fly, the shipped one first).
+    #[arg(long)]
+    pub fly: Option<String>,
+    /// Another player than a fly: `charles` (a transformer trained on the same positions,
+    /// `flychess charles train`), measured on the same HOLD positions with the blind baseline.
+    #[arg(long, conflicts_with = "fly")]
+    pub player: Option<String>,
+    /// With --player charles: the Charles run's name.
+    #[arg(long, default_value = "charles")]
+    pub charles: String,
+    #[arg(long)]
+    pub json: bool,
+    /// Leave out the shuffled-wiring control (it caches a second brain the first time).
+    #[arg(long)]
+    pub no_controls: bool,
+    /// Positions of the shipped dataset the controls train on (default: as many as the fly).
+    #[arg(long)]
+    pub positions: Option<usize>,
+    #[command(flatten)]
+    pub fit: FitArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess analyse` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct AnalyseArgs {
+    #[arg(long)]
+    pub fly: String,
+    #[arg(long)]
+    pub fen: Option<String>,
+    /// A file with one FEN per line, streamed in batches of 32: one JSON line per position
+    /// as it goes with --json; a bad line is reported with its number and the rest go on.
+    #[arg(long)]
+    pub fens: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// Also the move one-move imagination plays, with weight W (default: the fly's tuned
+    /// weight), and the value the fly sees after each move.
+    #[arg(long, num_args = 0..=1, value_name = "W")]
+    pub imagination: Option<Option<f32>>,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess play` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct PlayArgs {
+    #[arg(long)]
+    pub white: String,
+    #[arg(long)]
+    pub black: String,
+    #[arg(long, default_value_t = 20)]
+    pub games: usize,
+    /// Seed of the random choices (random and greedy movers, Stockfish's random moves).
+    #[arg(long, default_value_t = 1)]
+    pub game_seed: u64,
+    #[arg(long)]
+    pub json: bool,
+    /// Flies look one move ahead (weight w of the value after; SPEC default 1).
+    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "W")]
+    pub imagination: Option<f32>,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }

@@ -2,6 +2,9 @@
 //! building or loading it with an indicatif progress bar, printing its summary (text or JSON),
 //! generating the stand-in's tables and downloading the release.
 
+use crate::cli::{BrainKind, EngineArgs, Release, WhichBrain};
+use std::path::PathBuf;
+use clap::{Args, Subcommand};
 use std::path::Path;
 use std::time::Instant;
 
@@ -19,7 +22,6 @@ use flychess_sim::chess::{planes, sample_positions, Planes};
 use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::store::{self, BrainSpec, Tables};
 
-use crate::{BrainCommand, BrainKind, DataCommand, Release, WhichBrain};
 
 
 pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
@@ -679,7 +681,7 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
     Ok(())
 }
 
-const REFERENCE_SCRIPT: &str = include_str!("../../tools/reference_scipy.py");
+const REFERENCE_SCRIPT: &str = include_str!("../../../tools/reference_scipy.py");
 
 /// Runs tools/reference_scipy.py on the same brain and boards (in a venv with scipy in the data
 /// folder, made on first use), and compares its rates and speed with the CPU engine's.
@@ -969,4 +971,139 @@ pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
 
 fn wgpu_types_poll() -> flychess_render::wgpu::PollType {
     flychess_render::wgpu::PollType::Wait { submission_index: None, timeout: None }
+}
+
+#[derive(Subcommand)]
+pub enum BrainCommand {
+    /// Summary of a brain (building it first when needed).
+    Info {
+        #[command(flatten)]
+        which: WhichBrain,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a brain from its tables, even when an up-to-date file exists.
+    Build {
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// Download a release's tables (resumable; checked): MaleCNS v1.0 (size and sha256 pinned) or
+    /// the full FlyWire v783 (checked against what Zenodo and the Codex bucket state).
+    Download {
+        /// Which release: malecns or flywire783.
+        #[arg(long, value_enum, default_value_t = Release::Malecns)]
+        release: Release,
+        /// Where to put them. Default: DATA/connectome/malecns-v1.0 or DATA/connectome/flywire783.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// MaleCNS: base address of the tables (a mirror, or a local server in tests).
+        #[arg(long, default_value = flychess_sim::connectome::release::BASE_URL)]
+        base_url: String,
+        /// FlyWire: the Zenodo record's API address (its file list with sizes and md5 sums).
+        #[arg(long, default_value = flychess_sim::connectome::flywire_release::ZENODO_RECORD)]
+        record_url: String,
+        /// FlyWire: the Codex bucket holding the classification and neuron tables.
+        #[arg(long, default_value = flychess_sim::connectome::flywire_release::CODEX_BASE)]
+        codex_url: String,
+        /// Resume this many times after a dropped connection.
+        #[arg(long, default_value_t = 8)]
+        attempts: u32,
+    },
+    /// How much the board changes each region's rates, step by step, on 48 real positions.
+    Signal {
+        #[command(flatten)]
+        which: WhichBrain,
+        #[arg(long)]
+        json: bool,
+        /// Measure homeostasis with "calm unreached" (σ = 1 where the input never moves).
+        #[arg(long)]
+        calm_unreached: bool,
+    },
+    /// Write the synthetic stand-in's three tables (the release's schema) into a folder.
+    Generate {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+        seed: u64,
+    },
+}
+#[derive(Subcommand)]
+pub enum DataCommand {
+    /// Convert labelled positions in JSONL (plain or .zst: fen, game, ply, legal, moves[uci, cp,
+    /// mate, wdl]) into the project's dataset format, keeping their order (HOLD, VAL, TRAIN).
+    Import {
+        #[arg(long)]
+        jsonl: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Where the positions come from (kept in the file).
+        #[arg(long, default_value = "book_1.02.pgn (Debian gnuchess-book), one or two positions per game")]
+        source: String,
+        /// Who labelled them (kept in the file).
+        #[arg(long, default_value = "Stockfish 15.1, 1 thread, 32 MB hash, MultiPV 8, depth 10")]
+        labeller: String,
+    },
+    /// Sample positions from real games in a PGN file (one per game, sometimes two, at a random
+    /// ply; duplicates and finished positions skipped; shuffled) and label them with Stockfish
+    /// (MultiPV 8 at a fixed depth, one engine per worker) into DIR/labels.jsonl, the format
+    /// `data import` reads. Resumable: a killed run continues after its last complete line.
+    Label {
+        #[arg(long)]
+        pgn: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// How many positions to label (the first ones of the shuffled sample).
+        #[arg(long, default_value_t = 10_000)]
+        positions: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        #[arg(long, default_value_t = 8)]
+        multipv: usize,
+        /// Engines run at once (default: one per core).
+        #[arg(long)]
+        workers: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Summary of a dataset (default: the one shipped with the project).
+    Info {
+        path: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+// The arguments of `flychess cache` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct CacheArgs {
+    /// How many positions (in dataset order: HOLD, VAL, then TRAIN). Default: all.
+    #[arg(long)]
+    pub positions: Option<usize>,
+    /// Positions per think (default: 32 on the CPU engine, a few thousand on a GPU).
+    #[arg(long)]
+    pub batch: Option<usize>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess bench` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Batch sizes to measure.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 8, 32, 128])]
+    pub batches: Vec<usize>,
+    /// Also run the same 12 steps with scipy.sparse (tools/reference_scipy.py, in its own venv
+    /// in the data folder), check both give the same rates, and print the speed ratio.
+    #[arg(long)]
+    pub reference: bool,
+    /// Measure the brain view instead: the frame time of the full point cloud at 1280×800.
+    #[arg(long)]
+    pub render: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }

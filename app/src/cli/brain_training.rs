@@ -5,6 +5,8 @@
 //! positions with the same readout step, and both are measured on the same VAL and HOLD
 //! positions beside the fly they started from.
 
+use crate::cli::WhichBrain;
+use clap::{Args};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -21,7 +23,6 @@ use flychess_sim::fly::{self, Fly};
 use flychess_sim::stats;
 use flychess_sim::train::PositionOutcome;
 
-use crate::WhichBrain;
 
 /// What `train --brain` was asked for.
 pub struct BrainJob {
@@ -78,8 +79,8 @@ fn difference(a: &[PositionOutcome], b: &[PositionOutcome]) -> serde_json::Value
 
 pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     fly::check_name(&job.name)?;
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, mut brain) = crate::cli::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, mut brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
     let homeostasis = calibrate::fingerprint(brain.homeostasis());
     let (start_name, start) = match &job.start {
         Some(name) => (name.clone(), Fly::load(&fly::find(name, data)?)?),
@@ -293,7 +294,7 @@ struct PilotBrain {
 
 impl PilotBrain {
     fn new(spec: &flychess_sim::store::BrainSpec, data: &Path, calm_unreached: bool, hold: &[flychess_sim::data::Row]) -> Result<PilotBrain> {
-        let (loaded, mut brain) = crate::cli::ready(spec, data, CalibrationOptions { calm_unreached })?;
+        let (loaded, mut brain) = crate::cli::brain::ready(spec, data, CalibrationOptions { calm_unreached })?;
         let homeostasis = calibrate::fingerprint(brain.homeostasis());
         let (start_name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
         let start = Fly::load(&path)?;
@@ -307,7 +308,7 @@ impl PilotBrain {
 /// `flychess train --brain --pilots`: the pilots of the seed's cheat 5 from the same start on the
 /// same positions, each measured on HOLD against the readout-only control (paired).
 pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], brain_scale: f32) -> Result<()> {
-    let spec = crate::cli::spec(which, data)?;
+    let spec = crate::cli::brain::spec(which, data)?;
     let dataset = Dataset::load(&shipped_path())?;
     let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
     let hold = &hold[..job.hold.min(hold.len())];
@@ -384,8 +385,8 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
 
 /// `flychess blame`: the error going back for one position, by region and step.
 pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
-    let spec = crate::cli::spec(which, data)?;
-    let (loaded, brain) = crate::cli::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let f = match fly_name {
         Some(name) => Fly::load(&fly::find(name, data)?)?,
         None => Fly::load(&fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no fly for this brain; name one with --fly"))?.1)?,
@@ -408,4 +409,99 @@ pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>,
         }
     }
     Ok(())
+}
+
+/// `train --brain`: the brain learns too (backprop through time over the last steps, on a leash).
+#[derive(Args, Clone, Debug)]
+pub struct BrainTrainArgs {
+    /// Train the brain itself as well as the readout (`--brain` with no value says the same for
+    /// the default brain).
+    #[arg(long)]
+    pub train_brain: bool,
+    /// Steps the gradient walks back through, from step 12 (1–12).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(1..=12))]
+    pub window: u8,
+    /// Homeostasis with "calm unreached": σ = 1 for neurons whose input never moved at a step.
+    #[arg(long)]
+    pub calm_unreached: bool,
+    /// How the brain's numbers move: adam, or sgd (momentum 0.9: each synapse by its own gradient).
+    #[arg(long, value_enum, default_value_t = BrainOpt::Adam)]
+    pub brain_opt: BrainOpt,
+    /// Keep each connection within this share of its measured strength (e.g. 0.2).
+    #[arg(long)]
+    pub max_change: Option<f32>,
+    /// Step size of the connection strengths (default 1e-5 with adam; 0.1 with sgd, whose step is
+    /// the gradient itself: 2.3 M synapses share a gradient of length ≤ 1).
+    #[arg(long)]
+    pub lr_synapses: Option<f32>,
+    /// Step size of the neurons' gains and biases (defaults as --lr-synapses).
+    #[arg(long)]
+    pub lr_neurons: Option<f32>,
+    /// Step size of the readout (Adam), for the brain run and its readout-only control alike.
+    #[arg(long, default_value_t = 3e-4)]
+    pub lr_readout: f32,
+    /// Positions per step of brain training.
+    #[arg(long, default_value_t = 32)]
+    pub brain_batch: usize,
+    /// VAL positions measured for the curve.
+    #[arg(long, default_value_t = 512)]
+    pub val: usize,
+    /// Positions between VAL points and checkpoints (default: an eighth of the run).
+    #[arg(long)]
+    pub val_every: Option<usize>,
+    /// HOLD positions measured at the end (at most 4,096).
+    #[arg(long, default_value_t = 4096)]
+    pub hold: usize,
+    /// The readout-only fly to start from (default: the brain's own).
+    #[arg(long)]
+    pub start: Option<String>,
+    /// Leave out the readout-only control run on the same positions.
+    #[arg(long)]
+    pub no_control: bool,
+    /// Also time a training step against the forward pass at these batch sizes.
+    #[arg(long, value_delimiter = ',')]
+    pub speed_batches: Vec<usize>,
+    /// Seed of the TRAIN stream's order.
+    #[arg(long, default_value_t = 1)]
+    pub stream_seed: u64,
+    /// Run the seed's pilots instead (readout only, then each leash) on the same positions.
+    #[arg(long)]
+    pub pilots: bool,
+    /// With --pilots: only these (0 = readout only is always run), e.g. 3,5.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<usize>,
+    /// With --pilots: every brain step size times this (e.g. 0.1: ten times smaller steps).
+    #[arg(long, default_value_t = 1.0)]
+    pub pilot_brain_scale: f32,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum BrainOpt {
+    Adam,
+    Sgd,
+}
+// The arguments of `flychess gradcheck` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct GradcheckArgs {
+    /// Seed of the small brain.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+// The arguments of `flychess blame` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct BlameArgs {
+    #[arg(long)]
+    pub fen: String,
+    /// The fly whose readout the loss is of (default: the brain's own).
+    #[arg(long)]
+    pub fly: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }

@@ -1,0 +1,119 @@
+//! The options several command families share: which brain a command works on (`WhichBrain`:
+//! FlyWire v783, the stand-in or MaleCNS, a tables folder, a seed), which engine thinks
+//! (`EngineArgs`), and how a readout is fitted (`FitArgs`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// How readouts are fitted (SPEC §5 defaults).
+#[derive(Args, Clone, Debug)]
+pub struct FitArgs {
+    /// Positions per Adam step.
+    #[arg(long, default_value_t = 8_192)]
+    pub batch: usize,
+    /// Adam's step size.
+    #[arg(long, default_value_t = 2e-3)]
+    pub lr: f32,
+    /// Most passes over TRAIN.
+    #[arg(long, default_value_t = 60)]
+    pub passes: usize,
+    /// Where the fit runs: a hardware GPU when there is one (auto), the CPU, or the best GPU
+    /// adapter even a software one (gpu).
+    #[arg(long, value_enum, default_value_t = FitOnArg::Auto)]
+    pub fit_on: FitOnArg,
+}
+
+/// Where the brain thinks in a headless job.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct EngineArgs {
+    /// The GPU engine on a hardware GPU when there is one (auto), the CPU engine, or the GPU engine
+    /// on the best adapter even a software one (gpu).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum EngineArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl EngineArgs {
+    pub fn choice(&self) -> flychess_sim::brain::simulator::EngineChoice {
+        use flychess_sim::brain::simulator::EngineChoice;
+        match self.engine {
+            EngineArg::Auto => EngineChoice::Auto,
+            EngineArg::Cpu => EngineChoice::Cpu,
+            EngineArg::Gpu => EngineChoice::Gpu,
+        }
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum FitOnArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl From<FitOnArg> for flychess_sim::burn_fit::FitOn {
+    fn from(a: FitOnArg) -> Self {
+        use flychess_sim::burn_fit::FitOn;
+        match a {
+            FitOnArg::Auto => FitOn::Auto,
+            FitOnArg::Cpu => FitOn::Cpu,
+            FitOnArg::Gpu => FitOn::Gpu,
+        }
+    }
+}
+
+impl FitArgs {
+    pub fn options(&self) -> flychess_sim::train::FitOptions {
+        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, on: self.fit_on.into(), ..Default::default() }
+    }
+}
+
+/// Which brain a command means.
+#[derive(Args, Clone, Debug)]
+pub struct WhichBrain {
+    /// Which brain: flywire783 (real FlyWire v783 wiring, the default), standin (the synthetic
+    /// stand-in), malecns (the MaleCNS release; needs --tables or `brain download`).
+    /// (`train --brain` with no value: the default brain, and it learns too.)
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "itself", default_value_t = BrainKind::Flywire783)]
+    pub brain: BrainKind,
+    /// The release tables' folder (FlyWire: the full release as downloaded; MaleCNS: its tables).
+    #[arg(long)]
+    pub tables: Option<PathBuf>,
+    /// Seed of the synthetic stand-in.
+    #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Control: hand out the receiving ends of all connections again (optional seed).
+    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "SEED")]
+    pub shuffle_wiring: Option<u64>,
+    /// Control: drop every connection sent from this region (repeatable), e.g. "optic lobe".
+    #[arg(long, value_name = "REGION")]
+    pub lesion: Vec<String>,
+}
+
+/// Releases `brain download` fetches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Release {
+    Malecns,
+    Flywire783,
+}
+
+/// The brains a command can run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BrainKind {
+    /// FlyWire v783: the shipped bundle (within hemispheres), or --tables DIR.
+    Flywire783,
+    /// The synthetic stand-in (MaleCNS schema, random wiring within populations), from --seed.
+    Standin,
+    /// MaleCNS v1.0 from --tables DIR (default: where `brain download` puts it).
+    Malecns,
+    /// `--brain` given without a value (only `train` takes it: the default brain learns too).
+    #[value(hide = true)]
+    Itself,
+}
