@@ -61,14 +61,16 @@ impl FigureJob {
     /// Renders the figure: RGBA for a grid, the file's bytes for a GIF.
     pub fn render(&self, kind: FigureKind) -> anyhow::Result<(Option<image::RgbaImage>, Vec<u8>)> {
         use flychess_render::cloud::{CloudRenderer, OFFSCREEN_FORMAT};
-        use flychess_render::figure::{replay_gif, step_grid, Frames};
+        use flychess_render::figure::{Frames, replay_gif, step_grid};
         let mut cloud = CloudRenderer::new(&self.device, OFFSCREEN_FORMAT, &self.geometry);
         cloud.upload_rates(&self.queue, &self.rates);
         cloud.set_marks(&self.queue, &self.marks);
         let view = |size: [u32; 2]| self.look.view(size);
         let frames = Frames { device: &self.device, queue: &self.queue, cloud: &cloud, view: &view, background: self.look.background() };
         match kind {
-            FigureKind::Grid(size) => Ok((Some(step_grid(&frames, size, &self.title, &self.captions).map_err(|e| anyhow::anyhow!(e))?), Vec::new())),
+            FigureKind::Grid(size) => {
+                Ok((Some(step_grid(&frames, size, &self.title, &self.captions).map_err(|e| anyhow::anyhow!(e))?), Vec::new()))
+            }
             FigureKind::Gif(size) => Ok((None, replay_gif(&frames, size, &self.captions, 450).map_err(|e| anyhow::anyhow!(e))?)),
         }
     }

@@ -7,7 +7,7 @@
 
 use std::ops::ControlFlow;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus};
 use shakmaty::uci::UciMove;

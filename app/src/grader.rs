@@ -8,17 +8,17 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 #[cfg(test)]
 use std::time::Instant;
 
-use crossbeam_channel::{select_biased, unbounded, Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, select_biased, unbounded};
 
-use flychess_sim::stockfish::{find_stockfish, kill_process, EngineOptions, Limit, Supervised};
-use flychess_sim::grading::{accuracy, Score, Verdict};
+use flychess_sim::grading::{Score, Verdict, accuracy};
+use flychess_sim::stockfish::{EngineOptions, Limit, Supervised, find_stockfish, kill_process};
 
 /// The depth grades are computed at.
 pub const GRADE_DEPTH: u32 = 12;
@@ -63,9 +63,14 @@ impl PositionGrade {
 }
 
 pub enum GraderEvent {
-    Ready { path: PathBuf },
+    Ready {
+        path: PathBuf,
+    },
     Graded(PositionGrade),
-    Hint { fen: String, best: String },
+    Hint {
+        fen: String,
+        best: String,
+    },
     /// No engine (or a broken one): what happened and what to do.
     Unavailable(String),
 }
@@ -182,7 +187,14 @@ impl Grader {
             std::thread::sleep(after);
             drop((grade_jobs, hint_jobs, _tx));
         });
-        Grader { grades, hints, events, thread: Some(thread), engine_pid: Arc::new(AtomicU32::new(0)), ended_well: Arc::new(AtomicBool::new(false)) }
+        Grader {
+            grades,
+            hints,
+            events,
+            thread: Some(thread),
+            engine_pid: Arc::new(AtomicU32::new(0)),
+            ended_well: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     pub fn grade(&self, job: GradeJob) {
@@ -265,7 +277,13 @@ mod tests {
     fn fake_engine(dir: &std::path::Path, first: &str, more: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let script = dir.join("fake-engine");
-        std::fs::write(&script, format!("#!/bin/sh\n{first}\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; {more} esac; done\n")).unwrap();
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\n{first}\nwhile read line; do case \"$line\" in uci) echo uciok;; isready) echo readyok;; {more} esac; done\n"
+            ),
+        )
+        .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         script
     }
@@ -305,12 +323,20 @@ mod tests {
         // file `broken` exists.
         let dir = tempfile::tempdir().unwrap();
         let broken = dir.path().join("broken");
-        let go = format!("go*) if [ -e {} ]; then exit 1; fi; echo 'info depth 12 multipv 1 score cp 10 pv e2e4'; echo 'bestmove e2e4';;", broken.display());
+        let go = format!(
+            "go*) if [ -e {} ]; then exit 1; fi; echo 'info depth 12 multipv 1 score cp 10 pv e2e4'; echo 'bestmove e2e4';;",
+            broken.display()
+        );
         let script = fake_engine(dir.path(), "", &go);
         let g = Grader::start(Some(script), || {});
         let next = || g.events.recv_timeout(Duration::from_secs(20)).expect("an event");
         assert!(matches!(next(), GraderEvent::Ready { .. }));
-        let job = |ply| GradeJob { game: 1, ply, fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(), moves: vec!["d2d4".into()] };
+        let job = |ply| GradeJob {
+            game: 1,
+            ply,
+            fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            moves: vec!["d2d4".into()],
+        };
         // The engine dies (twice: the supervisor replaces it once): the grader says so.
         std::fs::write(&broken, b"").unwrap();
         g.grade(job(0));

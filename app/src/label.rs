@@ -11,15 +11,15 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, EnPassantMode, Position};
 
-use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 use flychess_sim::grading::Score;
 use flychess_sim::play::Dice;
 use flychess_sim::readout::position_key;
+use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 
 /// A position picked from a game.
 #[derive(Clone, Debug, PartialEq)]

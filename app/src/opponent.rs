@@ -8,13 +8,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::{Chess, Move};
 
 use flychess_sim::bio::file::DopamineFly;
-use flychess_sim::stockfish::find_stockfish;
 use flychess_sim::fly::Fly;
 use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+use flychess_sim::stockfish::find_stockfish;
 
 struct Ask {
     id: u64,
@@ -32,7 +32,12 @@ pub struct Opponent {
 
 impl Opponent {
     /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer.
-    pub fn start(name: &str, data: &Path, ready: Arc<crate::lab::ReadyBrain>, wake: impl Fn() + Send + 'static) -> Result<Opponent, String> {
+    pub fn start(
+        name: &str,
+        data: &Path,
+        ready: Arc<crate::lab::ReadyBrain>,
+        wake: impl Fn() + Send + 'static,
+    ) -> Result<Opponent, String> {
         let (entrant, fly, dopamine) = match Entrant::rung(name) {
             Some(rung) => (rung.map_err(|e| e.to_string())?, None, None),
             None => {

@@ -12,9 +12,9 @@ use std::time::Instant;
 use anyhow::Result;
 use shakmaty::{Chess, Color};
 
-use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
 use flychess_sim::profile::{self, GameLosses};
+use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Where a ladder's games are kept: DATA/ladder/WHAT + the brain's checksum and the options.
 pub fn games_file(data: &Path, what: &str, checksum: &str, options: &LadderOptions) -> PathBuf {
@@ -69,7 +69,11 @@ pub fn kept(data: &Path, player_id: &str) -> Vec<serde_json::Value> {
 }
 
 /// Runs the job (games first, then analysis) and keeps its report; `progress(stage, done, total)`.
-pub fn run(job: &ProfileJob, data: &Path, progress: &(dyn Fn(Stage, usize, usize) + Sync)) -> Result<(profile::Profile, serde_json::Value)> {
+pub fn run(
+    job: &ProfileJob,
+    data: &Path,
+    progress: &(dyn Fn(Stage, usize, usize) + Sync),
+) -> Result<(profile::Profile, serde_json::Value)> {
     // Its games against every rung, enough openings for `games` games in all.
     let mut entrants = ladder::rungs();
     let rungs = entrants.len();
@@ -78,9 +82,12 @@ pub fn run(job: &ProfileJob, data: &Path, progress: &(dyn Fn(Stage, usize, usize
     let options = LadderOptions { games: per_pairing, seed: 1, ..Default::default() };
     let file = games_file(data, "", &job.checksum, &options);
     let pairings: Vec<(usize, usize)> = (0..rungs).map(|r| (rungs, r)).collect();
-    let rows = ladder::run_pairings(&entrants, &pairings, Some(job.kit), &options, &file, &|done, total, _| progress(Stage::Playing, done, total))?;
+    let rows = ladder::run_pairings(&entrants, &pairings, Some(job.kit), &options, &file, &|done, total, _| {
+        progress(Stage::Playing, done, total)
+    })?;
     let id = job.player.id();
-    let mut mine: Vec<&ladder::GameRow> = rows.iter().filter(|g| (g.white_id == id || g.black_id == id) && g.opening < per_pairing / 2).collect();
+    let mut mine: Vec<&ladder::GameRow> =
+        rows.iter().filter(|g| (g.white_id == id || g.black_id == id) && g.opening < per_pairing / 2).collect();
     mine.sort_by_key(|g| (g.opening, g.swapped, g.white_id.clone(), g.black_id.clone()));
     mine.truncate(job.games);
     // Every position of those games, scored once at a fixed depth, two engines at a time.

@@ -4,7 +4,7 @@
 //! silent — the failure is logged once, nothing else changes — and mute is the app's setting.
 
 use std::io::Cursor;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{Sender, channel};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sound {
@@ -135,7 +135,9 @@ mod tests {
 
     #[test]
     fn every_sound_decodes_and_moves_pick_their_sound() {
-        for s in [Sound::Move, Sound::Capture, Sound::Castle, Sound::Check, Sound::Promotion, Sound::TakeBack, Sound::GameEnd, Sound::Illegal] {
+        for s in
+            [Sound::Move, Sound::Capture, Sound::Castle, Sound::Check, Sound::Promotion, Sound::TakeBack, Sound::GameEnd, Sound::Illegal]
+        {
             let d = rodio::Decoder::new_wav(Cursor::new(s.wav())).unwrap();
             use rodio::Source;
             assert!(d.total_duration().unwrap().as_secs_f32() > 0.05, "{s:?}");

@@ -19,18 +19,18 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::{Chess, Move, Position};
 
-use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::bio::BioBrain;
-use flychess_sim::charles::player::Trained;
+use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::brain::gpu::GpuEngine;
-use flychess_sim::brain::{cpu, Brain};
+use flychess_sim::brain::{Brain, cpu};
+use flychess_sim::charles::player::Trained;
 use flychess_sim::chess::planes;
 use flychess_sim::fly::Fly;
 use flychess_sim::play::look_ahead;
-use flychess_sim::readout::{choose, descending_features, policy, think_features, Policy};
+use flychess_sim::readout::{Policy, choose, descending_features, policy, think_features};
 
 /// Who thinks: a readout fly, a dopamine fly with the model of the brain it thinks on, or
 /// Charles (a trained transformer: no brain at all).
@@ -111,7 +111,13 @@ pub struct Thought {
 }
 
 /// Thinks for `request` on the calling thread (the worker's body; tests call it directly).
-pub fn think(brain: &Brain, descending: &[u32], baseline: &Arc<Vec<f32>>, request: &ThinkRequest, gpu: &mut Option<GpuEngine>) -> Option<Thought> {
+pub fn think(
+    brain: &Brain,
+    descending: &[u32],
+    baseline: &Arc<Vec<f32>>,
+    request: &ThinkRequest,
+    gpu: &mut Option<GpuEngine>,
+) -> Option<Thought> {
     let started = Instant::now();
     let pos = &request.position;
     if pos.legal_moves().is_empty() {
@@ -207,7 +213,13 @@ fn features_from_readings(readings: &[f32], descending: usize, steps: usize) -> 
 /// MBONs' vote as its probabilities (softmax), the highest vote that does not repeat a position;
 /// the rates shown are those of the board after its chosen move (what it smelled before moving),
 /// on its own model of the brain (CPU). It has no value readout (0) and no forecast.
-fn dopamine_think(bio: &BioBrain, fly: &DopamineFly, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, started: Instant) -> Option<Thought> {
+fn dopamine_think(
+    bio: &BioBrain,
+    fly: &DopamineFly,
+    baseline: &Arc<Vec<f32>>,
+    request: &ThinkRequest,
+    started: Instant,
+) -> Option<Thought> {
     let pos = &request.position;
     let (moves, votes, i) = bio.choose(&fly.m, pos, &request.earlier)?;
     let favourite = (0..votes.len()).max_by(|&a, &b| votes[a].total_cmp(&votes[b]).then(b.cmp(&a)))?;
@@ -298,7 +310,8 @@ impl Thinker {
                         Some(g)
                     }
                     Err(e) => {
-                        let _ = said.send(format!("CPU engine ({} threads): the GPU engine could not start ({e})", rayon::current_num_threads()));
+                        let _ = said
+                            .send(format!("CPU engine ({} threads): the GPU engine could not start ({e})", rayon::current_num_threads()));
                         None
                     }
                 });

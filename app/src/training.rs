@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +21,10 @@ use flychess_sim::brain::Brain;
 use flychess_sim::brain::simulator::{EngineChoice, Simulator};
 use flychess_sim::cache::{Cache, CacheMeta, Reading};
 use flychess_sim::connectome::Connectome;
-use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
+use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
-use flychess_sim::train::{evaluate, fit, FitOptions, Metrics, PassRecord, Target};
+use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit};
 
 /// What to train.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -137,8 +137,20 @@ fn targets(rows: &[Row]) -> Result<Vec<Target>> {
 }
 
 /// The DN-rate cache of `prepared` over the first `n` rows, filled as needed.
-pub fn cache(prepared: &Prepared, data: &Path, dataset: &Dataset, n: usize, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Cache>> {
-    let meta = CacheMeta::new(prepared.checksum, &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()), dataset, prepared.connectome.groups.descending.len());
+pub fn cache(
+    prepared: &Prepared,
+    data: &Path,
+    dataset: &Dataset,
+    n: usize,
+    controls: &Controls,
+    events: &dyn Fn(TrainEvent),
+) -> Result<Option<Cache>> {
+    let meta = CacheMeta::new(
+        prepared.checksum,
+        &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
+        dataset,
+        prepared.connectome.groups.descending.len(),
+    );
     let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
@@ -193,13 +205,19 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     };
     let rows = &dataset.rows[..n];
     let (val_rows, train_rows) = (&rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
-    events(TrainEvent::Stage { text: format!("targets for {} TRAIN and {} VAL positions", train_rows.len(), val_rows.len()), fraction: 0.0 });
+    events(TrainEvent::Stage {
+        text: format!("targets for {} TRAIN and {} VAL positions", train_rows.len(), val_rows.len()),
+        fraction: 0.0,
+    });
     let (train_t, val_t, hold_t) = (targets(train_rows)?, targets(val_rows)?, targets(&rows[..HOLD])?);
     let mut train_x = cache.read(HOLD + VAL..n, job.reading)?;
     let mut train_t = train_t;
     if job.lessons > 0.0 {
         let (x, t) = lesson_rows(data, train_rows, &train_x, cache.meta.descending, job.lessons)?;
-        events(TrainEvent::Stage { text: format!("{} finishing-lesson rows mixed into TRAIN ({:.0}%)", t.len(), 100.0 * job.lessons), fraction: 0.0 });
+        events(TrainEvent::Stage {
+            text: format!("{} finishing-lesson rows mixed into TRAIN ({:.0}%)", t.len(), 100.0 * job.lessons),
+            fraction: 0.0,
+        });
         train_x.extend(x);
         train_t.extend(t);
     }
@@ -213,7 +231,12 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let metrics_path = dir.join("metrics.jsonl");
     let previous: Option<RunInfo> = std::fs::read(&info_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let resumable = previous.as_ref().is_some_and(|p| {
-        !p.finished && p.brain_checksum == prepared.checksum && p.positions == n && p.reading == job.reading && p.fit == job.options && p.lessons == job.lessons
+        !p.finished
+            && p.brain_checksum == prepared.checksum
+            && p.positions == n
+            && p.reading == job.reading
+            && p.fit == job.options
+            && p.lessons == job.lessons
     });
     let steps = job.reading.steps();
     let snapshots = snapshots_dir(data, &job.name);
@@ -265,7 +288,9 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         created: fly::today(),
     };
     let mut failure = None;
-    let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")));
+    let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| {
+        (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")))
+    };
     if done_passes == 0 {
         snapshot(0, &start, None)?;
     }
@@ -370,7 +395,8 @@ pub fn read_runs(data: &Path) -> Vec<RunCurves> {
 /// kept under the fly's player id, so a fly retrained under the same name starts untuned), or 1.0
 /// when it has not been tuned.
 pub fn tuned_imagination(data: &Path, fly: &flychess_sim::fly::Fly) -> f32 {
-    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()) else {
+    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
         return 1.0;
     };
     match &v[fly.player_id(None)]["chosen"] {
@@ -384,7 +410,7 @@ pub fn tuned_imagination(data: &Path, fly: &flychess_sim::fly::Fly) -> f32 {
 /// DATA/judge.json under the fly's player id (a fly retrained under the same name is tuned again)
 /// and chosen the first time it is asked for, with a progress bar.
 pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -> Result<f32> {
-    use flychess_sim::search::{tune_judge, Evaluator, JUDGE_TUNING_POSITIONS};
+    use flychess_sim::search::{Evaluator, JUDGE_TUNING_POSITIONS, tune_judge};
     if let Some(w) = judged_weight(data, fly) {
         return Ok(w);
     }
@@ -394,7 +420,11 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.val()[..JUDGE_TUNING_POSITIONS.min(VAL)];
     let bar = indicatif::ProgressBar::new(rows.len() as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template("choosing the judge's weight for {msg} [{bar:40}] {pos}/{len} VAL positions").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("choosing the judge's weight for {msg} [{bar:40}] {pos}/{len} VAL positions")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_message(fly.meta.name.clone());
     let tuning = tune_judge(Evaluator::Fly { brain, readout: &fly.readout, descending }, rows, &|| bar.inc(1))?;
     bar.finish_and_clear();
@@ -430,13 +460,21 @@ pub fn answers(ready: &crate::lab::ReadyBrain, data: &std::path::Path, run: &str
 }
 
 /// `answers` for a brain given by its parts (the command line has no window's brain).
-pub fn answers_on(brain: &flychess_sim::brain::Brain, descending: &[u32], checksum: &str, data: &std::path::Path, run: &str, fen: &str) -> anyhow::Result<Vec<Answer>> {
+pub fn answers_on(
+    brain: &flychess_sim::brain::Brain,
+    descending: &[u32],
+    checksum: &str,
+    data: &std::path::Path,
+    run: &str,
+    fen: &str,
+) -> anyhow::Result<Vec<Answer>> {
     let pos = flychess_sim::chess::position_from_fen(fen)?;
     let snaps = snapshots(data, run);
     if snaps.is_empty() {
         anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
     }
-    let flies: Vec<(usize, flychess_sim::fly::Fly)> = snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
+    let flies: Vec<(usize, flychess_sim::fly::Fly)> =
+        snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
     if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != checksum) {
         anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
     }

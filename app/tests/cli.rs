@@ -38,11 +38,16 @@ fn generated_tables_build_through_the_release_path_and_stay_labelled_as_the_stan
     assert!(after_move["generate_and_build_seconds"].is_null(), "and does not rebuild it");
     std::fs::rename(&moved, &tables).unwrap();
 
-    let shuffled = json(&flychess(t.path(), &["brain", "info", "--json", "--shuffle-wiring", "9", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
+    let shuffled = json(&flychess(
+        t.path(),
+        &["brain", "info", "--json", "--shuffle-wiring", "9", "--brain", "malecns", "--tables", tables.to_str().unwrap()],
+    ));
     assert_eq!(shuffled["source"], "synthetic stand-in (seed 3), shuffled wiring (seed 9)");
     assert_ne!(shuffled["checksum"], info["checksum"]);
-    let lesioned =
-        json(&flychess(t.path(), &["brain", "info", "--json", "--lesion", "optic-lobe", "--brain", "malecns", "--tables", tables.to_str().unwrap()]));
+    let lesioned = json(&flychess(
+        t.path(),
+        &["brain", "info", "--json", "--lesion", "optic-lobe", "--brain", "malecns", "--tables", tables.to_str().unwrap()],
+    ));
     assert_eq!(lesioned["source"], "synthetic stand-in (seed 3), lesion: optic lobe");
     assert!(lesioned["connections"].as_u64() < info["connections"].as_u64());
 }
@@ -69,7 +74,8 @@ fn missing_release_tables_say_how_to_get_them() {
 fn a_download_with_no_server_fails_cleanly() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("release");
-    let out = flychess(t.path(), &["brain", "download", "--base-url", "http://127.0.0.1:9/", "--attempts", "1", "--dir", dir.to_str().unwrap()]);
+    let out =
+        flychess(t.path(), &["brain", "download", "--base-url", "http://127.0.0.1:9/", "--attempts", "1", "--dir", dir.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("body-annotations-male-cns-v1.0-minconf-0.5.feather") && err.contains("run the command again"), "{err}");
@@ -122,7 +128,10 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     assert_eq!(p["wins"].as_u64().unwrap() + p["draws"].as_u64().unwrap() + p["losses"].as_u64().unwrap(), 2);
     for r in p["records"].as_array().unwrap() {
         let ending = r["termination"].as_str().unwrap();
-        assert!(["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"].contains(&ending), "{ending}");
+        assert!(
+            ["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"].contains(&ending),
+            "{ending}"
+        );
     }
     // A file of positions streams through in batches, one JSON line per position as it goes; a
     // bad line is reported with its number and the rest go on.
@@ -138,12 +147,17 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     std::fs::write(&fens, text).unwrap();
     let streamed = flychess(t.path(), &["analyse", "--fly", "nb", "--fens", fens.to_str().unwrap(), "--json"]);
     assert!(!streamed.status.success(), "a bad line makes the exit status say so");
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&streamed.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&streamed.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
     assert_eq!(lines.len(), 71, "70 positions and the bad line");
     let bad_line = lines.iter().find(|v| v.get("error").is_some()).expect("the bad line is reported");
     assert_eq!(bad_line["line"], 41);
     assert!(String::from_utf8_lossy(&streamed.stderr).contains("line 41"));
-    assert_eq!(lines.iter().filter(|v| v["moves"].as_array().is_some_and(|m| m.len() == 20)).count(), 35, "every start position, before and after the bad line");
+    assert_eq!(
+        lines.iter().filter(|v| v["moves"].as_array().is_some_and(|m| m.len() == 20)).count(),
+        35,
+        "every start position, before and after the bad line"
+    );
     assert_eq!(lines.last().unwrap()["line"], 72);
     // The same positions one at a time give the same probabilities as in the batch.
     assert_eq!(lines[0]["moves"], a["moves"]);
@@ -195,13 +209,14 @@ fn watching_an_opponent_that_does_not_exist_fails_before_the_window_opens() {
 
 #[test]
 fn ratings_follow_what_a_fly_is_not_its_name() {
-    use flychess_sim::fly::{shipped_dir, Fly};
+    use flychess_sim::fly::{Fly, shipped_dir};
     let t = tempfile::tempdir().unwrap();
     let mut fly = Fly::load(&shipped_dir().join("newborn.fly")).unwrap();
     fly.meta.name = "mine".into();
     std::fs::create_dir_all(t.path().join("flies")).unwrap();
     fly.save(&t.path().join("flies").join("mine.fly")).unwrap();
-    let report = serde_json::json!({"ratings": [{"name": "mine", "id": fly.player_id(None), "elo": 1234.4, "low": 1200.0, "high": 1260.0}]});
+    let report =
+        serde_json::json!({"ratings": [{"name": "mine", "id": fly.player_id(None), "elo": 1234.4, "low": 1200.0, "high": 1260.0}]});
     std::fs::write(t.path().join("ratings.json"), report.to_string()).unwrap();
     assert_eq!(flychess::lab::flies::read_ratings(t.path()).get("mine").map(String::as_str), Some("1234 [1200, 1260]"));
     // Retrained under the same name: the old fly's rating is not its.
@@ -230,7 +245,25 @@ fn positions_sampled_from_a_pgn_are_labelled_resumed_and_imported() {
     let text: String = games.iter().enumerate().map(|(i, g)| format!("[Event \"g{i}\"]\n[Result \"*\"]\n\n{g}\n\n")).collect();
     std::fs::write(&pgn, text).unwrap();
     let out = t.path().join("labelled");
-    let run = |positions: &str| flychess(t.path(), &["data", "label", "--pgn", pgn.to_str().unwrap(), "--out", out.to_str().unwrap(), "--positions", positions, "--depth", "4", "--workers", "2"]);
+    let run = |positions: &str| {
+        flychess(
+            t.path(),
+            &[
+                "data",
+                "label",
+                "--pgn",
+                pgn.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--positions",
+                positions,
+                "--depth",
+                "4",
+                "--workers",
+                "2",
+            ],
+        )
+    };
     let first = run("3");
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let labels = out.join("labels.jsonl");
@@ -273,15 +306,22 @@ fn brain_info_on_the_default_brain_is_flywire_with_its_eye_recovered_from_the_wi
 #[test]
 fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
     let t = tempfile::tempdir().unwrap();
-    let train = |lessons: &str| flychess(t.path(), &["bio", "train", "--name", "dop", "--lessons", lessons, "--every", "64", "--monitor", "32"]);
+    let train =
+        |lessons: &str| flychess(t.path(), &["bio", "train", "--name", "dop", "--lessons", lessons, "--every", "64", "--monitor", "32"]);
     let first = train("128");
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     // Asked for more under the same name, it goes on from its own file.
     let more = train("192");
-    assert!(more.status.success() && String::from_utf8_lossy(&more.stderr).contains("resuming dop at 128"), "{}", String::from_utf8_lossy(&more.stderr));
+    assert!(
+        more.status.success() && String::from_utf8_lossy(&more.stderr).contains("resuming dop at 128"),
+        "{}",
+        String::from_utf8_lossy(&more.stderr)
+    );
     let e = json(&flychess(t.path(), &["bio", "eval", "--fly", "dop", "--pairs", "48", "--ceiling-pairs", "96", "--top1", "6", "--json"]));
     assert_eq!((e["lessons"].as_u64(), e["pairs"].as_u64()), (Some(192), Some(48)));
-    for key in ["pairs_right_before", "pairs_right_after", "logistic_ceiling_kc", "logistic_ceiling_dn", "harder_pairs_right_after", "top1_after"] {
+    for key in
+        ["pairs_right_before", "pairs_right_after", "logistic_ceiling_kc", "logistic_ceiling_dn", "harder_pairs_right_after", "top1_after"]
+    {
         let (v, lo, hi) = (e[key]["value"].as_f64().unwrap(), e[key]["low"].as_f64().unwrap(), e[key]["high"].as_f64().unwrap());
         assert!((0.0..=1.0).contains(&v) && lo <= v && v <= hi, "{key}: {}", e[key]);
     }
@@ -312,7 +352,29 @@ fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is
     for k in g["finite_differences"].as_array().unwrap() {
         assert!(k["max_relative_error"].as_f64().unwrap() <= 1e-3, "{k}");
     }
-    let args = ["train", "--brain", "--window", "6", "--max-change", "0.2", "--brain-opt", "sgd", "--positions", "64", "--brain-batch", "16", "--val", "32", "--val-every", "32", "--hold", "48", "--name", "leashed", "--json"];
+    let args = [
+        "train",
+        "--brain",
+        "--window",
+        "6",
+        "--max-change",
+        "0.2",
+        "--brain-opt",
+        "sgd",
+        "--positions",
+        "64",
+        "--brain-batch",
+        "16",
+        "--val",
+        "32",
+        "--val-every",
+        "32",
+        "--hold",
+        "48",
+        "--name",
+        "leashed",
+        "--json",
+    ];
     let r = json(&flychess(t.path(), &args));
     assert_eq!(r["runs"]["start"]["fly"], "flywire", "from the brain's own readout-only fly");
     for run in ["brain", "readout_only"] {
@@ -320,7 +382,10 @@ fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is
         assert_eq!((x["val"]["positions"].as_u64(), x["hold"]["positions"].as_u64()), (Some(32), Some(48)), "{run}");
         assert_eq!(x["curve"].as_array().unwrap().len(), 3, "{run}: VAL at 0, 32 and 64");
         let top1 = &x["hold"]["top1"];
-        assert!(top1["low"].as_f64().unwrap() <= top1["value"].as_f64().unwrap() && top1["value"].as_f64().unwrap() <= top1["high"].as_f64().unwrap());
+        assert!(
+            top1["low"].as_f64().unwrap() <= top1["value"].as_f64().unwrap()
+                && top1["value"].as_f64().unwrap() <= top1["high"].as_f64().unwrap()
+        );
     }
     assert!(r["runs"]["brain"]["connections_changed"].as_u64().unwrap() > 1_000, "the brain learned");
     assert!(r["runs"]["brain"]["largest_strength_change"].as_f64().unwrap() <= 0.2 + 1e-4, "within its leash");
@@ -385,7 +450,10 @@ fn what_the_fly_looks_at_and_what_its_regions_know_come_out_as_json() {
     let img = image::open(&png).unwrap();
     assert_eq!((img.width(), img.height()), (3840, 2160));
     use image::AnimationDecoder;
-    assert_eq!(image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gif).unwrap())).unwrap().into_frames().count(), 12);
+    assert_eq!(
+        image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gif).unwrap())).unwrap().into_frames().count(),
+        12
+    );
 
     // The probes, small: per region and step on HOLD, beside the board's planes.
     let r = json(&flychess(t.path(), &["probe", "--train", "512", "--val", "32", "--hold", "64", "--neurons", "16", "--json"]));

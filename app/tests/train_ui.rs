@@ -19,7 +19,8 @@ fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
     std::fs::create_dir_all(&dir).unwrap();
     let lines: Vec<String> = (1..=3)
         .map(|pass| {
-            let val = Metrics { loss: 3.5 - 0.1 * pass as f64, policy_loss: 3.0, top1: 0.1 + 0.01 * pass as f64, good: 0.2, positions: 2048 };
+            let val =
+                Metrics { loss: 3.5 - 0.1 * pass as f64, policy_loss: 3.0, top1: 0.1 + 0.01 * pass as f64, good: 0.2, positions: 2048 };
             serde_json::to_string(&PassRecord { pass, train_loss: 3.4, val, learning_rate: 2e-3, improved: true, seconds: 1.0 }).unwrap()
         })
         .collect();
@@ -36,7 +37,12 @@ fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
     let mut more = std::fs::OpenOptions::new().append(true).open(dir.join("metrics.jsonl")).unwrap();
     use std::io::Write;
     let val = Metrics { loss: 3.1, policy_loss: 3.0, top1: 0.14, good: 0.2, positions: 2048 };
-    writeln!(more, "{}", serde_json::to_string(&PassRecord { pass: 4, train_loss: 3.3, val, learning_rate: 1e-3, improved: true, seconds: 1.0 }).unwrap()).unwrap();
+    writeln!(
+        more,
+        "{}",
+        serde_json::to_string(&PassRecord { pass: 4, train_loss: 3.3, val, learning_rate: 1e-3, improved: true, seconds: 1.0 }).unwrap()
+    )
+    .unwrap();
     wait(&mut h, "the fourth pass", |a| a.train.runs.iter().any(|r| r.name == name && r.passes.len() == 4));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -113,7 +119,10 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.step();
     flychess::lab::flies::rename_fly(&data, &a, &b).unwrap();
     assert!(flychess::lab::flies::rename_fly(&data, &b, "bad/name").is_err());
-    assert_eq!(flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name, b);
+    assert_eq!(
+        flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name,
+        b
+    );
     app_mut(&mut h).lab.flies = flychess_sim::fly::list(&data);
     h.step();
     h.step();
@@ -166,7 +175,9 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     // Renamed from the Flies tab like any fly: the same strengths under the new name.
     let renamed = format!("{name}-renamed");
     flychess::lab::flies::rename_fly(&data, &name, &renamed).unwrap();
-    let moved = flychess_sim::bio::file::DopamineFly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly"))).unwrap();
+    let moved =
+        flychess_sim::bio::file::DopamineFly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly")))
+            .unwrap();
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
     flychess::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
     // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
@@ -269,8 +280,14 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
     h.step();
     wait(&mut h, "the brain run and its control to finish", |a| !a.train.brain_runs.running());
     let job = app(&h).train.brain_runs.job.as_ref().unwrap();
-    assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")), "{:?}", job.outcome);
-    wait(&mut h, "its curves", |a| a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5));
+    assert!(
+        matches!(&job.outcome, Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")),
+        "{:?}",
+        job.outcome
+    );
+    wait(&mut h, "its curves", |a| {
+        a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5)
+    });
     assert!(h.query_by_label_contains("VAL loss (lower is better)").is_some(), "the plots are on screen");
     std::fs::remove_dir_all(flychess_sim::files::DataFolder::at(&data).runs().join(&name)).unwrap();
 }

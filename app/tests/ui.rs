@@ -6,14 +6,14 @@ mod common;
 
 use std::path::Path;
 
-use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use shakmaty::{Color, Position, Square};
 
 use common::*;
 use flychess::game::Game;
 use flychess_sim::fly::{Fly, FlyMeta};
-use flychess_sim::readout::{Readout, FROM};
+use flychess_sim::readout::{FROM, Readout};
 
 /// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
 fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
@@ -181,7 +181,11 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     h.get_by_label("Use").click();
     h.step();
     wait(&mut h, "the broken path to be reported", |a| a.lab.grader_status.contains("/nonexistent/stockfish"));
-    assert!(app(&h).lab.grader_status.contains("not there") && app(&h).lab.grader_status.contains("install"), "{}", app(&h).lab.grader_status);
+    assert!(
+        app(&h).lab.grader_status.contains("not there") && app(&h).lab.grader_status.contains("install"),
+        "{}",
+        app(&h).lab.grader_status
+    );
     // Playing does not need Stockfish.
     app_mut(&mut h).tab = flychess::ui::Tab::Play;
     h.step();
@@ -400,7 +404,8 @@ fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_ot
     use flychess_sim::chess::planes;
     let mut h = harness(&data());
     // The same window, playing by itself against the greedy mover for 14 plies.
-    let launch = Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "greedy".into(), plies: Some(14) }), ..Default::default() };
+    let launch =
+        Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "greedy".into(), plies: Some(14) }), ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
     wait(&mut h, "14 plies of fly against greedy", |a| a.lab.play.game.plies() >= 14 || a.lab.play.game.is_over());
     wait(&mut h, "the last think shown", |a| !a.lab.play.fly_to_move() && a.lab.play.thinking.is_none());
@@ -450,7 +455,9 @@ fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
     drag(&mut h, Square::E2, Square::E4);
     assert!(app(&h).lab.grader.as_ref().is_some_and(|g| !g.died()), "e4 went to the grader that dies");
     wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
-    wait(&mut h, "a new grader's grades of both moves", |a| (0..2).all(|ply| a.lab.play.grade_of(ply, &a.lab.play.game.moves()[ply]).is_some()));
+    wait(&mut h, "a new grader's grades of both moves", |a| {
+        (0..2).all(|ply| a.lab.play.grade_of(ply, &a.lab.play.game.moves()[ply]).is_some())
+    });
     let a = app(&h);
     assert!(a.lab.grader.as_ref().is_some_and(|g| !g.died()));
     assert!(a.lab.workers_status.contains("grader stopped unexpectedly"), "{}", a.lab.workers_status);
@@ -505,13 +512,17 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
     use flychess::ui::{FlyChessApp, Launch};
     let mut h = harness(&data());
     // `backprop` is the stand-in's fly: it cannot play on the default brain.
-    let launch = Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "backprop".into(), plies: Some(4) }), ..Default::default() };
+    let launch =
+        Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "backprop".into(), plies: Some(4) }), ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
     wait(&mut h, "the refusal", |a| a.lab.opponent_failed.is_some());
     let a = app(&h);
     assert!(a.lab.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.lab.opponent_failed);
     assert!(a.lab.play.status.contains("--watch backprop"), "{}", a.lab.play.status);
-    assert!(a.launch.failed.lock().unwrap().as_ref().is_some_and(|e| e.contains("another brain")), "run() returns it: the exit status says so");
+    assert!(
+        a.launch.failed.lock().unwrap().as_ref().is_some_and(|e| e.contains("another brain")),
+        "run() returns it: the exit status says so"
+    );
 }
 
 #[test]
@@ -545,7 +556,11 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     assert_eq!(e.chosen, chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(), "the lesion is of the move it played");
     h.get_by_label_contains("It plays");
     h.step();
-    assert_eq!(app(&h).play.board.shown_board(), Some(app(&h).lab.play.shown_thought().unwrap().position.board()), "the board shows the position it thought in");
+    assert_eq!(
+        app(&h).play.board.shown_board(),
+        Some(app(&h).lab.play.shown_thought().unwrap().position.board()),
+        "the board shows the position it thought in"
+    );
     // Its eye: the board's squares' photoreceptors, lit by the pieces there.
     h.get_by_label("its eye").click();
     h.step();

@@ -8,8 +8,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use shakmaty::Square;
 
 use common::*;
@@ -18,15 +18,27 @@ use flychess::ui::{FlyChessApp, Launch, Tab};
 /// The thinker's GPU path on its own, on the window's device: the move is read from the
 /// descending neurons' read steps alone (no rates come back with the answer), and its policy is
 /// exactly the one read from a whole read-back of the same buffer.
-fn the_gpu_think_reads_back_only_the_readout(h: &Harness<'static, App>, render_state: &eframe::egui_wgpu::RenderState, position: &shakmaty::Chess) {
-    use flychess::thinker::{think, Mover, ThinkRequest};
+fn the_gpu_think_reads_back_only_the_readout(
+    h: &Harness<'static, App>,
+    render_state: &eframe::egui_wgpu::RenderState,
+    position: &shakmaty::Chess,
+) {
+    use flychess::thinker::{Mover, ThinkRequest, think};
     use flychess_sim::readout::{descending_features, policy};
     let a = app(h);
     let ready = a.ready().unwrap().clone();
     let Some(Mover::Readout(fly)) = a.lab.play.fly.clone() else { panic!("the default fly is a readout fly") };
     let descending = ready.connectome.groups.descending.clone();
-    let mut engine = Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
-    let request = ThinkRequest { id: 7, fly: Mover::Readout(fly.clone()), position: position.clone(), earlier: Vec::new(), imagination: None, recall: false };
+    let mut engine =
+        Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
+    let request = ThinkRequest {
+        id: 7,
+        fly: Mover::Readout(fly.clone()),
+        position: position.clone(),
+        earlier: Vec::new(),
+        imagination: None,
+        recall: false,
+    };
     let baseline = std::sync::Arc::new(Vec::new());
     let t = think(&ready.brain, &descending, &baseline, &request, &mut engine).unwrap();
     assert!(engine.is_some(), "the GPU engine did not fail");
@@ -41,7 +53,8 @@ fn the_gpu_think_reads_back_only_the_readout(h: &Harness<'static, App>, render_s
 fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_and_the_export_runs_aside() {
     // SAFETY: set before any thread of this binary reads it (this is its only test).
     unsafe { std::env::set_var("FLYCHESS_ENGINE", "gpu") };
-    let render_state = egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
+    let render_state =
+        egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
     let adapter = render_state.adapter.get_info().name;
     let mut h: Harness<'static, App> = Harness::builder()
         .with_size([1280.0, 800.0])
@@ -91,7 +104,12 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
         std::thread::sleep(Duration::from_millis(20));
     }
     eprintln!("{frames} frames drawn while the 4K export ran ({:.1} s)", started.elapsed().as_secs_f64());
-    let after: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "png")).collect();
+    let after: Vec<_> = std::fs::read_dir(&exports)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "png"))
+        .collect();
     assert_eq!(after.len(), 1, "one PNG written: {after:?}");
     let img = image::open(&after[0]).unwrap();
     assert_eq!((img.width(), img.height()), (3840, 2160));
@@ -130,10 +148,16 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     h.get_by_label("Export replay GIF").click();
     h.step();
     wait(&mut h, "the GIF", |a| !a.brain_view.as_ref().unwrap().figures.busy());
-    let gifs: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "gif")).collect();
+    let gifs: Vec<_> = std::fs::read_dir(&exports)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !before.contains(p) && p.extension().is_some_and(|x| x == "gif"))
+        .collect();
     assert_eq!(gifs.len(), 1, "one GIF written: {gifs:?} ({})", app(&h).brain_view.as_ref().unwrap().figures.status);
     use image::AnimationDecoder;
-    let frames_in = image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gifs[0]).unwrap())).unwrap().into_frames().count();
+    let frames_in =
+        image::codecs::gif::GifDecoder::new(std::io::BufReader::new(std::fs::File::open(&gifs[0]).unwrap())).unwrap().into_frames().count();
     assert_eq!(frames_in, 12, "one frame per step");
     std::fs::remove_file(&gifs[0]).unwrap();
     // The frame times, for the note (measured, never asserted).

@@ -105,7 +105,11 @@ fn without_a_display_the_app_says_what_failed_and_what_to_do() {
 fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_errors_are() {
     use eframe::wgpu::{self, wgc};
     let busy = || wgpu::Error::Validation {
-        source: Box::new(wgc::error::ContextError { fn_ident: "Surface::configure", source: Box::new(wgc::present::ConfigureSurfaceError::GpuWaitTimeout), label: String::new() }),
+        source: Box::new(wgc::error::ContextError {
+            fn_ident: "Surface::configure",
+            source: Box::new(wgc::present::ConfigureSurfaceError::GpuWaitTimeout),
+            label: String::new(),
+        }),
         description: "Validation Error".into(),
     };
     assert!(flychess::ui::is_surface_busy(&busy()));
@@ -113,19 +117,32 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
     flychess::ui::on_device_error(busy(), &ctx);
     // Another surface error, and the same error from another call, stay fatal.
     let other = wgpu::Error::Validation {
-        source: Box::new(wgc::error::ContextError { fn_ident: "Surface::configure", source: Box::new(wgc::present::ConfigureSurfaceError::ZeroArea), label: String::new() }),
+        source: Box::new(wgc::error::ContextError {
+            fn_ident: "Surface::configure",
+            source: Box::new(wgc::present::ConfigureSurfaceError::ZeroArea),
+            label: String::new(),
+        }),
         description: "Validation Error".into(),
     };
     assert!(!flychess::ui::is_surface_busy(&other));
-    assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flychess::ui::on_device_error(other, &eframe::egui::Context::default()))).is_err());
+    assert!(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flychess::ui::on_device_error(other, &eframe::egui::Context::default())))
+            .is_err()
+    );
     // On a real device (lavapipe without a GPU) with the handler installed, a real validation
     // error still panics.
-    let rs = egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
+    let rs =
+        egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
     flychess::ui::install_device_error_handler(&rs.device, ctx);
     let device = rs.device.clone();
     let bad = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         // A size that is not a multiple of 4 cannot be mapped at creation.
-        device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 3, usage: wgpu::BufferUsages::COPY_DST, mapped_at_creation: true })
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 3,
+            usage: wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: true,
+        })
     }));
     assert!(bad.is_err(), "a validation error on the window's device must stay fatal");
 }

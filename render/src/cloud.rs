@@ -269,10 +269,21 @@ impl CloudRenderer {
     }
 
     /// The pipeline whose rates attribute steps `batch` floats per neuron.
-    fn pipeline(device: &wgpu::Device, layout: &wgpu::PipelineLayout, module: &wgpu::ShaderModule, format: wgpu::TextureFormat, batch: u64) -> wgpu::RenderPipeline {
+    fn pipeline(
+        device: &wgpu::Device,
+        layout: &wgpu::PipelineLayout,
+        module: &wgpu::ShaderModule,
+        format: wgpu::TextureFormat,
+        batch: u64,
+    ) -> wgpu::RenderPipeline {
         // Per-instance (per-neuron) attributes: position + region, rate at the step, mark.
-        let attribute = |location: u32, format: wgpu::VertexFormat| [wgpu::VertexAttribute { format, offset: 0, shader_location: location }];
-        let (pa, ra, ma) = (attribute(0, wgpu::VertexFormat::Float32x4), attribute(1, wgpu::VertexFormat::Float32), attribute(2, wgpu::VertexFormat::Float32));
+        let attribute =
+            |location: u32, format: wgpu::VertexFormat| [wgpu::VertexAttribute { format, offset: 0, shader_location: location }];
+        let (pa, ra, ma) = (
+            attribute(0, wgpu::VertexFormat::Float32x4),
+            attribute(1, wgpu::VertexFormat::Float32),
+            attribute(2, wgpu::VertexFormat::Float32),
+        );
         let buffers = [
             Some(wgpu::VertexBufferLayout { array_stride: 16, step_mode: wgpu::VertexStepMode::Instance, attributes: &pa }),
             Some(wgpu::VertexBufferLayout { array_stride: 4 * batch, step_mode: wgpu::VertexStepMode::Instance, attributes: &ra }),
@@ -350,7 +361,9 @@ impl CloudRenderer {
                     pass.set_pipeline(&self.pipeline);
                 } else {
                     let mut strided = self.strided.lock().expect("not poisoned");
-                    let p = strided.entry(b).or_insert_with(|| Self::pipeline(&self.device, &self.pipeline_layout, &self.module, self.format, b));
+                    let p = strided
+                        .entry(b)
+                        .or_insert_with(|| Self::pipeline(&self.device, &self.pipeline_layout, &self.module, self.format, b));
                     pass.set_pipeline(p);
                 }
                 pass.set_bind_group(0, &self.bind_group, &[]);
@@ -435,7 +448,16 @@ impl Offscreen {
 
     /// Clears to `background` and draws the cloud at `step`.
     #[allow(clippy::too_many_arguments)]
-    pub fn render(&self, device: &wgpu::Device, queue: &wgpu::Queue, cloud: &CloudRenderer, view: &ViewSettings, rates: Rates<'_>, step: usize, background: [f64; 4]) {
+    pub fn render(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        cloud: &CloudRenderer,
+        view: &ViewSettings,
+        rates: Rates<'_>,
+        step: usize,
+        background: [f64; 4],
+    ) {
         cloud.prepare(queue, view);
         let target = self.texture.create_view(&Default::default());
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain view offscreen") });
@@ -473,8 +495,16 @@ impl Offscreen {
         });
         let mut encoder = device.create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo { texture: &self.texture, mip_level: 0, origin: wgpu::Origin3d::ZERO, aspect: wgpu::TextureAspect::All },
-            wgpu::TexelCopyBufferInfo { buffer: &staging, layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row), rows_per_image: Some(h) } },
+            wgpu::TexelCopyTextureInfo {
+                texture: &self.texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &staging,
+                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row), rows_per_image: Some(h) },
+            },
             wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
         );
         queue.submit([encoder.finish()]);

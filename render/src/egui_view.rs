@@ -90,7 +90,9 @@ impl CallbackTrait for CloudCallback {
     fn paint(&self, _info: egui::PaintCallbackInfo, pass: &mut wgpu::RenderPass<'static>, resources: &CallbackResources) {
         let Some(installed) = resources.get::<Installed>() else { return };
         match (&self.rates, &installed.external) {
-            (FrameRates::Buffer(_), Some(buffer)) => installed.renderer.draw(pass, Rates::Buffer { buffer, batch: 1, position: 0 }, self.step),
+            (FrameRates::Buffer(_), Some(buffer)) => {
+                installed.renderer.draw(pass, Rates::Buffer { buffer, batch: 1, position: 0 }, self.step)
+            }
             _ => installed.renderer.draw(pass, Rates::Uploaded, self.step),
         }
     }

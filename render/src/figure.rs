@@ -55,7 +55,8 @@ pub fn draw_text(img: &mut RgbaImage, text: &str, x: f32, y: f32, px: f32, max_w
         }
         let advance = scaled.h_advance(id);
         let last = i + 1 == chars.len();
-        let (id, advance) = if !last && pen + advance + ellipsis_width > x + max_width { (font.glyph_id('…'), ellipsis_width) } else { (id, advance) };
+        let (id, advance) =
+            if !last && pen + advance + ellipsis_width > x + max_width { (font.glyph_id('…'), ellipsis_width) } else { (id, advance) };
         if pen + advance > x + max_width + 0.5 {
             break;
         }
@@ -98,7 +99,15 @@ pub fn step_grid(frames: &Frames, size: [u32; 2], title: &str, captions: &[Strin
         let (x0, y0) = (c * tile_w, title_h + r * tile_h);
         image::imageops::overlay(&mut img, &frame, x0 as i64, y0 as i64);
         let caption = captions.get(step).map(String::as_str).unwrap_or("");
-        draw_text(&mut img, caption, x0 as f32 + tile_w as f32 * 0.03, (y0 + tile_h - caption_h) as f32 + caption_h as f32 * 0.15, caption_h as f32 * 0.55, tile_w as f32 * 0.94, frames.ink());
+        draw_text(
+            &mut img,
+            caption,
+            x0 as f32 + tile_w as f32 * 0.03,
+            (y0 + tile_h - caption_h) as f32 + caption_h as f32 * 0.15,
+            caption_h as f32 * 0.55,
+            tile_w as f32 * 0.94,
+            frames.ink(),
+        );
     }
     Ok(img)
 }
@@ -117,7 +126,15 @@ pub fn replay_gif(frames: &Frames, size: [u32; 2], captions: &[String], frame_ms
             let mut img = RgbaImage::from_pixel(size[0], size[1], frames.paper());
             let cloud = frames.frame([size[0], size[1] - caption_h], step)?;
             image::imageops::overlay(&mut img, &cloud, 0, 0);
-            draw_text(&mut img, &captions[step.min(captions.len().saturating_sub(1))], size[0] as f32 * 0.02, (size[1] - caption_h) as f32 + caption_h as f32 * 0.2, caption_h as f32 * 0.5, size[0] as f32 * 0.96, frames.ink());
+            draw_text(
+                &mut img,
+                &captions[step.min(captions.len().saturating_sub(1))],
+                size[0] as f32 * 0.02,
+                (size[1] - caption_h) as f32 + caption_h as f32 * 0.2,
+                caption_h as f32 * 0.5,
+                size[0] as f32 * 0.96,
+                frames.ink(),
+            );
             let ms = if step + 1 == captions.len() { frame_ms * 3 } else { frame_ms };
             encoder.encode_frame(Frame::from_parts(img, 0, 0, Delay::from_numer_denom_ms(ms, 1))).map_err(|e| e.to_string())?;
         }

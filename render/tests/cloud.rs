@@ -2,10 +2,10 @@
 //! picking with the same projection, every WGSL file validated by naga, and the simulator's rates
 //! buffer bound as it is — the same picture as the CPU upload, with a buffer that cannot be mapped.
 
-use flychess_render::camera::OrbitCamera;
-use flychess_render::cloud::{pick, project, CloudGeometry, CloudRenderer, ColourMode, Offscreen, Rates, ViewSettings, OFFSCREEN_FORMAT};
-use flychess_brain::brain::gpu::{headless_device, Device, GpuEngine};
 use flychess_brain::brain::Brain;
+use flychess_brain::brain::gpu::{Device, GpuEngine, headless_device};
+use flychess_render::camera::OrbitCamera;
+use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, OFFSCREEN_FORMAT, Offscreen, Rates, ViewSettings, pick, project};
 
 const SIZE: [u32; 2] = [96, 64];
 
@@ -173,7 +173,15 @@ fn the_simulators_buffer_is_bound_directly_and_draws_what_the_upload_draws() {
     cloud.upload_rates(&d.queue, &on_cpu.data);
     let target = Offscreen::new(&d.device, SIZE);
     for step in [0, 5, 11] {
-        target.render(&d.device, &d.queue, &cloud, &view, Rates::Buffer { buffer: &rates, batch: 1, position: 0 }, step, [0.0, 0.0, 0.0, 1.0]);
+        target.render(
+            &d.device,
+            &d.queue,
+            &cloud,
+            &view,
+            Rates::Buffer { buffer: &rates, batch: 1, position: 0 },
+            step,
+            [0.0, 0.0, 0.0, 1.0],
+        );
         let direct = target.read(&d.device, &d.queue).unwrap();
         target.render(&d.device, &d.queue, &cloud, &view, Rates::Uploaded, step, [0.0, 0.0, 0.0, 1.0]);
         let uploaded = target.read(&d.device, &d.queue).unwrap();
@@ -188,7 +196,8 @@ fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
     use flychess_brain::eye::{EyeCell, EyeRole};
     let Some(d) = device() else { return };
     // The chain's first neuron sees a pawn on e2, the lone neuron a rook on a1: the boards differ.
-    let eye = vec![EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) }, EyeCell { neuron: 3, square: 0, role: EyeRole::PieceType(3) }];
+    let eye =
+        vec![EyeCell { neuron: 0, square: 12, role: EyeRole::PieceType(0) }, EyeCell { neuron: 3, square: 0, role: EyeRole::PieceType(3) }];
     let brain = Brain::from_parts(4, vec![0, 0, 1, 2, 2], vec![0, 1], vec![0.8, -0.6], eye);
     let mut engine = GpuEngine::new(d.device.clone(), d.queue.clone(), &brain).unwrap();
     // Three boards: empty, one piece, a full rank (different input to the eye).
@@ -200,7 +209,10 @@ fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
     engine.wait().unwrap();
     let on_cpu = engine.read_rates().unwrap();
     let at_last: Vec<Vec<f32>> = (0..3).map(|p| (0..4).map(|k| on_cpu.at(11, k, p)).collect()).collect();
-    assert!(at_last[0] != at_last[1] && at_last[1] != at_last[2] && at_last[0] != at_last[2], "the three boards think differently: {at_last:?}");
+    assert!(
+        at_last[0] != at_last[1] && at_last[1] != at_last[2] && at_last[0] != at_last[2],
+        "the three boards think differently: {at_last:?}"
+    );
     let g = CloudGeometry::new(&[[-40.0, 0.0, 0.0], [0.0, 0.0, 0.0], [40.0, 0.0, 0.0], [0.0, 30.0, 0.0]], &[0, 1, 2, 3]);
     let cam = camera(&g);
     let view = settings(&cam, ColourMode::Activity);
@@ -211,7 +223,15 @@ fn one_position_of_a_batch_is_drawn_straight_from_the_batchs_buffer() {
         let own: Vec<f32> = (0..12).flat_map(|s| (0..4).map(move |k| (s, k))).map(|(s, k)| on_cpu.at(s, k, position)).collect();
         cloud.upload_rates(&d.queue, &own);
         for step in [0, 6, 11] {
-            target.render(&d.device, &d.queue, &cloud, &view, Rates::Buffer { buffer: &rates, batch: 3, position }, step, [0.0, 0.0, 0.0, 1.0]);
+            target.render(
+                &d.device,
+                &d.queue,
+                &cloud,
+                &view,
+                Rates::Buffer { buffer: &rates, batch: 3, position },
+                step,
+                [0.0, 0.0, 0.0, 1.0],
+            );
             let direct = target.read(&d.device, &d.queue).unwrap();
             target.render(&d.device, &d.queue, &cloud, &view, Rates::Uploaded, step, [0.0, 0.0, 0.0, 1.0]);
             let uploaded = target.read(&d.device, &d.queue).unwrap();

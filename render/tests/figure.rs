@@ -2,10 +2,10 @@
 //! put each step's frame in its own tile with its caption, and the replay GIF has one frame per
 //! step, looping, each showing its step.
 
-use flychess_render::camera::OrbitCamera;
-use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, ViewSettings, OFFSCREEN_FORMAT};
-use flychess_render::figure::{replay_gif, step_grid, Frames};
 use flychess_brain::brain::gpu::headless_device;
+use flychess_render::camera::OrbitCamera;
+use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, OFFSCREEN_FORMAT, ViewSettings};
+use flychess_render::figure::{Frames, replay_gif, step_grid};
 
 /// Two neurons, left and right: the left fires at even steps, the right at odd ones.
 fn scene() -> (CloudGeometry, Vec<f32>) {
@@ -53,19 +53,27 @@ fn the_twelve_steps_land_in_their_tiles_with_captions_and_the_gif_replays_them()
     let mut sides = Vec::new();
     for step in 0..12u32 {
         let (x0, y0) = ((step % 4) * tile_w, title_h + (step / 4) * tile_h);
-        let lit = |left: bool| (y0..y0 + tile_h - caption_h).any(|y| (0..tile_w / 2).any(|dx| bright(img.get_pixel(x0 + if left { dx } else { tile_w / 2 + dx }, y))));
+        let lit = |left: bool| {
+            (y0..y0 + tile_h - caption_h)
+                .any(|y| (0..tile_w / 2).any(|dx| bright(img.get_pixel(x0 + if left { dx } else { tile_w / 2 + dx }, y))))
+        };
         // The camera may show either neuron on either side: the two alternate, one at a time.
         let (left, right) = (lit(true), lit(false));
         assert!(left != right, "step {}: one neuron fires, one is silent", step + 1);
         sides.push(left);
-        assert!((y0 + tile_h - caption_h..y0 + tile_h).any(|y| (x0..x0 + tile_w).any(|x| bright(img.get_pixel(x, y)))), "step {}: its caption", step + 1);
+        assert!(
+            (y0 + tile_h - caption_h..y0 + tile_h).any(|y| (x0..x0 + tile_w).any(|x| bright(img.get_pixel(x, y)))),
+            "step {}: its caption",
+            step + 1
+        );
     }
 
     assert!(sides.windows(2).all(|w| w[0] != w[1]), "each step shows its own frame: {sides:?}");
 
     let gif = replay_gif(&frames, [160, 120], &captions, 100).unwrap();
     use image::AnimationDecoder;
-    let decoded: Vec<image::Frame> = image::codecs::gif::GifDecoder::new(std::io::Cursor::new(gif)).unwrap().into_frames().collect::<Result<_, _>>().unwrap();
+    let decoded: Vec<image::Frame> =
+        image::codecs::gif::GifDecoder::new(std::io::Cursor::new(gif)).unwrap().into_frames().collect::<Result<_, _>>().unwrap();
     assert_eq!(decoded.len(), 12, "one frame per step");
     let cloud_h = 120 - (120.0f32 * 0.1).round() as u32;
     for (step, f) in decoded.iter().enumerate() {

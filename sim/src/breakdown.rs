@@ -8,13 +8,13 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position, Role};
 
-use crate::chess::role_index as piece_index;
 use crate::chess::position_from_fen;
+use crate::chess::role_index as piece_index;
 use crate::data::Row;
 use crate::error::Result;
 use crate::readout::Readout;
-use crate::stats::{rate, Estimate};
-use crate::train::{favourites, Target};
+use crate::stats::{Estimate, rate};
+use crate::train::{Target, favourites};
 
 pub const PIECES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen", "king"];
 pub const PHASES: [&str; 3] = ["opening", "middlegame", "endgame"];
@@ -90,7 +90,13 @@ pub fn breakdown(readout: &Readout, x: &[f32], rows: &[Row], targets: &[Target])
         let best_piece = piece_index(moves[t.best].role());
         let fly_piece = piece_index(moves[pick].role());
         confusion[best_piece][fly_piece] += 1;
-        hits.push(Hit { piece: best_piece, phase: phase(&pos), top1: pick == t.best, same_piece: best_piece == fly_piece, good: t.good.contains(&pick) });
+        hits.push(Hit {
+            piece: best_piece,
+            phase: phase(&pos),
+            top1: pick == t.best,
+            same_piece: best_piece == fly_piece,
+            good: t.good.contains(&pick),
+        });
     }
     let count = |within: &dyn Fn(&Hit) -> bool, hit: &dyn Fn(&Hit) -> bool| -> Estimate {
         let within: Vec<&Hit> = hits.iter().filter(|h| within(h)).collect();
@@ -112,7 +118,14 @@ pub fn breakdown(readout: &Readout, x: &[f32], rows: &[Row], targets: &[Target])
             good: count(&|h| h.phase == k, &|h| h.good),
         })
         .collect();
-    Ok(Breakdown { positions: rows.len(), top1: count(&|_| true, &|h| h.top1), same_piece: count(&|_| true, &|h| h.same_piece), confusion, by_piece, by_phase })
+    Ok(Breakdown {
+        positions: rows.len(),
+        top1: count(&|_| true, &|h| h.top1),
+        same_piece: count(&|_| true, &|h| h.same_piece),
+        confusion,
+        by_piece,
+        by_phase,
+    })
 }
 
 #[cfg(test)]

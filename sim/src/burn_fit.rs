@@ -13,7 +13,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::error::{Error, Result};
-use crate::readout::{Readout, FROM, OUTPUTS, TO};
+use crate::readout::{FROM, OUTPUTS, Readout, TO};
 use crate::train::Target;
 
 /// Score of a padding slot: its softmax share underflows to exactly 0.
@@ -82,14 +82,16 @@ impl Batch {
 impl HeadsModule {
     pub fn from_readout(r: &Readout, device: &Device) -> HeadsModule {
         HeadsModule {
-            weight: (r.inputs > 0).then(|| Param::from_tensor(Tensor::<2>::from_data(TensorData::new(r.weights.clone(), [OUTPUTS, r.inputs]), device))),
+            weight: (r.inputs > 0)
+                .then(|| Param::from_tensor(Tensor::<2>::from_data(TensorData::new(r.weights.clone(), [OUTPUTS, r.inputs]), device))),
             bias: Param::from_tensor(Tensor::<1>::from_data(TensorData::new(r.bias.clone(), [OUTPUTS]), device)),
         }
     }
 
     /// The same readout (read steps and inputs from `like`) with this module's weights.
     pub fn to_readout(&self, like: &Readout) -> Result<Readout> {
-        let read = |t: Tensor<2>| t.into_data().try_into_vec::<f32>().map_err(|e| Error::Invalid(format!("reading the fitted heads back: {e:?}")));
+        let read =
+            |t: Tensor<2>| t.into_data().try_into_vec::<f32>().map_err(|e| Error::Invalid(format!("reading the fitted heads back: {e:?}")));
         let mut r = like.clone();
         if let Some(w) = &self.weight {
             r.weights = read(w.val())?;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::brain::simulator::Simulator;
 use crate::brain::{Brain, STEPS};
-use crate::chess::{planes, position_from_fen, Planes};
+use crate::chess::{Planes, planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
 
@@ -126,10 +126,7 @@ impl Cache {
         let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
         while self.positions < rows.len() && !stop() {
             let chunk = &rows[self.positions..(self.positions + batch.max(1)).min(rows.len())];
-            let boards: Vec<Planes> = chunk
-                .par_iter()
-                .map(|r| position_from_fen(&r.fen).map(|p| planes(&p)))
-                .collect::<Result<_>>()?;
+            let boards: Vec<Planes> = chunk.par_iter().map(|r| position_from_fen(&r.fen).map(|p| planes(&p))).collect::<Result<_>>()?;
             let b = boards.len();
             let k = descending.len();
             let readings = sim.read(brain, &boards, descending, &read_steps)?;

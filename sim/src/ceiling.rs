@@ -18,11 +18,11 @@ use shakmaty::{CastlingMode, Move, Position};
 
 use crate::chess::position_from_fen;
 use crate::data::Row;
-use crate::stockfish::{EngineOptions, Limit, Supervised};
 use crate::error::{Error, Result};
-use crate::profile::{values, BLUNDER_CP};
+use crate::profile::{BLUNDER_CP, values};
 use crate::search::{Aid, Evaluator, Searcher, TOP_K};
 use crate::stats::{self, Estimate};
+use crate::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Who picks among the shortlist.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,7 +98,15 @@ pub fn middlegames(rows: &[Row], n: usize) -> Result<Vec<Row>> {
 }
 
 /// Every selector of `selectors` (a `Judge` takes `judge_weight`) on `rows`, scored at `depth`.
-pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], rows: &[Row], stockfish: &Path, depth: u32, progress: &dyn Fn(usize)) -> Result<Ceiling> {
+pub fn measure(
+    evaluator: Evaluator,
+    judge_weight: f32,
+    selectors: &[Selector],
+    rows: &[Row],
+    stockfish: &Path,
+    depth: u32,
+    progress: &dyn Fn(usize),
+) -> Result<Ceiling> {
     let engine = || Supervised::new(stockfish.to_path_buf(), EngineOptions { threads: 1, hash_mb: 16, elo: None });
     let mut losses: Vec<Vec<f64>> = vec![Vec::new(); selectors.len()];
     let mut best_hits: Vec<Vec<bool>> = vec![Vec::new(); selectors.len()];
@@ -138,7 +146,9 @@ pub fn measure(evaluator: Evaluator, judge_weight: f32, selectors: &[Selector], 
                 }
             };
             seconds[s] += started.elapsed().as_secs_f64() + if matches!(selector, Selector::Aided(_)) { 0.0 } else { think_seconds };
-            let l = *loss.get(&uci(&pick)).ok_or_else(|| Error::Invalid(format!("{} picked {}, outside the shortlist", selector.name(), uci(&pick))))?;
+            let l = *loss
+                .get(&uci(&pick))
+                .ok_or_else(|| Error::Invalid(format!("{} picked {}, outside the shortlist", selector.name(), uci(&pick))))?;
             losses[s].push(l);
             best_hits[s].push(pick == moves[target.best]);
         }

@@ -12,10 +12,10 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use crate::container;
 use crate::error::{Error, Result};
 use crate::grading::Score;
+use serde::{Deserialize, Serialize};
 
 pub const HOLD: usize = 4_096;
 pub const VAL: usize = 2_048;

@@ -39,7 +39,8 @@ pub fn t95(dof: usize) -> f64 {
         9 => 2.262,
         _ => {
             let (z, v) = (Z95, dof as f64);
-            z + (z.powi(3) + z) / (4.0 * v) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
+            z + (z.powi(3) + z) / (4.0 * v)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
                 + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / (384.0 * v * v * v)
         }
     }
@@ -72,14 +73,32 @@ impl Duel {
             pentanomial[((x * 4.0).round() as usize).min(4)] += 1;
         }
         if n == 0 {
-            return Duel { pairs: 0, pentanomial, score: 0.5, score_low: 0.0, score_high: 1.0, elo: 0.0, elo_low: f64::NEG_INFINITY, elo_high: f64::INFINITY };
+            return Duel {
+                pairs: 0,
+                pentanomial,
+                score: 0.5,
+                score_low: 0.0,
+                score_high: 1.0,
+                elo: 0.0,
+                elo_low: f64::NEG_INFINITY,
+                elo_high: f64::INFINITY,
+            };
         }
         let mean = pair_scores.iter().sum::<f64>() / n as f64;
         let variance = pair_scores.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
         let half = t95(n.saturating_sub(1).max(1)) * (variance / n as f64).sqrt();
         let edge = 1.0 / (4.0 * n as f64 + 1.0);
         let (low, high) = ((mean - half).max(0.0), (mean + half).min(1.0));
-        Duel { pairs: n, pentanomial, score: mean, score_low: low, score_high: high, elo: elo_of(mean, edge), elo_low: elo_of(low, edge), elo_high: elo_of(high, edge) }
+        Duel {
+            pairs: n,
+            pentanomial,
+            score: mean,
+            score_low: low,
+            score_high: high,
+            elo: elo_of(mean, edge),
+            elo_low: elo_of(low, edge),
+            elo_high: elo_of(high, edge),
+        }
     }
 
     /// True when the 95 % interval of the score holds 50 % (no difference shown).

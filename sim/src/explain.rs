@@ -9,10 +9,10 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Move, Position, Role, Square};
 
-use crate::chess::role_index as plane_of;
 use crate::brain::Brain;
 use crate::chess::planes;
-use crate::readout::{policy, think_features, Readout};
+use crate::chess::role_index as plane_of;
+use crate::readout::{Readout, policy, think_features};
 
 /// One piece's figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

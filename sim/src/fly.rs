@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use crate::cache::Reading;
 use crate::container;
 use crate::error::{Error, Result};
-use crate::readout::{Readout, OUTPUTS};
+use crate::readout::{OUTPUTS, Readout};
 use crate::train::Metrics;
+use serde::{Deserialize, Serialize};
 
 const MAGIC: &[u8; 8] = b"FLYFLY01";
 const FORMAT_VERSION: u32 = 1;
@@ -46,7 +46,8 @@ impl Fly {
     }
 
     pub fn load(path: &Path) -> Result<Fly> {
-        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "fly")?;
+        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) =
+            container::read(path, MAGIC, FORMAT_VERSION, "fly")?;
         let values = container::f32_values(&body);
         if values.len() != OUTPUTS * inputs + OUTPUTS {
             return Err(Error::table(path, "the weights do not match the readout's size"));
@@ -98,7 +99,8 @@ pub fn list(data: &Path) -> Vec<String> {
     let mut names = Vec::new();
     for dir in [crate::files::DataFolder::at(data).flies(), shipped_dir()] {
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut found: Vec<String> = entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
+            let mut found: Vec<String> =
+                entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
             found.sort();
             for f in found {
                 if !names.contains(&f) {
@@ -121,10 +123,13 @@ pub fn check_name(name: &str) -> Result<()> {
 /// Finds a fly by name: the user's flies first, then the shipped ones.
 pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
     let file = format!("{name}.fly");
-    [crate::files::DataFolder::at(data).flies().join(&file), shipped_dir().join(&file)]
-        .into_iter()
-        .find(|p| p.exists())
-        .ok_or_else(|| Error::Invalid(format!("no fly named {name:?} (looked in {} and {})", crate::files::DataFolder::at(data).flies().display(), shipped_dir().display())))
+    [crate::files::DataFolder::at(data).flies().join(&file), shipped_dir().join(&file)].into_iter().find(|p| p.exists()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "no fly named {name:?} (looked in {} and {})",
+            crate::files::DataFolder::at(data).flies().display(),
+            shipped_dir().display()
+        ))
+    })
 }
 
 /// The first trained fly of the brain with this checksum: the shipped ones first (the default

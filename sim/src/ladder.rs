@@ -22,12 +22,12 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
 use crate::brain::Brain;
-use crate::stockfish::{find_stockfish, EngineOptions, Limit, Supervised};
 use crate::error::{Error, Result};
-use crate::play::{play_game, Dice, Player};
-use crate::rating::{bootstrap, fit, Outcome};
+use crate::play::{Dice, Player, play_game};
+use crate::rating::{Outcome, bootstrap, fit};
 use crate::readout::Readout;
 use crate::search::{Aid, Evaluator, Searcher};
+use crate::stockfish::{EngineOptions, Limit, Supervised, find_stockfish};
 
 /// Who plays on the ladder.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,19 +35,36 @@ pub enum Entrant {
     Random,
     Greedy,
     /// Stockfish at its lowest UCI_Elo, playing a random legal move with this probability.
-    Stockfish { random_share: f64 },
+    Stockfish {
+        random_share: f64,
+    },
     /// A fly: `id` is `Fly::player_id(imagination)`, what its games are stored under; `sample`
     /// draws its moves from the policy (the clone test) instead of playing the favourite.
-    Fly { name: String, id: String, imagination: Option<f32>, sample: bool },
+    Fly {
+        name: String,
+        id: String,
+        imagination: Option<f32>,
+        sample: bool,
+    },
     /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
-    Dopamine { name: String, id: String },
+    Dopamine {
+        name: String,
+        id: String,
+    },
     /// Charles (`charles::player`): `name` is its player name (`charles` or `charles:RUN`), `id`
     /// the content of its weights.
-    Charles { name: String, id: String },
+    Charles {
+        name: String,
+        id: String,
+    },
     /// A fly or Charles helped by one of Philidor's aids (`search::Aid`), labelled as such and
     /// never the fly's own strength; `value` is the fly (name, id) whose value head judges
     /// Charles's boards (Charles has none).
-    Aided { base: Box<Entrant>, aid: Aid, value: Option<(String, String)> },
+    Aided {
+        base: Box<Entrant>,
+        aid: Aid,
+        value: Option<(String, String)>,
+    },
 }
 
 impl Entrant {
@@ -91,8 +108,15 @@ impl Entrant {
         let value = match (&base, value) {
             (Entrant::Fly { imagination: None, sample: false, .. }, None) => None,
             (Entrant::Charles { .. }, Some(f)) => Some((f.meta.name.clone(), f.player_id(None))),
-            (Entrant::Charles { name, .. }, None) => return Err(Error::Invalid(format!("{name} has no value head: a fly's value must judge its boards"))),
-            (other, _) => return Err(Error::Invalid(format!("{} cannot take an aid: only a fly playing its favourite or Charles can", other.name()))),
+            (Entrant::Charles { name, .. }, None) => {
+                return Err(Error::Invalid(format!("{name} has no value head: a fly's value must judge its boards")));
+            }
+            (other, _) => {
+                return Err(Error::Invalid(format!(
+                    "{} cannot take an aid: only a fly playing its favourite or Charles can",
+                    other.name()
+                )));
+            }
         };
         Ok(Entrant::Aided { base: Box::new(base), aid, value })
     }
@@ -127,7 +151,9 @@ impl Entrant {
         match self {
             Entrant::Fly { id, sample: true, .. } => format!("{id}-sampling"),
             Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } | Entrant::Charles { id, .. } => id.clone(),
-            Entrant::Aided { base, aid, value } => format!("{}+{}{}", base.id(), aid.id_part(), value.as_ref().map(|(_, id)| format!("-value-{id}")).unwrap_or_default()),
+            Entrant::Aided { base, aid, value } => {
+                format!("{}+{}{}", base.id(), aid.id_part(), value.as_ref().map(|(_, id)| format!("-value-{id}")).unwrap_or_default())
+            }
             other => other.name(),
         }
     }
@@ -308,7 +334,13 @@ impl<'a> FlyKit<'a> {
 
 /// The player `e` is, with its dice seeded by `dice` (Stockfish limited to `options`' nodes at its
 /// lowest UCI_Elo; a fly from `kit`). The ladder's, the duels' and the window's `--watch` opponent.
-pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOptions, dice: u64, stockfish: &Option<PathBuf>) -> Result<Player<'a>> {
+pub fn player<'a>(
+    e: &Entrant,
+    kit: Option<&'a FlyKit<'a>>,
+    options: &LadderOptions,
+    dice: u64,
+    stockfish: &Option<PathBuf>,
+) -> Result<Player<'a>> {
     Ok(match e {
         Entrant::Random => Player::Random(Dice::new(dice)),
         Entrant::Greedy => Player::Greedy(Dice::new(dice)),
@@ -340,9 +372,12 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
         }
         Entrant::Aided { base, aid, value } => {
             let kit = kit.ok_or_else(|| Error::Invalid(format!("{} needs its brain", e.name())))?;
-            let readout = |name: &str, id: &str| kit.readouts.get(id).ok_or_else(|| Error::Invalid(format!("no readout for fly {name} ({id})")));
+            let readout =
+                |name: &str, id: &str| kit.readouts.get(id).ok_or_else(|| Error::Invalid(format!("no readout for fly {name} ({id})")));
             let evaluator = match (&**base, value) {
-                (Entrant::Fly { name, id, .. }, None) => Evaluator::Fly { brain: kit.brain, readout: readout(name, id)?, descending: kit.descending },
+                (Entrant::Fly { name, id, .. }, None) => {
+                    Evaluator::Fly { brain: kit.brain, readout: readout(name, id)?, descending: kit.descending }
+                }
                 (Entrant::Charles { name, id }, Some((fly, fly_id))) => {
                     let charles = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
                     Evaluator::Charles { charles, brain: kit.brain, readout: readout(fly, fly_id)?, descending: kit.descending }
@@ -364,7 +399,15 @@ pub fn player<'a>(e: &Entrant, kit: Option<&'a FlyKit<'a>>, options: &LadderOpti
 /// Plays one game of opening `k` between `white` and `black` (`swapped`: the second game of the
 /// opening, the pairing's second player has White). The players' dice depend on the seed, the
 /// opening and the colour only, or with `dice_by_seat` on the seat instead of the colour.
-pub fn play_one(white: &Entrant, black: &Entrant, k: usize, swapped: bool, kit: Option<&FlyKit>, options: &LadderOptions, stockfish: &Option<PathBuf>) -> Result<GameRow> {
+pub fn play_one(
+    white: &Entrant,
+    black: &Entrant,
+    k: usize,
+    swapped: bool,
+    kit: Option<&FlyKit>,
+    options: &LadderOptions,
+    stockfish: &Option<PathBuf>,
+) -> Result<GameRow> {
     let base = options.seed.wrapping_mul(0x1000_0000_01B3).wrapping_add(k as u64 * 2);
     let (white_dice, black_dice) = if options.dice_by_seat && swapped { (base + 1, base) } else { (base, base + 1) };
     let mut w = player(white, kit, options, white_dice, stockfish)?;
@@ -402,13 +445,26 @@ pub fn read_games(path: &Path) -> Result<Vec<GameRow>> {
 /// Plays every game of every ladder pairing not yet in `games_file`, `options.workers` at a
 /// time, appending each as it ends; `progress(done, total)` after each. Returns every game in the
 /// file, those of players no longer entered too.
-pub fn run(entrants: &[Entrant], kit: Option<&FlyKit>, options: &LadderOptions, games_file: &Path, progress: &(dyn Fn(usize, usize, &GameRow) + Sync)) -> Result<Vec<GameRow>> {
+pub fn run(
+    entrants: &[Entrant],
+    kit: Option<&FlyKit>,
+    options: &LadderOptions,
+    games_file: &Path,
+    progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
+) -> Result<Vec<GameRow>> {
     run_pairings(entrants, &pairings(entrants), kit, options, games_file, progress)
 }
 
 /// `run` for the given pairings (indices into `entrants`; the first of each has White in the
 /// first game of every opening).
-pub fn run_pairings(entrants: &[Entrant], pairings: &[(usize, usize)], kit: Option<&FlyKit>, options: &LadderOptions, games_file: &Path, progress: &(dyn Fn(usize, usize, &GameRow) + Sync)) -> Result<Vec<GameRow>> {
+pub fn run_pairings(
+    entrants: &[Entrant],
+    pairings: &[(usize, usize)],
+    kit: Option<&FlyKit>,
+    options: &LadderOptions,
+    games_file: &Path,
+    progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
+) -> Result<Vec<GameRow>> {
     let mut rows = read_games(games_file)?;
     let done: HashSet<String> = rows.iter().map(GameRow::key).collect();
     let openings = options.games.div_ceil(2);
@@ -437,28 +493,28 @@ pub fn run_pairings(entrants: &[Entrant], pairings: &[(usize, usize)], kit: Opti
         for _ in 0..options.workers.max(1) {
             s.spawn(|| {
                 while let Some((w, b, k, swapped)) = queue.lock().ok().and_then(|mut q| q.next()) {
-                if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
-                    break;
-                }
-                match play_one(&entrants[w], &entrants[b], k, swapped, kit, options, &stockfish) {
-                    Ok(row) => {
-                        let line = serde_json::to_string(&row).expect("a game serialises");
-                        if let Ok(mut f) = file.lock() {
-                            // One line per game, flushed: a kill loses at most the game in hand.
-                            if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
-                                *failure.lock().expect("lock") = Some(Error::io(games_file, e));
+                    if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
+                        break;
+                    }
+                    match play_one(&entrants[w], &entrants[b], k, swapped, kit, options, &stockfish) {
+                        Ok(row) => {
+                            let line = serde_json::to_string(&row).expect("a game serialises");
+                            if let Ok(mut f) = file.lock() {
+                                // One line per game, flushed: a kill loses at most the game in hand.
+                                if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
+                                    *failure.lock().expect("lock") = Some(Error::io(games_file, e));
+                                }
+                            }
+                            let mut fin = finished.lock().expect("lock");
+                            fin.push(row.clone());
+                            progress(fin.len(), total, &row);
+                        }
+                        Err(e) => {
+                            if let Ok(mut f) = failure.lock() {
+                                *f = Some(e);
                             }
                         }
-                        let mut fin = finished.lock().expect("lock");
-                        fin.push(row.clone());
-                        progress(fin.len(), total, &row);
                     }
-                    Err(e) => {
-                        if let Ok(mut f) = failure.lock() {
-                            *f = Some(e);
-                        }
-                    }
-                }
                 }
             });
         }
@@ -509,7 +565,8 @@ pub fn ratings(rows: &[GameRow], anchor: &str, anchor_elo: f64, refits: usize, s
     }
     let index = |id: &str| ids.iter().position(|x| x == id).expect("every player listed");
     let anchor_id = index(anchor);
-    let outcomes: Vec<Outcome> = rows.iter().map(|r| Outcome { white: index(&r.white_player()), black: index(&r.black_player()), score: r.score() }).collect();
+    let outcomes: Vec<Outcome> =
+        rows.iter().map(|r| Outcome { white: index(&r.white_player()), black: index(&r.black_player()), score: r.score() }).collect();
     let elo = fit(ids.len(), &outcomes, anchor_id, anchor_elo);
     let ci = bootstrap(ids.len(), &outcomes, anchor_id, anchor_elo, refits, seed);
     ids.iter()
@@ -517,7 +574,15 @@ pub fn ratings(rows: &[GameRow], anchor: &str, anchor_elo: f64, refits: usize, s
         .map(|(i, id)| {
             let mine: Vec<f64> = outcomes
                 .iter()
-                .filter_map(|o| if o.white == i { Some(o.score) } else if o.black == i { Some(1.0 - o.score) } else { None })
+                .filter_map(|o| {
+                    if o.white == i {
+                        Some(o.score)
+                    } else if o.black == i {
+                        Some(1.0 - o.score)
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             Rating {
                 name: names.get(id).cloned().unwrap_or_else(|| id.clone()),
@@ -581,7 +646,16 @@ pub fn pairing_results(rows: &[GameRow]) -> Vec<PairingResult> {
         let (w, b) = (r.white_player(), r.black_player());
         let at = out.iter().position(|p| (p.first_id == w && p.second_id == b) || (p.first_id == b && p.second_id == w));
         let i = at.unwrap_or_else(|| {
-            out.push(PairingResult { first: names[&w].clone(), second: names[&b].clone(), first_id: w.clone(), second_id: b.clone(), wins: 0, draws: 0, losses: 0, score: 0.0 });
+            out.push(PairingResult {
+                first: names[&w].clone(),
+                second: names[&b].clone(),
+                first_id: w.clone(),
+                second_id: b.clone(),
+                wins: 0,
+                draws: 0,
+                losses: 0,
+                score: 0.0,
+            });
             out.len() - 1
         });
         let p = &mut out[i];
@@ -622,7 +696,14 @@ pub fn harness_check(entrant: &Entrant, kit: Option<&FlyKit>, options: &LadderOp
 /// A duel's games: `first` against `second` over `options.games` games (paired openings, each
 /// played with colours swapped), dice seeded by seat, appended to and resumed from `games_file`.
 /// Returns the duel's games only, in opening order.
-pub fn duel_games(first: &Entrant, second: &Entrant, kit: Option<&FlyKit>, options: &LadderOptions, games_file: &Path, progress: &(dyn Fn(usize, usize, &GameRow) + Sync)) -> Result<Vec<GameRow>> {
+pub fn duel_games(
+    first: &Entrant,
+    second: &Entrant,
+    kit: Option<&FlyKit>,
+    options: &LadderOptions,
+    games_file: &Path,
+    progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
+) -> Result<Vec<GameRow>> {
     let by_seat = LadderOptions { dice_by_seat: true, ..options.clone() };
     let entrants = [first.clone(), second.clone()];
     let rows = run_pairings(&entrants, &[(0, 1)], kit, &by_seat, games_file, progress)?;
@@ -630,7 +711,11 @@ pub fn duel_games(first: &Entrant, second: &Entrant, kit: Option<&FlyKit>, optio
     let openings = by_seat.games.div_ceil(2);
     let mut mine: Vec<GameRow> = rows
         .into_iter()
-        .filter(|r| r.opening < openings && ((r.white_player() == a && r.black_player() == b && !r.swapped) || (r.white_player() == b && r.black_player() == a && r.swapped)))
+        .filter(|r| {
+            r.opening < openings
+                && ((r.white_player() == a && r.black_player() == b && !r.swapped)
+                    || (r.white_player() == b && r.black_player() == a && r.swapped))
+        })
         .collect();
     mine.sort_by_key(|r| (r.opening, r.swapped));
     Ok(mine)

@@ -8,12 +8,12 @@
 use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
-use crate::chess::piece_value as value;
 use crate::brain::Brain;
+use crate::chess::piece_value as value;
 use crate::chess::planes;
-use crate::stockfish::{Limit, Supervised};
 use crate::error::Result;
-use crate::readout::{choose, policy, position_key, think_features, Readout};
+use crate::readout::{Readout, choose, policy, position_key, think_features};
+use crate::stockfish::{Limit, Supervised};
 
 /// A portable xorshift stream for the random choices of the simple players.
 #[derive(Clone, Debug)]
@@ -54,18 +54,41 @@ pub enum Player<'a> {
     Random(Dice),
     Greedy(Dice),
     /// A fly; with `imagination: Some(w)` it looks at the board after each of its legal moves.
-    Fly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], imagination: Option<f32> },
+    Fly {
+        brain: &'a Brain,
+        readout: &'a Readout,
+        descending: &'a [u32],
+        imagination: Option<f32>,
+    },
     /// A fly that draws its move from its policy (the probabilities as they are) with its own
     /// dice: the player of the clone test with independent seeds.
-    SamplingFly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32], dice: Dice },
-    Stockfish { engine: Supervised, limit: Limit, random_share: f64, dice: Dice },
+    SamplingFly {
+        brain: &'a Brain,
+        readout: &'a Readout,
+        descending: &'a [u32],
+        dice: Dice,
+    },
+    Stockfish {
+        engine: Supervised,
+        limit: Limit,
+        random_share: f64,
+        dice: Dice,
+    },
     /// A dopamine fly: the MBONs' vote on the board after each legal move (`bio`).
-    Dopamine { bio: &'a crate::bio::BioBrain, m: &'a [f32] },
+    Dopamine {
+        bio: &'a crate::bio::BioBrain,
+        m: &'a [f32],
+    },
     /// Charles, the transformer that never was a fly (`charles::player`).
     Charles(&'a crate::charles::player::Trained),
     /// A fly or Charles with one of Philidor's aids (`search`): a judge, a search, or Stockfish
     /// choosing among its top five (`engine`); `label` names it as such.
-    Aided { searcher: Box<crate::search::Searcher<'a>>, aid: crate::search::Aid, engine: Option<Supervised>, label: String },
+    Aided {
+        searcher: Box<crate::search::Searcher<'a>>,
+        aid: crate::search::Aid,
+        engine: Option<Supervised>,
+        label: String,
+    },
 }
 
 impl Player<'_> {
@@ -143,16 +166,31 @@ pub struct LookAhead {
     pub features: Vec<Vec<f32>>,
 }
 
-pub fn look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, p: &crate::readout::Policy, earlier: &[u64]) -> LookAhead {
+pub fn look_ahead(
+    brain: &Brain,
+    readout: &Readout,
+    descending: &[u32],
+    pos: &Chess,
+    p: &crate::readout::Policy,
+    earlier: &[u64],
+) -> LookAhead {
     let afters = boards_after(pos, &p.moves);
-    look_ahead_with(&afters, p, earlier, || think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps))
-        .with_values(readout)
+    look_ahead_with(&afters, p, earlier, || {
+        think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps)
+    })
+    .with_values(readout)
 }
 
 /// The fly's policy and its look-ahead from one batch through the brain: the position itself and
 /// the board after each of its legal moves think together (one board more in the batch costs far
 /// less than a think of its own).
-pub fn think_and_look_ahead(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess, earlier: &[u64]) -> (crate::readout::Policy, LookAhead) {
+pub fn think_and_look_ahead(
+    brain: &Brain,
+    readout: &Readout,
+    descending: &[u32],
+    pos: &Chess,
+    earlier: &[u64],
+) -> (crate::readout::Policy, LookAhead) {
     let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
     let afters = boards_after(pos, &moves);
     let mate = afters.iter().any(|a| a.is_checkmate());
@@ -167,11 +205,14 @@ pub fn think_and_look_ahead(brain: &Brain, readout: &Readout, descending: &[u32]
 
 /// The board after each move.
 fn boards_after(pos: &Chess, moves: &[Move]) -> Vec<Chess> {
-    moves.iter().map(|m| {
-        let mut a = pos.clone();
-        a.play_unchecked(*m);
-        a
-    }).collect()
+    moves
+        .iter()
+        .map(|m| {
+            let mut a = pos.clone();
+            a.play_unchecked(*m);
+            a
+        })
+        .collect()
 }
 
 /// The look-ahead of `p` over `afters` (the boards after its moves, in its order) with their DN
@@ -193,7 +234,11 @@ fn look_ahead_with(afters: &[Chess], p: &crate::readout::Policy, earlier: &[u64]
 impl LookAhead {
     /// Fills `ours` from the features (zeros when a move mates: the mate is played).
     fn with_values(mut self, readout: &Readout) -> LookAhead {
-        self.ours = if self.features.is_empty() { vec![0.0; self.probability.len()] } else { self.features.iter().map(|d| -readout.heads(d).value).collect() };
+        self.ours = if self.features.is_empty() {
+            vec![0.0; self.probability.len()]
+        } else {
+            self.features.iter().map(|d| -readout.heads(d).value).collect()
+        };
         self
     }
 
@@ -368,11 +413,14 @@ mod tests {
         let mut after = pos.clone();
         after.play_unchecked(m);
         assert!(!after.is_stalemate(), "imagination avoids the stalemate when winning");
-        assert!(pos.legal_moves().iter().all(|m| {
-            let mut a = pos.clone();
-            a.play_unchecked(*m);
-            !a.is_checkmate()
-        }), "no mate in one: the draw rule, not the mate rule, decided");
+        assert!(
+            pos.legal_moves().iter().all(|m| {
+                let mut a = pos.clone();
+                a.play_unchecked(*m);
+                !a.is_checkmate()
+            }),
+            "no mate in one: the draw rule, not the mate rule, decided"
+        );
     }
 
     #[test]
@@ -389,7 +437,10 @@ mod tests {
             let mut w = Player::Random(Dice::new(seed));
             let mut b = Player::Random(Dice::new(seed + 100));
             let g = play_game(&mut w, &mut b, Chess::default(), 600).unwrap();
-            assert!(["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"].contains(&g.termination.as_str()));
+            assert!(
+                ["checkmate", "stalemate", "insufficient material", "threefold repetition", "fifty-move rule", "move cap"]
+                    .contains(&g.termination.as_str())
+            );
             assert_eq!(g.result == "1/2-1/2", g.termination != "checkmate");
             assert!(g.pgn().contains(&g.result));
         }

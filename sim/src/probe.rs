@@ -16,9 +16,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Color, Position, Role, Square};
 
+use crate::brain::{Brain, STEPS, cpu};
 use crate::chess::piece_value as value;
-use crate::brain::{cpu, Brain, STEPS};
-use crate::chess::{planes, position_from_fen, Planes};
+use crate::chess::{Planes, planes, position_from_fen};
 use crate::connectome::rules::Region;
 use crate::data::{Dataset, Row};
 use crate::error::{Error, Result};
@@ -256,7 +256,16 @@ fn probe_cells(g: &DMatrix<f64>, b: &DMatrix<f64>, val: &Kept, hold: &Kept, y_va
 /// Runs every probe on `brain` (regions from `region`), positions from `dataset`'s TRAIN, VAL and
 /// HOLD. `progress(done, total)` counts positions thought; `stop()` ends early with an error.
 #[allow(clippy::too_many_arguments)]
-pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: &str, dataset: &Dataset, options: &ProbeOptions, progress: &(dyn Fn(usize, usize) + Sync), stop: &dyn Fn() -> bool) -> Result<ProbeReport> {
+pub fn run(
+    brain: &Brain,
+    region: &[Region],
+    brain_checksum: &str,
+    homeostasis: &str,
+    dataset: &Dataset,
+    options: &ProbeOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    stop: &dyn Fn() -> bool,
+) -> Result<ProbeReport> {
     let started = std::time::Instant::now();
     let take = |rows: &[Row], n: usize| rows[..n.min(rows.len())].to_vec();
     let (train, val, hold) = (take(dataset.train(), options.train), take(dataset.val(), options.val), take(dataset.hold(), options.hold));
@@ -273,7 +282,11 @@ pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: 
     for (j, r) in region.iter().enumerate() {
         members[*r as usize].push(j as u32);
     }
-    let present: Vec<(Region, usize, Vec<u32>)> = Region::ALL.into_iter().filter(|r| !members[*r as usize].is_empty()).map(|r| (r, members[r as usize].len(), sample(&members[r as usize], options.per_region))).collect();
+    let present: Vec<(Region, usize, Vec<u32>)> = Region::ALL
+        .into_iter()
+        .filter(|r| !members[*r as usize].is_empty())
+        .map(|r| (r, members[r as usize].len(), sample(&members[r as usize], options.per_region)))
+        .collect();
     let combos = present.len() * STEPS;
     let width = |c: usize| present[c / STEPS].2.len() + 1;
     let mut g: Vec<DMatrix<f64>> = (0..combos).map(|c| DMatrix::zeros(width(c), width(c))).collect();
@@ -350,12 +363,21 @@ pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: 
         .collect();
     // The board itself: 768 planes + 1.
     let board_rows = |ps: &[Chess]| -> Vec<f64> {
-        ps.iter().flat_map(|p| planes(p).iter().flatten().map(|&v| f64::from(u8::from(v))).chain(std::iter::once(1.0)).collect::<Vec<_>>()).collect()
+        ps.iter()
+            .flat_map(|p| planes(p).iter().flatten().map(|&v| f64::from(u8::from(v))).chain(std::iter::once(1.0)).collect::<Vec<_>>())
+            .collect()
     };
     let k = 769;
     let xt = DMatrix::from_row_slice(train_p.len(), k, &board_rows(&train_p));
     let yt = DMatrix::from_fn(train_p.len(), PROBES.len(), |p, q| y_train[p][q]);
-    let board = probe_cells(&(xt.transpose() * &xt), &(xt.transpose() * &yt), &Kept { k, x: board_rows(&val_p) }, &Kept { k, x: board_rows(&hold_p) }, &y_val, &y_hold);
+    let board = probe_cells(
+        &(xt.transpose() * &xt),
+        &(xt.transpose() * &yt),
+        &Kept { k, x: board_rows(&val_p) },
+        &Kept { k, x: board_rows(&hold_p) },
+        &y_val,
+        &y_hold,
+    );
     let probes = PROBES
         .iter()
         .enumerate()
@@ -373,7 +395,15 @@ pub fn run(brain: &Brain, region: &[Region], brain_checksum: &str, homeostasis: 
             }
         })
         .collect();
-    Ok(ProbeReport { key: key(brain_checksum, homeostasis, dataset, options), brain_checksum: brain_checksum.to_string(), options: options.clone(), probes, regions, board, seconds: started.elapsed().as_secs_f64() })
+    Ok(ProbeReport {
+        key: key(brain_checksum, homeostasis, dataset, options),
+        brain_checksum: brain_checksum.to_string(),
+        options: options.clone(),
+        probes,
+        regions,
+        board,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Where a report is kept: DATA/probes/KEY.json.

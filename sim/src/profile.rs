@@ -12,10 +12,10 @@ use shakmaty::fen::Fen;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
 use crate::breakdown::phase;
-use crate::stockfish::{Limit, Supervised};
 use crate::error::{Error, Result};
 use crate::grading::CP_CLIP;
 use crate::stats::{self, Estimate};
+use crate::stockfish::{Limit, Supervised};
 
 pub const PHASES: [&str; 3] = ["opening", "middlegame", "endgame"];
 /// A move losing more than this decides a game by itself.
@@ -126,7 +126,13 @@ pub struct Profile {
 
 pub fn profile(games: &[GameLosses]) -> Profile {
     let by = |keep: &dyn Fn(&GameLosses) -> bool, p: Option<usize>| -> Vec<f64> {
-        games.iter().filter(|g| keep(g)).flat_map(|g| g.moves.iter()).filter(|m| p.is_none_or(|p| m.phase == p)).map(|m| m.loss_cp).collect()
+        games
+            .iter()
+            .filter(|g| keep(g))
+            .flat_map(|g| g.moves.iter())
+            .filter(|m| p.is_none_or(|p| m.phase == p))
+            .map(|m| m.loss_cp)
+            .collect()
     };
     let won = |g: &GameLosses| g.score == 1.0;
     let drawn = |g: &GameLosses| g.score == 0.5;
@@ -143,7 +149,10 @@ pub fn profile(games: &[GameLosses]) -> Profile {
         .collect();
     let lost_games: Vec<&GameLosses> = games.iter().filter(|g| lost(g)).collect();
     let shapes: Vec<&str> = lost_games.iter().map(|g| shape(&g.moves)).collect();
-    let loss_shapes = ["one fatal blunder", "a clear mistake", "a slow decline"].into_iter().map(|s| (s, shapes.iter().filter(|&&x| x == s).count())).collect();
+    let loss_shapes = ["one fatal blunder", "a clear mistake", "a slow decline"]
+        .into_iter()
+        .map(|s| (s, shapes.iter().filter(|&&x| x == s).count()))
+        .collect();
     let blunders_per_100_moves = (0..3)
         .map(|p| {
             let l = by(&|_| true, Some(p));
@@ -191,7 +200,10 @@ mod tests {
         // Black: before +600, after −(−700) = +700: it gained, so it lost nothing.
         assert_eq!(black[0].loss_cp, 0.0);
         assert_eq!(shape(&white), "one fatal blunder");
-        assert_eq!(terminal_value(&position_from_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap()), Some(-CP_CLIP));
+        assert_eq!(
+            terminal_value(&position_from_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap()),
+            Some(-CP_CLIP)
+        );
     }
 
     #[test]

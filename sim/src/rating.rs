@@ -21,7 +21,8 @@ fn expected(ri: f64, rj: f64) -> f64 {
 
 /// The games plus one virtual draw for every pair of players that met.
 fn with_virtual_draws(games: &[Outcome]) -> Vec<Outcome> {
-    let mut pairs: Vec<(usize, usize)> = games.iter().filter(|g| g.white != g.black).map(|g| (g.white.min(g.black), g.white.max(g.black))).collect();
+    let mut pairs: Vec<(usize, usize)> =
+        games.iter().filter(|g| g.white != g.black).map(|g| (g.white.min(g.black), g.white.max(g.black))).collect();
     pairs.sort_unstable();
     pairs.dedup();
     let mut all = games.to_vec();
@@ -209,7 +210,9 @@ mod tests {
             s ^= s << 17;
             s
         };
-        let count = |g: &[Outcome], a: usize, b: usize| g.iter().filter(|o| o.white.min(o.black) == a.min(b) && o.white.max(o.black) == a.max(b)).count();
+        let count = |g: &[Outcome], a: usize, b: usize| {
+            g.iter().filter(|o| o.white.min(o.black) == a.min(b) && o.white.max(o.black) == a.max(b)).count()
+        };
         for _ in 0..200 {
             let r = resample_within_pairings(&games, &mut next);
             assert_eq!((count(&r, 0, 1), count(&r, 1, 2)), (40, 1), "each pairing keeps its games");
@@ -218,13 +221,20 @@ mod tests {
         let fitted = fit(3, &games, 0, 1500.0);
         let intervals = bootstrap(3, &games, 0, 1500.0, 300, 3);
         for i in 1..3 {
-            assert!(intervals[i].0 <= fitted[i] + 1e-9 && fitted[i] <= intervals[i].1 + 1e-9, "player {i}: {} outside {:?}", fitted[i], intervals[i]);
+            assert!(
+                intervals[i].0 <= fitted[i] + 1e-9 && fitted[i] <= intervals[i].1 + 1e-9,
+                "player {i}: {} outside {:?}",
+                fitted[i],
+                intervals[i]
+            );
         }
     }
 
     #[test]
     fn a_clean_sweep_stays_finite_thanks_to_the_virtual_draw() {
-        let games: Vec<Outcome> = (0..20).map(|k| if k % 2 == 0 { Outcome { white: 1, black: 0, score: 1.0 } } else { Outcome { white: 0, black: 1, score: 0.0 } }).collect();
+        let games: Vec<Outcome> = (0..20)
+            .map(|k| if k % 2 == 0 { Outcome { white: 1, black: 0, score: 1.0 } } else { Outcome { white: 0, black: 1, score: 0.0 } })
+            .collect();
         let r = fit(2, &games, 0, 1000.0);
         assert!(r[1].is_finite() && r[1] > 1300.0 && r[1] < 2000.0, "{r:?}");
         // 20–0 plus one virtual draw: 20.5 of 21, so 400·log10(20.5/0.5) above the anchor.

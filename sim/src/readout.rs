@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role};
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role, uci::UciMove};
 
 use crate::brain::{Rates, STEPS};
 
@@ -82,10 +82,7 @@ impl Readout {
 /// The readout's input for position `b` of a think: each descending neuron's rate averaged over
 /// `steps` (0-based).
 pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &[usize]) -> Vec<f32> {
-    descending
-        .iter()
-        .map(|&j| steps.iter().map(|&t| rates.at(t, j as usize, b)).sum::<f32>() / steps.len().max(1) as f32)
-        .collect()
+    descending.iter().map(|&j| steps.iter().map(|&t| rates.at(t, j as usize, b)).sum::<f32>() / steps.len().max(1) as f32).collect()
 }
 
 /// The readout's input for a batch of boards without keeping every step of every neuron: the brain
@@ -94,14 +91,21 @@ pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &
 /// `descending_features` of a full think. Calls made at the same time from several threads for
 /// the same brain think as one batch (`together`), with the same results.
 pub fn think_features(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
-    crate::together::think_together(crate::together::Kind::of(brain, descending, steps), boards, |boards| think_features_alone(brain, boards, descending, steps))
+    crate::together::think_together(crate::together::Kind::of(brain, descending, steps), boards, |boards| {
+        think_features_alone(brain, boards, descending, steps)
+    })
 }
 
 /// `think_features` for exactly these boards, in this thread: on the GPU simulator in force for
 /// this brain (`brain::simulator::install`), else on the CPU engine, which works out only the rows
 /// the descending neurons depend on. The read steps are summed in ascending order from 0, then
 /// divided by how many steps were asked for.
-pub fn think_features_alone(brain: &crate::brain::Brain, boards: &[crate::chess::Planes], descending: &[u32], steps: &[usize]) -> Vec<Vec<f32>> {
+pub fn think_features_alone(
+    brain: &crate::brain::Brain,
+    boards: &[crate::chess::Planes],
+    descending: &[u32],
+    steps: &[usize],
+) -> Vec<Vec<f32>> {
     let (b, k) = (boards.len(), descending.len());
     let mut read_steps: Vec<usize> = steps.iter().copied().filter(|&t| t < crate::brain::STEPS).collect();
     read_steps.sort_unstable();
@@ -193,7 +197,7 @@ pub fn choose(pos: &Chess, policy: &Policy, earlier: &[u64]) -> Option<(usize, b
 mod tests {
     use super::*;
     use crate::chess::{planes, position_from_fen};
-    use shakmaty::{fen::Fen, EnPassantMode as Ep, FromSetup};
+    use shakmaty::{EnPassantMode as Ep, FromSetup, fen::Fen};
 
     fn heads(seed: u64) -> Heads {
         let r = Readout::newborn(10, Readout::default_steps(), seed);
@@ -253,7 +257,15 @@ mod tests {
         let (second, skipped) = choose(&pos, &p, &[position_key(&after)]).unwrap();
         assert!(skipped && second != first);
         // Every move repeats: the favourite anyway.
-        let all: Vec<u64> = p.moves.iter().map(|m| { let mut a = pos.clone(); a.play_unchecked(*m); position_key(&a) }).collect();
+        let all: Vec<u64> = p
+            .moves
+            .iter()
+            .map(|m| {
+                let mut a = pos.clone();
+                a.play_unchecked(*m);
+                position_key(&a)
+            })
+            .collect();
         assert_eq!(choose(&pos, &p, &all).unwrap(), (first, false));
         let _ = Fen::from_position(&pos, Ep::Legal);
     }

@@ -24,10 +24,10 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::brain::Brain;
 use crate::chess::planes;
-use crate::stockfish::{Limit, Supervised};
 use crate::error::{Error, Result};
 use crate::play::LookAhead;
-use crate::readout::{policy, position_key, think_features, Readout};
+use crate::readout::{Readout, policy, position_key, think_features};
+use crate::stockfish::{Limit, Supervised};
 
 /// How many of the policy's moves an aid considers.
 pub const TOP_K: usize = 5;
@@ -56,15 +56,29 @@ impl Aid {
     /// `sfD` (Stockfish at depth D among the top five); None when it names no aid. The judge comes
     /// with weight 1 until the caller sets the one chosen on VAL (`tune_judge`).
     pub fn parse(suffix: &str) -> Option<Result<Aid>> {
-        let number = |digits: &str, what: &str| digits.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| Error::Invalid(format!("+{suffix}: {what} must be a whole number above 0, e.g. +search64 or +sf4")));
+        let number = |digits: &str, what: &str| {
+            digits
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Invalid(format!("+{suffix}: {what} must be a whole number above 0, e.g. +search64 or +sf4")))
+        };
         Some(if suffix == "judge" {
             Ok(Aid::Judge { weight: 1.0 })
         } else if suffix == "search" {
             Ok(Aid::Search { simulations: DEFAULT_SIMULATIONS })
         } else if let Some(n) = suffix.strip_prefix("search") {
-            number(n, "the simulations").and_then(|n| if n > 100_000 { Err(Error::Invalid(format!("+{suffix}: at most 100000 simulations a move"))) } else { Ok(Aid::Search { simulations: n as usize }) })
+            number(n, "the simulations").and_then(|n| {
+                if n > 100_000 {
+                    Err(Error::Invalid(format!("+{suffix}: at most 100000 simulations a move")))
+                } else {
+                    Ok(Aid::Search { simulations: n as usize })
+                }
+            })
         } else if let Some(d) = suffix.strip_prefix("sf") {
-            number(d, "the depth").and_then(|d| if d > 30 { Err(Error::Invalid(format!("+{suffix}: a depth of at most 30"))) } else { Ok(Aid::Select { depth: d as u32 }) })
+            number(d, "the depth").and_then(|d| {
+                if d > 30 { Err(Error::Invalid(format!("+{suffix}: a depth of at most 30"))) } else { Ok(Aid::Select { depth: d as u32 }) }
+            })
         } else {
             return None;
         })
@@ -310,11 +324,14 @@ impl<'a> Searcher<'a> {
     /// else by the value head, negated to the mover's side), then `LookAhead::pick` with `weight`.
     fn judge(&mut self, pos: &Chess, earlier: &[u64], weight: f32) -> Result<Decision> {
         let (root, top, mut thought) = self.root(pos)?;
-        let afters: Vec<Chess> = top.iter().map(|&i| {
-            let mut a = pos.clone();
-            a.play_unchecked(root.moves[i]);
-            a
-        }).collect();
+        let afters: Vec<Chess> = top
+            .iter()
+            .map(|&i| {
+                let mut a = pos.clone();
+                a.play_unchecked(root.moves[i]);
+                a
+            })
+            .collect();
         let open: Vec<usize> = (0..afters.len()).filter(|&j| rules_value(&afters[j], &[]).is_none()).collect();
         let (values, n) = self.evaluations(&open.iter().map(|&j| afters[j].clone()).collect::<Vec<_>>())?;
         thought += n;
@@ -325,10 +342,16 @@ impl<'a> Searcher<'a> {
         let seen = LookAhead {
             probability: top.iter().map(|&i| root.prior[i]).collect(),
             ours: ours.clone(),
-            draws: afters.iter().map(|a| {
-                let key = position_key(a);
-                a.is_stalemate() || a.is_insufficient_material() || a.halfmoves() >= 100 || earlier.iter().filter(|&&k| k == key).count() >= 2
-            }).collect(),
+            draws: afters
+                .iter()
+                .map(|a| {
+                    let key = position_key(a);
+                    a.is_stalemate()
+                        || a.is_insufficient_material()
+                        || a.halfmoves() >= 100
+                        || earlier.iter().filter(|&&k| k == key).count() >= 2
+                })
+                .collect(),
             repeats: afters.iter().map(|a| earlier.contains(&position_key(a))).collect(),
             mate: afters.iter().position(|a| a.is_checkmate()),
             features: Vec::new(),
@@ -424,7 +447,10 @@ impl<'a> Searcher<'a> {
         let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
         let lines = engine.analyse_among(&fen, Limit::Depth(depth), 1, &ucis, Duration::from_secs(120))?;
         let uci = lines.first().map(|l| l.uci.clone()).ok_or_else(|| Error::Invalid(format!("Stockfish gave no move for {fen}")))?;
-        let pick = ucis.iter().position(|u| *u == uci).ok_or_else(|| Error::Invalid(format!("Stockfish chose {uci}, not one of {}", ucis.join(" "))))?;
+        let pick = ucis
+            .iter()
+            .position(|u| *u == uci)
+            .ok_or_else(|| Error::Invalid(format!("Stockfish chose {uci}, not one of {}", ucis.join(" "))))?;
         Ok(decision(&root, &top, top[pick], Vec::new(), Vec::new(), thought))
     }
 }
@@ -501,7 +527,10 @@ mod tests {
     #[test]
     fn aid_names_read_back_and_bad_ones_say_what_is_wrong() {
         for aid in [Aid::Judge { weight: 2.0 }, Aid::Search { simulations: 64 }, Aid::Search { simulations: 8 }, Aid::Select { depth: 4 }] {
-            assert_eq!(Aid::parse(&aid.suffix()).unwrap().unwrap(), if matches!(aid, Aid::Judge { .. }) { Aid::Judge { weight: 1.0 } } else { aid });
+            assert_eq!(
+                Aid::parse(&aid.suffix()).unwrap().unwrap(),
+                if matches!(aid, Aid::Judge { .. }) { Aid::Judge { weight: 1.0 } } else { aid }
+            );
         }
         assert_eq!(Aid::parse("search").unwrap().unwrap(), Aid::Search { simulations: DEFAULT_SIMULATIONS });
         assert!(Aid::parse("imagination").is_none());

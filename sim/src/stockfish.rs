@@ -7,16 +7,15 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::grading::Score;
 
-pub const INSTALL_HINT: &str =
-    "Stockfish was not found: install it (Debian/Ubuntu: `sudo apt-get install stockfish`; macOS: `brew install stockfish`; Windows: stockfishchess.org) or point FLYCHESS_STOCKFISH at the binary";
+pub const INSTALL_HINT: &str = "Stockfish was not found: install it (Debian/Ubuntu: `sudo apt-get install stockfish`; macOS: `brew install stockfish`; Windows: stockfishchess.org) or point FLYCHESS_STOCKFISH at the binary";
 
 /// Where Stockfish is: the given setting, `$FLYCHESS_STOCKFISH`, `stockfish` on PATH, then
 /// Debian's `/usr/games/stockfish`. A setting that names no file is an error of its own (the
@@ -26,7 +25,10 @@ pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
         return if p.is_file() {
             Ok(p.to_path_buf())
         } else {
-            Err(Error::Invalid(format!("the Stockfish set at {} is not there; fix the path or clear it to search PATH and /usr/games (install: `sudo apt-get install stockfish`)", p.display())))
+            Err(Error::Invalid(format!(
+                "the Stockfish set at {} is not there; fix the path or clear it to search PATH and /usr/games (install: `sudo apt-get install stockfish`)",
+                p.display()
+            )))
         };
     }
     let mut candidates: Vec<PathBuf> = Vec::new();
@@ -155,10 +157,10 @@ impl Engine {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(Error::Invalid(format!("{} did not answer within {:.1} s", self.path.display(), timeout.as_secs_f64())))
+                    return Err(Error::Invalid(format!("{} did not answer within {:.1} s", self.path.display(), timeout.as_secs_f64())));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::Invalid(format!("{} exited in the middle of a reply", self.path.display())))
+                    return Err(Error::Invalid(format!("{} exited in the middle of a reply", self.path.display())));
                 }
             }
         }

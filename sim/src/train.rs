@@ -13,15 +13,15 @@
 //! checked against finite differences, and burn's gradient is checked against it.
 
 use rayon::prelude::*;
-use shakmaty::Position;
 use serde::{Deserialize, Serialize};
+use shakmaty::Position;
 
 use crate::burn_fit::{BurnFit, FitOn};
 use crate::chess::{planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
 use crate::grading::win_percent;
-use crate::readout::{move_code, Readout, FROM, OUTPUTS, PROMOTIONS, TO};
+use crate::readout::{FROM, OUTPUTS, PROMOTIONS, Readout, TO, move_code};
 
 pub const TAU: f64 = 2.5;
 /// A pick within this many win-% points of Stockfish's best counts as a good move.
@@ -45,7 +45,7 @@ pub struct Target {
 /// clipped), a forced mate above every centipawn score and the sooner the better (mate in 1:
 /// 100 %, in 2: 98.75 %, in 3: 98.1 %, …), being mated mirrored below every centipawn score.
 pub fn lesson_win_percent(score: crate::grading::Score) -> f64 {
-    use crate::grading::{Score, CP_CLIP};
+    use crate::grading::{CP_CLIP, Score};
     let top = win_percent(CP_CLIP);
     match score {
         Score::Mate(n) if n > 0 => top + (100.0 - top) * 0.5f64.powi(n - 1),
@@ -84,7 +84,10 @@ impl Target {
         let mut good = Vec::new();
         let mut total = 0.0;
         for (k, m) in row.moves.iter().enumerate() {
-            let i = uci.iter().position(|u| *u == m.mv.uci()).ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, m.mv.uci())))?;
+            let i = uci
+                .iter()
+                .position(|u| *u == m.mv.uci())
+                .ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, m.mv.uci())))?;
             let s = ((win[k] - best_win) / TAU).exp();
             share[i] += s as f32;
             total += s;
@@ -124,7 +127,8 @@ fn forward(r: &Readout, x: &[f32], t: &Target) -> (Vec<f32>, f32, [f32; OUTPUTS]
     for (o, v) in out.iter_mut().enumerate() {
         *v = r.bias[o] + r.weights[o * r.inputs..(o + 1) * r.inputs].iter().zip(x).map(|(w, a)| w * a).sum::<f32>();
     }
-    let scores: Vec<f32> = t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
+    let scores: Vec<f32> =
+        t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
     let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let exp: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
     let total: f32 = exp.iter().sum();
@@ -347,7 +351,10 @@ mod tests {
             game: 1,
             ply: 1,
             legal: 20,
-            moves: moves.iter().map(|(u, cp)| MoveLabel { mv: MoveCode::parse_uci(u).unwrap(), score: Score::Cp(*cp), wdl: None }).collect(),
+            moves: moves
+                .iter()
+                .map(|(u, cp)| MoveLabel { mv: MoveCode::parse_uci(u).unwrap(), score: Score::Cp(*cp), wdl: None })
+                .collect(),
         }
     }
 
@@ -367,7 +374,9 @@ mod tests {
         };
         let lesson = Target::lesson(&r).unwrap();
         let plain = Target::of(&r).unwrap();
-        let share = |t: &Target, u: &str| t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()];
+        let share = |t: &Target, u: &str| {
+            t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()]
+        };
         assert!(share(&lesson, "c1c8") > share(&lesson, "c1h1") && share(&lesson, "c1h1") > share(&lesson, "c1c4"));
         assert!((share(&plain, "c1c8") - share(&plain, "c1h1")).abs() < 1e-6, "the plain target cannot tell mates apart");
         assert!(share(&lesson, "c1c7") < 1e-6, "the stalemate is all but excluded");
@@ -381,7 +390,9 @@ mod tests {
         let t = Target::of(&row(START, &[("e2e4", 30), ("d2d4", 30), ("a2a3", -200)])).unwrap();
         assert_eq!(t.legal.len(), 20);
         assert!((t.share.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        let s = |u: &str| t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()];
+        let s = |u: &str| {
+            t.share[t.legal.iter().position(|&(f, to, _)| MoveCode { from: f as u8, to: to as u8, promotion: 0 }.uci() == u).unwrap()]
+        };
         assert!((s("e2e4") - s("d2d4")).abs() < 1e-7);
         assert!(s("a2a3") < 1e-3 && s("a2a3") > 0.0, "{}", s("a2a3"));
         assert_eq!(s("g1f3"), 0.0);
@@ -392,17 +403,24 @@ mod tests {
 
     #[test]
     fn the_gradient_matches_finite_differences() {
-        let rows = [row(START, &[("e2e4", 30), ("g1f3", 20)]), row("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", &[("g1f3", 40)])];
+        let rows = [
+            row(START, &[("e2e4", 30), ("g1f3", 20)]),
+            row("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", &[("g1f3", 40)]),
+        ];
         let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
         let d = 6;
         let x: Vec<f32> = (0..2 * d).map(|i| (i as f32 * 0.37).sin().abs()).collect();
         let r = Readout::newborn(d, vec![11], 4);
         let (_, gw, gb) = gradient(&r, &x, &targets);
         let loss = |r: &Readout| {
-            let per: f64 = targets.iter().enumerate().map(|(i, t)| {
-                let (p, v, _) = forward(r, &x[i * d..(i + 1) * d], t);
-                position_loss(&p, v, t).0
-            }).sum();
+            let per: f64 = targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let (p, v, _) = forward(r, &x[i * d..(i + 1) * d], t);
+                    position_loss(&p, v, t).0
+                })
+                .sum();
             per / 2.0
         };
         for (o, k) in [(4usize, 2usize), (FROM + 28, 0), (FROM + TO, 5), (OUTPUTS - 1, 3)] {
@@ -462,7 +480,8 @@ mod tests {
         };
         burns_gradient_matches_on(on);
         // A whole fit: the same passes on both, the same answer within float rounding.
-        let rows: Vec<Row> = (0..48).map(|i| if i % 3 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30), ("d2d4", 10)]) }).collect();
+        let rows: Vec<Row> =
+            (0..48).map(|i| if i % 3 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30), ("d2d4", 10)]) }).collect();
         let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
         let x: Vec<f32> = (0..48).flat_map(|i| if i % 3 == 0 { [1.0, 0.0, 0.5] } else { [0.0, 1.0, 0.5] }).collect();
         let start = Readout::newborn(3, vec![11], 5);

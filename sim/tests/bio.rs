@@ -8,7 +8,7 @@
 use flychess_sim::bio::learn::{self, Lesson, Rule};
 use flychess_sim::bio::measure;
 use flychess_sim::bio::{BioBrain, Constants, MushroomBody};
-use flychess_sim::brain::{cpu, Brain};
+use flychess_sim::brain::{Brain, cpu};
 use flychess_sim::chess::Planes;
 use flychess_sim::eye::{EyeCell, EyeRole};
 use flychess_sim::play::{Dice, Player};
@@ -67,7 +67,14 @@ fn tiny() -> (Brain, BioBrain) {
         dopamine_inputs: vec![vec![(1, 1.0, false)], vec![(0, 1.0, true)]],
     };
     let constants = Constants { eta: 0.5, ..Constants::default() };
-    let bio = BioBrain { brain: csr(&rows_rest), body, constants, descending: vec![130], brain_checksum: "tiny".into(), homeostasis: "neutral".into() };
+    let bio = BioBrain {
+        brain: csr(&rows_rest),
+        body,
+        constants,
+        descending: vec![130],
+        brain_checksum: "tiny".into(),
+        homeostasis: "neutral".into(),
+    };
     (plain, bio)
 }
 

@@ -7,8 +7,8 @@ use flychess_sim::bptt::check::{self, small_brain};
 use flychess_sim::bptt::run::{self, BrainOptimizer, Leash, RunOptions, Setup};
 use flychess_sim::bptt::{Base, Heads, LearnableF64};
 use flychess_sim::brain::cpu;
-use flychess_sim::chess::{planes, position_from_fen, Planes};
-use flychess_sim::data::{shipped_path, Dataset, Row};
+use flychess_sim::chess::{Planes, planes, position_from_fen};
+use flychess_sim::data::{Dataset, Row, shipped_path};
 use flychess_sim::train::Target;
 
 fn rows() -> Vec<Row> {
@@ -37,7 +37,8 @@ fn the_hand_written_gradient_matches_finite_differences_and_burn_for_every_kind(
     }
     // The window is real: through 6 steps the gradient differs from the whole one.
     let (p, heads) = (LearnableF64::from(&s.params), Heads::<f64>::of(&s.readout));
-    let (six, all12) = (check::hand_gradient(&s, &boards, &targets, 6, &p, &heads), check::hand_gradient(&s, &boards, &targets, 12, &p, &heads));
+    let (six, all12) =
+        (check::hand_gradient(&s, &boards, &targets, 6, &p, &heads), check::hand_gradient(&s, &boards, &targets, 12, &p, &heads));
     assert_ne!(six.theta, all12.theta);
     assert_eq!(six.readout_weights, all12.readout_weights);
 }
@@ -50,7 +51,11 @@ fn a_tuned_brain_runs_on_the_engine_as_the_backward_pass_sees_it_and_the_untuned
     let before = (s.brain.weight.clone(), s.brain.homeostasis().clone(), s.brain.gains().to_vec());
     let base = Base::of(&s.brain);
     base.apply(&base.start(), &mut s.brain);
-    assert_eq!((s.brain.weight.clone(), s.brain.homeostasis().clone(), s.brain.gains().to_vec()), before, "the measured brain, bit for bit");
+    assert_eq!(
+        (s.brain.weight.clone(), s.brain.homeostasis().clone(), s.brain.gains().to_vec()),
+        before,
+        "the measured brain, bit for bit"
+    );
     base.apply(&s.params, &mut s.brain);
     let model = base.model_of_brain(&s.brain, &s.params);
     let x: Vec<f32> = s.brain.eye_input(&boards);
@@ -65,7 +70,15 @@ fn a_tuned_brain_runs_on_the_engine_as_the_backward_pass_sees_it_and_the_untuned
 }
 
 fn options(brain_learns: bool) -> RunOptions {
-    let leash = Leash { window: 6, calm_unreached: false, brain_optimizer: BrainOptimizer::Sgd, max_change: Some(0.2), lr_synapses: 0.05, lr_neurons: 0.05, lr_readout: 1e-2 };
+    let leash = Leash {
+        window: 6,
+        calm_unreached: false,
+        brain_optimizer: BrainOptimizer::Sgd,
+        max_change: Some(0.2),
+        lr_synapses: 0.05,
+        lr_neurons: 0.05,
+        lr_readout: 1e-2,
+    };
     RunOptions { leash: if brain_learns { leash } else { leash.readout_only() }, positions: 48, batch: 8, val_every: 16, val: 24, seed: 5 }
 }
 
@@ -79,7 +92,17 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let go = |stem: &str, brain: &mut flychess_sim::brain::Brain, stop_after: Option<usize>, o: &RunOptions| {
         let stop = AtomicBool::new(false);
-        let setup = Setup { base: &base, brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu: None };
+        let setup = Setup {
+            base: &base,
+            brain,
+            brain_checksum: "small",
+            homeostasis: "h",
+            descending: &s.descending,
+            start: ("start", &s.readout),
+            train,
+            val,
+            gpu: None,
+        };
         run::run(setup, o, &dir.path().join(stem), &stop, &|done, _, _| {
             if stop_after.is_some_and(|a| done >= a) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -112,7 +135,17 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     assert!(straight.curve[3].val.loss < straight.curve[0].val.loss, "the run learned: {:?}", straight.curve);
     // Another leash under the same name is refused, not mixed in.
     let other = RunOptions { seed: 6, ..o.clone() };
-    let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu: None };
+    let setup = Setup {
+        base: &base,
+        brain: &mut brain,
+        brain_checksum: "small",
+        homeostasis: "h",
+        descending: &s.descending,
+        start: ("start", &s.readout),
+        train,
+        val,
+        gpu: None,
+    };
     assert!(run::run(setup, &other, &dir.path().join("straight"), &AtomicBool::new(false), &|_, _, _| {}).is_err());
     // The readout-only control leaves the brain as measured.
     let control = go("control", &mut brain, None, &options(false));
@@ -122,7 +155,7 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
 
 #[test]
 fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
-    use flychess_sim::bptt::{gradient, gpu::GpuBackward, Reader};
+    use flychess_sim::bptt::{Reader, gpu::GpuBackward, gradient};
     let all = rows();
     let s = small_brain(5);
     let mut brain = s.brain.clone();
@@ -139,7 +172,8 @@ fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
         let reader = Reader { descending: &s.descending, steps: &s.read_steps };
         let on_cpu = gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window, false);
         let on_gpu = gpu.gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window).unwrap();
-        for (kind, a, b) in [("θ", &on_gpu.theta, &on_cpu.theta), ("α", &on_gpu.alpha, &on_cpu.alpha), ("β", &on_gpu.beta, &on_cpu.beta)] {
+        for (kind, a, b) in [("θ", &on_gpu.theta, &on_cpu.theta), ("α", &on_gpu.alpha, &on_cpu.alpha), ("β", &on_gpu.beta, &on_cpu.beta)]
+        {
             let largest = b.iter().fold(0f32, |m, g| m.max(g.abs()));
             let worst = a.iter().zip(b.iter()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
             assert!(largest > 0.0, "batch {batch}, window {window}: {kind} has a gradient");
@@ -162,7 +196,17 @@ fn a_brain_run_on_the_gpu_follows_the_cpu_run() {
     let mut outcomes = Vec::new();
     for (stem, gpu) in [("cpu", None), ("gpu", Some(&mut trainer))] {
         let mut brain = s.brain.clone();
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: "small", homeostasis: "h", descending: &s.descending, start: ("start", &s.readout), train, val, gpu };
+        let setup = Setup {
+            base: &base,
+            brain: &mut brain,
+            brain_checksum: "small",
+            homeostasis: "h",
+            descending: &s.descending,
+            start: ("start", &s.readout),
+            train,
+            val,
+            gpu,
+        };
         outcomes.push(run::run(setup, &o, &dir.path().join(stem), &AtomicBool::new(false), &|_, _, _| {}).unwrap());
     }
     let moved = |o: &run::Outcome| o.last.brain.theta.iter().zip(&base.theta0).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);

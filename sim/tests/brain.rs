@@ -7,11 +7,11 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use flychess_sim::brain::simulator::Simulator;
-use flychess_sim::brain::{cpu, signal, Brain, STEPS};
+use flychess_sim::brain::{Brain, STEPS, cpu, signal};
 use flychess_sim::calibrate::{self, CalibrationOptions, SIGMA_FLOOR};
-use flychess_sim::chess::{planes, sample_positions, Planes};
-use flychess_sim::connectome::rules::Region;
+use flychess_sim::chess::{Planes, planes, sample_positions};
 use flychess_sim::connectome::Control;
+use flychess_sim::connectome::rules::Region;
 use flychess_sim::store::{self, BrainSpec};
 
 #[path = "../brain/tests/common/mod.rs"]
@@ -251,7 +251,7 @@ fn homeostasis_is_stored_and_tied_to_the_brain() {
 #[test]
 fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     use flychess_sim::cache::{Cache, CacheMeta, Reading};
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     let brain = small_brain(11);
     let rows = &Dataset::load(&shipped_path()).unwrap().rows[..10];
     let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
@@ -272,7 +272,8 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     fresh.fill(&Simulator::Cpu, &brain, &descending, rows, 10, &|_, _| {}, &|| false).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&fresh_path).unwrap(), "resumed = fresh, any batch size");
     // The bytes are the rates: step 12 read back equals the engine's rates to 1/255.
-    let rates = cpu::think(&brain, &rows[..3].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect::<Vec<_>>());
+    let rates =
+        cpu::think(&brain, &rows[..3].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect::<Vec<_>>());
     let last = c.read(0..3, Reading::Step12).unwrap();
     for p in 0..3 {
         for (k, &j) in descending.iter().enumerate() {
@@ -287,7 +288,7 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
 #[test]
 fn each_dataset_has_its_own_dn_cache_and_a_relabelled_one_is_new() {
     use flychess_sim::cache::{Cache, CacheMeta};
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     use flychess_sim::grading::Score;
     let brain = small_brain(12);
     let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
@@ -303,7 +304,11 @@ fn each_dataset_has_its_own_dn_cache_and_a_relabelled_one_is_new() {
     assert_eq!(path(&first), path(&first.clone()), "the same content, the same cache");
     assert_ne!(path(&first), path(&other), "another dataset of the same name and size");
     assert_ne!(path(&first), path(&relabelled), "relabelled under the same name");
-    assert_ne!(meta(&first).path_in(dir.path(), "small"), CacheMeta::new("small-brain", "h2", &first, 40).path_in(dir.path(), "small"), "another homeostasis");
+    assert_ne!(
+        meta(&first).path_in(dir.path(), "small"),
+        CacheMeta::new("small-brain", "h2", &first, 40).path_in(dir.path(), "small"),
+        "another homeostasis"
+    );
     let mut a = Cache::open(&path(&first), meta(&first)).unwrap();
     a.fill(&Simulator::Cpu, &brain, &descending, &first.rows, 3, &|_, _| {}, &|| false).unwrap();
     let before = std::fs::read(path(&first)).unwrap();

@@ -6,7 +6,7 @@ use flychess_sim::burn_fit::FitOn;
 use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
 use flychess_sim::charles::{Charles, CharlesConfig, MoveBatch};
 use flychess_sim::chess::position_from_fen;
-use flychess_sim::data::{shipped_path, Dataset};
+use flychess_sim::data::{Dataset, shipped_path};
 use shakmaty::{Chess, Move, Position};
 
 fn tiny() -> CharlesConfig {
@@ -36,7 +36,17 @@ fn padding_never_changes_a_positions_answer() {
 #[test]
 fn training_lowers_the_loss_and_a_resumed_run_ends_where_an_unbroken_one_does() {
     let dataset = Dataset::load(&shipped_path()).unwrap();
-    let options = TrainOptions { config: tiny(), positions: 64, epochs: 2, batch: 16, learning_rate: 3e-3, warmup: 2, val: 32, val_every: 4, ..Default::default() };
+    let options = TrainOptions {
+        config: tiny(),
+        positions: 64,
+        epochs: 2,
+        batch: 16,
+        learning_rate: 3e-3,
+        warmup: 2,
+        val: 32,
+        val_every: 4,
+        ..Default::default()
+    };
     let dir = tempfile::tempdir().unwrap();
     // Unbroken.
     let whole = RunFiles::of(dir.path(), "whole");
@@ -76,9 +86,10 @@ fn the_seeds_size_is_its_parameter_count() {
 #[test]
 fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_not() {
     use flychess_sim::charles::player::{self, Trained};
-    use flychess_sim::play::{play_game, Dice, Player};
+    use flychess_sim::play::{Dice, Player, play_game};
     let dataset = Dataset::load(&shipped_path()).unwrap();
-    let options = TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };
+    let options =
+        TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };
     let data = tempfile::tempdir().unwrap();
     // Stopped after its first checkpoint: it cannot play yet, and is not listed.
     let c = run::train(&RunFiles::of(data.path(), "mine"), &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| true).unwrap();
@@ -91,7 +102,10 @@ fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_no
     run::train(&RunFiles::of(data.path(), "other"), &dataset, &other, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
     let listed = player::list(data.path());
     assert!(listed.contains(&"mine".to_string()) && listed.contains(&"other".to_string()), "{listed:?}");
-    assert_eq!((player::run_name("charles"), player::run_name("charles:other"), player::run_name("charlie")), (Some("charles"), Some("other"), None));
+    assert_eq!(
+        (player::run_name("charles"), player::run_name("charles:other"), player::run_name("charlie")),
+        (Some("charles"), Some("other"), None)
+    );
     let charles = Trained::load("mine", data.path()).unwrap();
     // Keyed by content: the same weights under another name are the same player, other weights
     // are not.

@@ -1,7 +1,7 @@
 //! The labelled positions shipped in the repo (converted from ../shared/data by `flychess data
 //! import`): complete, split as documented, and the calibration sample taken from TRAIN only.
 
-use flychess_sim::data::{shipped_path, Dataset, HOLD, VAL};
+use flychess_sim::data::{Dataset, HOLD, VAL, shipped_path};
 
 #[test]
 fn the_shipped_dataset_loads_with_its_splits() {

@@ -6,12 +6,12 @@
 
 use flychess_sim::brain::simulator::Simulator;
 use flychess_sim::cache::{Cache, CacheMeta};
-use flychess_sim::calibrate::{fingerprint, CalibrationOptions};
-use flychess_sim::data::{shipped_path, Dataset, HOLD, VAL};
-use flychess_sim::fly::{shipped_dir, Fly};
+use flychess_sim::calibrate::{CalibrationOptions, fingerprint};
+use flychess_sim::data::{Dataset, HOLD, VAL, shipped_path};
+use flychess_sim::fly::{Fly, shipped_dir};
 use flychess_sim::readout::Readout;
 use flychess_sim::store::{self, BrainSpec};
-use flychess_sim::train::{evaluate, fit, FitOptions, Target};
+use flychess_sim::train::{FitOptions, Target, evaluate, fit};
 
 /// Measures a shipped fly from scratch on HOLD with its brain, checks it gives the figures its
 /// file records, and returns (fly, blind) top-1.
@@ -24,13 +24,21 @@ fn measured_on_hold(name: &str, spec: &BrainSpec) -> (f64, f64) {
     let dataset = Dataset::load(&shipped_path()).unwrap();
     let hold = &dataset.rows[..HOLD];
     let dir = tempfile::tempdir().unwrap();
-    let meta = CacheMeta { brain_checksum: loaded.checksum.clone(), homeostasis: fly.meta.homeostasis.clone(), dataset: "hold".into(), descending: loaded.connectome.groups.descending.len() };
+    let meta = CacheMeta {
+        brain_checksum: loaded.checksum.clone(),
+        homeostasis: fly.meta.homeostasis.clone(),
+        dataset: "hold".into(),
+        descending: loaded.connectome.groups.descending.len(),
+    };
     let mut cache = Cache::open(&dir.path().join("hold.dn"), meta).unwrap();
     cache.fill(&Simulator::Cpu, &brain, &loaded.connectome.groups.descending, hold, 32, &|_, _| {}, &|| false).unwrap();
     let hold_t: Vec<Target> = hold.iter().map(|r| Target::of(r).unwrap()).collect();
     let m = evaluate(&fly.readout, &cache.read(0..HOLD, fly.meta.reading).unwrap(), &hold_t);
     let recorded = fly.meta.hold.expect("HOLD figures recorded");
-    assert!((m.top1 - recorded.top1).abs() < 1e-9 && (m.loss - recorded.loss).abs() < 1e-6, "{name}: measured {m:?}, recorded {recorded:?}");
+    assert!(
+        (m.top1 - recorded.top1).abs() < 1e-9 && (m.loss - recorded.loss).abs() < 1e-6,
+        "{name}: measured {m:?}, recorded {recorded:?}"
+    );
     (m.top1, blind_top1())
 }
 
@@ -40,8 +48,10 @@ fn blind_top1() -> f64 {
     *B.get_or_init(|| {
         let dataset = Dataset::load(&shipped_path()).unwrap();
         let target = |r: &[flychess_sim::data::Row]| -> Vec<Target> { r.iter().map(|r| Target::of(r).unwrap()).collect() };
-        let (hold_t, val_t, train_t) = (target(&dataset.rows[..HOLD]), target(&dataset.rows[HOLD..HOLD + VAL]), target(&dataset.rows[HOLD + VAL..]));
-        let (blind, _) = fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false).unwrap();
+        let (hold_t, val_t, train_t) =
+            (target(&dataset.rows[..HOLD]), target(&dataset.rows[HOLD..HOLD + VAL]), target(&dataset.rows[HOLD + VAL..]));
+        let (blind, _) =
+            fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false).unwrap();
         evaluate(&blind, &[], &hold_t).top1
     })
 }
@@ -71,7 +81,10 @@ fn one_batch_imagination_sees_exactly_what_separate_thinks_see() {
     let descending = &loaded.connectome.groups.descending;
     let r = &fly.readout;
     // After 1.e4 e5 (29 moves), and a black middlegame position with captures and checks.
-    for fen in ["rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 b - - 0 7"] {
+    for fen in [
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+        "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 b - - 0 7",
+    ] {
         let pos = position_from_fen(fen).unwrap();
         let p = policy(&pos, &r.heads(&think_features(&brain, &[planes(&pos)], descending, &r.read_steps)[0]));
         let apart = look_ahead(&brain, r, descending, &pos, &p, &[]);
@@ -115,7 +128,11 @@ fn a_search_over_the_flys_top_five_is_deterministic_counts_its_visits_and_takes_
     // find it, the fly's favourite is not it.
     let mate_in_one = position_from_fen("6k1/5ppp/8/8/8/8/q4PPP/3R2K1 w - - 0 1").unwrap();
     let d = Searcher::new(evaluator).decide(Aid::Search { simulations: 16 }, &mate_in_one, &[], None).unwrap();
-    assert!(d.shortlist.contains(&"d1d8".to_string()) && d.shortlist[0] != "d1d8", "the fly shortlists the mate, not first: {:?}", d.shortlist);
+    assert!(
+        d.shortlist.contains(&"d1d8".to_string()) && d.shortlist[0] != "d1d8",
+        "the fly shortlists the mate, not first: {:?}",
+        d.shortlist
+    );
     assert_eq!(d.chosen_uci, "d1d8", "the search played {} from {:?} (visits {:?})", d.chosen_uci, d.shortlist, d.visits);
     let mut after = mate_in_one.clone();
     after.play_unchecked(d.chosen);
@@ -130,11 +147,15 @@ fn a_search_over_the_flys_top_five_is_deterministic_counts_its_visits_and_takes_
 
     /// The keys of every board one move from the start, then the start's own.
     fn d_after_keys(start: &shakmaty::Chess) -> Vec<u64> {
-        let mut keys: Vec<u64> = start.legal_moves().iter().map(|m| {
-            let mut a = start.clone();
-            a.play_unchecked(*m);
-            position_key(&a)
-        }).collect();
+        let mut keys: Vec<u64> = start
+            .legal_moves()
+            .iter()
+            .map(|m| {
+                let mut a = start.clone();
+                a.play_unchecked(*m);
+                position_key(&a)
+            })
+            .collect();
         keys.push(position_key(start));
         keys
     }

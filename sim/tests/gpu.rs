@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use flychess_sim::brain::gpu::{headless_device, GpuEngine};
-use flychess_sim::brain::simulator::{self, read_on_cpu, EngineChoice, Simulator};
-use flychess_sim::brain::{cpu, Brain, Rates, STEPS};
+use flychess_sim::brain::gpu::{GpuEngine, headless_device};
+use flychess_sim::brain::simulator::{self, EngineChoice, Simulator, read_on_cpu};
+use flychess_sim::brain::{Brain, Rates, STEPS, cpu};
 use flychess_sim::calibrate::CalibrationOptions;
-use flychess_sim::chess::{planes, sample_positions, Planes};
+use flychess_sim::chess::{Planes, planes, sample_positions};
 use flychess_sim::store::{self, BrainSpec};
 
 fn engine(brain: &Brain) -> Option<GpuEngine> {
@@ -44,7 +44,7 @@ fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
 
 /// Real positions of the labelled dataset (more than the 512 of the shipped sample).
 fn dataset_boards(n: usize) -> Vec<Planes> {
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     let rows = Dataset::load(&shipped_path()).unwrap().rows;
     rows[..n].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect()
 }
@@ -194,7 +194,11 @@ fn the_readout_reads_only_its_neurons_and_steps_from_the_think_left_on_the_devic
     for p in 0..boards.len() {
         for (s, &t) in steps.iter().enumerate() {
             for (k, &j) in neurons.iter().enumerate() {
-                assert_eq!(read[(p * steps.len() + s) * neurons.len() + k], full.at(t, j as usize, p), "position {p}, step {t}, neuron {j}");
+                assert_eq!(
+                    read[(p * steps.len() + s) * neurons.len() + k],
+                    full.at(t, j as usize, p),
+                    "position {p}, step {t}, neuron {j}"
+                );
             }
         }
     }
@@ -206,7 +210,7 @@ fn the_readout_reads_only_its_neurons_and_steps_from_the_think_left_on_the_devic
 #[test]
 fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     use flychess_sim::cache::{Cache, CacheMeta};
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     use flychess_sim::readout::think_features;
     let brain = common::small_brain::small_brain(21);
     let gpu = match Simulator::choose(EngineChoice::Gpu, &brain) {
@@ -229,7 +233,8 @@ fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     assert!(simulator::installed(&brain).is_none(), "the guard took it out again");
     // The DN cache: the same bytes from either engine, whatever the batch.
     let rows = &Dataset::load(&shipped_path()).unwrap().rows[..30];
-    let meta = CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: descending.len() };
+    let meta =
+        CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: descending.len() };
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("cpu.dn"), dir.path().join("gpu.dn"));
     Cache::open(&a, meta.clone()).unwrap().fill(&Simulator::Cpu, &brain, &descending, rows, 8, &|_, _| {}, &|| false).unwrap();

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use flychess_sim::stockfish::{find_stockfish, Engine, EngineOptions, Limit, Supervised};
 use flychess_sim::grading::Score;
+use flychess_sim::stockfish::{Engine, EngineOptions, Limit, Supervised, find_stockfish};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 

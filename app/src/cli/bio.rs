@@ -5,22 +5,21 @@
 //! trains the seed's variations of the rule from the same untrained mushroom body side by side.
 
 use crate::cli::WhichBrain;
-use clap::{Subcommand};
+use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, DopamineFly};
+use flychess_sim::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
 use flychess_sim::bio::learn::{self, Rule};
 use flychess_sim::bio::measure::{self, EvalSizes};
 use flychess_sim::bio::run::{self, Progress, RunOptions};
 use flychess_sim::bio::{self, BioBrain, Constants};
-use flychess_sim::data::{shipped_path, Dataset, Row};
+use flychess_sim::data::{Dataset, Row, shipped_path};
 use flychess_sim::stats::{self, Estimate};
-
 
 pub use measure::EVAL_SEED;
 
@@ -41,12 +40,20 @@ impl Variation {
 
 fn bar(len: u64, what: &str) -> ProgressBar {
     let b = ProgressBar::new(len);
-    b.set_style(ProgressStyle::with_template(&format!("{what} [{{bar:40}}] {{pos}}/{{len}} {{msg}} eta {{eta}}")).expect("valid template").progress_chars("=> "));
+    b.set_style(
+        ProgressStyle::with_template(&format!("{what} [{{bar:40}}] {{pos}}/{{len}} {{msg}} eta {{eta}}"))
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     b
 }
 
 /// The brain, ready, and the dopamine fly's model on it.
-fn model(which: &WhichBrain, data: &Path, constants: Constants) -> Result<(flychess_sim::connectome::brain_file::Loaded, BioBrain, String)> {
+fn model(
+    which: &WhichBrain,
+    data: &Path,
+    constants: Constants,
+) -> Result<(flychess_sim::connectome::brain_file::Loaded, BioBrain, String)> {
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
@@ -62,7 +69,18 @@ fn fly_path(data: &Path, name: &str) -> PathBuf {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games: bool, every: usize, monitor: usize, seed: u64, variation: &Variation, ship: bool) -> Result<()> {
+pub fn train(
+    which: &WhichBrain,
+    data: &Path,
+    name: &str,
+    lessons: usize,
+    games: bool,
+    every: usize,
+    monitor: usize,
+    seed: u64,
+    variation: &Variation,
+    ship: bool,
+) -> Result<()> {
     flychess_sim::fly::check_name(name)?;
     let path = fly_path(data, name);
     std::fs::create_dir_all(path.parent().expect("flies folder"))?;
@@ -76,7 +94,13 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
         let f = DopamineFly::load(&path)?;
         f.check(&bio)?;
         if f.meta.mode != mode || f.meta.rule != variation.rule || f.meta.seed != seed {
-            return Err(anyhow!("{} was trained another way ({} mode, seed {}, {:?}): choose another name to start afresh", path.display(), f.meta.mode, f.meta.seed, f.meta.rule));
+            return Err(anyhow!(
+                "{} was trained another way ({} mode, seed {}, {:?}): choose another name to start afresh",
+                path.display(),
+                f.meta.mode,
+                f.meta.seed,
+                f.meta.rule
+            ));
         }
         eprintln!("resuming {name} at {} {}", f.meta.lessons.max(f.meta.games), if games { "games" } else { "lessons" });
         f
@@ -85,7 +109,8 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
     };
     let b = bar(lessons as u64, if games { "games" } else { "lessons" });
     b.set_position((fly.meta.lessons + fly.meta.games) as u64);
-    let options = RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::stockfish::find_stockfish(None).ok() };
+    let options =
+        RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::stockfish::find_stockfish(None).ok() };
     let started = Instant::now();
     let at_start = fly.meta.lessons + fly.meta.games;
     run::run(&bio, &mut fly, &dataset, &path, &options, &AtomicBool::new(false), &mut |p| match p {
@@ -93,7 +118,16 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
             b.set_position(done as u64);
             b.set_message(format!("batch right {:.0}% dose {:.2}", 100.0 * batch.pairs_right, batch.mean_dose));
         }
-        Progress::Point(p) => b.suspend(|| eprintln!("  {:>7} {}: VAL pairs right {:.1}% [{:.1}, {:.1}]", p.lessons, if games { "games" } else { "lessons" }, 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high)),
+        Progress::Point(p) => b.suspend(|| {
+            eprintln!(
+                "  {:>7} {}: VAL pairs right {:.1}% [{:.1}, {:.1}]",
+                p.lessons,
+                if games { "games" } else { "lessons" },
+                100.0 * p.pairs_right,
+                100.0 * p.low,
+                100.0 * p.high
+            )
+        }),
         Progress::Game { done, game, opponent, .. } => {
             b.set_position(done as u64);
             b.set_message(format!("{opponent}: score {} in {} plies", game.score, game.plies));
@@ -104,7 +138,13 @@ pub fn train(which: &WhichBrain, data: &Path, name: &str, lessons: usize, games:
     let done = fly.meta.lessons + fly.meta.games - at_start;
     let secs = started.elapsed().as_secs_f64();
     let (unit, per) = if games { ("games", 60.0) } else { ("lessons", 1.0) };
-    println!("{name}: {} {unit} in all ({done} now, {:.1} a {}), saved {}", fly.meta.lessons.max(fly.meta.games), per * done as f64 / secs.max(1e-9), if games { "minute" } else { "second" }, path.display());
+    println!(
+        "{name}: {} {unit} in all ({done} now, {:.1} a {}), saved {}",
+        fly.meta.lessons.max(fly.meta.games),
+        per * done as f64 / secs.max(1e-9),
+        if games { "minute" } else { "second" },
+        path.display()
+    );
     if ship {
         let shipped = flychess_sim::shipped::repository_models().join(format!("{name}.fly"));
         fly.save(&shipped)?;
@@ -120,7 +160,9 @@ fn estimate_json(e: &Estimate) -> serde_json::Value {
 /// A HOLD position with about 30 legal moves (the move-time figure's position).
 fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
     use shakmaty::Position;
-    rows.iter().filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok()).min_by_key(|p| (p.legal_moves().len() as i64 - 30).abs())
+    rows.iter()
+        .filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok())
+        .min_by_key(|p| (p.legal_moves().len() as i64 - 30).abs())
 }
 
 /// The dopamine fly named (else the brain's shipped one, then the user's) and its model.
@@ -129,20 +171,34 @@ fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<
     let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let path = match name {
         Some(n) => flychess_sim::fly::find(n, data)?,
-        None => dopamine_flies(&loaded.checksum, data).into_iter().next().map(|(p, _)| p).ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
+        None => dopamine_flies(&loaded.checksum, data)
+            .into_iter()
+            .next()
+            .map(|(p, _)| p)
+            .ok_or_else(|| anyhow!("no dopamine fly for this brain yet: `flychess bio train --name NAME --lessons N`"))?,
     };
     if !is_dopamine_fly(&path) {
         return Err(anyhow!("{} is not a dopamine fly (`flychess eval` measures readout flies)", path.display()));
     }
     let fly = DopamineFly::load(&path)?;
     let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
-    let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), fly.meta.constants, &|t| b.set_position(t as u64))?;
+    let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), fly.meta.constants, &|t| {
+        b.set_position(t as u64)
+    })?;
     b.finish_and_clear();
     fly.check(&bio)?;
     Ok((fly, bio))
 }
 
-pub fn lesson(which: &WhichBrain, data: &Path, fen: &str, good: Option<&str>, bad: Option<&str>, name: Option<&str>, json: bool) -> Result<()> {
+pub fn lesson(
+    which: &WhichBrain,
+    data: &Path,
+    fen: &str,
+    good: Option<&str>,
+    bad: Option<&str>,
+    name: Option<&str>,
+    json: bool,
+) -> Result<()> {
     use shakmaty::Position;
     let pos = flychess_sim::chess::position_from_fen(fen)?;
     let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
@@ -153,9 +209,12 @@ pub fn lesson(which: &WhichBrain, data: &Path, fen: &str, good: Option<&str>, ba
     let good = match good {
         Some(u) => find(u)?,
         None => {
-            let path = flychess_sim::stockfish::find_stockfish(None).map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
+            let path = flychess_sim::stockfish::find_stockfish(None)
+                .map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
             let mut engine = flychess_sim::stockfish::Engine::start(&path, &flychess_sim::stockfish::EngineOptions::default())?;
-            let uci = engine.best_move(fen, flychess_sim::stockfish::Limit::Depth(12), std::time::Duration::from_secs(30))?.ok_or_else(|| anyhow!("Stockfish found no move"))?;
+            let uci = engine
+                .best_move(fen, flychess_sim::stockfish::Limit::Depth(12), std::time::Duration::from_secs(30))?
+                .ok_or_else(|| anyhow!("Stockfish found no move"))?;
             find(&uci)?
         }
     };
@@ -175,16 +234,33 @@ pub fn lesson(which: &WhichBrain, data: &Path, fen: &str, good: Option<&str>, ba
     let c = flychess_sim::bio::comic::comic(&bio, &fly.m, &l);
     let uci = |m: shakmaty::Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"fly": fly.meta.name, "fen": fen, "good": uci(good), "bad": uci(bad), "comic": c}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"fly": fly.meta.name, "fen": fen, "good": uci(good), "bad": uci(bad), "comic": c})
+            )?
+        );
         return Ok(());
     }
     println!("lesson for {} in {fen}: good {} (sugar), bad {} (shock)", fly.meta.name, uci(good), uci(bad));
-    println!("  Kenyon cells firing: {} after the good move, {} after the bad, {} for both ({} of {} pass the cut)", c.fire_good, c.fire_bad, c.fire_both, c.passing, c.kenyon_cells);
+    println!(
+        "  Kenyon cells firing: {} after the good move, {} after the bad, {} for both ({} of {} pass the cut)",
+        c.fire_good, c.fire_bad, c.fire_both, c.passing, c.kenyon_cells
+    );
     println!("  vote: good {:.4}, bad {:.4}; dose {:.3}", c.vote_good, c.vote_bad, c.dose);
     println!("  the Kenyon cells' share of the MBONs' input at step 12: {:.1} %", 100.0 * c.kenyon_share);
     println!("  MBONs this lesson weakens most:");
     for m in c.mbons.iter().take(8) {
-        println!("    MBON #{:<3} ({}, PAM {:.2}, PPL1 {:.2}): {:+.5} of {:.4} ({:+.3} %)", m.index, if m.valence > 0.0 { "approach" } else { "avoid" }, m.rho_pam, m.rho_ppl1, m.change, m.strength, 100.0 * m.change / m.strength.max(1e-12));
+        println!(
+            "    MBON #{:<3} ({}, PAM {:.2}, PPL1 {:.2}): {:+.5} of {:.4} ({:+.3} %)",
+            m.index,
+            if m.valence > 0.0 { "approach" } else { "avoid" },
+            m.rho_pam,
+            m.rho_ppl1,
+            m.change,
+            m.strength,
+            100.0 * m.change / m.strength.max(1e-12)
+        );
     }
     Ok(())
 }
@@ -267,7 +343,14 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSize
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("dopamine fly {} ({} {}, {} synapses that learn), {} HOLD pairs:", fly.meta.name, fly.meta.lessons.max(fly.meta.games), fly.meta.mode, bio.body.synapses(), hold.len());
+    println!(
+        "dopamine fly {} ({} {}, {} synapses that learn), {} HOLD pairs:",
+        fly.meta.name,
+        fly.meta.lessons.max(fly.meta.games),
+        fly.meta.mode,
+        bio.body.synapses(),
+        hold.len()
+    );
     println!("  pairs right       before {}   after {}   gain {}", before_e.percent(), after_e.percent(), gain.points());
     println!("  flips             {flips} of {} (scored again in another order and batch size)", hold.len());
     println!("  harder pairs      before {}   after {}", hb.percent(), ha.percent());
@@ -291,10 +374,19 @@ fn pilots_list(lessons: usize) -> Vec<Pilot> {
         Pilot { name: "2% of Kenyon cells", variation: share(0.02) },
         Pilot { name: "10% of Kenyon cells", variation: share(0.10) },
         Pilot { name: "learning rate 10x smaller", variation: Variation { eta: Some(0.01), ..Variation::default() } },
-        Pilot { name: "silent cells' synapses get stronger (Berry et al. 2018)", variation: Variation { rule: Rule { strengthen_silent: true, ..Rule::default() }, ..Variation::default() } },
-        Pilot { name: "harder lessons after half", variation: Variation { rule: Rule { harder_after: Some(lessons / 2), ..Rule::default() }, ..Variation::default() } },
+        Pilot {
+            name: "silent cells' synapses get stronger (Berry et al. 2018)",
+            variation: Variation { rule: Rule { strengthen_silent: true, ..Rule::default() }, ..Variation::default() },
+        },
+        Pilot {
+            name: "harder lessons after half",
+            variation: Variation { rule: Rule { harder_after: Some(lessons / 2), ..Rule::default() }, ..Variation::default() },
+        },
         Pilot { name: "3% of Kenyon cells", variation: share(0.03) },
-        Pilot { name: "the dose from its own dopamine neurons, MBON feedback included (Felsenberg et al. 2017)", variation: Variation { rule: Rule { own_dopamine: true, ..Rule::default() }, ..Variation::default() } },
+        Pilot {
+            name: "the dose from its own dopamine neurons, MBON feedback included (Felsenberg et al. 2017)",
+            variation: Variation { rule: Rule { own_dopamine: true, ..Rule::default() }, ..Variation::default() },
+        },
     ]
 }
 
@@ -319,7 +411,14 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         // A pilot run before (the same rule, model and lessons) goes on from its file.
         let mut fly = match DopamineFly::load(&file) {
             Ok(f) if f.check(&bio).is_ok() && f.meta.rule == p.variation.rule && f.meta.lessons <= lessons => f,
-            _ => DopamineFly::newborn(&format!("pilot {}", p.name), &bio, &loaded.connectome.provenance.label(), p.variation.rule, "tutor", 1),
+            _ => DopamineFly::newborn(
+                &format!("pilot {}", p.name),
+                &bio,
+                &loaded.connectome.provenance.label(),
+                p.variation.rule,
+                "tutor",
+                1,
+            ),
         };
         let b = bar(lessons as u64, p.name);
         let options = RunOptions { target: lessons, every: lessons, monitor_pairs: 256, stockfish: None };
@@ -332,7 +431,8 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let after = measure::score(&bio, &fly.m, &hold, 64, &|_| {});
         let hard = measure::score(&bio, &fly.m, &harder, 64, &|_| {});
         let t1 = measure::top1(&bio, &fly.m, &dataset.hold()[..top1.min(dataset.hold().len())], &|_| {})?;
-        let (b_e, a_e, h_e, t_e) = (measure::pairs_right(&before), measure::pairs_right(&after), measure::pairs_right(&hard), stats::rate(t1.0, t1.1));
+        let (b_e, a_e, h_e, t_e) =
+            (measure::pairs_right(&before), measure::pairs_right(&after), measure::pairs_right(&hard), stats::rate(t1.0, t1.1));
         let gain = stats::mean(&measure::right(&after).iter().zip(measure::right(&before)).map(|(a, b)| a - b).collect::<Vec<f64>>());
         let row = serde_json::json!({
             "pilot": p.name, "index": index, "constants": constants, "rule": p.variation.rule, "lessons": lessons,
@@ -340,10 +440,20 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
             "harder_pairs_right": estimate_json(&h_e), "top1": estimate_json(&t_e), "top1_positions": t1.1,
             "seconds": started.elapsed().as_secs_f64(),
         });
-        eprintln!("{:58} {} → {} ({})   harder {}   top-1 {}   ({:.0} s)", p.name, b_e.percent(), a_e.percent(), gain.points(), h_e.percent(), t_e.percent(), started.elapsed().as_secs_f64());
+        eprintln!(
+            "{:58} {} → {} ({})   harder {}   top-1 {}   ({:.0} s)",
+            p.name,
+            b_e.percent(),
+            a_e.percent(),
+            gain.points(),
+            h_e.percent(),
+            t_e.percent(),
+            started.elapsed().as_secs_f64()
+        );
         rows.push(row);
     }
-    let report = serde_json::json!({"lessons": lessons, "pairs": hold.len(), "harder_pairs": harder.len(), "top1_positions": top1, "pilots": rows});
+    let report =
+        serde_json::json!({"lessons": lessons, "pairs": hold.len(), "harder_pairs": harder.len(), "top1_positions": top1, "pilots": rows});
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     }

@@ -3,35 +3,37 @@
 //! generating the stand-in's tables and downloading the release.
 
 use crate::cli::{BrainKind, EngineArgs, Release, WhichBrain};
-use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use flychess_sim::brain::simulator::{EngineChoice, Simulator, read_on_cpu};
+use flychess_sim::brain::{Brain, STEPS, cpu, gpu as gpu_engine, signal as region_signal};
+use flychess_sim::calibrate::CalibrationOptions;
+use flychess_sim::chess::{Planes, planes, sample_positions};
+use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::connectome::download::Outcome;
 use flychess_sim::connectome::release;
 use flychess_sim::connectome::rules::Region;
-use flychess_sim::connectome::{brain_file, synthetic, Control};
-use flychess_sim::brain::simulator::{read_on_cpu, EngineChoice, Simulator};
-use flychess_sim::brain::{cpu, gpu as gpu_engine, signal as region_signal, Brain, STEPS};
-use flychess_sim::calibrate::CalibrationOptions;
-use flychess_sim::chess::{planes, sample_positions, Planes};
-use flychess_sim::connectome::brain_file::Loaded;
+use flychess_sim::connectome::{Control, brain_file, synthetic};
 use flychess_sim::store::{self, BrainSpec, Tables};
-
-
 
 pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
     let tables = match (which.brain, &which.tables) {
         (BrainKind::Flywire783, dir) => Tables::FlyWire { dir: dir.clone() },
         (BrainKind::Standin, None) => Tables::Synthetic { seed: which.seed },
-        (BrainKind::Standin, Some(_)) => return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns")),
+        (BrainKind::Standin, Some(_)) => {
+            return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns"));
+        }
         (BrainKind::Malecns, Some(dir)) => Tables::Release { dir: dir.clone() },
         (BrainKind::Malecns, None) => Tables::Release { dir: store::malecns_dir(data) },
-        (BrainKind::Itself, _) => return Err(anyhow!("--brain needs a value here: flywire783, standin or malecns (only `train --brain` takes none)")),
+        (BrainKind::Itself, _) => {
+            return Err(anyhow!("--brain needs a value here: flywire783, standin or malecns (only `train --brain` takes none)"));
+        }
     };
     let control = match (which.shuffle_wiring, which.lesion.is_empty()) {
         (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),
@@ -168,7 +170,10 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
                 );
             }
         }
-        println!("  descending {}  Kenyon {}  MBON {} ({} approach, {} avoid)  PAM {}  PPL1 {}", info.descending, info.kenyon, info.mbon, info.mbon_approach, info.mbon_avoid, info.pam, info.ppl1);
+        println!(
+            "  descending {}  Kenyon {}  MBON {} ({} approach, {} avoid)  PAM {}  PPL1 {}",
+            info.descending, info.kenyon, info.mbon, info.mbon_approach, info.mbon_avoid, info.pam, info.ppl1
+        );
         match info.eye_to_descending_shortest_path {
             Some(h) => println!("  eye → descending shortest path  {h} synapses"),
             None => println!("  eye → descending shortest path  none (the eye does not reach the descending neurons)"),
@@ -226,7 +231,8 @@ fn download_flywire(dir: &Path, record_url: &str, codex_url: &str, attempts: u32
     use flychess_sim::connectome::flywire_release;
     println!("Downloading FlyWire v783 (the FlyWire Consortium, CC BY-NC 4.0) into {}", dir.display());
     let bar = download_bar();
-    let outcomes = flywire_release::download(dir, record_url, codex_url, attempts, &|file, done, total| show_bytes(&bar, file, done, total));
+    let outcomes =
+        flywire_release::download(dir, record_url, codex_url, attempts, &|file, done, total| show_bytes(&bar, file, done, total));
     bar.finish_and_clear();
     for (file, outcome) in outcomes? {
         match outcome {
@@ -234,7 +240,8 @@ fn download_flywire(dir: &Path, record_url: &str, codex_url: &str, attempts: u32
             Outcome::Fetched { resumes } => println!("  {file} fetched, matches what the server states (resumed {resumes} times)"),
         }
     }
-    std::fs::write(dir.join("LICENSE.md"), flywire_release::LICENCE).with_context(|| format!("writing the licence into {}", dir.display()))?;
+    std::fs::write(dir.join("LICENSE.md"), flywire_release::LICENCE)
+        .with_context(|| format!("writing the licence into {}", dir.display()))?;
     println!("Build it with: flychess brain build --brain flywire783 --tables {}", dir.display());
     Ok(())
 }
@@ -303,9 +310,11 @@ fn think_memory_mb(think: impl FnOnce()) -> Option<f64> {
 fn memory_report(brain: &Brain, boards: &[Planes]) -> serde_json::Value {
     let batch = boards.len();
     let brain_mb = brain.bytes() as f64 / (1024.0 * 1024.0);
-    let two_steps = think_memory_mb(|| cpu::run(brain, boards, |_, r| {
-        std::hint::black_box(r);
-    }));
+    let two_steps = think_memory_mb(|| {
+        cpu::run(brain, boards, |_, r| {
+            std::hint::black_box(r);
+        })
+    });
     let every_step = think_memory_mb(|| {
         std::hint::black_box(cpu::think(brain, boards));
     });
@@ -319,6 +328,9 @@ fn memory_report(brain: &Brain, boards: &[Planes]) -> serde_json::Value {
     })
 }
 
+/// A think that hands each step's rates (step, rates) to the closure it is given.
+type Think<'a> = dyn FnMut(&mut dyn FnMut(usize, &[f32])) + 'a;
+
 /// The engine's two exact shortcuts measured on one position: the blank-board shortcut
 /// (`cpu::BlankShortcut`, every think) and the rows a reader of the descending neurons needs
 /// (`cpu::NeededRows`, what a move's readout runs). Each think is timed against walking every row,
@@ -326,7 +338,7 @@ fn memory_report(brain: &Brain, boards: &[Planes]) -> serde_json::Value {
 fn shortcut_report(brain: &Brain, board: &[Planes], descending: &[u32]) -> serde_json::Value {
     let walked = brain.blank_shortcut().walked_share();
     let needed = brain.needed_rows(descending, STEPS - 4).walked_share();
-    let readout_rates = |f: &mut dyn FnMut(&mut dyn FnMut(usize, &[f32]))| {
+    let readout_rates = |f: &mut Think| {
         let mut kept = Vec::new();
         f(&mut |t, r| {
             if t >= STEPS - 4 {
@@ -378,7 +390,8 @@ fn bench_boards(largest: usize) -> Result<Vec<Planes>> {
     }
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
     let rows = &dataset.rows[..(2 * largest).min(dataset.rows.len())];
-    let boards: Vec<Planes> = rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
+    let boards: Vec<Planes> =
+        rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
     if boards.len() < largest {
         return Err(anyhow!("batch {largest} is more than the {} positions there are", boards.len()));
     }
@@ -547,7 +560,13 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{} — {} neurons, {} connections, {} threads", report["brain"].as_str().unwrap_or(""), brain.neurons, brain.connections(), report["threads"]);
+        println!(
+            "{} — {} neurons, {} connections, {} threads",
+            report["brain"].as_str().unwrap_or(""),
+            brain.neurons,
+            brain.connections(),
+            report["threads"]
+        );
         let gpu_runs = report["gpu"]["runs"].as_array().cloned().unwrap_or_default();
         for r in rows.iter().chain(&gpu_runs) {
             print!(
@@ -578,8 +597,14 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
             }
         }
         for r in report["gpu"]["slab_sweep"].as_array().cloned().unwrap_or_default() {
-            let kernel = if r["one_position_an_invocation"] == true { "one position an invocation" } else { "four positions an invocation" };
-            println!("  gpu  batch {} in slabs of {:>3}, {kernel}: {:>9.1} positions/s", r["batch"], r["slab"], r["positions_per_second"].as_f64().unwrap_or(0.0));
+            let kernel =
+                if r["one_position_an_invocation"] == true { "one position an invocation" } else { "four positions an invocation" };
+            println!(
+                "  gpu  batch {} in slabs of {:>3}, {kernel}: {:>9.1} positions/s",
+                r["batch"],
+                r["slab"],
+                r["positions_per_second"].as_f64().unwrap_or(0.0)
+            );
         }
         if let Some(r) = &report["reference"].as_object() {
             println!(
@@ -664,7 +689,11 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
             }))?
         );
     } else {
-        println!("{}: how much the board moves each region (std of rates across {} positions)", loaded.connectome.provenance.label(), boards.len());
+        println!(
+            "{}: how much the board moves each region (std of rates across {} positions)",
+            loaded.connectome.provenance.label(),
+            boards.len()
+        );
         print!("  {:20}", "step");
         for t in 1..=STEPS {
             print!("{t:>7}");
@@ -692,7 +721,11 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
     if !python.exists() {
         eprintln!("making a Python venv with scipy in {} (once)", venv.display());
         let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().map(|s| s.success()).unwrap_or(false)
-            && Command::new(venv.join("bin").join("pip")).args(["install", "-q", "numpy", "scipy"]).status().map(|s| s.success()).unwrap_or(false);
+            && Command::new(venv.join("bin").join("pip"))
+                .args(["install", "-q", "numpy", "scipy"])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
         if !ok {
             let _ = std::fs::remove_dir_all(&venv);
             return Err(anyhow!("could not make a Python venv with scipy (needs python3 with venv and pip, and PyPI)"));
@@ -726,7 +759,8 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
     }
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let scipy_seconds = answer["seconds_per_think"].as_f64().unwrap_or(f64::NAN);
-    let theirs: Vec<f32> = std::fs::read(d.join("rates.f32"))?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let theirs: Vec<f32> =
+        std::fs::read(d.join("rates.f32"))?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     // The CPU engine on the same boards, timed the same way (one warm-up, then three thinks).
     let mut ours = cpu::think(brain, boards);
     let started = Instant::now();
@@ -754,23 +788,35 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
 }
 
 pub fn data(cmd: DataCommand) -> Result<()> {
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     match cmd {
         DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed } => {
-            use flychess::label::{label, sample, LabelOptions};
+            use flychess::label::{LabelOptions, label, sample};
             let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
             println!("sampling positions from {}…", pgn.display());
             let samples = sample(&pgn, seed)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             let file = out.join("labels.jsonl");
             let total = positions.min(samples.len());
-            println!("{} positions sampled; labelling {total} with {} at depth {depth}, MultiPV {multipv}, {workers} engines", samples.len(), stockfish.display());
+            println!(
+                "{} positions sampled; labelling {total} with {} at depth {depth}, MultiPV {multipv}, {workers} engines",
+                samples.len(),
+                stockfish.display()
+            );
             let bar = ProgressBar::new(total as u64);
-            bar.set_style(ProgressStyle::with_template("labelling [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+            bar.set_style(
+                ProgressStyle::with_template("labelling [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
             let options = LabelOptions { depth, multipv, workers, positions, seed, stockfish };
             let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
-            println!("{done} positions labelled in {} (import with `flychess data import --jsonl {} --out FILE.flyd`)", file.display(), file.display());
+            println!(
+                "{done} positions labelled in {} (import with `flychess data import --jsonl {} --out FILE.flyd`)",
+                file.display(),
+                file.display()
+            );
             Ok(())
         }
         DataCommand::Import { jsonl, out, source, labeller } => {
@@ -810,7 +856,17 @@ pub fn data(cmd: DataCommand) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!("{}: {} positions (HOLD {}, VAL {}, TRAIN {}), {} labelled moves\n  from {}\n  labelled by {}", path.display(), d.rows.len(), d.hold().len(), d.val().len(), d.train().len(), moves, d.meta.source, d.meta.labeller);
+                println!(
+                    "{}: {} positions (HOLD {}, VAL {}, TRAIN {}), {} labelled moves\n  from {}\n  labelled by {}",
+                    path.display(),
+                    d.rows.len(),
+                    d.hold().len(),
+                    d.val().len(),
+                    d.train().len(),
+                    moves,
+                    d.meta.source,
+                    d.meta.labeller
+                );
             }
             Ok(())
         }
@@ -819,14 +875,25 @@ pub fn data(cmd: DataCommand) -> Result<()> {
 
 /// Fills (or resumes) the DN-rate cache of a brain over the shipped dataset.
 /// Returns the cache and the brain file it belongs to.
-pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: Option<usize>, engine: EngineChoice) -> Result<(flychess_sim::cache::Cache, Loaded)> {
+pub fn cache(
+    which: &WhichBrain,
+    data: &Path,
+    positions: Option<usize>,
+    batch: Option<usize>,
+    engine: EngineChoice,
+) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
-    use flychess_sim::data::{shipped_path, Dataset};
+    use flychess_sim::data::{Dataset, shipped_path};
     let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
     let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
-    let meta = CacheMeta::new(&loaded.checksum, &flychess_sim::calibrate::fingerprint(brain.homeostasis()), &dataset, loaded.connectome.groups.descending.len());
+    let meta = CacheMeta::new(
+        &loaded.checksum,
+        &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
+        &dataset,
+        loaded.connectome.groups.descending.len(),
+    );
     let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &spec.name());
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions >= rows.len() {
@@ -837,7 +904,11 @@ pub fn cache(which: &WhichBrain, data: &Path, positions: Option<usize>, batch: O
     let batch = batch.unwrap_or_else(|| sim.preferred_batch());
     eprintln!("thinking on the {}, {batch} positions at a time", sim.describe());
     let bar = ProgressBar::new(rows.len() as u64);
-    bar.set_style(ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_position(cache.positions as u64);
     let started = Instant::now();
     let from = cache.positions;
@@ -878,7 +949,8 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     // The ladder's case: one fly move in each of the games it plays at once, asked for one after
     // another and then all at once from as many threads (their thinks go through the brain together).
     let games = flychess_sim::ladder::LadderOptions::default().workers;
-    let positions: Vec<shakmaty::Chess> = sample_positions().into_iter().skip(300).filter(|p| !p.legal_moves().is_empty()).take(games).collect();
+    let positions: Vec<shakmaty::Chess> =
+        sample_positions().into_iter().skip(300).filter(|p| !p.legal_moves().is_empty()).take(games).collect();
     let one_move = |pos: &shakmaty::Chess| player(None).choose(pos, &[]).map(|_| ());
     let started = Instant::now();
     for pos in &positions {
@@ -888,10 +960,15 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     let start = std::sync::Barrier::new(positions.len());
     let started = Instant::now();
     std::thread::scope(|s| {
-        let moves: Vec<_> = positions.iter().map(|pos| s.spawn(|| {
-            start.wait();
-            one_move(pos)
-        })).collect();
+        let moves: Vec<_> = positions
+            .iter()
+            .map(|pos| {
+                s.spawn(|| {
+                    start.wait();
+                    one_move(pos)
+                })
+            })
+            .collect();
         moves.into_iter().try_for_each(|m| m.join().map_err(|_| anyhow!("a move's thread panicked"))?.map_err(anyhow::Error::from))
     })?;
     let at_once = started.elapsed().as_secs_f64() * 1000.0 / positions.len() as f64;
@@ -909,7 +986,7 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
 /// the app's own renderer on the best adapter (a GPU, else lavapipe), with one real think's rates.
 pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
     use flychess_render::camera::OrbitCamera;
-    use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, Offscreen, Rates, ViewSettings, OFFSCREEN_FORMAT};
+    use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, OFFSCREEN_FORMAT, Offscreen, Rates, ViewSettings};
     let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let rates = cpu::think(&brain, &[planes(&shakmaty::Chess::default())]);
@@ -963,7 +1040,15 @@ pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
     } else {
         println!(
             "{} neurons at {}x{} on {}: {:.2} ms per frame (median {:.2}, min {:.2}, {} frames) = {:.0} frames/s",
-            drawn, size[0], size[1], d.adapter_name, mean, times[times.len() / 2], times[0], times.len(), 1000.0 / mean
+            drawn,
+            size[0],
+            size[1],
+            d.adapter_name,
+            mean,
+            times[times.len() / 2],
+            times[0],
+            times.len(),
+            1000.0 / mean
         );
     }
     Ok(())

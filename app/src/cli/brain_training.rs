@@ -6,23 +6,22 @@
 //! positions beside the fly they started from.
 
 use crate::cli::WhichBrain;
-use clap::{Args};
+use clap::Args;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use flychess_sim::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
-use flychess_sim::bptt::{gradient, Base, Heads, Reader};
+use flychess_sim::bptt::{Base, Heads, Reader, gradient};
 use flychess_sim::calibrate::{self, CalibrationOptions};
-use flychess_sim::data::{shipped_path, Dataset};
+use flychess_sim::data::{Dataset, shipped_path};
 use flychess_sim::fly::{self, Fly};
 use flychess_sim::stats;
 use flychess_sim::train::PositionOutcome;
-
 
 /// What `train --brain` was asked for.
 pub struct BrainJob {
@@ -44,7 +43,11 @@ pub struct BrainJob {
 
 fn bar(total: usize, name: &str) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);
-    bar.set_style(ProgressStyle::with_template("{msg:14} [{bar:30}] {pos}/{len} positions {elapsed} (eta {eta})").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:14} [{bar:30}] {pos}/{len} positions {elapsed} (eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_message(name.to_string());
     bar
 }
@@ -85,7 +88,11 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let (start_name, start) = match &job.start {
         Some(name) => (name.clone(), Fly::load(&fly::find(name, data)?)?),
         None => {
-            let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from; train one with `flychess train --name NAME` or name one with --start"))?;
+            let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
+                anyhow!(
+                    "no readout-only fly for this brain to start from; train one with `flychess train --name NAME` or name one with --start"
+                )
+            })?;
             (name, Fly::load(&path)?)
         }
     };
@@ -98,19 +105,53 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let descending = loaded.connectome.groups.descending.clone();
     let base = Base::of(&brain);
     let dir = flychess_sim::files::DataFolder::at(data).runs().join(&job.name);
-    let options = RunOptions { leash: job.leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
-    let speed = if job.speed_batches.is_empty() { None } else { Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?) };
+    let options = RunOptions {
+        leash: job.leash.clone(),
+        positions: job.positions,
+        batch: job.batch,
+        val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)),
+        val: job.val,
+        seed: job.seed,
+    };
+    let speed = if job.speed_batches.is_empty() {
+        None
+    } else {
+        Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?)
+    };
     let mut gpu = flychess_sim::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
     if let Some(g) = &gpu {
         eprintln!("thinking and sending the error back on {}", g.backward.adapter);
     }
-    let go = |label: &str, stem: &str, options: &RunOptions, brain: &mut flychess_sim::brain::Brain, gpu: Option<&mut flychess_sim::bptt::gpu::GpuTrainer>| -> Result<Outcome> {
+    let go = |label: &str,
+              stem: &str,
+              options: &RunOptions,
+              brain: &mut flychess_sim::brain::Brain,
+              gpu: Option<&mut flychess_sim::bptt::gpu::GpuTrainer>|
+     -> Result<Outcome> {
         let bar = bar(options.positions, label);
-        let setup = Setup { base: &base, brain, brain_checksum: &loaded.checksum, homeostasis: &homeostasis, descending: &descending, start: (&start_name, &start.readout), train, val, gpu };
+        let setup = Setup {
+            base: &base,
+            brain,
+            brain_checksum: &loaded.checksum,
+            homeostasis: &homeostasis,
+            descending: &descending,
+            start: (&start_name, &start.readout),
+            train,
+            val,
+            gpu,
+        };
         let outcome = run::run(setup, options, &dir.join(stem), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {
-                bar.suspend(|| eprintln!("  {label}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", p.positions, p.val.loss, 100.0 * p.val.top1, p.seconds));
+                bar.suspend(|| {
+                    eprintln!(
+                        "  {label}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)",
+                        p.positions,
+                        p.val.loss,
+                        100.0 * p.val.top1,
+                        p.seconds
+                    )
+                });
             }
         })?;
         bar.finish_and_clear();
@@ -120,11 +161,17 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
         return Err(anyhow!("--lr-synapses and --lr-neurons are both 0: that is the readout-only run (drop --brain)"));
     }
     let learned = go("brain", "brain", &options, &mut brain, gpu.as_mut())?;
-    let control = if job.control { Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain, None)?) } else { None };
+    let control = if job.control {
+        Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain, None)?)
+    } else {
+        None
+    };
     let val = &val[..job.val.min(val.len())];
     eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
     let start_state = State { readout: start.readout.clone(), brain: base.start() };
-    let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(&base, brain, state, &descending, rows);
+    let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| {
+        run::outcomes(&base, brain, state, &descending, rows)
+    };
     let mut measured = serde_json::Map::new();
     let start_hold = on(&start_state, hold, &mut brain);
     let start_val = on(&start_state, val, &mut brain);
@@ -135,7 +182,14 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
         let best_hold = on(&o.best, hold, brain);
         let t = &o.timing;
         let changed = o.last.brain.theta.iter().zip(&base.theta0).filter(|(a, b)| a != b).count();
-        let largest = o.last.brain.theta.iter().zip(&base.weight0).map(|(t, w)| (flychess_sim::bptt::softplus(*t as f64) / w.abs() as f64 - 1.0).abs()).fold(0f64, f64::max);
+        let largest = o
+            .last
+            .brain
+            .theta
+            .iter()
+            .zip(&base.weight0)
+            .map(|(t, w)| (flychess_sim::bptt::softplus(*t as f64) / w.abs() as f64 - 1.0).abs())
+            .fold(0f64, f64::max);
         let v = json!({
             "val": figures(&last_val),
             "hold": figures(&last_hold),
@@ -181,16 +235,36 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     if job.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{} on {} ({} positions, batch {}, window {}):", job.name, loaded.connectome.provenance.label(), job.positions, job.batch, job.leash.window);
+        println!(
+            "{} on {} ({} positions, batch {}, window {}):",
+            job.name,
+            loaded.connectome.provenance.label(),
+            job.positions,
+            job.batch,
+            job.leash.window
+        );
         for (who, o) in &summary {
             let top1 = stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>());
             let loss = stats::mean(&o.iter().map(|p| p.loss).collect::<Vec<_>>());
             println!("  {who:<14} HOLD top-1 {}  loss {:.4} [{:.4}, {:.4}]", top1.percent(), loss.value, loss.low, loss.high);
         }
         if let Some(d) = report["runs"].get("brain_minus_readout_only") {
-            println!("  brain − readout only, paired: top-1 {:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * d["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * d["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * d["top1"]["high"].as_f64().unwrap_or(f64::NAN), d["loss"]["value"].as_f64().unwrap_or(f64::NAN), d["loss"]["low"].as_f64().unwrap_or(f64::NAN), d["loss"]["high"].as_f64().unwrap_or(f64::NAN));
+            println!(
+                "  brain − readout only, paired: top-1 {:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]",
+                100.0 * d["top1"]["value"].as_f64().unwrap_or(f64::NAN),
+                100.0 * d["top1"]["low"].as_f64().unwrap_or(f64::NAN),
+                100.0 * d["top1"]["high"].as_f64().unwrap_or(f64::NAN),
+                d["loss"]["value"].as_f64().unwrap_or(f64::NAN),
+                d["loss"]["low"].as_f64().unwrap_or(f64::NAN),
+                d["loss"]["high"].as_f64().unwrap_or(f64::NAN)
+            );
         }
-        println!("  training {:.1} positions/s, forward alone {:.1} positions/s in the same run ({:.2}×)", learned.timing.positions_per_second(), learned.timing.forward_positions_per_second(), report["training_over_forward"].as_f64().unwrap_or(f64::NAN));
+        println!(
+            "  training {:.1} positions/s, forward alone {:.1} positions/s in the same run ({:.2}×)",
+            learned.timing.positions_per_second(),
+            learned.timing.forward_positions_per_second(),
+            report["training_over_forward"].as_f64().unwrap_or(f64::NAN)
+        );
         println!("  checkpoints and curves in {}", dir.display());
     }
     Ok(())
@@ -199,7 +273,15 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
 /// Training against forward speed at each batch size, in one process: a forward pass (the CPU
 /// engine, every step kept, as training runs it; and the engine's usual think with its
 /// blank-board shortcut), and a training step (forward and backward), twice each, the faster kept.
-fn speed_table(base: &Base, brain: &mut flychess_sim::brain::Brain, descending: &[u32], start: &Fly, train: &[flychess_sim::data::Row], batches: &[usize], window: usize) -> Result<serde_json::Value> {
+fn speed_table(
+    base: &Base,
+    brain: &mut flychess_sim::brain::Brain,
+    descending: &[u32],
+    start: &Fly,
+    train: &[flychess_sim::data::Row],
+    batches: &[usize],
+    window: usize,
+) -> Result<serde_json::Value> {
     let p = base.start();
     base.apply(&p, brain);
     let steps = start.readout.read_steps.clone();
@@ -231,7 +313,14 @@ fn speed_table(base: &Base, brain: &mut flychess_sim::brain::Brain, descending: 
         });
         let n = boards.len() as f64;
         let rates_bytes = 12 * brain.neurons * boards.len() * 4;
-        eprintln!("  batch {:>3}: training {:.1} positions/s, forward {:.1} (engine's think {:.1}), {:.2}×", boards.len(), n / step, n / forward, n / think, forward / step);
+        eprintln!(
+            "  batch {:>3}: training {:.1} positions/s, forward {:.1} (engine's think {:.1}), {:.2}×",
+            boards.len(),
+            n / step,
+            n / forward,
+            n / think,
+            forward / step
+        );
         rows.push(json!({
             "batch": boards.len(),
             "training_positions_per_second": n / step,
@@ -253,14 +342,28 @@ pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("gradient check on a small brain ({} neurons, {} connections, {} positions; finite differences of step {:e} in f64, all 12 steps):", report.neurons, report.connections, report.positions, report.finite_difference_step);
-        for (title, rows) in [("finite differences", &report.finite_differences), ("burn autodiff, window 6", &report.burn_window_6), ("burn autodiff, window 12", &report.burn_window_12), ("f32 against f64, window 6", &report.f32_against_f64)] {
+        println!(
+            "gradient check on a small brain ({} neurons, {} connections, {} positions; finite differences of step {:e} in f64, all 12 steps):",
+            report.neurons, report.connections, report.positions, report.finite_difference_step
+        );
+        for (title, rows) in [
+            ("finite differences", &report.finite_differences),
+            ("burn autodiff, window 6", &report.burn_window_6),
+            ("burn autodiff, window 12", &report.burn_window_12),
+            ("f32 against f64, window 6", &report.f32_against_f64),
+        ] {
             println!("  {title}:");
             for k in rows.iter() {
-                println!("    {:<24} {:>4} checked  largest relative error {:.2e}  (largest error / largest gradient {:.2e})", k.kind, k.checked, k.max_relative_error, k.max_error_over_largest);
+                println!(
+                    "    {:<24} {:>4} checked  largest relative error {:.2e}  (largest error / largest gradient {:.2e})",
+                    k.kind, k.checked, k.max_relative_error, k.max_error_over_largest
+                );
             }
         }
-        println!("  {}", if report.passed { "passed: every finite-difference error ≤ 1e-3" } else { "FAILED: a finite-difference error > 1e-3" });
+        println!(
+            "  {}",
+            if report.passed { "passed: every finite-difference error ≤ 1e-3" } else { "FAILED: a finite-difference error > 1e-3" }
+        );
     }
     if report.passed { Ok(()) } else { Err(anyhow!("the gradient check failed")) }
 }
@@ -269,7 +372,15 @@ pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
 /// named, times `brain_scale`).
 fn pilot_leashes(lr_readout: f32, brain_scale: f32) -> Vec<(&'static str, Leash)> {
     use flychess_sim::bptt::run::BrainOptimizer::{Adam, Sgd};
-    let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses: f32, lr_neurons: f32| Leash { window, calm_unreached, brain_optimizer, max_change, lr_synapses: lr_synapses * brain_scale, lr_neurons: lr_neurons * brain_scale, lr_readout };
+    let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses: f32, lr_neurons: f32| Leash {
+        window,
+        calm_unreached,
+        brain_optimizer,
+        max_change,
+        lr_synapses: lr_synapses * brain_scale,
+        lr_neurons: lr_neurons * brain_scale,
+        lr_readout,
+    };
     vec![
         ("readout only (today's fly, the control)", leash(6, false, Adam, None, 0.0, 0.0)),
         ("everything, Adam 1e-5, window 6 (the seed's flag)", leash(6, false, Adam, None, 1e-5, 1e-5)),
@@ -293,10 +404,16 @@ struct PilotBrain {
 }
 
 impl PilotBrain {
-    fn new(spec: &flychess_sim::store::BrainSpec, data: &Path, calm_unreached: bool, hold: &[flychess_sim::data::Row]) -> Result<PilotBrain> {
+    fn new(
+        spec: &flychess_sim::store::BrainSpec,
+        data: &Path,
+        calm_unreached: bool,
+        hold: &[flychess_sim::data::Row],
+    ) -> Result<PilotBrain> {
         let (loaded, mut brain) = crate::cli::brain::ready(spec, data, CalibrationOptions { calm_unreached })?;
         let homeostasis = calibrate::fingerprint(brain.homeostasis());
-        let (start_name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
+        let (start_name, path) =
+            fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
         let start = Fly::load(&path)?;
         let base = Base::of(&brain);
         let start_state = State { readout: start.readout.clone(), brain: base.start() };
@@ -326,8 +443,16 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
         if prepared[calm].is_none() {
             let made = PilotBrain::new(&spec, data, leash.calm_unreached, hold)?;
             if let Some(plain) = prepared[0].as_ref().filter(|_| calm == 1) {
-                let same = plain.start_hold.iter().zip(&made.start_hold).filter(|(a, b)| a.top1 == b.top1 && (a.loss - b.loss).abs() < 1e-6).count();
-                eprintln!("  the start fly on the calm homeostasis: the same answer and loss on {same} of {} HOLD positions", made.start_hold.len());
+                let same = plain
+                    .start_hold
+                    .iter()
+                    .zip(&made.start_hold)
+                    .filter(|(a, b)| a.top1 == b.top1 && (a.loss - b.loss).abs() < 1e-6)
+                    .count();
+                eprintln!(
+                    "  the start fly on the calm homeostasis: the same answer and loss on {same} of {} HOLD positions",
+                    made.start_hold.len()
+                );
             }
             prepared[calm] = Some(made);
         }
@@ -335,18 +460,45 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
         let start_ref = prepared[0].as_ref().map(|p| p.start_hold.clone()).unwrap_or_default();
         let PilotBrain { loaded, brain, homeostasis, start_name, start, base, .. } = prepared[calm].as_mut().expect("made above");
         let descending = &loaded.connectome.groups.descending;
-        let options = RunOptions { leash: leash.clone(), positions: job.positions, batch: job.batch, val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)), val: job.val, seed: job.seed };
+        let options = RunOptions {
+            leash: leash.clone(),
+            positions: job.positions,
+            batch: job.batch,
+            val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)),
+            val: job.val,
+            seed: job.seed,
+        };
         let bar = bar(options.positions, &format!("pilot {k}"));
         eprintln!("pilot {k}: {title}");
-        let setup = Setup { base, brain: &mut *brain, brain_checksum: &loaded.checksum, homeostasis, descending, start: (start_name, &start.readout), train, val, gpu: None };
+        let setup = Setup {
+            base,
+            brain: &mut *brain,
+            brain_checksum: &loaded.checksum,
+            homeostasis,
+            descending,
+            start: (start_name, &start.readout),
+            train,
+            val,
+            gpu: None,
+        };
         let o = run::run(setup, &options, &dir.join(format!("pilot-{k}")), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {
-                bar.suspend(|| eprintln!("  pilot {k}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", p.positions, p.val.loss, 100.0 * p.val.top1, p.seconds));
+                bar.suspend(|| {
+                    eprintln!(
+                        "  pilot {k}: {:>7} positions  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)",
+                        p.positions,
+                        p.val.loss,
+                        100.0 * p.val.top1,
+                        p.seconds
+                    )
+                });
             }
         })?;
         bar.finish_and_clear();
-        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| run::outcomes(base, brain, state, descending, rows);
+        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| {
+            run::outcomes(base, brain, state, descending, rows)
+        };
         let last_hold = on(&o.last, hold, brain);
         let last_val = on(&o.last, &val[..job.val.min(val.len())], brain);
         let control = control_hold.get_or_insert_with(|| last_hold.clone()).clone();
@@ -370,7 +522,19 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
             "  pilot {k}: HOLD top-1 {:.1} %, loss {:.4}; against readout only {}",
             100.0 * t["hold"]["top1"]["value"].as_f64().unwrap_or(f64::NAN),
             t["hold"]["loss"]["value"].as_f64().unwrap_or(f64::NAN),
-            if k == 0 { "—".to_string() } else { format!("{:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]", 100.0 * t["hold_minus_readout_only"]["top1"]["value"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["low"].as_f64().unwrap_or(f64::NAN), 100.0 * t["hold_minus_readout_only"]["top1"]["high"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["value"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["low"].as_f64().unwrap_or(f64::NAN), t["hold_minus_readout_only"]["loss"]["high"].as_f64().unwrap_or(f64::NAN)) }
+            if k == 0 {
+                "—".to_string()
+            } else {
+                format!(
+                    "{:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]",
+                    100.0 * t["hold_minus_readout_only"]["top1"]["value"].as_f64().unwrap_or(f64::NAN),
+                    100.0 * t["hold_minus_readout_only"]["top1"]["low"].as_f64().unwrap_or(f64::NAN),
+                    100.0 * t["hold_minus_readout_only"]["top1"]["high"].as_f64().unwrap_or(f64::NAN),
+                    t["hold_minus_readout_only"]["loss"]["value"].as_f64().unwrap_or(f64::NAN),
+                    t["hold_minus_readout_only"]["loss"]["low"].as_f64().unwrap_or(f64::NAN),
+                    t["hold_minus_readout_only"]["loss"]["high"].as_f64().unwrap_or(f64::NAN)
+                )
+            }
         );
     }
     let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": prepared[0].as_ref().map(|p| figures(&p.start_hold)), "pilots": table, "peak_memory_bytes": peak_memory() });
@@ -389,7 +553,9 @@ pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>,
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let f = match fly_name {
         Some(name) => Fly::load(&fly::find(name, data)?)?,
-        None => Fly::load(&fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no fly for this brain; name one with --fly"))?.1)?,
+        None => {
+            Fly::load(&fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no fly for this brain; name one with --fly"))?.1)?
+        }
     };
     if f.meta.brain_checksum != loaded.checksum {
         return Err(anyhow!("fly {} belongs to another brain ({})", f.meta.name, f.meta.brain));
@@ -397,7 +563,15 @@ pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>,
     let dataset = Dataset::load(&shipped_path())?;
     let target = flychess_sim::bptt::blame::label(fen, None, &dataset.rows)?;
     let base = Base::of(&brain);
-    let b = flychess_sim::bptt::blame::blame(&brain, &base, &f.readout, &loaded.connectome.groups.descending, &loaded.connectome.neurons.region, fen, &target)?;
+    let b = flychess_sim::bptt::blame::blame(
+        &brain,
+        &base,
+        &f.readout,
+        &loaded.connectome.groups.descending,
+        &loaded.connectome.neurons.region,
+        fen,
+        &target,
+    )?;
     let report = b.report(fen);
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);

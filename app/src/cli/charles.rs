@@ -3,20 +3,20 @@
 //! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
 
 use crate::cli::FitOnArg;
-use clap::{Subcommand};
+use clap::Subcommand;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flychess_sim::burn_fit::FitOn;
-use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
 use flychess_sim::charles::Charles;
-use flychess_sim::data::{shipped_path, Dataset};
+use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
+use flychess_sim::data::{Dataset, shipped_path};
 use flychess_sim::readout::Readout;
 use flychess_sim::stats;
-use flychess_sim::train::{outcomes, summarise, FitOptions, PositionOutcome};
+use flychess_sim::train::{FitOptions, PositionOutcome, outcomes, summarise};
 
 use crate::cli::fly::PlayerRow;
 
@@ -26,9 +26,20 @@ pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bo
     let dataset = Dataset::load(&shipped_path())?;
     let files = RunFiles::of(data, name);
     let params = Charles::new(&options.config, &on.device()?).parameters();
-    eprintln!("Charles {name}: {params} parameters ({:?}), {} TRAIN positions × {} epochs, batch {}, on {}", options.config, options.positions, options.epochs, options.batch, on.describe()?);
+    eprintln!(
+        "Charles {name}: {params} parameters ({:?}), {} TRAIN positions × {} epochs, batch {}, on {}",
+        options.config,
+        options.positions,
+        options.epochs,
+        options.batch,
+        on.describe()?
+    );
     let bar = ProgressBar::new(options.steps() as u64);
-    bar.set_style(ProgressStyle::with_template("charles [{bar:40}] step {pos}/{len} {per_sec} eta {eta} {msg}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("charles [{bar:40}] step {pos}/{len} {per_sec} eta {eta} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     if let Some(s) = files.read_state().filter(|s| s.options == options) {
         bar.set_position(s.step as u64);
     }
@@ -40,7 +51,16 @@ pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bo
         &|p, s| {
             bar.set_position(s.step as u64);
             bar.set_message(format!("VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1));
-            bar.suspend(|| eprintln!("  step {:>6}: train loss {:.3}, VAL loss {:.3}, top-1 {:.1} % ({:.0} s)", p.step, p.train_loss, p.val_loss, 100.0 * p.val_top1, p.seconds));
+            bar.suspend(|| {
+                eprintln!(
+                    "  step {:>6}: train loss {:.3}, VAL loss {:.3}, top-1 {:.1} % ({:.0} s)",
+                    p.step,
+                    p.train_loss,
+                    p.val_loss,
+                    100.0 * p.val_top1,
+                    p.seconds
+                )
+            });
         },
         &|| false,
     )?;
@@ -77,10 +97,13 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     let move_ms = started.elapsed().as_secs_f64() * 1000.0 / 16.0;
     // The blind baseline: move popularity only, fitted on the TRAIN positions Charles saw.
     let train_rows = &dataset.train()[..state.options.positions.min(dataset.train().len())];
-    let (train_t, val_t, hold_t) = (crate::cli::fly::targets(train_rows)?, crate::cli::fly::targets(dataset.val())?, crate::cli::fly::targets(dataset.hold())?);
+    let (train_t, val_t, hold_t) =
+        (crate::cli::fly::targets(train_rows)?, crate::cli::fly::targets(dataset.val())?, crate::cli::fly::targets(dataset.hold())?);
     let (blind, _) = crate::cli::fly::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
     let blind = outcomes(&blind, &[], &hold_t);
-    let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>();
+    let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| {
+        o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>()
+    };
     let (c, b) = (summarise(&charles), summarise(&blind));
     let row = |o: &[flychess_sim::train::PositionOutcome]| {
         let (t, g) = (stats::rate_of(&hits(o, false)), stats::rate_of(&hits(o, true)));
@@ -92,7 +115,8 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     let fly = fly_on_hold(which, data, &dataset)?;
     let mut players = Vec::new();
     if let Some((fly_name, fly_o)) = &fly {
-        players = vec![PlayerRow::of("fly", fly_o, fly_o), PlayerRow::of("charles", &charles, fly_o), PlayerRow::of("blind", &blind, fly_o)];
+        players =
+            vec![PlayerRow::of("fly", fly_o, fly_o), PlayerRow::of("charles", &charles, fly_o), PlayerRow::of("blind", &blind, fly_o)];
         if !json {
             println!("the fly {fly_name} beside Charles on the same HOLD positions (fly − this, paired):");
             for p in &players {
@@ -116,9 +140,25 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("Charles {name} ({} parameters, {} TRAIN positions, {:.0} s of training) on {} HOLD positions:", state.parameters, train_rows.len(), state.seconds, hold.len());
-        println!("  charles  top-1 {}  good {}  loss {:.3}", stats::rate_of(&hits(&charles, false)).percent(), stats::rate_of(&hits(&charles, true)).percent(), c.loss);
-        println!("  blind    top-1 {}  good {}  loss {:.3}", stats::rate_of(&hits(&blind, false)).percent(), stats::rate_of(&hits(&blind, true)).percent(), b.policy_loss);
+        println!(
+            "Charles {name} ({} parameters, {} TRAIN positions, {:.0} s of training) on {} HOLD positions:",
+            state.parameters,
+            train_rows.len(),
+            state.seconds,
+            hold.len()
+        );
+        println!(
+            "  charles  top-1 {}  good {}  loss {:.3}",
+            stats::rate_of(&hits(&charles, false)).percent(),
+            stats::rate_of(&hits(&charles, true)).percent(),
+            c.loss
+        );
+        println!(
+            "  blind    top-1 {}  good {}  loss {:.3}",
+            stats::rate_of(&hits(&blind, false)).percent(),
+            stats::rate_of(&hits(&blind, true)).percent(),
+            b.policy_loss
+        );
         println!("  charles − blind: top-1 {}, good {}; one move {move_ms:.1} ms", minus_top1.points(), minus_good.points());
     }
     Ok(())

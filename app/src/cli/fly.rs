@@ -5,23 +5,23 @@
 
 use crate::cli::brain_training::BrainTrainArgs;
 use crate::cli::{EngineArgs, FitArgs, WhichBrain};
-use std::path::PathBuf;
-use clap::{Args};
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::cache::Reading;
-use flychess_sim::data::{shipped_path, Dataset, Row, HOLD, VAL};
-use flychess_sim::bio::file::DopamineFly;
+use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
 use flychess_sim::stats;
-use flychess_sim::train::{board_features, fit, outcomes, summarise, FitOptions, Metrics, PassRecord, PositionOutcome, Target};
+use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
 
 use flychess::profiling::games_file;
 
@@ -52,21 +52,50 @@ fn pass_line(name: &str, p: &PassRecord) -> String {
 }
 
 /// Fits with a pass-by-pass progress line (the controls `eval` fits beside a fly).
-pub(crate) fn fit_logged(name: &str, options: &FitOptions, start: &Readout, train: (&[f32], &[Target]), val: (&[f32], &[Target])) -> Result<(Readout, Metrics)> {
+pub(crate) fn fit_logged(
+    name: &str,
+    options: &FitOptions,
+    start: &Readout,
+    train: (&[f32], &[Target]),
+    val: (&[f32], &[Target]),
+) -> Result<(Readout, Metrics)> {
     let bar = ProgressBar::new(options.max_passes as u64);
-    bar.set_style(ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:12} pass {pos:>2}/{len} [{bar:30}] {elapsed} {wide_msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_message(name.to_string());
     bar.suspend(|| eprintln!("{name}: fitting on {}", options.on.describe().unwrap_or_else(|e| e.to_string())));
-    let fitted = fit(start, train.0, train.1, val.0, val.1, options, &mut |p: &PassRecord, _| {
-        bar.set_position(p.pass as u64);
-        bar.suspend(|| eprintln!("{}", pass_line(name, p)));
-    }, &|| false);
+    let fitted = fit(
+        start,
+        train.0,
+        train.1,
+        val.0,
+        val.1,
+        options,
+        &mut |p: &PassRecord, _| {
+            bar.set_position(p.pass as u64);
+            bar.suspend(|| eprintln!("{}", pass_line(name, p)));
+        },
+        &|| false,
+    );
     bar.finish_and_clear();
     Ok(fitted?)
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn train(which: &WhichBrain, data: &Path, name: &str, positions: Option<usize>, read: &[usize], ship: bool, options: &FitOptions, lessons: f64, engine: EngineChoice) -> Result<()> {
+pub fn train(
+    which: &WhichBrain,
+    data: &Path,
+    name: &str,
+    positions: Option<usize>,
+    read: &[usize],
+    ship: bool,
+    options: &FitOptions,
+    lessons: f64,
+    engine: EngineChoice,
+) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
     let spec = crate::cli::brain::spec(which, data)?;
@@ -151,7 +180,16 @@ impl PlayerRow {
 /// The control with the brain's wiring shuffled (seed 1): its DN-rate cache (made once, kept in
 /// DATA/cache) and a readout fitted on it exactly as the fly's, measured on HOLD.
 #[allow(clippy::too_many_arguments)]
-fn shuffled_control(which: &WhichBrain, data: &Path, n: usize, reading: Reading, options: &FitOptions, hold_t: &[Target], val_t: &[Target], train_t: &[Target]) -> Result<Vec<PositionOutcome>> {
+fn shuffled_control(
+    which: &WhichBrain,
+    data: &Path,
+    n: usize,
+    reading: Reading,
+    options: &FitOptions,
+    hold_t: &[Target],
+    val_t: &[Target],
+    train_t: &[Target],
+) -> Result<Vec<PositionOutcome>> {
     let mut shuffled = which.clone();
     shuffled.shuffle_wiring = Some(1);
     eprintln!("shuffled wiring: caching the DN rates of the same brain with its connections handed out again (seed 1)");
@@ -163,7 +201,15 @@ fn shuffled_control(which: &WhichBrain, data: &Path, n: usize, reading: Reading,
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Option<usize>, json: bool, options: &FitOptions, controls: bool) -> Result<()> {
+pub fn eval(
+    which: &WhichBrain,
+    data: &Path,
+    name: Option<&str>,
+    positions: Option<usize>,
+    json: bool,
+    options: &FitOptions,
+    controls: bool,
+) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
     let (name, f) = match name {
@@ -173,7 +219,11 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
             // Only the brain's id is needed here (the cache below loads it with its homeostasis).
             let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
             let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
-                anyhow!("no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly", loaded.connectome.provenance.label(), &loaded.checksum[..12])
+                anyhow!(
+                    "no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly",
+                    loaded.connectome.provenance.label(),
+                    &loaded.checksum[..12]
+                )
             })?;
             (name, Fly::load(&path)?)
         }
@@ -182,7 +232,12 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
     let (cache, loaded) = crate::cli::brain::cache(which, data, Some(n), None, EngineChoice::Auto)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
-        return Err(anyhow!("fly {name} belongs to brain {} ({}), not to the brain asked for ({})", f.meta.brain, &f.meta.brain_checksum[..12], &cache.meta.brain_checksum[..12]));
+        return Err(anyhow!(
+            "fly {name} belongs to brain {} ({}), not to the brain asked for ({})",
+            f.meta.brain,
+            &f.meta.brain_checksum[..12],
+            &cache.meta.brain_checksum[..12]
+        ));
     }
     let rows = &dataset.rows[..n];
     let (hold_rows, val_rows, train_rows) = (&rows[..HOLD], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
@@ -194,7 +249,8 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
     let blind_o = outcomes(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
-    let planes = |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
+    let planes =
+        |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
     let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t))?;
     let board_o = outcomes(&board, &planes(hold_rows)?, &hold_t);
@@ -208,7 +264,11 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &fly_x, hold_rows)?;
     let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
-    let mut table = vec![PlayerRow::of("fly", &fly_o, &fly_o), PlayerRow::of("blind", &blind_o, &fly_o), PlayerRow::of("board-linear", &board_o, &fly_o)];
+    let mut table = vec![
+        PlayerRow::of("fly", &fly_o, &fly_o),
+        PlayerRow::of("blind", &blind_o, &fly_o),
+        PlayerRow::of("board-linear", &board_o, &fly_o),
+    ];
     if let Some(o) = &shuffled_o {
         table.push(PlayerRow::of("shuffled wiring", o, &fly_o));
     }
@@ -232,13 +292,20 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, positions: Opti
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{name} ({}) on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions; 95 % intervals:", f.meta.brain, train_rows.len());
+        println!(
+            "{name} ({}) on HOLD ({HOLD} positions), controls fitted on the same {} TRAIN positions; 95 % intervals:",
+            f.meta.brain,
+            train_rows.len()
+        );
         for row in &table {
             println!("{}", row.line());
         }
         println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * random_top1);
         if won > 0 {
-            println!("  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)", 100.0 * fastest as f64 / won as f64);
+            println!(
+                "  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)",
+                100.0 * fastest as f64 / won as f64
+            );
         }
     }
     Ok(())
@@ -255,7 +322,14 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
     let mut won = 0;
     let mut found = 0;
     for (i, row) in rows.iter().enumerate() {
-        let quickest = row.moves.iter().filter_map(|m| match m.score { Score::Mate(n) if n > 0 => Some(n), _ => None }).min();
+        let quickest = row
+            .moves
+            .iter()
+            .filter_map(|m| match m.score {
+                Score::Mate(n) if n > 0 => Some(n),
+                _ => None,
+            })
+            .min();
         let Some(q) = quickest else { continue };
         won += 1;
         let pos = position_from_fen(&row.fen)?;
@@ -312,7 +386,14 @@ const ANALYSE_BATCH: usize = 32;
 /// fly's tuned weight when W is not given) with the value it saw after each move. A file is
 /// streamed ANALYSE_BATCH positions at a time, one JSON value per position as it goes (JSON
 /// lines); a line that is not a FEN is reported with its number and the rest go on.
-pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions, json: bool, imagination: Option<Option<f32>>) -> Result<()> {
+pub fn analyse(
+    which: &WhichBrain,
+    data: &Path,
+    name: &str,
+    positions: Positions,
+    json: bool,
+    imagination: Option<Option<f32>>,
+) -> Result<()> {
     use flychess_sim::chess::{planes, position_from_fen};
     use flychess_sim::play::think_and_look_ahead;
     use flychess_sim::readout::{choose, policy, think_features};
@@ -378,12 +459,24 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
         } else if let Some(e) = v["error"].as_str() {
             writeln!(o, "line {}: {e}", v["line"])?;
         } else {
-            writeln!(o, "{}  value {:+.2}  plays {}", v["fen"].as_str().unwrap_or(""), v["value"].as_f64().unwrap_or(0.0), v["chosen"].as_str().unwrap_or("-"))?;
+            writeln!(
+                o,
+                "{}  value {:+.2}  plays {}",
+                v["fen"].as_str().unwrap_or(""),
+                v["value"].as_f64().unwrap_or(0.0),
+                v["chosen"].as_str().unwrap_or("-")
+            )?;
             if let Some(i) = v.get("imagination") {
                 writeln!(o, "  with imagination (w = {}) plays {}", i["weight"], i["chosen"].as_str().unwrap_or("-"))?;
             }
             for m in v["moves"].as_array().into_iter().flatten().take(8) {
-                writeln!(o, "  {:8} {:6} {:5.1}%", m["san"].as_str().unwrap_or(""), m["uci"].as_str().unwrap_or(""), 100.0 * m["probability"].as_f64().unwrap_or(0.0))?;
+                writeln!(
+                    o,
+                    "  {:8} {:6} {:5.1}%",
+                    m["san"].as_str().unwrap_or(""),
+                    m["uci"].as_str().unwrap_or(""),
+                    100.0 * m["probability"].as_f64().unwrap_or(0.0)
+                )?;
             }
         }
         Ok(())
@@ -391,7 +484,11 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
     let mut batch: Vec<(usize, String, shakmaty::Chess)> = Vec::with_capacity(ANALYSE_BATCH);
     let flush = |batch: &mut Vec<(usize, String, shakmaty::Chess)>, emit: &mut dyn FnMut(serde_json::Value) -> Result<()>| -> Result<()> {
         // Plain: the batch thinks as one; with imagination each position thinks with its boards after.
-        let features = if weight.is_none() { think_features(&brain, &batch.iter().map(|(_, _, p)| planes(p)).collect::<Vec<_>>(), descending, &f.readout.read_steps) } else { Vec::new() };
+        let features = if weight.is_none() {
+            think_features(&brain, &batch.iter().map(|(_, _, p)| planes(p)).collect::<Vec<_>>(), descending, &f.readout.read_steps)
+        } else {
+            Vec::new()
+        };
         for (k, (line, fen, pos)) in batch.drain(..).enumerate() {
             emit(describe(line, &fen, &pos, features.get(k).map(Vec::as_slice)))?;
         }
@@ -425,7 +522,11 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
         }
     }
     flush(&mut batch, &mut emit)?;
-    eprintln!("{done} positions in {:.1} s ({ANALYSE_BATCH} at a time){}", started.elapsed().as_secs_f64(), if bad > 0 { format!("; {bad} lines could not be read (listed above)") } else { String::new() });
+    eprintln!(
+        "{done} positions in {:.1} s ({ANALYSE_BATCH} at a time){}",
+        started.elapsed().as_secs_f64(),
+        if bad > 0 { format!("; {bad} lines could not be read (listed above)") } else { String::new() }
+    );
     if bad > 0 {
         return Err(anyhow!("{bad} of {} lines were not positions in play", done + bad));
     }
@@ -434,9 +535,18 @@ pub fn analyse(which: &WhichBrain, data: &Path, name: &str, positions: Positions
 
 /// `flychess play`: games between flies, Charles, the random and greedy movers and Stockfish.
 #[allow(clippy::too_many_arguments)]
-pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: usize, seed: u64, json: bool, imagination: Option<f32>) -> Result<()> {
-    use flychess_sim::stockfish::{find_stockfish, EngineOptions, Limit, Supervised};
-    use flychess_sim::play::{play_game, Dice, Player};
+pub fn play(
+    which: &WhichBrain,
+    data: &Path,
+    white: &str,
+    black: &str,
+    games: usize,
+    seed: u64,
+    json: bool,
+    imagination: Option<f32>,
+) -> Result<()> {
+    use flychess_sim::play::{Dice, Player, play_game};
+    use flychess_sim::stockfish::{EngineOptions, Limit, Supervised, find_stockfish};
     let spec = crate::cli::brain::spec(which, data)?;
     let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
     let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p) && charles_of(p).is_none());
@@ -446,7 +556,11 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
             charles.insert(name.to_string(), flychess_sim::charles::player::Trained::load(&run, data)?);
         }
     }
-    let prepared = if needs_brain { Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?) } else { None };
+    let prepared = if needs_brain {
+        Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
+    } else {
+        None
+    };
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some((loaded, _)) = &prepared
@@ -505,11 +619,14 @@ pub fn play(which: &WhichBrain, data: &Path, white: &str, black: &str, games: us
         records.push(rec);
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({
-            "player": white, "opponent": black, "games": games, "wins": w, "draws": d, "losses": l,
-            "score": (w as f64 + 0.5 * d as f64) / games.max(1) as f64,
-            "records": records,
-        }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "player": white, "opponent": black, "games": games, "wins": w, "draws": d, "losses": l,
+                "score": (w as f64 + 0.5 * d as f64) / games.max(1) as f64,
+                "records": records,
+            }))?
+        );
     } else {
         println!("{white} against {black}: +{w} ={d} -{l}");
     }
@@ -534,7 +651,13 @@ fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
 
 /// The dopamine flies of the brain that think on one model (the first's constants; others are
 /// said and left out), and that model.
-fn dopamine_of_brain(spec: &flychess_sim::store::BrainSpec, data: &Path, loaded: &flychess_sim::connectome::brain_file::Loaded, brain: &flychess_sim::brain::Brain, wanted: Option<Vec<DopamineFly>>) -> Result<(Vec<DopamineFly>, Option<flychess_sim::bio::BioBrain>)> {
+fn dopamine_of_brain(
+    spec: &flychess_sim::store::BrainSpec,
+    data: &Path,
+    loaded: &flychess_sim::connectome::brain_file::Loaded,
+    brain: &flychess_sim::brain::Brain,
+    wanted: Option<Vec<DopamineFly>>,
+) -> Result<(Vec<DopamineFly>, Option<flychess_sim::bio::BioBrain>)> {
     let all = match wanted {
         Some(w) => w,
         None => flychess_sim::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().map(|(_, f)| f).collect(),
@@ -572,7 +695,11 @@ fn anchor_elo(stockfish: &Path) -> Result<f64> {
 
 fn game_bar() -> ProgressBar {
     let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("games [{bar:40}] {pos}/{len} {elapsed}/{eta} {wide_msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar
 }
 
@@ -588,10 +715,19 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
 #[allow(clippy::too_many_arguments)]
-pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: bool, seed: u64, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::stockfish::find_stockfish;
+pub fn rate(
+    which: &WhichBrain,
+    data: &Path,
+    games: usize,
+    quick: bool,
+    aided: bool,
+    seed: u64,
+    json: bool,
+    engine: EngineChoice,
+) -> Result<()> {
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
+    use flychess_sim::stockfish::find_stockfish;
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
     let spec = crate::cli::brain::spec(which, data)?;
@@ -654,14 +790,16 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: b
     bar.finish_and_clear();
     // The harness check: the first fly (deterministic) against itself, dice by colour.
     let first = &flies[0];
-    let (harness_share, harness_games) = ladder::harness_check(&Entrant::fly(first, None), Some(&kit), &options, options.games.div_ceil(2))?;
+    let (harness_share, harness_games) =
+        ladder::harness_check(&Entrant::fly(first, None), Some(&kit), &options, options.games.div_ceil(2))?;
     // The clone test: two sampling copies with independent dice, at least 20 pairs.
     let clone_options = LadderOptions { games: options.games.max(40), ..options.clone() };
     let sampling = Entrant::sampling(first);
     let clone = ladder::clone_test(&sampling, Some(&kit), &clone_options, &games_file(data, "clone-", &loaded.checksum, &clone_options))?;
     let anchor = Entrant::Stockfish { random_share: 0.0 }.id();
     let current: std::collections::HashSet<String> = entrants.iter().map(Entrant::id).collect();
-    let aided_ids: std::collections::HashSet<String> = entrants.iter().filter(|e| matches!(e, Entrant::Aided { .. })).map(Entrant::id).collect();
+    let aided_ids: std::collections::HashSet<String> =
+        entrants.iter().filter(|e| matches!(e, Entrant::Aided { .. })).map(Entrant::id).collect();
     let mut ratings = ladder::ratings(&rows, &anchor, anchor_elo, 300, seed);
     ratings.sort_by(|a, b| b.elo.total_cmp(&a.elo));
     let by_player = ladder::endings_by_player(&rows);
@@ -708,7 +846,12 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: b
         println!("{text}");
         return Ok(());
     }
-    println!("{} games ({} per pairing), anchor {anchor} = {anchor_elo:.0}; saved {}", rows.len(), options.games, data.join("ratings.json").display());
+    println!(
+        "{} games ({} per pairing), anchor {anchor} = {anchor_elo:.0}; saved {}",
+        rows.len(),
+        options.games,
+        data.join("ratings.json").display()
+    );
     println!(
         "harness check: {} against itself (dice by colour) scored {:.1}% over {} games{}",
         first.meta.name,
@@ -729,10 +872,21 @@ pub fn rate(which: &WhichBrain, data: &Path, games: usize, quick: bool, aided: b
     for p in ladder::pairing_results(&rows) {
         println!("  {:32} – {:32} {:>2}-{:>2}-{:>2}  {:5.1}%", p.first, p.second, p.wins, p.draws, p.losses, 100.0 * p.score);
     }
-    println!("ratings (95% intervals{}):", if options.games < 10 { "; with so few games a pairing they are too narrow to trust: run the full ladder" } else { "" });
+    println!(
+        "ratings (95% intervals{}):",
+        if options.games < 10 { "; with so few games a pairing they are too narrow to trust: run the full ladder" } else { "" }
+    );
     for r in &ratings {
         let old = if current.contains(&r.id) { String::new() } else { format!("  (an earlier version, {})", &r.id[..8.min(r.id.len())]) };
-        println!("  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%{old}", r.name, r.elo, r.low, r.high, r.games, 100.0 * r.score);
+        println!(
+            "  {:32} {:>6.0}  [{:>5.0}, {:>5.0}]  {:>3} games, score {:.0}%{old}",
+            r.name,
+            r.elo,
+            r.low,
+            r.high,
+            r.games,
+            100.0 * r.score
+        );
         if let Some(e) = by_player.get(&r.id) {
             let ends: Vec<String> = e.iter().map(|(k, v)| format!("{k} {v}")).collect();
             println!("  {:32} ended: {}", "", ends.join(", "));
@@ -757,7 +911,8 @@ enum Named {
 
 /// What named players bring to a `FlyKit`: the flies with the entrant each plays as, the dopamine
 /// flies, the Charles runs (rungs bring nothing).
-type KitParts = (Vec<(Fly, Vec<flychess_sim::ladder::Entrant>)>, Vec<DopamineFly>, Vec<std::sync::Arc<flychess_sim::charles::player::Trained>>);
+type KitParts =
+    (Vec<(Fly, Vec<flychess_sim::ladder::Entrant>)>, Vec<DopamineFly>, Vec<std::sync::Arc<flychess_sim::charles::player::Trained>>);
 
 fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e flychess_sim::ladder::Entrant)>) -> KitParts {
     let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
@@ -789,7 +944,8 @@ fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) 
     if let Some((base, suffix)) = name.rsplit_once('+')
         && suffix != "imagination"
     {
-        let aid = Aid::parse(suffix).ok_or_else(|| anyhow!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)"))??;
+        let aid =
+            Aid::parse(suffix).ok_or_else(|| anyhow!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)"))??;
         let (base_entrant, named) = entrant_named(base, data, checksum, ready)?;
         let (entrant, named) = match named {
             Named::Fly(f) => {
@@ -804,10 +960,14 @@ fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) 
             }
             Named::Charles(c) => {
                 if matches!(aid, Aid::Judge { .. }) {
-                    return Err(anyhow!("{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"));
+                    return Err(anyhow!(
+                        "{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"
+                    ));
                 }
                 let c_sum = checksum.ok_or_else(|| anyhow!("{name} needs a brain whose fly values its boards"))?;
-                let (_, path) = fly::trained_for(c_sum, data).ok_or_else(|| anyhow!("{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`"))?;
+                let (_, path) = fly::trained_for(c_sum, data).ok_or_else(|| {
+                    anyhow!("{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`")
+                })?;
                 let f = Fly::load(&path)?;
                 (Entrant::aided(base_entrant, aid, Some(&f))?, Named::ValuedCharles(c, f))
             }
@@ -850,7 +1010,17 @@ fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) 
 /// Elo difference with its 95 % interval from the pentanomial pair scores, optionally as a
 /// sequential test (SPRT) that stops at Wald's bounds. Resumable (DATA/ladder/duel-…).
 #[allow(clippy::too_many_arguments)]
-pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, seed: u64, sprt: Option<flychess_sim::duel::Sprt>, json: bool, engine: EngineChoice) -> Result<()> {
+pub fn duel(
+    which: &WhichBrain,
+    data: &Path,
+    a: &str,
+    b: &str,
+    games: usize,
+    seed: u64,
+    sprt: Option<flychess_sim::duel::Sprt>,
+    json: bool,
+    engine: EngineChoice,
+) -> Result<()> {
     use flychess_sim::duel::Duel;
     use flychess_sim::ladder::{self, FlyKit, LadderOptions};
     let prepared = if ladder::Entrant::names_rung(a) && ladder::Entrant::names_rung(b) {
@@ -877,7 +1047,9 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
     };
     let (kit_flies, dopamine, charles) = kit_parts([(first_fly, &first), (second_fly, &second)]);
     let bio = match (&prepared, dopamine.is_empty()) {
-        (Some((loaded, brain)), false) => dopamine_of_brain(&crate::cli::brain::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
+        (Some((loaded, brain)), false) => {
+            dopamine_of_brain(&crate::cli::brain::spec(which, data)?, data, loaded, brain, Some(dopamine.clone()))?.1
+        }
         _ => None,
     };
     let kit = match &prepared {
@@ -931,9 +1103,34 @@ pub fn duel(which: &WhichBrain, data: &Path, a: &str, b: &str, games: usize, see
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("{} against {}: +{wins} ={} -{losses} over {} games ({} pairs)", first.name(), second.name(), rows.len() - wins - losses, rows.len(), d.pairs);
-    println!("  score {:.1}% [{:.1}, {:.1}], Elo difference {:+.0} [{:+.0}, {:+.0}] (95% intervals, pentanomial {:?})", 100.0 * d.score, 100.0 * d.score_low, 100.0 * d.score_high, d.elo, d.elo_low, d.elo_high, d.pentanomial);
-    println!("  {}", if d.holds_even() { "no difference shown: the interval holds 50%" } else if d.score > 0.5 { "the first is stronger" } else { "the second is stronger" });
+    println!(
+        "{} against {}: +{wins} ={} -{losses} over {} games ({} pairs)",
+        first.name(),
+        second.name(),
+        rows.len() - wins - losses,
+        rows.len(),
+        d.pairs
+    );
+    println!(
+        "  score {:.1}% [{:.1}, {:.1}], Elo difference {:+.0} [{:+.0}, {:+.0}] (95% intervals, pentanomial {:?})",
+        100.0 * d.score,
+        100.0 * d.score_low,
+        100.0 * d.score_high,
+        d.elo,
+        d.elo_low,
+        d.elo_high,
+        d.pentanomial
+    );
+    println!(
+        "  {}",
+        if d.holds_even() {
+            "no difference shown: the interval holds 50%"
+        } else if d.score > 0.5 {
+            "the first is stronger"
+        } else {
+            "the second is stronger"
+        }
+    );
     if let (Some(t), Some(s)) = (sprt, &state) {
         println!("  SPRT [{:.0}, {:.0}] Elo: LLR {:.2} in [{:.2}, {:.2}] → {}", t.elo0, t.elo1, s.llr, s.lower, s.upper, s.verdict);
     }
@@ -949,7 +1146,13 @@ struct ImaginationHits {
     weights: Vec<(usize, usize)>,
 }
 
-fn imagination_hits(brain: &flychess_sim::brain::Brain, f: &Fly, descending: &[u32], rows: &[Row], bar: &ProgressBar) -> Result<ImaginationHits> {
+fn imagination_hits(
+    brain: &flychess_sim::brain::Brain,
+    f: &Fly,
+    descending: &[u32],
+    rows: &[Row],
+    bar: &ProgressBar,
+) -> Result<ImaginationHits> {
     use flychess_sim::chess::position_from_fen;
     use flychess_sim::play::think_and_look_ahead;
     let mut out = ImaginationHits { plain: (0, 0), weights: vec![(0, 0); IMAGINATION_WEIGHTS.len()] };
@@ -987,13 +1190,19 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     let (val_rows, hold_rows) = (&dataset.val()[..n], &dataset.hold()[..n]);
     let descending = &loaded.connectome.groups.descending;
     let bar = ProgressBar::new(2 * n as u64);
-    bar.set_style(ProgressStyle::with_template("imagining [{bar:40}] {pos}/{len} positions (VAL, then HOLD), eta {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("imagining [{bar:40}] {pos}/{len} positions (VAL, then HOLD), eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     let started = Instant::now();
     let val = imagination_hits(&brain, &f, descending, val_rows, &bar)?;
     let hold = imagination_hits(&brain, &f, descending, hold_rows, &bar)?;
     bar.finish_and_clear();
     // On VAL: most good moves, then most top-1, then the smaller weight.
-    let best = (0..IMAGINATION_WEIGHTS.len()).max_by(|&a, &b| (val.weights[a].1, val.weights[a].0).cmp(&(val.weights[b].1, val.weights[b].0)).then(b.cmp(&a))).expect("weights");
+    let best = (0..IMAGINATION_WEIGHTS.len())
+        .max_by(|&a, &b| (val.weights[a].1, val.weights[a].0).cmp(&(val.weights[b].1, val.weights[b].0)).then(b.cmp(&a)))
+        .expect("weights");
     let weight = |w: f32| if w.is_infinite() { serde_json::json!("inf") } else { serde_json::json!(w) };
     let figures = |h: (usize, usize), n: usize| {
         let (t, g) = (stats::rate(h.0, n), stats::rate(h.1, n));
@@ -1017,17 +1226,27 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     });
     // Kept in DATA/imagination.json under the fly's player id.
     let path = data.join("imagination.json");
-    let mut all: serde_json::Map<String, serde_json::Value> = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut all: serde_json::Map<String, serde_json::Value> =
+        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     all.insert(f.player_id(None), report.clone());
     flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("{name}, one-move imagination: chosen on {n} VAL positions, reported on {n} HOLD positions ({:.0} s)", started.elapsed().as_secs_f64());
+    println!(
+        "{name}, one-move imagination: chosen on {n} VAL positions, reported on {n} HOLD positions ({:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
     let line = |label: &str, v: (usize, usize), h: (usize, usize), mark: &str| {
         let (t, g) = (stats::rate(h.0, n), stats::rate(h.1, n));
-        println!("  {label:12} VAL good {:5.1}% top-1 {:5.1}% | HOLD good {} top-1 {}{mark}", 100.0 * v.1 as f64 / n as f64, 100.0 * v.0 as f64 / n as f64, g.percent(), t.percent());
+        println!(
+            "  {label:12} VAL good {:5.1}% top-1 {:5.1}% | HOLD good {} top-1 {}{mark}",
+            100.0 * v.1 as f64 / n as f64,
+            100.0 * v.0 as f64 / n as f64,
+            g.percent(),
+            t.percent()
+        );
     };
     line("plain", val.plain, hold.plain, "");
     for (k, &w) in IMAGINATION_WEIGHTS.iter().enumerate() {
@@ -1043,14 +1262,19 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
 /// scored, so mates can be ranked by distance and a stalemating move shows as the draw it is;
 /// written to DATA/lessons/labels.jsonl (resumable) for `train --lessons SHARE`.
 pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>) -> Result<()> {
-    use flychess::label::{label, LabelOptions, Sample};
+    use flychess::label::{LabelOptions, Sample, label};
     use flychess_sim::chess::position_from_fen;
     use flychess_sim::grading::Score;
     use shakmaty::Position;
     let dataset = Dataset::load(&shipped_path())?;
     let won: Vec<&Row> = dataset.rows[HOLD + VAL..]
         .iter()
-        .filter(|r| r.moves.first().is_some_and(|m| match m.score { Score::Mate(n) => n > 0, Score::Cp(cp) => cp >= 300 }))
+        .filter(|r| {
+            r.moves.first().is_some_and(|m| match m.score {
+                Score::Mate(n) => n > 0,
+                Score::Cp(cp) => cp >= 300,
+            })
+        })
         .collect();
     let samples: Vec<Sample> = won.iter().map(|r| Sample { fen: r.fen.clone(), game: r.game, ply: r.ply, legal: r.legal }).collect();
     let traps = won
@@ -1069,9 +1293,14 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
     let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
     let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let total = positions.min(samples.len());
-    println!("{} won TRAIN positions; relabelling {total} with every legal move at depth {depth} ({traps} of them hold a stalemate trap)", samples.len());
+    println!(
+        "{} won TRAIN positions; relabelling {total} with every legal move at depth {depth} ({traps} of them hold a stalemate trap)",
+        samples.len()
+    );
     let bar = ProgressBar::new(total as u64);
-    bar.set_style(ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "),
+    );
     let file = flychess::training::lessons_path(data);
     let options = LabelOptions { depth, multipv: 255, workers, positions, seed: 0, stockfish };
     let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
@@ -1085,15 +1314,25 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 /// colours swapped), played where missing; the first `games` of them by opening are analysed,
 /// two at a time, each by a fresh engine (the same figures on every run).
 #[allow(clippy::too_many_arguments)]
-pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usize, depth: u32, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::stockfish::find_stockfish;
+pub fn profile(
+    which: &WhichBrain,
+    data: &Path,
+    player: Option<&str>,
+    games: usize,
+    depth: u32,
+    json: bool,
+    engine: EngineChoice,
+) -> Result<()> {
     use flychess_sim::ladder::FlyKit;
+    use flychess_sim::stockfish::find_stockfish;
     let stockfish = find_stockfish(None)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let player = match player {
         Some(p) => p.to_string(),
-        None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
+        None => fly::trained_for(&loaded.checksum, data)
+            .map(|(n, _)| n)
+            .ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
     };
     let descending = loaded.connectome.groups.descending.clone();
     let (entrant, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
@@ -1109,8 +1348,20 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
     };
     let bar = game_bar();
     let analysis_bar = ProgressBar::new(0);
-    analysis_bar.set_style(ProgressStyle::with_template("analysis [{bar:40}] {pos}/{len} games {elapsed}/{eta}").expect("valid template").progress_chars("=> "));
-    let job = flychess::profiling::ProfileJob { player: &entrant, kit: &kit, brain: loaded.connectome.provenance.label(), checksum: loaded.checksum.clone(), stockfish, games, depth };
+    analysis_bar.set_style(
+        ProgressStyle::with_template("analysis [{bar:40}] {pos}/{len} games {elapsed}/{eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let job = flychess::profiling::ProfileJob {
+        player: &entrant,
+        kit: &kit,
+        brain: loaded.connectome.provenance.label(),
+        checksum: loaded.checksum.clone(),
+        stockfish,
+        games,
+        depth,
+    };
     let (p, report) = flychess::profiling::run(&job, data, &|stage, done, total| match stage {
         flychess::profiling::Stage::Playing => {
             bar.set_length(total as u64);
@@ -1128,18 +1379,39 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("{} over {} games against the ladder's rungs (+{} ={} -{}), {} moves, Stockfish depth {depth}:", entrant.name(), p.games, p.won, p.drawn, p.lost, p.moves);
+    println!(
+        "{} over {} games against the ladder's rungs (+{} ={} -{}), {} moves, Stockfish depth {depth}:",
+        entrant.name(),
+        p.games,
+        p.won,
+        p.drawn,
+        p.lost,
+        p.moves
+    );
     println!("  mean loss per move {:.0} cp [{:.0}, {:.0}]", p.mean_loss.value, p.mean_loss.low, p.mean_loss.high);
     println!("  {:12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", "phase", "moves", "all", "won", "drawn", "lost", "blunders");
     for (row, (_, b)) in p.phases.iter().zip(&p.blunders_per_100_moves) {
         let cp = |e: &stats::Estimate| if e.value.is_nan() { "—".to_string() } else { format!("{:.0}", e.value) };
-        println!("  {:12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9.1}%", row.phase, row.moves, cp(&row.all), cp(&row.won), cp(&row.drawn), cp(&row.lost), b);
+        println!(
+            "  {:12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9.1}%",
+            row.phase,
+            row.moves,
+            cp(&row.all),
+            cp(&row.won),
+            cp(&row.drawn),
+            cp(&row.lost),
+            b
+        );
     }
     println!("  how its {} losses went:", p.lost);
     for (shape, n) in &p.loss_shapes {
         println!("    {shape:18} {n}");
     }
-    println!("  decided by one blunder (> 400 cp): {}; games with such a move, all outcomes: {}", p.losses_by_one_blunder.percent(), p.games_with_a_blunder.percent());
+    println!(
+        "  decided by one blunder (> 400 cp): {}; games with such a move, all outcomes: {}",
+        p.losses_by_one_blunder.percent(),
+        p.games_with_a_blunder.percent()
+    );
     Ok(())
 }
 
@@ -1147,8 +1419,18 @@ pub fn profile(which: &WhichBrain, data: &Path, player: Option<&str>, games: usi
 /// middlegames, and with `duel_games` each aid's duel against the policy alone (the same games
 /// file `flychess duel` keeps, so either reuses the other's games).
 #[allow(clippy::too_many_arguments)]
-pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions: usize, depth: u32, simulations: usize, duel_games: usize, json: bool, engine: EngineChoice) -> Result<()> {
-    use flychess_sim::ceiling::{measure, middlegames, selectors, Selector};
+pub fn ceiling(
+    which: &WhichBrain,
+    data: &Path,
+    player: Option<&str>,
+    positions: usize,
+    depth: u32,
+    simulations: usize,
+    duel_games: usize,
+    json: bool,
+    engine: EngineChoice,
+) -> Result<()> {
+    use flychess_sim::ceiling::{Selector, measure, middlegames, selectors};
     use flychess_sim::duel::Duel;
     use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
     use flychess_sim::search::{Aid, Evaluator};
@@ -1158,14 +1440,17 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
     let descending = loaded.connectome.groups.descending.clone();
     let player = match player {
         Some(p) => p.to_string(),
-        None => fly::trained_for(&loaded.checksum, data).map(|(n, _)| n).ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
+        None => fly::trained_for(&loaded.checksum, data)
+            .map(|(n, _)| n)
+            .ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
     };
     let (base, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     // The value fly: the fly itself, or for Charles the brain's trained fly.
     let (value_fly, charles) = match named {
         Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),
         Named::Charles(c) => {
-            let (_, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("this brain has no trained fly to value Charles's boards"))?;
+            let (_, path) = fly::trained_for(&loaded.checksum, data)
+                .ok_or_else(|| anyhow!("this brain has no trained fly to value Charles's boards"))?;
             (Fly::load(&path)?, Some(c))
         }
         _ => return Err(anyhow!("{player}: the ceiling is measured for a fly playing its favourite or for Charles")),
@@ -1179,11 +1464,16 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
     };
     // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
     let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, &brain, &descending)? } else { f32::NAN };
-    let chosen: Vec<Selector> = selectors(simulations).into_iter().filter(|s| charles.is_none() || !matches!(s, Selector::Aided(Aid::Judge { .. }))).collect();
+    let chosen: Vec<Selector> =
+        selectors(simulations).into_iter().filter(|s| charles.is_none() || !matches!(s, Selector::Aided(Aid::Judge { .. }))).collect();
     let dataset = Dataset::load(&shipped_path())?;
     let rows = middlegames(dataset.hold(), positions)?;
     let bar = ProgressBar::new(rows.len() as u64);
-    bar.set_style(ProgressStyle::with_template("ceiling [{bar:40}] {pos}/{len} middlegame positions, eta {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("ceiling [{bar:40}] {pos}/{len} middlegame positions, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     let started = Instant::now();
     let ceiling = measure(evaluator, judge_weight, &chosen, &rows, &stockfish, depth, &|k| bar.set_position(k as u64))?;
     bar.finish_and_clear();
@@ -1203,7 +1493,8 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
             .collect::<std::result::Result<_, _>>()?;
         let mut flies_entrants = vec![Entrant::fly(&value_fly, None)];
         flies_entrants.extend(aided.iter().cloned());
-        let kit = FlyKit::new(&brain, &descending, &[(value_fly.clone(), flies_entrants)]).with_charles(&charles.iter().cloned().collect::<Vec<_>>());
+        let kit = FlyKit::new(&brain, &descending, &[(value_fly.clone(), flies_entrants)])
+            .with_charles(&charles.iter().cloned().collect::<Vec<_>>());
         let options = LadderOptions { games: duel_games.max(2), seed: 1, dice_by_seat: true, ..Default::default() };
         for first in &aided {
             let file = games_file(data, &format!("duel-{}-{}-", first.id(), base.id()), &loaded.checksum, &options);
@@ -1234,14 +1525,35 @@ pub fn ceiling(which: &WhichBrain, data: &Path, player: Option<&str>, positions:
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("{}: selection ceiling on {} HOLD middlegame positions (scored at depth {depth}, {measure_seconds:.0} s)", base.name(), ceiling.positions);
+    println!(
+        "{}: selection ceiling on {} HOLD middlegame positions (scored at depth {depth}, {measure_seconds:.0} s)",
+        base.name(),
+        ceiling.positions
+    );
     println!("  Stockfish's best move among its top five: {}", ceiling.best_in_top5.percent());
     println!("  {:44} {:>22} {:>22} {:>18} {:>9}", "selector", "cp lost a move", "blunders (> 400 cp)", "top-1", "s/move");
     for r in &ceiling.rows {
-        println!("  {:44} {:>6.0} [{:>5.0}, {:>5.0}] {:>22} {:>18} {:>9.3}", r.selector, r.mean_loss_cp.value, r.mean_loss_cp.low, r.mean_loss_cp.high, r.blunder_rate.percent(), r.top1.percent(), r.seconds_per_move);
+        println!(
+            "  {:44} {:>6.0} [{:>5.0}, {:>5.0}] {:>22} {:>18} {:>9.3}",
+            r.selector,
+            r.mean_loss_cp.value,
+            r.mean_loss_cp.low,
+            r.mean_loss_cp.high,
+            r.blunder_rate.percent(),
+            r.top1.percent(),
+            r.seconds_per_move
+        );
     }
     for d in &duels {
-        println!("  {} against {}: Elo {:+.0} [{:+.0}, {:+.0}] over {} games", d["first"].as_str().unwrap_or(""), d["second"].as_str().unwrap_or(""), d["elo"].as_f64().unwrap_or(f64::NAN), d["elo_interval"][0].as_f64().unwrap_or(f64::NAN), d["elo_interval"][1].as_f64().unwrap_or(f64::NAN), d["games"]);
+        println!(
+            "  {} against {}: Elo {:+.0} [{:+.0}, {:+.0}] over {} games",
+            d["first"].as_str().unwrap_or(""),
+            d["second"].as_str().unwrap_or(""),
+            d["elo"].as_f64().unwrap_or(f64::NAN),
+            d["elo_interval"][0].as_f64().unwrap_or(f64::NAN),
+            d["elo_interval"][1].as_f64().unwrap_or(f64::NAN),
+            d["games"]
+        );
     }
     Ok(())
 }

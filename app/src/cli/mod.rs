@@ -19,11 +19,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-pub use options::*;
 use bio::BioCommand;
 use brain::{BrainCommand, DataCommand};
 use brain_training::BrainOpt;
 use charles::CharlesCommand;
+pub use options::*;
 
 #[derive(Parser)]
 #[command(name = "flychess", version, about = "A whole fruit-fly connectome learns and plays chess")]
@@ -147,7 +147,7 @@ pub enum Command {
 /// Runs the command line: a subcommand's work, or the window.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let data = cli.data.unwrap_or_else(flychess_sim::store::data_dir);
-    let result = match cli.command {
+    match cli.command {
         None => {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let quiet = cli.screenshot.is_some();
@@ -159,28 +159,63 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             {
                 return Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent));
             }
-            let view = match cli.view.as_deref().map(flychess::ui::View::parse).transpose() {
-                Ok(v) => v,
-                Err(e) => return Err(e),
-            };
-            cli.tab
-                .as_deref()
-                .map(flychess::ui::Tab::parse)
-                .transpose()
-                .and_then(|tab| flychess::ui::run(flychess::ui::Launch { data, screenshot: cli.screenshot, moves, tab, view, window_size: cli.window_size, quiet, watch, ..Default::default() }))
+            let view = cli.view.as_deref().map(flychess::ui::View::parse).transpose()?;
+            cli.tab.as_deref().map(flychess::ui::Tab::parse).transpose().and_then(|tab| {
+                flychess::ui::run(flychess::ui::Launch {
+                    data,
+                    screenshot: cli.screenshot,
+                    moves,
+                    tab,
+                    view,
+                    window_size: cli.window_size,
+                    quiet,
+                    watch,
+                    ..Default::default()
+                })
+            })
         }
         Some(Command::Brain(cmd)) => brain::brain(cmd, &data),
         Some(Command::Data(cmd)) => brain::data(cmd),
-        Some(Command::Bio(bio::BioCommand::Train { name, lessons, games, every, monitor, lesson_seed, pass_share, eta, strengthen_silent, harder_after, own_dopamine, ship, which })) => {
-            let variation = bio::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after, own_dopamine } };
+        Some(Command::Bio(bio::BioCommand::Train {
+            name,
+            lessons,
+            games,
+            every,
+            monitor,
+            lesson_seed,
+            pass_share,
+            eta,
+            strengthen_silent,
+            harder_after,
+            own_dopamine,
+            ship,
+            which,
+        })) => {
+            let variation =
+                bio::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after, own_dopamine } };
             bio::train(&which, &data, &name, lessons, games, every, monitor, lesson_seed, &variation, ship)
         }
         Some(Command::Bio(bio::BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
             bio::eval(&which, &data, fly.as_deref(), flychess_sim::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
         }
-        Some(Command::Bio(bio::BioCommand::Lesson { fen, good, bad, fly, json, which })) => bio::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json),
-        Some(Command::Bio(bio::BioCommand::Pilots { lessons, pairs, top1, only, json, which })) => bio::pilots(&which, &data, lessons, pairs, top1, &only, json),
-        Some(Command::Train(fly::TrainArgs { name, positions, read, ship, newborn, lessons, brain_training: b, fit, engine, mut which })) => {
+        Some(Command::Bio(bio::BioCommand::Lesson { fen, good, bad, fly, json, which })) => {
+            bio::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json)
+        }
+        Some(Command::Bio(bio::BioCommand::Pilots { lessons, pairs, top1, only, json, which })) => {
+            bio::pilots(&which, &data, lessons, pairs, top1, &only, json)
+        }
+        Some(Command::Train(fly::TrainArgs {
+            name,
+            positions,
+            read,
+            ship,
+            newborn,
+            lessons,
+            brain_training: b,
+            fit,
+            engine,
+            mut which,
+        })) => {
             let brain_learns = b.train_brain || which.brain == BrainKind::Itself;
             if which.brain == BrainKind::Itself {
                 which.brain = BrainKind::Flywire783;
@@ -219,7 +254,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     json: b.json,
                     engine: engine.choice(),
                 };
-                if b.pilots { brain_training::pilots(&which, &data, &job, &b.only, b.pilot_brain_scale) } else { brain_training::train(&which, &data, &job) }
+                if b.pilots {
+                    brain_training::pilots(&which, &data, &job, &b.only, b.pilot_brain_scale)
+                } else {
+                    brain_training::train(&which, &data, &job)
+                }
             } else if newborn {
                 fly::newborn(&which, &data, &name, ship)
             } else {
@@ -230,26 +269,39 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Play(fly::PlayArgs { white, black, games, game_seed, json, imagination, which })) => {
             fly::play(&which, &data, &white, &black, games, game_seed, json, imagination)
         }
-        Some(Command::Rate(fly::RateArgs { games, quick, aided, game_seed, json, engine, which })) => fly::rate(&which, &data, games, quick, aided, game_seed, json, engine.choice()),
+        Some(Command::Rate(fly::RateArgs { games, quick, aided, game_seed, json, engine, which })) => {
+            fly::rate(&which, &data, games, quick, aided, game_seed, json, engine.choice())
+        }
         Some(Command::Duel(fly::DuelArgs { first, second, games, game_seed, sprt, elo0, elo1, alpha, beta, json, engine, which })) => {
             let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
             fly::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
         }
-        Some(Command::Profile(fly::ProfileArgs { player, games, depth, json, engine, which })) => fly::profile(&which, &data, player.as_deref(), games, depth, json, engine.choice()),
+        Some(Command::Profile(fly::ProfileArgs { player, games, depth, json, engine, which })) => {
+            fly::profile(&which, &data, player.as_deref(), games, depth, json, engine.choice())
+        }
         Some(Command::Ceiling(fly::CeilingArgs { player, positions, depth, simulations, duel_games, json, engine, which })) => {
             fly::ceiling(&which, &data, player.as_deref(), positions, depth, simulations, duel_games, json, engine.choice())
         }
         Some(Command::Gradcheck(brain_training::GradcheckArgs { seed, json })) => brain_training::gradcheck(seed, json),
-        Some(Command::Blame(brain_training::BlameArgs { fen, fly, json, which })) => brain_training::blame(&which, &data, &fen, fly.as_deref(), json),
-        Some(Command::Explain(views::ExplainArgs { fen, fly, json, which })) => views::explain(&which, &data, &fen, fly.as_deref(), json),
-        Some(Command::Probe(views::ProbeArgs { train, val, hold, neurons, json, which })) => {
-            views::probe(&which, &data, flychess_sim::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() }, json)
+        Some(Command::Blame(brain_training::BlameArgs { fen, fly, json, which })) => {
+            brain_training::blame(&which, &data, &fen, fly.as_deref(), json)
         }
+        Some(Command::Explain(views::ExplainArgs { fen, fly, json, which })) => views::explain(&which, &data, &fen, fly.as_deref(), json),
+        Some(Command::Probe(views::ProbeArgs { train, val, hold, neurons, json, which })) => views::probe(
+            &which,
+            &data,
+            flychess_sim::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() },
+            json,
+        ),
         Some(Command::Doing(views::DoingArgs { fly, json, which })) => views::doing(&which, &data, fly.as_deref(), json),
         Some(Command::Eye(views::EyeArgs { fen, json, which })) => views::eye(&which, &data, &fen, json),
-        Some(Command::Figure(views::FigureArgs { fen, fly, png, gif, white, which })) => views::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white),
+        Some(Command::Figure(views::FigureArgs { fen, fly, png, gif, white, which })) => {
+            views::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white)
+        }
         Some(Command::Learn(views::LearnArgs { run, fen, json, which })) => views::learn(&which, &data, &run, &fen, json),
-        Some(Command::ImagineTune(fly::ImagineTuneArgs { fly, positions, json, which })) => fly::imagine_tune(&which, &data, &fly, positions, json),
+        Some(Command::ImagineTune(fly::ImagineTuneArgs { fly, positions, json, which })) => {
+            fly::imagine_tune(&which, &data, &fly, positions, json)
+        }
         Some(Command::Eval(fly::EvalArgs { player: Some(player), charles, json, fit, which, .. })) => match player.as_str() {
             "charles" => charles::eval(&which, &data, &charles, &fit.options(), json),
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
@@ -257,13 +309,23 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, fit, which, .. })) => {
             fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)
         }
-        Some(Command::Charles(charles::CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => match flychess_sim::charles::CharlesConfig::parse(&size) {
-            Some(config) => {
-                let options = flychess_sim::charles::run::TrainOptions { config, positions, epochs, batch, learning_rate: lr, val_every, ..Default::default() };
-                charles::train(&data, &name, options, fit_on.into(), json)
+        Some(Command::Charles(charles::CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => {
+            match flychess_sim::charles::CharlesConfig::parse(&size) {
+                Some(config) => {
+                    let options = flychess_sim::charles::run::TrainOptions {
+                        config,
+                        positions,
+                        epochs,
+                        batch,
+                        learning_rate: lr,
+                        val_every,
+                        ..Default::default()
+                    };
+                    charles::train(&data, &name, options, fit_on.into(), json)
+                }
+                None => Err(anyhow::anyhow!("unknown size {size:?}: small or seed")),
             }
-            None => Err(anyhow::anyhow!("unknown size {size:?}: small or seed")),
-        },
+        }
         Some(Command::Analyse(fly::AnalyseArgs { fly, fen, fens, json, imagination, which })) => {
             let positions = match (fen, fens) {
                 (Some(f), None) => fly::Positions::One(f),
@@ -272,17 +334,26 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             fly::analyse(&which, &data, &fly, positions, json, imagination)
         }
-        Some(Command::Cache(brain::CacheArgs { positions, batch, engine, which })) => brain::cache(&which, &data, positions, batch, engine.choice()).map(|_| ()),
+        Some(Command::Cache(brain::CacheArgs { positions, batch, engine, which })) => {
+            brain::cache(&which, &data, positions, batch, engine.choice()).map(|_| ())
+        }
         Some(Command::Bench(brain::BenchArgs { json, render: true, which, .. })) => brain::render_bench(&which, &data, json),
-        Some(Command::Bench(brain::BenchArgs { json, batches, reference, which, .. })) => brain::bench(&which, &data, &batches, json, reference),
-    };
-    result
+        Some(Command::Bench(brain::BenchArgs { json, batches, reference, which, .. })) => {
+            brain::bench(&which, &data, &batches, json, reference)
+        }
+    }
 }
 
 /// "1280x720" → [1280, 720].
 fn parse_window_size(s: &str) -> Result<[f32; 2], String> {
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT, e.g. 1280x720"))?;
-    let parse = |v: &str| v.trim().parse::<f32>().ok().filter(|v| (320.0..=16384.0).contains(v)).ok_or_else(|| format!("{s:?}: sizes are numbers from 320 to 16384"));
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|v| (320.0..=16384.0).contains(v))
+            .ok_or_else(|| format!("{s:?}: sizes are numbers from 320 to 16384"))
+    };
     Ok([parse(w)?, parse(h)?])
 }
 

@@ -71,7 +71,13 @@ impl From<FitOnArg> for flychess_sim::burn_fit::FitOn {
 
 impl FitArgs {
     pub fn options(&self) -> flychess_sim::train::FitOptions {
-        flychess_sim::train::FitOptions { batch: self.batch, learning_rate: self.lr, max_passes: self.passes, on: self.fit_on.into(), ..Default::default() }
+        flychess_sim::train::FitOptions {
+            batch: self.batch,
+            learning_rate: self.lr,
+            max_passes: self.passes,
+            on: self.fit_on.into(),
+            ..Default::default()
+        }
     }
 }
 

@@ -7,25 +7,26 @@
 //! drawn offscreen without a window). The window shows the same figures from the same functions.
 
 use crate::cli::WhichBrain;
-use std::path::PathBuf;
-use clap::{Args};
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::chess::position_from_fen;
-use flychess_sim::data::{shipped_path, Dataset, HOLD};
+use flychess_sim::data::{Dataset, HOLD, shipped_path};
 use flychess_sim::fly::{self, Fly};
 use flychess_sim::probe::{self, ProbeOptions};
-
 
 /// The fly named, else the brain's own trained fly; it must belong to `checksum`.
 fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
     let f = match name {
         Some(name) => Fly::load(&fly::find(name, data)?)?,
-        None => Fly::load(&fly::trained_for(checksum, data).ok_or_else(|| anyhow!("no trained fly for this brain; name one with --fly"))?.1)?,
+        None => {
+            Fly::load(&fly::trained_for(checksum, data).ok_or_else(|| anyhow!("no trained fly for this brain; name one with --fly"))?.1)?
+        }
     };
     if f.meta.brain_checksum != checksum {
         return Err(anyhow!("fly {} belongs to another brain ({})", f.meta.name, f.meta.brain));
@@ -39,7 +40,8 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
-    let e = flychess_sim::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos).ok_or_else(|| anyhow!("the position has no legal move"))?;
+    let e = flychess_sim::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos)
+        .ok_or_else(|| anyhow!("the position has no legal move"))?;
     if json_out {
         let mut v = serde_json::to_value(&e)?;
         v["fly"] = serde_json::json!(f.meta.name);
@@ -50,7 +52,15 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
     let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
     order.sort_by(|a, b| a.change.total_cmp(&b.change));
     for p in order {
-        println!("  {:<3} {:<13} {:+6.2} points ({:.1} %), descending neurons moved {:.4} (largest {:.3})", p.square, p.piece, 100.0 * p.change, 100.0 * p.probability_without, p.descending_change, p.descending_largest);
+        println!(
+            "  {:<3} {:<13} {:+6.2} points ({:.1} %), descending neurons moved {:.4} (largest {:.3})",
+            p.square,
+            p.piece,
+            100.0 * p.change,
+            100.0 * p.probability_without,
+            p.descending_change,
+            p.descending_largest
+        );
     }
     Ok(())
 }
@@ -71,8 +81,21 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
         None => {
             let total = options.train + options.val + options.hold;
             let bar = ProgressBar::new(total as u64);
-            bar.set_style(ProgressStyle::with_template("probing [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "));
-            let r = probe::run(&brain, &loaded.connectome.neurons.region, &loaded.checksum, &homeostasis, &dataset, &options, &|done, _| bar.set_position(done as u64), &|| false)?;
+            bar.set_style(
+                ProgressStyle::with_template("probing [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            let r = probe::run(
+                &brain,
+                &loaded.connectome.neurons.region,
+                &loaded.checksum,
+                &homeostasis,
+                &dataset,
+                &options,
+                &|done, _| bar.set_position(done as u64),
+                &|| false,
+            )?;
             bar.finish_and_clear();
             probe::save(data, &r)?;
             eprintln!("{} ({:.0} s)", probe::report_path(data, &key).display(), r.seconds);
@@ -83,7 +106,13 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("linear probes of {} on {} HOLD positions (fitted on {} TRAIN, strength chosen on {} VAL):", loaded.connectome.provenance.label(), report.options.hold, report.options.train, report.options.val);
+    println!(
+        "linear probes of {} on {} HOLD positions (fitted on {} TRAIN, strength chosen on {} VAL):",
+        loaded.connectome.provenance.label(),
+        report.options.hold,
+        report.options.train,
+        report.options.val
+    );
     for (p, info) in report.probes.iter().enumerate() {
         let unit = if info.score == probe::Score::R2 { "R²" } else { "AUC" };
         let b = &report.board[p];
@@ -103,7 +132,8 @@ pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: 
     let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let rows = dataset.hold();
-    let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let targets: Vec<flychess_sim::train::Target> =
+        rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
     let x = cache.read(0..rows.len(), f.meta.reading)?;
     let b = flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?;
     if json_out {
@@ -112,9 +142,21 @@ pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: 
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("fly {} on {} HOLD positions: top-1 {}, same piece as Stockfish {}", f.meta.name, b.positions, b.top1.percent(), b.same_piece.percent());
+    println!(
+        "fly {} on {} HOLD positions: top-1 {}, same piece as Stockfish {}",
+        f.meta.name,
+        b.positions,
+        b.top1.percent(),
+        b.same_piece.percent()
+    );
     for r in &b.by_piece {
-        println!("  Stockfish moves a {:<6} ({:>4} positions): top-1 {}, the fly moves the same piece {}", r.piece, r.positions, r.top1.percent(), r.same_piece.percent());
+        println!(
+            "  Stockfish moves a {:<6} ({:>4} positions): top-1 {}, the fly moves the same piece {}",
+            r.piece,
+            r.positions,
+            r.top1.percent(),
+            r.same_piece.percent()
+        );
     }
     for r in &b.by_phase {
         println!("  {:<10} ({:>4} positions): top-1 {}, good move {}", r.phase, r.positions, r.top1.percent(), r.good.percent());
@@ -149,7 +191,8 @@ pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result
     }
     println!("photoreceptors lit / placed, square by square (rank 8 at the top):");
     for rank in (0..8).rev() {
-        let row: Vec<String> = (0..8).map(|file| sight[rank * 8 + file]).map(|s| format!("{:>3}/{:<3}", s.total_firing(), s.total())).collect();
+        let row: Vec<String> =
+            (0..8).map(|file| sight[rank * 8 + file]).map(|s| format!("{:>3}/{:<3}", s.total_firing(), s.total())).collect();
         println!("  {} {}", rank + 1, row.join(" "));
     }
     Ok(())
@@ -167,7 +210,12 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
     }
     for a in &answers {
         let top: Vec<String> = a.moves.iter().take(5).map(|(san, p)| format!("{san} {:.1} %", 100.0 * p)).collect();
-        println!("  {:<16} value {:+.2}: {}", if a.pass == 0 { "newborn".to_string() } else { format!("after pass {}", a.pass) }, a.value, top.join(", "));
+        println!(
+            "  {:<16} value {:+.2}: {}",
+            if a.pass == 0 { "newborn".to_string() } else { format!("after pass {}", a.pass) },
+            a.value,
+            top.join(", ")
+        );
     }
     Ok(())
 }
@@ -175,8 +223,16 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
 /// `flychess figure --fen FEN [--png FILE] [--gif FILE] [--white]`: the 12 steps of the brain's
 /// think about FEN at once (3840 × 2160) and its replay (960 × 540), drawn offscreen on the best
 /// wgpu adapter there is (lavapipe without a GPU), the camera as the window frames it.
-pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, png: Option<&Path>, gif: Option<&Path>, white: bool) -> Result<()> {
-    use flychess::figure_job::{png_bytes, FigureJob, FigureKind, FigureLook};
+pub fn figure(
+    which: &WhichBrain,
+    data: &Path,
+    fen: &str,
+    fly_name: Option<&str>,
+    png: Option<&Path>,
+    gif: Option<&Path>,
+    white: bool,
+) -> Result<()> {
+    use flychess::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
     use flychess_render::cloud::{CloudGeometry, ColourMode};
     use std::sync::Arc;
     if png.is_none() && gif.is_none() {
@@ -194,7 +250,12 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
         let d = flychess_sim::readout::descending_features(&rates, 0, &loaded.connectome.groups.descending, &f.readout.read_steps);
         let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&d));
         let best = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]))?;
-        Some(format!(": fly {} plays {} ({:.0} %)", f.meta.name, shakmaty::san::San::from_move(&pos, p.moves[best]), 100.0 * p.probability[best]))
+        Some(format!(
+            ": fly {} plays {} ({:.0} %)",
+            f.meta.name,
+            shakmaty::san::San::from_move(&pos, p.moves[best]),
+            100.0 * p.probability[best]
+        ))
     });
     let regions: Vec<u8> = loaded.connectome.neurons.region.iter().map(|r| *r as u8).collect();
     let geometry = Arc::new(CloudGeometry::new(&loaded.connectome.neurons.soma_um, &regions));
@@ -210,7 +271,11 @@ pub fn figure(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>
         geometry,
         rates: Arc::new(rates.data),
         look: FigureLook { camera, mode: ColourMode::Activity, white_background: white },
-        title: format!("The brain's 12 steps ({mover} to move){}. {}", plays.unwrap_or_default(), loaded.connectome.provenance.positions_label()),
+        title: format!(
+            "The brain's 12 steps ({mover} to move){}. {}",
+            plays.unwrap_or_default(),
+            loaded.connectome.provenance.positions_label()
+        ),
         captions: (0..flychess_sim::brain::STEPS).map(|k| summary.caption(k)).collect(),
     };
     if let Some(path) = png {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 pub use flychess_sim::bio::file::is_dopamine_fly;
 pub use flychess_sim::fly::FlyMeta;
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 
 use crate::lab::ReadyBrain;
 
@@ -30,7 +30,11 @@ pub fn save_newborn(ready: &ReadyBrain, data: &Path, name: &str) -> Result<()> {
             hold: None,
             created: flychess_sim::fly::today(),
         },
-        readout: flychess_sim::readout::Readout::newborn(ready.connectome.groups.descending.len(), flychess_sim::readout::Readout::default_steps(), 1),
+        readout: flychess_sim::readout::Readout::newborn(
+            ready.connectome.groups.descending.len(),
+            flychess_sim::readout::Readout::default_steps(),
+            1,
+        ),
     };
     f.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")))?;
     Ok(())
@@ -61,7 +65,9 @@ pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
 /// when there is one, else the ladder measured before the release and shipped with the flies.
 /// (the report, where it came from.)
 pub fn ratings_report(data: &Path) -> Option<(serde_json::Value, String)> {
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p));
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p))
+    };
     if let Some((v, p)) = read(data.join("ratings.json")) {
         return Some((v, format!("your ladder ({})", p.display())));
     }
@@ -156,7 +162,11 @@ fn card_meta(path: &std::path::Path) -> Result<FlyMeta, String> {
     let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
     let m = f.meta;
     let last = m.curve.last().map(|p| format!("; VAL pairs right {:.1} % after them", 100.0 * p.pairs_right)).unwrap_or_default();
-    let taught = if m.mode == "games" { format!("{} games of its own", m.games) } else { format!("{} tutor lessons (Stockfish's move: sugar; another move: a shock)", m.lessons) };
+    let taught = if m.mode == "games" {
+        format!("{} games of its own", m.games)
+    } else {
+        format!("{} tutor lessons (Stockfish's move: sugar; another move: a shock)", m.lessons)
+    };
     Ok(FlyMeta {
         name: m.name,
         // Short: the table's columns are as wide as their longest cell.
@@ -178,7 +188,10 @@ pub fn card_stamps(names: &[String], data: &Path) -> Vec<(String, Option<(u64, s
     names
         .iter()
         .map(|name| {
-            let stamp = flychess_sim::fly::find(name, data).ok().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.len(), m.modified().ok()?)));
+            let stamp = flychess_sim::fly::find(name, data)
+                .ok()
+                .and_then(|p| std::fs::metadata(p).ok())
+                .and_then(|m| Some((m.len(), m.modified().ok()?)));
             (name.clone(), stamp)
         })
         .collect()

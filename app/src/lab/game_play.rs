@@ -15,7 +15,7 @@ use shakmaty::{CastlingMode, Color, Move, Position};
 use flychess_sim::fly::Fly;
 use flychess_sim::readout::Policy;
 
-use crate::game::{parse_move, Game};
+use crate::game::{Game, parse_move};
 use crate::grader::{GradeJob, Grader, MoveGrade, PositionGrade};
 use crate::lab::ReadyBrain;
 use crate::sound::{Sound, Speaker};
@@ -179,7 +179,14 @@ impl Match {
 
     /// A fly of this brain with one of Philidor's aids: a search plays at once; a judge's weight is
     /// read back or chosen on VAL on a thread (seconds) and it plays once ready.
-    fn load_aided(&mut self, base: &str, aid: flychess_sim::search::Aid, checksum: &str, ready: Option<&Arc<ReadyBrain>>, data: &std::path::Path) {
+    fn load_aided(
+        &mut self,
+        base: &str,
+        aid: flychess_sim::search::Aid,
+        checksum: &str,
+        ready: Option<&Arc<ReadyBrain>>,
+        data: &std::path::Path,
+    ) {
         let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
             Ok(f) if f.meta.brain_checksum == checksum => Arc::new(f),
             Ok(f) => {
@@ -194,7 +201,8 @@ impl Match {
             }
         };
         let flychess_sim::search::Aid::Judge { .. } = aid else {
-            self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
+            self.status =
+                format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
             self.fly = Some(Mover::Aided(fly, aid));
             return;
         };
@@ -231,13 +239,20 @@ impl Match {
         let Some(rx) = &self.fly_job else { return false };
         match rx.try_recv() {
             Ok(Ok(m @ Mover::Aided(..))) => {
-                self.status = format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid_label(&m));
+                self.status = format!(
+                    "{} plays: the fly's brain thinks, a {} picks among its five most probable moves.",
+                    self.fly_name,
+                    aid_label(&m)
+                );
                 self.fly = Some(m);
                 self.fly_job = None;
                 false
             }
             Ok(Ok(m)) if !m.has_brain() => {
-                self.status = format!("{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.", m.name());
+                self.status = format!(
+                    "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
+                    m.name()
+                );
                 self.fly = Some(m);
                 self.fly_job = None;
                 false
@@ -422,7 +437,14 @@ impl Match {
     /// Per frame (`now` in seconds, the window's clock): answers from the thinker and grader, the
     /// fly's turn. Returns how long until it needs another look (a replay ending, a fly being
     /// prepared), if it does.
-    pub fn update(&mut self, now: f64, animate: bool, w: &mut Workers, grades: Vec<PositionGrade>, hints: Vec<(String, String)>) -> Option<f64> {
+    pub fn update(
+        &mut self,
+        now: f64,
+        animate: bool,
+        w: &mut Workers,
+        grades: Vec<PositionGrade>,
+        hints: Vec<(String, String)>,
+    ) -> Option<f64> {
         let mut wake: Option<f64> = None;
         for g in grades {
             if g.game == self.game_id {
@@ -486,7 +508,9 @@ impl Match {
         if self.poll_fly_job() {
             wake = Some(wake.map_or(0.1, |s| s.min(0.1)));
         }
-        if self.fly_to_move() && self.thinking.is_none() && self.pending.is_none()
+        if self.fly_to_move()
+            && self.thinking.is_none()
+            && self.pending.is_none()
             && let (Some(thinker), Some(fly)) = (w.thinker, &self.fly)
         {
             let id = self.next_request;
@@ -499,7 +523,10 @@ impl Match {
                 earlier: self.game.keys().to_vec(),
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
-                imagination: fly.readout().filter(|_| self.imagination && !matches!(fly, Mover::Aided(..))).map(|f| crate::training::tuned_imagination(w.data, f)),
+                imagination: fly
+                    .readout()
+                    .filter(|_| self.imagination && !matches!(fly, Mover::Aided(..)))
+                    .map(|f| crate::training::tuned_imagination(w.data, f)),
                 recall: false,
             });
         }
@@ -553,7 +580,14 @@ impl Match {
             let id = self.next_request;
             self.next_request += 1;
             self.recalling = Some((id, k));
-            thinker.ask(ThinkRequest { id, fly: fly.clone(), position: t.position.clone(), earlier: Vec::new(), imagination: None, recall: true });
+            thinker.ask(ThinkRequest {
+                id,
+                fly: fly.clone(),
+                position: t.position.clone(),
+                earlier: Vec::new(),
+                imagination: None,
+                recall: true,
+            });
         }
     }
 
@@ -567,13 +601,11 @@ impl Match {
         self.pending.as_ref().map(|p| ((now - (p.play_at - REPLAY_SECONDS)) / REPLAY_SECONDS).clamp(0.0, 1.0))
     }
 
-
     pub fn pgn(&self) -> String {
         let fly = format!("Fly {}", self.fly_name);
         let (white, black) = if self.user == Color::White { ("You", fly.as_str()) } else { (fly.as_str(), "You") };
         self.game.pgn(white, black, &flychess_sim::fly::today())
     }
-
 
     /// White's win chance after each ply from Stockfish's grades (None where not graded yet).
     pub fn evaluation_curve(&self) -> Vec<(usize, f64)> {
@@ -588,14 +620,11 @@ impl Match {
             })
             .collect()
     }
-
 }
 
 fn uci(m: &Move) -> String {
     m.to_uci(CastlingMode::Standard).to_string()
 }
-
-
 
 /// "judge" or "search 64": what helps an aided fly.
 fn aid_label(m: &Mover) -> String {

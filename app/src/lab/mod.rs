@@ -15,8 +15,8 @@ pub mod think_summary;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread;
 
 use shakmaty::{Color, Move};
@@ -29,7 +29,7 @@ pub use flychess_sim::brain::{Brain, STEPS};
 pub use flychess_sim::chess::position_from_fen;
 pub use flychess_sim::connectome::rules::Region;
 pub use flychess_sim::connectome::{Connectome, Control, Info};
-pub use flychess_sim::files::{write_atomically as save_file, DataFolder};
+pub use flychess_sim::files::{DataFolder, write_atomically as save_file};
 pub use flychess_sim::fly::check_name;
 pub use flychess_sim::grading::Verdict;
 pub use flychess_sim::stockfish::find_stockfish;
@@ -39,7 +39,7 @@ use crate::game::Game;
 use crate::grader::{Grader, GraderEvent};
 use crate::sound::Speaker;
 use crate::thinker::Thinker;
-pub use game_play::{Match, Workers, CANDIDATES, KEEP_RATES, REPLAY_SECONDS};
+pub use game_play::{CANDIDATES, KEEP_RATES, Match, REPLAY_SECONDS, Workers};
 
 /// The default brain's shipped fly (FlyWire v783); any brain falls back to its own fly.
 pub const DEFAULT_FLY: &str = "flywire";
@@ -71,19 +71,34 @@ impl ReadyBrain {
     /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
     /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it
     /// takes seconds, and a second caller for the same model waits for the first.
-    pub fn dopamine_model(&self, data: &Path, constants: flychess_sim::bio::Constants, progress: &(dyn Fn(usize) + Sync)) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
+    pub fn dopamine_model(
+        &self,
+        data: &Path,
+        constants: flychess_sim::bio::Constants,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
         let mut made = self.dopamine_models.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, b)) = made.iter().find(|(c, _)| *c == constants) {
             return Ok(b.clone());
         }
-        let b = Arc::new(flychess_sim::bio::prepare(&self.connectome, &self.checksum, &self.brain, &self.spec.brain_path(data), constants, progress)?);
+        let b = Arc::new(flychess_sim::bio::prepare(
+            &self.connectome,
+            &self.checksum,
+            &self.brain,
+            &self.spec.brain_path(data),
+            constants,
+            progress,
+        )?);
         made.push((constants, b.clone()));
         Ok(b)
     }
 }
 
 enum Report {
-    Progress { stage: String, fraction: f64 },
+    Progress {
+        stage: String,
+        fraction: f64,
+    },
     Ready(Box<ReadyBrain>),
     Failed(String),
     /// What the flies job read off the disk.
@@ -108,7 +123,11 @@ pub enum Command {
     /// `colour` resigns the game.
     Resign(Color),
     /// A new game against `fly` (None: the same player), the user playing `user`.
-    NewGame { game: Game, user: Color, fly: Option<String> },
+    NewGame {
+        game: Game,
+        user: Color,
+        fly: Option<String>,
+    },
     /// Stockfish's best move in the current position.
     Hint,
     /// Load (or build) another brain; the current one plays on until it is ready.
@@ -281,7 +300,10 @@ impl Lab {
             BrainState::Ready(b) => Some(b),
             _ => None,
         };
-        (&mut self.play, Workers { thinker: self.thinker.as_ref(), grader: self.grader.as_ref(), speaker: &mut self.speaker, data: &self.data, ready })
+        (
+            &mut self.play,
+            Workers { thinker: self.thinker.as_ref(), grader: self.grader.as_ref(), speaker: &mut self.speaker, data: &self.data, ready },
+        )
     }
 
     /// Does what a view asked. A move that is not legal is said in the game's status (false).
@@ -354,10 +376,17 @@ impl Lab {
         ];
         let flywire_full = store::flywire_full_dir(&self.data);
         if store::flywire_full_present(&flywire_full) {
-            choices.insert(1, ("FlyWire v783: the full release (downloaded)", BrainSpec { tables: Tables::FlyWire { dir: Some(flywire_full) }, control: Default::default() }));
+            choices.insert(
+                1,
+                (
+                    "FlyWire v783: the full release (downloaded)",
+                    BrainSpec { tables: Tables::FlyWire { dir: Some(flywire_full) }, control: Default::default() },
+                ),
+            );
         }
         if store::malecns_present(&malecns) {
-            choices.push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
+            choices
+                .push(("MaleCNS v1.0 (downloaded)", BrainSpec { tables: Tables::Release { dir: malecns }, control: Default::default() }));
         }
         choices
     }
@@ -500,7 +529,9 @@ impl Lab {
         if let Some(g) = &self.grader {
             while let Ok(e) = g.events.try_recv() {
                 match e {
-                    GraderEvent::Ready { path } => self.grader_status = format!("Grades: Stockfish ({}) at depth {}.", path.display(), crate::grader::GRADE_DEPTH),
+                    GraderEvent::Ready { path } => {
+                        self.grader_status = format!("Grades: Stockfish ({}) at depth {}.", path.display(), crate::grader::GRADE_DEPTH)
+                    }
                     GraderEvent::Graded(p) => grades.push(p),
                     GraderEvent::Hint { fen, best } => hints.push((fen, best)),
                     GraderEvent::Unavailable(msg) => self.grader_status = format!("No grades: {msg}"),
@@ -529,7 +560,11 @@ impl Lab {
             _ => !software,
         };
         if !want {
-            self.engine = if software { format!("{cpu_threads}: faster than the software GPU here") } else { format!("{cpu_threads}: asked by FLYCHESS_ENGINE") };
+            self.engine = if software {
+                format!("{cpu_threads}: faster than the software GPU here")
+            } else {
+                format!("{cpu_threads}: asked by FLYCHESS_ENGINE")
+            };
             tracing::info!("simulator: {}", self.engine);
             return None;
         }
@@ -636,7 +671,11 @@ impl Lab {
         let game = &self.play;
         let limit = watch.plies.is_some_and(|n| game.game.plies() >= n);
         let opponents_turn = !game.game.is_over() && game.game.turn() == game.user && !limit;
-        if opponents_turn && self.opponent_asked.is_none() && game.thinking.is_none() && !game.replaying() && board_still
+        if opponents_turn
+            && self.opponent_asked.is_none()
+            && game.thinking.is_none()
+            && !game.replaying()
+            && board_still
             && let Some(o) = &self.opponent
         {
             let id = game.game_id * 1_000_000 + game.game.plies() as u64;
@@ -649,7 +688,12 @@ impl Lab {
     /// could not play.
     pub fn watch_done(&self) -> bool {
         match &self.watch {
-            Some(w) => self.play.game.is_over() || w.plies.is_some_and(|n| self.play.game.plies() >= n) || self.play.fly.is_none() || self.opponent_failed.is_some(),
+            Some(w) => {
+                self.play.game.is_over()
+                    || w.plies.is_some_and(|n| self.play.game.plies() >= n)
+                    || self.play.fly.is_none()
+                    || self.opponent_failed.is_some()
+            }
             None => true,
         }
     }

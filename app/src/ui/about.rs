@@ -48,9 +48,9 @@ impl FlyChessApp {
                 }
                 None => {
                     if ui
-                            .button("Download MaleCNS v1.0 (the male central nervous system, 1.1 GB)")
-                            .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
-                            .clicked()
+                        .button("Download MaleCNS v1.0 (the male central nervous system, 1.1 GB)")
+                        .on_hover_text("Berg et al. 2026, CC BY 4.0; resumable, checked by size and sha256")
+                        .clicked()
                     {
                         self.lab.command(Command::DownloadMaleCns);
                     }
@@ -94,7 +94,6 @@ impl FlyChessApp {
             ui.colored_label(Color32::LIGHT_RED, format!("The other brain could not be prepared: {e}. This one plays on."));
         }
     }
-
 }
 
 const CREDITS: &[&str] = &[
@@ -127,7 +126,10 @@ fn brain_summary(ui: &mut egui::Ui, info: &Info, checksum: &str) {
         row("connections (≥ 5 synapses)", format!("{}", info.connections));
         row("photoreceptors on the eye", format!("{} of {}", info.photoreceptors_placed, info.photoreceptors));
         if let (Some(r), Some(h)) = (info.retinotopy_ratio, info.retinotopy_ratio_held_out) {
-            row("eye recovered from the wiring", format!("neighbouring columns share {r:.1}× the partners of a shuffled placement ({h:.1}× held out)"));
+            row(
+                "eye recovered from the wiring",
+                format!("neighbouring columns share {r:.1}× the partners of a shuffled placement ({h:.1}× held out)"),
+            );
         }
         row("descending neurons", format!("{}", info.descending));
         row("Kenyon cells / MBONs", format!("{} / {}", info.kenyon, info.mbon));

@@ -9,16 +9,15 @@
 //! thread of its own; the brain's backward-pass tables (`bptt::Base`) are made once per brain.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
+use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use flychess_render::cloud::REGION_PALETTE;
 use crate::lab::jobs::blame::{KeptBase, ShownBlame};
 use crate::lab::{ReadyBrain, Region};
-
+use flychess_render::cloud::REGION_PALETTE;
 
 #[derive(Default)]
 pub struct BlamePanel {
@@ -67,7 +66,9 @@ impl BlamePanel {
 
     pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&crate::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
         self.poll();
-        ui.label(RichText::new("The error going back").strong()).on_hover_text("d loss / d rate of every neuron at every step for this position: what backprop through time would tell each neuron");
+        ui.label(RichText::new("The error going back").strong()).on_hover_text(
+            "d loss / d rate of every neuron at every step for this position: what backprop through time would tell each neuron",
+        );
         ui.horizontal(|ui| {
             let clicked = ui.add_enabled(thought.is_some() && !self.busy(), egui::Button::new("Send the error back")).clicked();
             if clicked && let Some(t) = thought {
@@ -93,7 +94,8 @@ impl BlamePanel {
             s.fly, s.blame.loss, s.blame.scale(11), s.blame.scale(0), s.blame.largest[11], s.blame.largest[0]
         ));
         // The six regions with the most blame over the 12 steps (the chart stays readable).
-        let mut present: Vec<Region> = Region::ALL.into_iter().filter(|r| (0..12).any(|t| s.blame.region_mean[t][*r as usize] > 0.0)).collect();
+        let mut present: Vec<Region> =
+            Region::ALL.into_iter().filter(|r| (0..12).any(|t| s.blame.region_mean[t][*r as usize] > 0.0)).collect();
         let total = |r: &Region| (0..12).map(|t| s.blame.region_mean[t][*r as usize].max(1e-30).log10()).sum::<f64>();
         present.sort_by(|a, b| total(b).total_cmp(&total(a)));
         present.truncate(6);
@@ -105,11 +107,13 @@ impl BlamePanel {
             .allow_scroll(false)
             .show(ui, |plot| {
                 for r in present.iter().copied() {
-                    let points: PlotPoints = (0..12).filter(|&t| s.blame.region_mean[t][r as usize] > 0.0).map(|t| [t as f64 + 1.0, s.blame.region_mean[t][r as usize].log10()]).collect();
+                    let points: PlotPoints = (0..12)
+                        .filter(|&t| s.blame.region_mean[t][r as usize] > 0.0)
+                        .map(|t| [t as f64 + 1.0, s.blame.region_mean[t][r as usize].log10()])
+                        .collect();
                     let c = REGION_PALETTE[r as usize];
                     plot.line(Line::new(r.name(), points).color(Color32::from_rgb(c[0], c[1], c[2])));
                 }
             });
     }
 }
-

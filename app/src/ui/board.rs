@@ -304,7 +304,8 @@ impl BoardState {
         }
         if primary_released
             && let (Some(from), Some(to)) = (self.pressed.take(), square)
-            && from != to && view.position.board().color_at(from) == view.user
+            && from != to
+            && view.position.board().color_at(from) == view.user
         {
             action = self.attempt(view, from, to);
             if matches!(action, Some(BoardAction::Move(_))) {
@@ -410,7 +411,13 @@ impl BoardState {
             let sq = Square::from_coords(file, bottom_rank);
             let r = self.square_rect(sq, orientation);
             let c = if sq.is_light() { dark } else { light };
-            painter.text(r.right_bottom() + Vec2::new(-s * 0.06, -s * 0.02), egui::Align2::RIGHT_BOTTOM, file.char().to_string(), font.clone(), c);
+            painter.text(
+                r.right_bottom() + Vec2::new(-s * 0.06, -s * 0.02),
+                egui::Align2::RIGHT_BOTTOM,
+                file.char().to_string(),
+                font.clone(),
+                c,
+            );
             let rank = if orientation == Color::White { Rank::new(7 - k) } else { Rank::new(k) };
             let left_file = if orientation == Color::White { File::A } else { File::H };
             let sq = Square::from_coords(left_file, rank);
@@ -422,10 +429,13 @@ impl BoardState {
         let ctx = ui.ctx().clone();
         let pointer = ui.input(|i| i.pointer.latest_pos());
         let dragging = self.pressed.filter(|&sq| {
-            view.user.is_some() && pos.board().color_at(sq) == view.user && pointer.is_some_and(|p| self.square_at(p, orientation) != Some(sq) || ui.input(|i| i.pointer.is_decidedly_dragging()))
+            view.user.is_some()
+                && pos.board().color_at(sq) == view.user
+                && pointer.is_some_and(|p| self.square_at(p, orientation) != Some(sq) || ui.input(|i| i.pointer.is_decidedly_dragging()))
         });
         let now = ui.input(|i| i.time);
-        let slides = self.animation.as_ref().map(|a| (slides(&a.from, pos.board()), ((now - a.started) / ANIMATION_SECONDS).clamp(0.0, 1.0) as f32));
+        let slides =
+            self.animation.as_ref().map(|a| (slides(&a.from, pos.board()), ((now - a.started) / ANIMATION_SECONDS).clamp(0.0, 1.0) as f32));
         for (sq, piece) in pos.board().clone() {
             if Some(sq) == dragging {
                 continue;
@@ -467,7 +477,8 @@ impl BoardState {
             painter.rect_filled(Rect::from_min_size(at, galley.size()).expand(1.5), 3.0, Color32::from_black_alpha(170));
             painter.galley(at, galley, Color32::WHITE);
         }
-        let user_arrows = self.arrows.iter().map(|&(from, to)| Arrow { from, to, colour: Color32::from_rgba_unmultiplied(21, 120, 27, 170) });
+        let user_arrows =
+            self.arrows.iter().map(|&(from, to)| Arrow { from, to, colour: Color32::from_rgba_unmultiplied(21, 120, 27, 170) });
         for a in user_arrows.chain(view.arrows.iter().copied()) {
             let from = self.square_rect(a.from, orientation).center();
             let to = self.square_rect(a.to, orientation).center();

@@ -12,22 +12,21 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use glam::Vec3;
 
-use flychess_render::camera::{OrbitCamera, Preset};
-use flychess_render::cloud::{activity_colour, pick, CloudGeometry, ColourMode, ViewSettings, REGION_PALETTE};
-use flychess_render::egui_view::{callback, CloudCallback, FrameRates};
 use crate::lab::Brain;
-use crate::lab::Region;
 use crate::lab::Connectome;
+use crate::lab::Region;
+use flychess_render::camera::{OrbitCamera, Preset};
+use flychess_render::cloud::{CloudGeometry, ColourMode, REGION_PALETTE, ViewSettings, activity_colour, pick};
+use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
 
 use std::path::Path;
 
-use crate::thinker::Thought;
 use crate::lab::ReadyBrain;
-pub use crate::lab::think_summary::{region_means, ThinkSummary};
 pub use crate::lab::jobs::control::ControlThink;
+pub use crate::lab::think_summary::{ThinkSummary, region_means};
+use crate::thinker::Thought;
 
 pub use crate::lab::STEPS;
-
 
 /// A neuron's partners, strongest first: (partner, signed weight).
 pub struct Partners {
@@ -70,8 +69,7 @@ impl Outgoing {
 
 pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
     let j = neuron as usize;
-    let mut inputs: Vec<(u32, f32)> =
-        brain.row(j).map(|e| (brain.pre[e], brain.weight[e])).collect();
+    let mut inputs: Vec<(u32, f32)> = brain.row(j).map(|e| (brain.pre[e], brain.weight[e])).collect();
     let out = outgoing.start[j] as usize..outgoing.start[j + 1] as usize;
     let mut outputs: Vec<(u32, f32)> = out.map(|e| (outgoing.post[e], outgoing.weight[e])).collect();
     inputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
@@ -313,7 +311,11 @@ impl BrainView {
             let per_step = 1.3 / STEPS as f64 / self.speed.max(0.05) as f64;
             if now - self.step_clock >= per_step {
                 // The error going back plays from step 12 down to step 1.
-                self.step = if self.blame.showing && self.blame.shown.is_some() { (self.step + STEPS - 1) % STEPS } else { (self.step + 1) % STEPS };
+                self.step = if self.blame.showing && self.blame.shown.is_some() {
+                    (self.step + STEPS - 1) % STEPS
+                } else {
+                    (self.step + 1) % STEPS
+                };
                 self.step_clock = now;
             }
         }
@@ -336,7 +338,11 @@ impl BrainView {
 
     /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
     pub(crate) fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
-        let control = self.control.as_ref().filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of)).map(|c| (c.id, c.rates.clone()));
+        let control = self
+            .control
+            .as_ref()
+            .filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of))
+            .map(|c| (c.id, c.rates.clone()));
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "brain view"));
         let bg = if self.white_background { Color32::WHITE } else { Color32::from_rgb(8, 8, 14) };
@@ -370,7 +376,13 @@ impl BrainView {
             self.select(hit);
         }
         if !self.gpu {
-            ui.painter().text(rect.center(), egui::Align2::CENTER_CENTER, "No wgpu device: the 3D view needs one.", egui::FontId::proportional(14.0), Color32::GRAY);
+            ui.painter().text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "No wgpu device: the 3D view needs one.",
+                egui::FontId::proportional(14.0),
+                Color32::GRAY,
+            );
             return;
         }
         let rates = match thought {
@@ -416,7 +428,17 @@ impl BrainView {
 
     /// The Brain tab: the cloud full size with every control.
     #[allow(clippy::too_many_arguments)]
-    pub fn full(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, replay: Option<f64>, ready: &Arc<ReadyBrain>, data: &Path, render_state: Option<&eframe::egui_wgpu::RenderState>, looks: &mut crate::ui::looks::Looks, fly: Option<&crate::thinker::Mover>) {
+    pub fn full(
+        &mut self,
+        ui: &mut egui::Ui,
+        thought: Option<&Thought>,
+        replay: Option<f64>,
+        ready: &Arc<ReadyBrain>,
+        data: &Path,
+        render_state: Option<&eframe::egui_wgpu::RenderState>,
+        looks: &mut crate::ui::looks::Looks,
+        fly: Option<&crate::thinker::Mover>,
+    ) {
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
         self.poll_control(connectome);
         self.poll_export();
@@ -466,10 +488,25 @@ impl BrainView {
                 return;
             }
             let blaming = thought.is_some_and(|t| self.blame.drawn_for(t.id).is_some());
-            ui.label(RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" })).size(size + 4.0).strong());
+            ui.label(
+                RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" }))
+                    .size(size + 4.0)
+                    .strong(),
+            );
             if blaming && let Some(b) = thought.and_then(|t| self.blame.drawn_for(t.id)) {
-                let top = Region::ALL.into_iter().max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize])).expect("regions");
-                ui.label(RichText::new(format!("d loss / d rate after step {}: up to {:.1e}; most blame per neuron: {}.", step + 1, b.blame.largest[step], top.name())).size(size));
+                let top = Region::ALL
+                    .into_iter()
+                    .max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize]))
+                    .expect("regions");
+                ui.label(
+                    RichText::new(format!(
+                        "d loss / d rate after step {}: up to {:.1e}; most blame per neuron: {}.",
+                        step + 1,
+                        b.blame.largest[step],
+                        top.name()
+                    ))
+                    .size(size),
+                );
             } else if let Some(s) = &summary {
                 ui.label(RichText::new(s.sentence(step)).size(size));
             } else {
@@ -482,7 +519,12 @@ impl BrainView {
 
     /// What a figure of the shown think needs: the device, the cloud's geometry and marks, the
     /// think's rates, the view as it is now, a title and a caption per step.
-    pub fn figure_job(&self, thought: Option<&Thought>, summary: Option<&ThinkSummary>, render_state: Option<&eframe::egui_wgpu::RenderState>) -> Option<crate::ui::figures::FigureJob> {
+    pub fn figure_job(
+        &self,
+        thought: Option<&Thought>,
+        summary: Option<&ThinkSummary>,
+        render_state: Option<&eframe::egui_wgpu::RenderState>,
+    ) -> Option<crate::ui::figures::FigureJob> {
         let (rs, t) = (render_state?, thought?);
         let chosen = shakmaty::san::San::from_move(&t.position, t.chosen).to_string();
         let p = t.policy.moves.iter().position(|m| *m == t.chosen).map(|i| t.policy.probability[i]).unwrap_or(0.0);
@@ -493,7 +535,11 @@ impl BrainView {
             geometry: self.geometry.clone(),
             marks: self.marks.clone(),
             rates: t.rates.clone(),
-            look: crate::ui::figures::FigureLook { camera: self.camera, mode: if self.mode == ColourMode::Blame { ColourMode::Activity } else { self.mode }, white_background: self.white_background },
+            look: crate::ui::figures::FigureLook {
+                camera: self.camera,
+                mode: if self.mode == ColourMode::Blame { ColourMode::Activity } else { self.mode },
+                white_background: self.white_background,
+            },
             title: format!("The fly's 12 steps ({mover} to move): it plays {chosen} ({:.0} %). {}", 100.0 * p, self.positions),
             captions: (0..STEPS).map(|k| summary.map(|s| s.caption(k)).unwrap_or_else(|| format!("Step {}", k + 1))).collect(),
         })
@@ -525,7 +571,15 @@ impl BrainView {
     }
 
     /// Lesion a region or shuffle the wiring, think again on the shown board, compare.
-    fn control_panel(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, ready: &Arc<ReadyBrain>, data: &Path, summary: Option<&ThinkSummary>, step: usize) {
+    fn control_panel(
+        &mut self,
+        ui: &mut egui::Ui,
+        thought: Option<&Thought>,
+        ready: &Arc<ReadyBrain>,
+        data: &Path,
+        summary: Option<&ThinkSummary>,
+        step: usize,
+    ) {
         let controls: Vec<crate::ui::train::BrainChoice> = crate::ui::train::lab_controls().into_iter().skip(1).map(|(_, c)| c).collect();
         ui.label(RichText::new("Controls").strong());
         ui.horizontal(|ui| {
@@ -536,10 +590,21 @@ impl BrainView {
                 }
             });
             let busy = self.control_job.is_some();
-            if ui.add_enabled(thought.is_some() && !busy, egui::Button::new("Think again")).on_hover_text("The same board through the control brain (built and calibrated once, then kept)").clicked()
+            if ui
+                .add_enabled(thought.is_some() && !busy, egui::Button::new("Think again"))
+                .on_hover_text("The same board through the control brain (built and calibrated once, then kept)")
+                .clicked()
                 && let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone())
             {
-                let rx = crate::lab::jobs::control::think(crate::ui::wake(ui.ctx()), ready, data.to_path_buf(), control, t.position.clone(), t.id, controls[i].label());
+                let rx = crate::lab::jobs::control::think(
+                    crate::ui::wake(ui.ctx()),
+                    ready,
+                    data.to_path_buf(),
+                    control,
+                    t.position.clone(),
+                    t.id,
+                    controls[i].label(),
+                );
                 self.control_job = Some(rx);
                 self.status = "Building the control brain (first time: about a minute) and thinking…".into();
             }
@@ -593,7 +658,14 @@ impl BrainView {
         let _ = connectome;
     }
 
-    fn controls(&mut self, ui: &mut egui::Ui, step: usize, render_state: Option<&eframe::egui_wgpu::RenderState>, thought: Option<&Thought>, data: &Path) {
+    fn controls(
+        &mut self,
+        ui: &mut egui::Ui,
+        step: usize,
+        render_state: Option<&eframe::egui_wgpu::RenderState>,
+        thought: Option<&Thought>,
+        data: &Path,
+    ) {
         ui.horizontal_wrapped(|ui| {
             if ui.button(if self.playing { "Pause" } else { "Play" }).on_hover_text("Space").clicked() {
                 self.playing = !self.playing;
@@ -676,7 +748,7 @@ impl BrainView {
         self.status = format!("Exporting {}…", path.display());
         let spawned = std::thread::Builder::new().name("brain-export".into()).spawn(move || {
             let result = (|| -> anyhow::Result<()> {
-                use flychess_render::cloud::{CloudRenderer, Offscreen, Rates, OFFSCREEN_FORMAT};
+                use flychess_render::cloud::{CloudRenderer, OFFSCREEN_FORMAT, Offscreen, Rates};
                 let mut cloud = CloudRenderer::new(&device, OFFSCREEN_FORMAT, &geometry);
                 if let Some(r) = &rates {
                     cloud.upload_rates(&queue, r);
@@ -757,7 +829,12 @@ impl BrainView {
                 match summary {
                     Some(s) if !s.moved.is_empty() => {
                         let v = s.moved[step.min(s.moved.len() - 1)][*r as usize];
-                        ui.add(egui::ProgressBar::new(v / top).desired_width(60.0).desired_height(8.0).text(RichText::new(format!("{v:.3}")).small()));
+                        ui.add(
+                            egui::ProgressBar::new(v / top)
+                                .desired_width(60.0)
+                                .desired_height(8.0)
+                                .text(RichText::new(format!("{v:.3}")).small()),
+                        );
                     }
                     _ => {
                         ui.label("");
@@ -794,7 +871,9 @@ impl BrainView {
                         Ok(()) => format!("Saved {}", path.display()),
                         Err(e) => format!("Could not save: {e}"),
                     },
-                    None => "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
+                    None => {
+                        "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into()
+                    }
                 };
             }
             if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
@@ -859,10 +938,14 @@ impl BrainView {
             row("cell body (µm)", format!("{:.0}, {:.0}, {:.0}", s[0], s[1], s[2]));
         });
         if let Some(t) = thought {
-            let points: Vec<[f64; 2]> = (0..STEPS).map(|s| [(s + 1) as f64, t.rates.get(s * t.neurons + i).copied().unwrap_or(0.0) as f64]).collect();
-            egui_plot::Plot::new(("rate", sel)).height(110.0).include_y(0.0).include_y(1.0).allow_scroll(false).allow_drag(false).show(ui, |plot| {
-                plot.line(egui_plot::Line::new("rate", points));
-            });
+            let points: Vec<[f64; 2]> =
+                (0..STEPS).map(|s| [(s + 1) as f64, t.rates.get(s * t.neurons + i).copied().unwrap_or(0.0) as f64]).collect();
+            egui_plot::Plot::new(("rate", sel)).height(110.0).include_y(0.0).include_y(1.0).allow_scroll(false).allow_drag(false).show(
+                ui,
+                |plot| {
+                    plot.line(egui_plot::Line::new("rate", points));
+                },
+            );
         }
         let mut jump = None;
         for (title, rows) in [("Strongest inputs", &p.inputs), ("Strongest outputs", &p.outputs)] {

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
 
-use crate::lab::STEPS;
 use crate::lab::Region;
+use crate::lab::STEPS;
 
+use crate::lab::ReadyBrain;
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::{Arrow, BoardState, BoardTheme, BoardView};
 use crate::ui::brain_view::{BrainView, ThinkSummary};
 use crate::ui::looks::Looks;
-use crate::lab::ReadyBrain;
 
 /// Slides: the board, 12 steps, what it looks at, its choice.
 pub const SLIDES: usize = STEPS + 3;
@@ -62,9 +62,24 @@ const TEXT: f32 = 24.0;
 
 impl BrainView {
     /// The presenter, filling the window. Returns false when the user left it.
-    pub fn presenter(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, summary: Option<&ThinkSummary>, ready: &Arc<ReadyBrain>, looks: &mut Looks, fly: Option<&Mover>) -> bool {
+    pub fn presenter(
+        &mut self,
+        ui: &mut egui::Ui,
+        thought: Option<&Thought>,
+        summary: Option<&ThinkSummary>,
+        ready: &Arc<ReadyBrain>,
+        looks: &mut Looks,
+        fly: Option<&Mover>,
+    ) -> bool {
         let now = ui.input(|i| i.time);
-        let (next, back, auto, leave) = ui.input(|i| (i.key_pressed(egui::Key::Space) || i.key_pressed(egui::Key::ArrowRight), i.key_pressed(egui::Key::ArrowLeft), i.key_pressed(egui::Key::A), i.key_pressed(egui::Key::Escape)));
+        let (next, back, auto, leave) = ui.input(|i| {
+            (
+                i.key_pressed(egui::Key::Space) || i.key_pressed(egui::Key::ArrowRight),
+                i.key_pressed(egui::Key::ArrowLeft),
+                i.key_pressed(egui::Key::A),
+                i.key_pressed(egui::Key::Escape),
+            )
+        });
         let p = &mut self.presenter;
         if next && p.slide + 1 < SLIDES {
             p.slide += 1;
@@ -141,7 +156,11 @@ impl BrainView {
                             let top = s.moved[k][order[0]].max(1e-6);
                             for &r in order.iter().take(6) {
                                 ui.label(RichText::new(Region::ALL[r].name()).size(TEXT * 0.75));
-                                ui.add(egui::ProgressBar::new(s.moved[k][r] / top).desired_width(avail.x * 0.26).text(RichText::new(format!("{:.3}", s.moved[k][r])).size(14.0)));
+                                ui.add(
+                                    egui::ProgressBar::new(s.moved[k][r] / top)
+                                        .desired_width(avail.x * 0.26)
+                                        .text(RichText::new(format!("{:.3}", s.moved[k][r])).size(14.0)),
+                                );
                             }
                         }
                     });
@@ -154,7 +173,8 @@ impl BrainView {
                     Some(e) => {
                         let mut order: Vec<&crate::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
                         order.sort_by(|a, b| a.change.total_cmp(&b.change));
-                        let needed: Vec<String> = order.iter().take(2).map(|p| format!("the {} on {} ({:+.1})", p.piece, p.square, 100.0 * p.change)).collect();
+                        let needed: Vec<String> =
+                            order.iter().take(2).map(|p| format!("the {} on {} ({:+.1})", p.piece, p.square, 100.0 * p.change)).collect();
                         ui.label(RichText::new(format!(
                             "Take one piece away at a time and ask again: {} keeps or loses its {:.0} %. It needs {} most; red squares lose points, blue squares gain.",
                             e.chosen_san,
@@ -168,7 +188,10 @@ impl BrainView {
                         looks.request(ui.ctx(), t, fly, ready);
                         ui.horizontal(|ui| {
                             ui.spinner();
-                            ui.label(RichText::new(if looks.status.is_empty() { "Taking each piece away in turn…" } else { &looks.status }).size(TEXT));
+                            ui.label(
+                                RichText::new(if looks.status.is_empty() { "Taking each piece away in turn…" } else { &looks.status })
+                                    .size(TEXT),
+                            );
                         });
                         ui.ctx().request_repaint_after(std::time::Duration::from_millis(200));
                     }
@@ -182,14 +205,25 @@ impl BrainView {
                     v if v < -0.15 => "thinks it is worse",
                     _ => "thinks it is about even",
                 };
-                ui.label(RichText::new(format!("Its descending neurons give every legal move a probability; it {feeling} ({:+.2} from its side).", t.value)).size(TEXT));
+                ui.label(
+                    RichText::new(format!(
+                        "Its descending neurons give every legal move a probability; it {feeling} ({:+.2} from its side).",
+                        t.value
+                    ))
+                    .size(TEXT),
+                );
                 let mut order: Vec<usize> = (0..t.policy.moves.len()).collect();
                 order.sort_by(|&a, &b| t.policy.probability[b].total_cmp(&t.policy.probability[a]));
                 let w = ui.available_width() * 0.6;
                 egui::Grid::new("presenter-choice").num_columns(2).spacing([24.0, 10.0]).show(ui, |ui| {
                     for &i in order.iter().take(6) {
                         ui.label(RichText::new(San::from_move(&t.position, t.policy.moves[i]).to_string()).size(TEXT).strong());
-                        ui.add(egui::ProgressBar::new(t.policy.probability[i]).desired_width(w).desired_height(28.0).text(RichText::new(format!("{:.1} %", 100.0 * t.policy.probability[i])).size(18.0)));
+                        ui.add(
+                            egui::ProgressBar::new(t.policy.probability[i])
+                                .desired_width(w)
+                                .desired_height(28.0)
+                                .text(RichText::new(format!("{:.1} %", 100.0 * t.policy.probability[i])).size(18.0)),
+                        );
                         ui.end_row();
                     }
                 });
@@ -199,7 +233,13 @@ impl BrainView {
     }
 
     /// A board filling the slide's height, with marks and the chosen move's arrow.
-    fn presenter_board(&mut self, ui: &mut egui::Ui, t: &Thought, overlays: Vec<crate::ui::board::SquareMark>, chosen: Option<shakmaty::Move>) {
+    fn presenter_board(
+        &mut self,
+        ui: &mut egui::Ui,
+        t: &Thought,
+        overlays: Vec<crate::ui::board::SquareMark>,
+        chosen: Option<shakmaty::Move>,
+    ) {
         let arrows = chosen
             .map(|m| {
                 let (from, to) = crate::ui::board::move_squares(&m);

@@ -6,13 +6,13 @@
 //! the fly's file as it is then (a fly retrained under the same name is never shown stale).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use eframe::egui::{self, Color32, RichText};
+use crate::lab::ReadyBrain;
 use crate::lab::jobs::Aside;
 use crate::lab::jobs::doing::{Breakdown, PIECES};
-use crate::lab::ReadyBrain;
+use eframe::egui::{self, Color32, RichText};
 
 #[derive(Default)]
 pub struct DoingPanel {
@@ -25,7 +25,6 @@ pub struct DoingPanel {
     progress: Arc<AtomicU32>,
     pub status: String,
 }
-
 
 impl DoingPanel {
     /// Asks about fly `name` (worked out again from its file).
@@ -42,7 +41,9 @@ impl DoingPanel {
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
         ui.heading("How it's doing");
         let Some(name) = self.fly.clone() else {
-            ui.weak("Press \"How it's doing\" on a fly of the loaded brain: its HOLD positions by the piece Stockfish moves and by game phase.");
+            ui.weak(
+                "Press \"How it's doing\" on a fly of the loaded brain: its HOLD positions by the piece Stockfish moves and by game phase.",
+            );
             return;
         };
         if let Some((n, rx)) = &self.job
@@ -63,7 +64,9 @@ impl DoingPanel {
             }
             if self.job.is_some() {
                 let f = self.progress.load(Ordering::Relaxed) as f32 / 1000.0;
-                ui.add(egui::ProgressBar::new(f).text(format!("{name}: the brain reads the HOLD positions (once per brain)")).animate(true));
+                ui.add(
+                    egui::ProgressBar::new(f).text(format!("{name}: the brain reads the HOLD positions (once per brain)")).animate(true),
+                );
                 ui.ctx().request_repaint_after(std::time::Duration::from_millis(200));
             }
             if !self.status.is_empty() {
@@ -92,9 +95,19 @@ impl DoingPanel {
                     for (j, &n) in row.iter().enumerate() {
                         let share = n as f32 / total.max(1) as f32;
                         let (rect, response) = ui.allocate_exact_size(egui::vec2(52.0, 20.0), egui::Sense::hover());
-                        let tone = if j == k { Color32::from_rgba_unmultiplied(60, 170, 90, (share * 230.0) as u8 + 20) } else { Color32::from_rgba_unmultiplied(200, 90, 60, (share * 230.0) as u8 + 10) };
+                        let tone = if j == k {
+                            Color32::from_rgba_unmultiplied(60, 170, 90, (share * 230.0) as u8 + 20)
+                        } else {
+                            Color32::from_rgba_unmultiplied(200, 90, 60, (share * 230.0) as u8 + 10)
+                        };
                         ui.painter().rect_filled(rect, 2.0, tone);
-                        ui.painter().text(rect.center(), egui::Align2::CENTER_CENTER, format!("{:.0}%", 100.0 * share), egui::FontId::proportional(11.0), ui.visuals().strong_text_color());
+                        ui.painter().text(
+                            rect.center(),
+                            egui::Align2::CENTER_CENTER,
+                            format!("{:.0}%", 100.0 * share),
+                            egui::FontId::proportional(11.0),
+                            ui.visuals().strong_text_color(),
+                        );
                         response.on_hover_text(format!("{n} positions where Stockfish moves a {} and the fly a {}", PIECES[k], PIECES[j]));
                     }
                     ui.end_row();

@@ -8,19 +8,19 @@
 //! Heavy work runs on threads of its own; this module only shows what has arrived.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+pub use crate::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
+use crate::lab::ReadyBrain;
+use crate::lab::jobs::Aside;
+use crate::lab::jobs::figures::{ProbeOptions, ProbeReport};
+use crate::lab::{Region, STEPS};
+use crate::thinker::Thought;
+use crate::ui::brain_view::{ThinkSummary, export_path};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 use flychess_render::cloud::REGION_PALETTE;
-use crate::lab::jobs::figures::{ProbeOptions, ProbeReport};
-use crate::lab::jobs::Aside;
-use crate::lab::{Region, STEPS};
-use crate::thinker::Thought;
-use crate::ui::brain_view::{export_path, ThinkSummary};
-use crate::lab::ReadyBrain;
-pub use crate::figure_job::{png_bytes, FigureJob, FigureKind, FigureLook};
 
 /// What the Brain tab's centre shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,7 +34,13 @@ pub enum Pane {
 }
 
 impl Pane {
-    pub const ALL: [(Pane, &'static str); 5] = [(Pane::Cloud, "Cloud"), (Pane::Steps, "12 steps"), (Pane::Eye, "The eye"), (Pane::Chart, "Signal chart"), (Pane::Probes, "Probes")];
+    pub const ALL: [(Pane, &'static str); 5] = [
+        (Pane::Cloud, "Cloud"),
+        (Pane::Steps, "12 steps"),
+        (Pane::Eye, "The eye"),
+        (Pane::Chart, "Signal chart"),
+        (Pane::Probes, "Probes"),
+    ];
 }
 
 /// The state of the panes.
@@ -124,7 +130,16 @@ impl Figures {
 
     /// The pane chosen (not the cloud, which the Brain tab draws itself).
     #[allow(clippy::too_many_arguments)]
-    pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&Thought>, summary: Option<&ThinkSummary>, ready: &Arc<ReadyBrain>, data: &Path, job: Option<FigureJob>, big: f32) {
+    pub fn show(
+        &mut self,
+        ui: &mut egui::Ui,
+        thought: Option<&Thought>,
+        summary: Option<&ThinkSummary>,
+        ready: &Arc<ReadyBrain>,
+        data: &Path,
+        job: Option<FigureJob>,
+        big: f32,
+    ) {
         self.poll(ui.ctx());
         if self.busy() {
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(150));
@@ -152,12 +167,18 @@ impl Figures {
         ui.horizontal(|ui| {
             let idle = self.export_job.is_none();
             let usable = job.is_some() && !t.rates.is_empty();
-            if ui.add_enabled(idle && usable, egui::Button::new("Export PNG (3840 × 2160)")).on_hover_text("The 12 steps at once, for slides (into the data folder's exports; White background in the side panel)").clicked()
+            if ui
+                .add_enabled(idle && usable, egui::Button::new("Export PNG (3840 × 2160)"))
+                .on_hover_text("The 12 steps at once, for slides (into the data folder's exports; White background in the side panel)")
+                .clicked()
                 && let Some(j) = &job
             {
                 self.export(ui.ctx(), j, FigureKind::Grid([3840, 2160]), export_path(data, "brain-12-steps", "png"));
             }
-            if ui.add_enabled(idle && usable, egui::Button::new("Export replay GIF")).on_hover_text("The 12 steps as an animated GIF, 960 × 540, looping").clicked()
+            if ui
+                .add_enabled(idle && usable, egui::Button::new("Export replay GIF"))
+                .on_hover_text("The 12 steps as an animated GIF, 960 × 540, looping")
+                .clicked()
                 && let Some(j) = &job
             {
                 self.export(ui.ctx(), j, FigureKind::Gif([960, 540]), export_path(data, "brain-replay", "gif"));
@@ -203,7 +224,9 @@ impl Figures {
     fn chart(&mut self, ui: &mut egui::Ui, summary: Option<&ThinkSummary>, ready: &Arc<ReadyBrain>, big: f32) {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.across, false, "This think: |rate − empty board|");
-            ui.selectable_value(&mut self.across, true, "Across 48 positions: spread of rates").on_hover_text("What `flychess brain signal` prints: each neuron's spread of rates across 48 real positions, averaged over its region");
+            ui.selectable_value(&mut self.across, true, "Across 48 positions: spread of rates").on_hover_text(
+                "What `flychess brain signal` prints: each neuron's spread of rates across 48 real positions, averaged over its region",
+            );
         });
         let (title, values): (&str, Vec<(Region, Vec<f64>)>) = if self.across {
             if self.across_signal.as_ref().is_none_or(|(c, _)| *c != ready.checksum) && self.across_job.is_none() {
@@ -212,7 +235,9 @@ impl Figures {
                 self.across_job = Some(crate::lab::jobs::figures::signal(crate::ui::wake(ui.ctx()), r));
             }
             match &self.across_signal {
-                Some((_, s)) => ("spread of rates across 48 positions", Region::ALL.into_iter().map(|r| (r, s[r as usize].to_vec())).collect()),
+                Some((_, s)) => {
+                    ("spread of rates across 48 positions", Region::ALL.into_iter().map(|r| (r, s[r as usize].to_vec())).collect())
+                }
                 None => {
                     ui.horizontal(|ui| {
                         ui.spinner();
@@ -223,7 +248,10 @@ impl Figures {
             }
         } else {
             match summary {
-                Some(s) if !s.moved.is_empty() => ("mean |rate − empty-board rate|", Region::ALL.into_iter().map(|r| (r, s.moved.iter().map(|m| m[r as usize] as f64).collect())).collect()),
+                Some(s) if !s.moved.is_empty() => (
+                    "mean |rate − empty-board rate|",
+                    Region::ALL.into_iter().map(|r| (r, s.moved.iter().map(|m| m[r as usize] as f64).collect())).collect(),
+                ),
                 _ => {
                     ui.label(RichText::new("Play a move: the chart follows the fly's think.").size(big));
                     return;
@@ -269,13 +297,20 @@ impl Figures {
                 Some(_) => {
                     let done = self.probe_done.load(Ordering::Relaxed);
                     let total = options.train + options.val + options.hold;
-                    ui.add(egui::ProgressBar::new(done as f32 / total as f32).text(format!("{done} of {total} positions thought")).animate(true));
+                    ui.add(
+                        egui::ProgressBar::new(done as f32 / total as f32)
+                            .text(format!("{done} of {total} positions thought"))
+                            .animate(true),
+                    );
                     if ui.button("Stop").clicked() {
                         self.probe_stop.store(true, Ordering::Relaxed);
                     }
                 }
                 None => {
-                    if ui.button(format!("Run the probes ({} positions, about a minute)", options.train + options.val + options.hold)).clicked() {
+                    if ui
+                        .button(format!("Run the probes ({} positions, about a minute)", options.train + options.val + options.hold))
+                        .clicked()
+                    {
                         let (r, data, done, stop) = (ready.clone(), data.to_path_buf(), self.probe_done.clone(), self.probe_stop.clone());
                         done.store(0, Ordering::Relaxed);
                         stop.store(false, Ordering::Relaxed);
@@ -296,10 +331,20 @@ impl Figures {
         let board = &report.board[p];
         let mut text = format!(
             "{} HOLD positions ({} TRAIN, strength chosen on {} VAL), up to {} neurons per region. The board's own 768 planes: {:.3} [{:.3}, {:.3}]; chance {}.",
-            report.options.hold, report.options.train, report.options.val, report.options.per_region, board.hold.value, board.hold.low, board.hold.high, info.chance
+            report.options.hold,
+            report.options.train,
+            report.options.val,
+            report.options.per_region,
+            board.hold.value,
+            board.hold.low,
+            board.hold.high,
+            info.chance
         );
         if let Some((region, step, c)) = report.best(p) {
-            text.push_str(&format!(" Best on VAL: {region} at step {step}, {:.3} [{:.3}, {:.3}] on HOLD.", c.hold.value, c.hold.low, c.hold.high));
+            text.push_str(&format!(
+                " Best on VAL: {region} at step {step}, {:.3} [{:.3}, {:.3}] on HOLD.",
+                c.hold.value, c.hold.low, c.hold.high
+            ));
         }
         ui.label(RichText::new(text).size(big * 0.85));
         Plot::new(("probe-chart", p))
@@ -312,8 +357,16 @@ impl Figures {
             .include_y(1.0)
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new("the board's planes", PlotPoints::from(vec![[1.0, board.hold.value], [STEPS as f64, board.hold.value]])).color(Color32::GRAY).style(egui_plot::LineStyle::dashed_loose()));
-                plot.line(Line::new("chance", PlotPoints::from(vec![[1.0, info.chance], [STEPS as f64, info.chance]])).color(Color32::DARK_GRAY).style(egui_plot::LineStyle::dotted_dense()));
+                plot.line(
+                    Line::new("the board's planes", PlotPoints::from(vec![[1.0, board.hold.value], [STEPS as f64, board.hold.value]]))
+                        .color(Color32::GRAY)
+                        .style(egui_plot::LineStyle::dashed_loose()),
+                );
+                plot.line(
+                    Line::new("chance", PlotPoints::from(vec![[1.0, info.chance], [STEPS as f64, info.chance]]))
+                        .color(Color32::DARK_GRAY)
+                        .style(egui_plot::LineStyle::dotted_dense()),
+                );
                 for region in &report.regions {
                     let r = Region::ALL.into_iter().find(|r| r.name() == region.region);
                     let c = r.map(|r| REGION_PALETTE[r as usize]).unwrap_or([200, 200, 200]);
@@ -323,7 +376,6 @@ impl Figures {
             });
     }
 }
-
 
 /// How the shown think's board lands on the photoreceptors: an 8 × 8 board of squares, each with
 /// the number of its cells this board lights, coloured by the share lit, its roles on hover.
@@ -351,9 +403,21 @@ fn eye_pane(ui: &mut egui::Ui, thought: Option<&Thought>, ready: &Arc<ReadyBrain
         painter.rect_filled(r.shrink(1.0), 2.0, base);
         painter.rect_filled(r.shrink(1.0), 2.0, Color32::from_rgba_unmultiplied(255, 200, 40, (share.sqrt() * 200.0) as u8));
         if let Some(piece) = shakmaty::Position::board(&position).piece_at(shakmaty::Square::new(u32::from(q.square))) {
-            painter.text(r.center() - egui::vec2(0.0, s * 0.08), egui::Align2::CENTER_CENTER, piece.char().to_string(), egui::FontId::monospace(s * 0.38), Color32::WHITE);
+            painter.text(
+                r.center() - egui::vec2(0.0, s * 0.08),
+                egui::Align2::CENTER_CENTER,
+                piece.char().to_string(),
+                egui::FontId::monospace(s * 0.38),
+                Color32::WHITE,
+            );
         }
-        painter.text(r.center_bottom() - egui::vec2(0.0, s * 0.06), egui::Align2::CENTER_BOTTOM, format!("{}/{}", q.total_firing(), q.total()), font.clone(), Color32::from_gray(235));
+        painter.text(
+            r.center_bottom() - egui::vec2(0.0, s * 0.06),
+            egui::Align2::CENTER_BOTTOM,
+            format!("{}/{}", q.total_firing(), q.total()),
+            font.clone(),
+            Color32::from_gray(235),
+        );
         let response = ui.interact(r, ui.scope_id().with(("eye-square", q.square)), egui::Sense::hover());
         response.on_hover_text(format!("{}\n{}", shakmaty::Square::new(u32::from(q.square)), crate::ui::looks::sight_text(q)));
     }

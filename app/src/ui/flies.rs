@@ -12,7 +12,13 @@ fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
         ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
         return;
     };
-    ui.label(format!("From {from}: {} games, {} per pairing; anchor {} = {}.", v["games"], v["options"]["games"], v["anchor"].as_str().unwrap_or("?"), v["anchor_elo"]));
+    ui.label(format!(
+        "From {from}: {} games, {} per pairing; anchor {} = {}.",
+        v["games"],
+        v["options"]["games"],
+        v["anchor"].as_str().unwrap_or("?"),
+        v["anchor_elo"]
+    ));
     let harness = &v["harness_check"];
     if harness.is_object() {
         ui.label(format!(
@@ -146,21 +152,26 @@ impl FlyChessApp {
                                 self.rename = Some((name.clone(), name.clone()));
                             }
                         }
-                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it's doing").clicked() {
+                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new("")))
+                            && ui.button("How it's doing").clicked()
+                        {
                             self.doing.ask(&name);
                         }
-                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new(""))) && ui.button("How it loses").clicked() {
+                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new("")))
+                            && ui.button("How it loses").clicked()
+                        {
                             self.loses.ask(&name, &data);
                         }
                         if ui.button("Export…").clicked() {
-                            self.flies_status = match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
-                                (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
-                                    Ok(_) => format!("Exported {name} to {}", to.display()),
-                                    Err(e) => format!("Could not export: {e}"),
-                                },
-                                (Err(e), _) => e.to_string(),
-                                (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
-                            };
+                            self.flies_status =
+                                match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
+                                    (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
+                                        Ok(_) => format!("Exported {name} to {}", to.display()),
+                                        Err(e) => format!("Could not export: {e}"),
+                                    },
+                                    (Err(e), _) => e.to_string(),
+                                    (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
+                                };
                         }
                     });
                     ui.end_row();
@@ -236,7 +247,11 @@ impl FlyChessApp {
                         };
                         self.lab.command(Command::ReadFlies);
                     } else {
-                        let choice = train::lab_controls().into_iter().find(|(n, _)| name.ends_with(n) && !n.is_empty()).map(|(_, c)| c).unwrap_or(train::BrainChoice::Loaded);
+                        let choice = train::lab_controls()
+                            .into_iter()
+                            .find(|(n, _)| name.ends_with(n) && !n.is_empty())
+                            .map(|(_, c)| c)
+                            .unwrap_or(train::BrainChoice::Loaded);
                         let kind = match &choice {
                             train::BrainChoice::Loaded => "lab: 3-minute fly (probe only)".to_string(),
                             c => format!("lab control: {}", c.label()),
@@ -252,5 +267,4 @@ impl FlyChessApp {
             });
         }
     }
-
 }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
 
-use crate::ui::Aside;
 use crate::lab::ReadyBrain;
-use crate::training::{answers, Answer};
+use crate::training::{Answer, answers};
+use crate::ui::Aside;
 
 /// After 1.e4, the fly (Black) to move.
 pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";

@@ -7,8 +7,8 @@
 //! work runs on a thread of its own, on the brain's one dopamine model (`ReadyBrain::dopamine_model`).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
+use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, Plot};
@@ -16,7 +16,6 @@ use shakmaty::{Chess, Move};
 
 use crate::lab::ReadyBrain;
 use crate::lab::jobs::lesson::{LessonComic, ShownLesson};
-
 
 #[derive(Default)]
 pub struct LessonPanel {
@@ -52,7 +51,8 @@ impl LessonPanel {
 
     pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&crate::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
         self.poll();
-        ui.label(RichText::new("Dopamine lesson").strong()).on_hover_text("This position as a lesson for the dopamine fly: sugar after Stockfish's move, a shock after another");
+        ui.label(RichText::new("Dopamine lesson").strong())
+            .on_hover_text("This position as a lesson for the dopamine fly: sugar after Stockfish's move, a shock after another");
         ui.horizontal(|ui| {
             let clicked = ui.add_enabled(thought.is_some() && !self.busy(), egui::Button::new("Show the lesson")).clicked();
             if clicked && let Some(t) = thought {
@@ -69,9 +69,15 @@ impl LessonPanel {
         let c = &s.comic;
         ui.small(format!("{}: sugar after {} ({}), shock after {}.", s.fly, s.good, s.good_from, s.bad));
         let same = if c.fire_good.max(c.fire_bad) > 0 { 100.0 * c.fire_both as f64 / c.fire_good.max(c.fire_bad) as f64 } else { 0.0 };
-        ui.label(format!("Kenyon cells firing: {} after {}, {} after {}, {} for both ({same:.0} % the same; {} of {} pass the APL's cut).", c.fire_good, s.good, c.fire_bad, s.bad, c.fire_both, c.passing, c.kenyon_cells));
+        ui.label(format!(
+            "Kenyon cells firing: {} after {}, {} after {}, {} for both ({same:.0} % the same; {} of {} pass the APL's cut).",
+            c.fire_good, s.good, c.fire_bad, s.bad, c.fire_both, c.passing, c.kenyon_cells
+        ));
         overlap_bar(ui, c);
-        ui.small(format!("The MBONs vote {:.3} for {} and {:.3} for {}; the dose (the chance it still prefers {}) is {:.2}.", c.vote_good, s.good, c.vote_bad, s.bad, s.bad, c.dose));
+        ui.small(format!(
+            "The MBONs vote {:.3} for {} and {:.3} for {}; the dose (the chance it still prefers {}) is {:.2}.",
+            c.vote_good, s.good, c.vote_bad, s.bad, s.bad, c.dose
+        ));
         ui.small(format!("The Kenyon cells carry {:.0} % of the MBONs' input at step 12.", 100.0 * c.kenyon_share));
         let changed: Vec<_> = c.mbons.iter().filter(|m| m.change < 0.0).take(8).collect();
         if changed.is_empty() {
@@ -84,10 +90,18 @@ impl LessonPanel {
             .enumerate()
             .map(|(i, m)| {
                 let color = if m.valence > 0.0 { Color32::from_rgb(90, 170, 230) } else { Color32::from_rgb(230, 120, 90) };
-                Bar::new(i as f64, 100.0 * (m.change / m.strength.max(1e-12)) as f64).name(format!("MBON #{} ({})", m.index, if m.valence > 0.0 { "approach" } else { "avoid" })).fill(color)
+                Bar::new(i as f64, 100.0 * (m.change / m.strength.max(1e-12)) as f64)
+                    .name(format!("MBON #{} ({})", m.index, if m.valence > 0.0 { "approach" } else { "avoid" }))
+                    .fill(color)
             })
             .collect();
-        Plot::new("lesson-mbons").height(110.0).show_axes([false, true]).allow_drag(false).allow_zoom(false).allow_scroll(false).show(ui, |plot| plot.bar_chart(BarChart::new("change", bars)));
+        Plot::new("lesson-mbons")
+            .height(110.0)
+            .show_axes([false, true])
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .show(ui, |plot| plot.bar_chart(BarChart::new("change", bars)));
         ui.small("Blue: approach MBONs (PPL1 reaches them: the shock). Orange: avoid MBONs (PAM: the sugar).");
     }
 }
@@ -104,4 +118,3 @@ fn overlap_bar(ui: &mut egui::Ui, c: &LessonComic) {
         x += w;
     }
 }
-

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32};
 use shakmaty::{Chess, Square};
 
-use crate::lab::jobs::explain::{Explanation, SquareSight};
+use crate::lab::ReadyBrain;
 use crate::lab::jobs::Aside;
+use crate::lab::jobs::explain::{Explanation, SquareSight};
 use crate::thinker::{Mover, Thought};
 use crate::ui::board::SquareMark;
-use crate::lab::ReadyBrain;
 
 /// How many thinks keep their board lesion.
 const KEEP: usize = 8;
@@ -43,11 +43,7 @@ pub struct Looks {
 /// better without it; alpha grows with |change| / `scale`.
 pub fn change_colour(change: f32, scale: f32) -> Color32 {
     let a = ((change.abs() / scale.max(1e-6)).sqrt().min(1.0) * 190.0) as u8;
-    if change < 0.0 {
-        Color32::from_rgba_unmultiplied(215, 40, 40, a)
-    } else {
-        Color32::from_rgba_unmultiplied(40, 90, 225, a)
-    }
+    if change < 0.0 { Color32::from_rgba_unmultiplied(215, 40, 40, a) } else { Color32::from_rgba_unmultiplied(40, 90, 225, a) }
 }
 
 impl Looks {
@@ -104,7 +100,11 @@ impl Looks {
         let scale = e.pieces.iter().map(|p| p.change.abs()).fold(1e-6, f32::max);
         e.pieces
             .iter()
-            .map(|p| SquareMark { square: Square::new(u32::from(p.index)), fill: change_colour(p.change, scale), text: format!("{:+.1}", 100.0 * p.change) })
+            .map(|p| SquareMark {
+                square: Square::new(u32::from(p.index)),
+                fill: change_colour(p.change, scale),
+                text: format!("{:+.1}", 100.0 * p.change),
+            })
             .collect()
     }
 
@@ -129,7 +129,8 @@ impl Looks {
 
 /// The roles of a square's photoreceptors in words, for hover text.
 pub fn sight_text(s: &SquareSight) -> String {
-    const ROLES: [&str; 8] = ["R1-R6 pawn", "R1-R6 knight", "R1-R6 bishop", "R1-R6 rook", "R1-R6 queen", "R1-R6 king", "R7 own piece", "R8 opponent's piece"];
+    const ROLES: [&str; 8] =
+        ["R1-R6 pawn", "R1-R6 knight", "R1-R6 bishop", "R1-R6 rook", "R1-R6 queen", "R1-R6 king", "R7 own piece", "R8 opponent's piece"];
     let mut lines = vec![format!("{} of {} photoreceptors get input from this board", s.total_firing(), s.total())];
     for (k, name) in ROLES.iter().enumerate() {
         if s.cells[k] > 0 {

@@ -6,13 +6,13 @@
 //! fly's content id, so a fly retrained under the same name is never shown another's profile.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::lab::jobs::Aside;
 use crate::lab::ReadyBrain;
+use crate::lab::jobs::Aside;
 use crate::profiling;
 
 /// Games and depth the window measures with unless changed (`flychess profile`'s defaults).
@@ -81,7 +81,11 @@ impl LosesPanel {
         if self.job.is_some() {
             let [stage, done, total] = &*self.progress;
             let (done, total) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed).max(1));
-            let what = if stage.load(Ordering::Relaxed) == 0 { "playing its ladder games (kept for `flychess rate`)" } else { "Stockfish scores every move" };
+            let what = if stage.load(Ordering::Relaxed) == 0 {
+                "playing its ladder games (kept for `flychess rate`)"
+            } else {
+                "Stockfish scores every move"
+            };
             ui.add(egui::ProgressBar::new(done as f32 / total as f32).text(format!("{name}: {what} — {done}/{total} games")).animate(true));
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
         } else {
@@ -113,12 +117,19 @@ impl LosesPanel {
                 return;
             }
         };
-        let (ready, data, name, progress, games, depth) = (ready.clone(), data.to_path_buf(), name.to_string(), self.progress.clone(), self.games, self.depth);
+        let (ready, data, name, progress, games, depth) =
+            (ready.clone(), data.to_path_buf(), name.to_string(), self.progress.clone(), self.games, self.depth);
         for a in progress.iter() {
             a.store(0, Ordering::Relaxed);
         }
         self.status.clear();
-        self.job = Some(crate::lab::jobs::profile::start(crate::ui::wake(ctx), ready, data, crate::lab::jobs::profile::Ask { fly: name, stockfish, games, depth }, progress));
+        self.job = Some(crate::lab::jobs::profile::start(
+            crate::ui::wake(ctx),
+            ready,
+            data,
+            crate::lab::jobs::profile::Ask { fly: name, stockfish, games, depth },
+            progress,
+        ));
     }
 }
 
@@ -155,7 +166,11 @@ fn profile_view(ui: &mut egui::Ui, name: &str, report: &serde_json::Value) {
                 ui.label(row["phase"].as_str().unwrap_or(""));
                 ui.label(n(&row["moves"]).to_string());
                 for key in ["all", "won", "drawn", "lost"] {
-                    ui.label(cp(&row[key])).on_hover_text(format!("95 %: [{}, {}]", row[key]["low"].as_f64().map_or("—".into(), |v| format!("{v:.0}")), row[key]["high"].as_f64().map_or("—".into(), |v| format!("{v:.0}"))));
+                    ui.label(cp(&row[key])).on_hover_text(format!(
+                        "95 %: [{}, {}]",
+                        row[key]["low"].as_f64().map_or("—".into(), |v| format!("{v:.0}")),
+                        row[key]["high"].as_f64().map_or("—".into(), |v| format!("{v:.0}"))
+                    ));
                 }
                 ui.label(blunders.get(k).and_then(|b| b[1].as_f64()).map_or("—".into(), |b| format!("{b:.1}")));
                 ui.end_row();
@@ -175,7 +190,8 @@ fn profile_view(ui: &mut egui::Ui, name: &str, report: &serde_json::Value) {
             });
         }
         ui.label(format!("Decided by one blunder (> 400 cp): {}", share(&p["losses_by_one_blunder"])));
-        ui.label(format!("Games with such a move, every outcome: {}", share(&p["games_with_a_blunder"])))
-            .on_hover_text("What \"decided by one blunder\" is to be read against: a share near it means blunders are everywhere, not only in losses.");
+        ui.label(format!("Games with such a move, every outcome: {}", share(&p["games_with_a_blunder"]))).on_hover_text(
+            "What \"decided by one blunder\" is to be read against: a share near it means blunders are everywhere, not only in losses.",
+        );
     });
 }

@@ -7,37 +7,37 @@
 //! `--watch`. Each tab lives in its own module (`play`, `brain_view`, `train`, `flies`, `about`)
 //! and changes the lab only through `Lab::command`; this one wires them together.
 
+mod about;
+pub mod blame;
 pub mod board;
 pub mod brain_view;
-mod about;
+pub mod classroom;
+pub mod doing;
+pub mod figures;
 mod flies;
+pub mod learn;
+pub mod lesson;
+pub mod looks;
+pub mod loses;
 pub mod play;
 pub mod train;
 pub mod train_brain;
 pub mod train_charles;
 pub mod train_dopamine;
-pub mod blame;
-pub mod lesson;
-pub mod figures;
-pub mod learn;
-pub mod doing;
-pub mod loses;
-pub mod classroom;
-pub mod looks;
 
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
 
-use anyhow::{anyhow, Result};
+use anyhow::{Result, anyhow};
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::Color;
 
-use crate::lab::Info;
 use crate::lab::BrainSpec;
+use crate::lab::Info;
 
 use crate::game::Game;
-use crate::lab::{BrainState, Command, Lab, LabOptions, Notice, ReadyBrain, Watch, DEFAULT_FLY};
+use crate::lab::{BrainState, Command, DEFAULT_FLY, Lab, LabOptions, Notice, ReadyBrain, Watch};
 use board::BoardTheme;
 use brain_view::BrainView;
 use play::{PlayContext, PlayTab};
@@ -108,7 +108,11 @@ impl View {
     ];
 
     pub fn parse(s: &str) -> Result<View> {
-        View::NAMES.iter().find(|(n, _)| *n == s).map(|(_, v)| *v).ok_or_else(|| anyhow!("unknown view {s:?}: {}", View::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
+        View::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| anyhow!("unknown view {s:?}: {}", View::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
     }
 
     pub fn tab(self) -> Tab {
@@ -189,7 +193,11 @@ pub fn wake(ctx: &egui::Context) -> crate::lab::Wake {
 /// Runs `work` on a thread the lab starts (`lab::jobs::aside`) and hands back where its answer
 /// arrives; the window is woken to show it. For the views' own drawing work (a brain view's
 /// geometry, a figure).
-pub fn work_aside<T: Send + 'static>(ctx: &egui::Context, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> Aside<T> {
+pub fn work_aside<T: Send + 'static>(
+    ctx: &egui::Context,
+    name: &str,
+    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> Aside<T> {
     crate::lab::jobs::aside(wake(ctx), name, work)
 }
 
@@ -266,8 +274,15 @@ struct Shot {
 
 impl FlyChessApp {
     /// The app on `ctx`; `storage` gives the saved settings (None: defaults).
-    pub fn new(ctx: &egui::Context, adapter: String, launch: Launch, storage: Option<&dyn eframe::Storage>, render_state: Option<eframe::egui_wgpu::RenderState>) -> Self {
-        let mut settings: Settings = if launch.quiet { None } else { storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)) }.unwrap_or_default();
+    pub fn new(
+        ctx: &egui::Context,
+        adapter: String,
+        launch: Launch,
+        storage: Option<&dyn eframe::Storage>,
+        render_state: Option<eframe::egui_wgpu::RenderState>,
+    ) -> Self {
+        let mut settings: Settings =
+            if launch.quiet { None } else { storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)) }.unwrap_or_default();
         if launch.quiet {
             settings.animate = !launch.moves.is_empty() || launch.screenshot.is_some();
             settings.muted = true;
@@ -534,7 +549,9 @@ impl FlyChessApp {
             ui.add_space(8.0);
             ui.heading("Fly Chess");
             ui.add_space(8.0);
-            for (tab, label) in [(Tab::Play, "Play"), (Tab::Brain, "Brain"), (Tab::Train, "Train"), (Tab::Flies, "Flies"), (Tab::About, "About")] {
+            for (tab, label) in
+                [(Tab::Play, "Play"), (Tab::Brain, "Brain"), (Tab::Train, "Train"), (Tab::Flies, "Flies"), (Tab::About, "About")]
+            {
                 ui.selectable_value(&mut self.tab, tab, RichText::new(label).size(16.0));
             }
             ui.with_layout(egui::Layout::bottom_up(egui::Align::Min), |ui| {
@@ -542,7 +559,8 @@ impl FlyChessApp {
             });
         });
         let ready = self.ready().cloned();
-        let mut cx = PlayContext { lab: &mut self.lab, theme: self.settings.board_theme, animate: self.settings.animate, looks: &mut self.looks };
+        let mut cx =
+            PlayContext { lab: &mut self.lab, theme: self.settings.board_theme, animate: self.settings.animate, looks: &mut self.looks };
         // A premove is played as soon as it is the user's turn again.
         self.play.play_premove(&mut cx);
         if std::mem::take(&mut self.play.wants_training) {
@@ -570,7 +588,16 @@ impl FlyChessApp {
                     // The error going back labels its position with the Stockfish the settings name.
                     v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
                     let game = &self.lab.play;
-                    v.full(ui, game.shown_thought(), game.replay_progress(now), &r, &self.launch.data, self.lab.render_state.as_ref(), &mut self.looks, game.fly.as_ref());
+                    v.full(
+                        ui,
+                        game.shown_thought(),
+                        game.replay_progress(now),
+                        &r,
+                        &self.launch.data,
+                        self.lab.render_state.as_ref(),
+                        &mut self.looks,
+                        game.fly.as_ref(),
+                    );
                 }
             }
             Tab::Train => {
@@ -600,7 +627,8 @@ impl FlyChessApp {
             ui.label(RichText::new(&self.lab.workers_status).small().color(Color32::from_rgb(230, 170, 60)));
         }
         if let Some((stage, _)) = &self.lab.brain_job {
-            ui.label(RichText::new(format!("another brain: {stage}")).small()).on_hover_text("Being prepared; the game goes on with this brain until it is ready.");
+            ui.label(RichText::new(format!("another brain: {stage}")).small())
+                .on_hover_text("Being prepared; the game goes on with this brain until it is ready.");
         }
         if let Some(r) = self.ready() {
             let (text, colour) = if r.info.synthetic {
@@ -640,7 +668,8 @@ impl FlyChessApp {
             BrainState::Ready(_) if self.tab == Tab::Brain => {
                 // The brain tab is shot mid-think: the fly's last think, paused at step 6 of 12.
                 let thought = game.shown_thought().is_some() && game.thinking.is_none() && !game.replaying();
-                if thought && self.shot.is_some()
+                if thought
+                    && self.shot.is_some()
                     && let Some(v) = &mut self.brain_view
                 {
                     v.playing = false;
@@ -652,7 +681,13 @@ impl FlyChessApp {
                 let fly_done = game.fly.is_none() || !game.fly_to_move();
                 // Watching: the game is over, or has its plies.
                 let watched = self.lab.watch_done();
-                self.moves_applied && fly_done && watched && self.lab.opponent_asked.is_none() && game.thinking.is_none() && !game.replaying() && !self.play.board.animating()
+                self.moves_applied
+                    && fly_done
+                    && watched
+                    && self.lab.opponent_asked.is_none()
+                    && game.thinking.is_none()
+                    && !game.replaying()
+                    && !self.play.board.animating()
             }
         };
         // The brain's view is made aside: a picture waits for it.
@@ -714,7 +749,6 @@ impl eframe::App for FlyChessApp {
     }
 }
 
-
 /// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12
 /// steps × 163,803 neurons × the batch) outgrows the default 128 MiB binding, and burn needs the
 /// adapter's features — except MAPPABLE_PRIMARY_BUFFERS, which would slow every buffer down.
@@ -753,25 +787,27 @@ pub fn run(launch: Launch) -> Result<()> {
     let failed = launch.failed.clone();
     // A failure deep in the window system can panic instead of returning an error: either way the
     // user gets the same readable message (stderr, and a message box where the desktop has one).
-    let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eframe::run_native(
-        "Fly Chess",
-        options,
-        Box::new(move |cc| {
-            let adapter = match &cc.wgpu_render_state {
-                Some(rs) => {
-                    let info = rs.adapter.get_info();
-                    let kind = if info.device_type == eframe::wgpu::DeviceType::Cpu { "software renderer" } else { "GPU" };
-                    format!("{} ({kind}, {:?})", info.name, info.backend)
+    let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eframe::run_native(
+            "Fly Chess",
+            options,
+            Box::new(move |cc| {
+                let adapter = match &cc.wgpu_render_state {
+                    Some(rs) => {
+                        let info = rs.adapter.get_info();
+                        let kind = if info.device_type == eframe::wgpu::DeviceType::Cpu { "software renderer" } else { "GPU" };
+                        format!("{} ({kind}, {:?})", info.name, info.backend)
+                    }
+                    None => "no wgpu adapter".into(),
+                };
+                tracing::info!("drawing with {adapter}");
+                if let Some(rs) = &cc.wgpu_render_state {
+                    install_device_error_handler(&rs.device, cc.egui_ctx.clone());
                 }
-                None => "no wgpu adapter".into(),
-            };
-            tracing::info!("drawing with {adapter}");
-            if let Some(rs) = &cc.wgpu_render_state {
-                install_device_error_handler(&rs.device, cc.egui_ctx.clone());
-            }
-            Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage, cc.wgpu_render_state.clone())))
-        }),
-    )));
+                Ok(Box::new(FlyChessApp::new(&cc.egui_ctx, adapter, launch, cc.storage, cc.wgpu_render_state.clone())))
+            }),
+        )
+    }));
     let failure = match opened {
         Ok(Ok(())) => {
             return match failed.lock().ok().and_then(|mut f| f.take()) {
@@ -780,7 +816,11 @@ pub fn run(launch: Launch) -> Result<()> {
             };
         }
         Ok(Err(e)) => e.to_string(),
-        Err(panic) => panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "the window system failed".into()),
+        Err(panic) => panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "the window system failed".into()),
     };
     let text = format!("Fly Chess could not open a window: {failure}\n\n{NO_WINDOW_HELP}");
     // Best effort: where no dialog can be shown either, stderr still has it.
@@ -816,7 +856,11 @@ pub fn is_surface_busy(error: &eframe::wgpu::Error) -> bool {
     use eframe::wgpu::wgc;
     let eframe::wgpu::Error::Validation { source, .. } = error else { return false };
     let Some(context) = source.downcast_ref::<wgc::error::ContextError>() else { return false };
-    context.fn_ident == "Surface::configure" && matches!(context.source.downcast_ref::<wgc::present::ConfigureSurfaceError>(), Some(wgc::present::ConfigureSurfaceError::GpuWaitTimeout))
+    context.fn_ident == "Surface::configure"
+        && matches!(
+            context.source.downcast_ref::<wgc::present::ConfigureSurfaceError>(),
+            Some(wgc::present::ConfigureSurfaceError::GpuWaitTimeout)
+        )
 }
 
 /// The window icon: the white knight, rasterised from the piece set.

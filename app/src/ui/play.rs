@@ -15,8 +15,8 @@ use shakmaty::{Color, Move, Position};
 
 use crate::lab::Verdict;
 
-use crate::game::{parse_move, Game};
-use crate::lab::{Command, Lab, Match, CANDIDATES};
+use crate::game::{Game, parse_move};
+use crate::lab::{CANDIDATES, Command, Lab, Match};
 use crate::openings::Openings;
 use crate::sound::Sound;
 use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
@@ -156,7 +156,9 @@ impl PlayTab {
             let ply = cx.lab.play.shown_ply();
             // What the fly looks at is drawn on the position it thought in (the board is then
             // only looked at: turn the view off to play on).
-            let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt).then(|| cx.lab.play.shown_thought().map(|t| (t.position.clone(), t.chosen))).flatten();
+            let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt)
+                .then(|| cx.lab.play.shown_thought().map(|t| (t.position.clone(), t.chosen)))
+                .flatten();
             let live = cx.lab.play.cursor.is_none() && looking.is_none();
             let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| cx.lab.play.game.position(ply).clone());
             let mut arrows = Vec::new();
@@ -225,7 +227,11 @@ impl PlayTab {
         painter.rect_filled(white_rect, 2.0, Color32::from_gray(235));
         if let Some(v) = value {
             let text = format!("{v:+.2}");
-            let at = if (v >= 0.0) == (self.orientation == Color::White) { rect.center_bottom() - egui::vec2(0.0, 4.0) } else { rect.center_top() + egui::vec2(0.0, 4.0) };
+            let at = if (v >= 0.0) == (self.orientation == Color::White) {
+                rect.center_bottom() - egui::vec2(0.0, 4.0)
+            } else {
+                rect.center_top() + egui::vec2(0.0, 4.0)
+            };
             let anchor = if at.y > rect.center().y { egui::Align2::CENTER_BOTTOM } else { egui::Align2::CENTER_TOP };
             let colour = if v >= 0.0 { Color32::from_gray(30) } else { Color32::from_gray(220) };
             painter.text(at, anchor, text, egui::FontId::proportional(9.5), colour);
@@ -323,7 +329,12 @@ impl PlayTab {
                         let top = e.pieces.iter().min_by(|a, b| a.change.total_cmp(&b.change));
                         let mut text = format!("It plays {} ({:.1} %).", e.chosen_san, 100.0 * e.probability);
                         if let Some(p) = top {
-                            text.push_str(&format!(" Without the {} on {} it would give it {:+.1} points.", p.piece, p.square, 100.0 * p.change));
+                            text.push_str(&format!(
+                                " Without the {} on {} it would give it {:+.1} points.",
+                                p.piece,
+                                p.square,
+                                100.0 * p.change
+                            ));
                         }
                         ui.small(text);
                         egui::CollapsingHeader::new("Each piece taken away").id_salt("looks-at-pieces").show(ui, |ui| {
@@ -452,7 +463,11 @@ impl PlayTab {
         self.hovered = hovered;
         if list.len() > CANDIDATES {
             let text = if self.all_moves { format!("Top {CANDIDATES} only") } else { format!("All {} legal moves", list.len()) };
-            if ui.small_button(text).on_hover_text("The fly gives every legal move a probability; the list shows the top ones unless asked").clicked() {
+            if ui
+                .small_button(text)
+                .on_hover_text("The fly gives every legal move a probability; the list shows the top ones unless asked")
+                .clicked()
+            {
                 self.all_moves = !self.all_moves;
             }
         }
@@ -483,7 +498,8 @@ impl PlayTab {
                         let mut rich = RichText::new(text);
                         if !self.blur
                             && let Some(g) = cx.lab.play.grade_of(ply, &m)
-                            && g.verdict != Verdict::Best && g.verdict != Verdict::Good
+                            && g.verdict != Verdict::Best
+                            && g.verdict != Verdict::Good
                         {
                             rich = rich.color(verdict_colour(g.verdict));
                         }
@@ -598,21 +614,26 @@ impl PlayTab {
         let mut open = true;
         let mut start = false;
         // Centred over the board: a dialog about the game sits on the game.
-        egui::Window::new("New game").open(&mut open).collapsible(false).pivot(egui::Align2::CENTER_CENTER).default_pos(self.board.rect.center()).show(ctx, |ui| {
-            ui.label("Opponent:");
-            for name in &cx.lab.playable {
-                let elo = cx.lab.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
-                let label = crate::lab::flies::opponent_label(name, &elo);
-                ui.radio_value(&mut ng.fly, name.clone(), label);
-            }
-            ui.label("You play:");
-            ui.horizontal(|ui| {
-                ui.radio_value(&mut ng.colour, Some(Color::White), "White");
-                ui.radio_value(&mut ng.colour, Some(Color::Black), "Black");
-                ui.radio_value(&mut ng.colour, None, "Random");
+        egui::Window::new("New game")
+            .open(&mut open)
+            .collapsible(false)
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(self.board.rect.center())
+            .show(ctx, |ui| {
+                ui.label("Opponent:");
+                for name in &cx.lab.playable {
+                    let elo = cx.lab.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
+                    let label = crate::lab::flies::opponent_label(name, &elo);
+                    ui.radio_value(&mut ng.fly, name.clone(), label);
+                }
+                ui.label("You play:");
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut ng.colour, Some(Color::White), "White");
+                    ui.radio_value(&mut ng.colour, Some(Color::Black), "Black");
+                    ui.radio_value(&mut ng.colour, None, "Random");
+                });
+                start = ui.button("Start").clicked();
             });
-            start = ui.button("Start").clicked();
-        });
         if start {
             let colour = ng.colour.unwrap_or(if ctx.input(|i| i.time).fract() < 0.5 { Color::White } else { Color::Black });
             cx.lab.command(Command::NewGame { game: Game::default(), user: colour, fly: Some(ng.fly.clone()) });
@@ -647,7 +668,11 @@ impl PlayTab {
                     .iter()
                     .map(|v| format!("{} {v}", counts.get(v).copied().unwrap_or(0)))
                     .collect();
-                ui.label(format!("{who} ({}): accuracy {acc}; {}", if colour == Color::White { "White" } else { "Black" }, list.join(", ")));
+                ui.label(format!(
+                    "{who} ({}): accuracy {acc}; {}",
+                    if colour == Color::White { "White" } else { "Black" },
+                    list.join(", ")
+                ));
             }
             let curve = cx.lab.play.evaluation_curve();
             let points: Vec<[f64; 2]> = curve.iter().map(|&(p, w)| [p as f64, w]).collect();
@@ -655,11 +680,7 @@ impl PlayTab {
             let response = plot.show(ui, |plot_ui| {
                 plot_ui.line(egui_plot::Line::new("White's win chance (%)", points.clone()));
                 plot_ui.points(egui_plot::Points::new("moves", points.clone()).radius(3.0));
-                if plot_ui.response().clicked() {
-                    plot_ui.pointer_coordinate().map(|c| c.x.round().max(0.0) as usize)
-                } else {
-                    None
-                }
+                if plot_ui.response().clicked() { plot_ui.pointer_coordinate().map(|c| c.x.round().max(0.0) as usize) } else { None }
             });
             jump = response.inner;
             ui.small("Click the graph to jump to that move. Grades: Stockfish at depth 12.");
@@ -671,7 +692,6 @@ impl PlayTab {
         self.report_open = open;
     }
 }
-
 
 pub fn verdict_colour(v: Verdict) -> Color32 {
     match v {

@@ -8,21 +8,18 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-pub use crate::lab::jobs::train::{lab_controls, BrainChoice};
-use crate::lab::jobs::train::{FitOn, FitOptions, JobMsg, Metrics, PassRecord, Reading, HOLD, VAL};
+pub use crate::lab::jobs::train::{BrainChoice, lab_controls};
+use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, JobMsg, Metrics, PassRecord, Reading, VAL};
 
-use crate::training::{self, human, Controls, RunCurves, TrainEvent, TrainJob};
 use crate::lab::ReadyBrain;
-
-
-
+use crate::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
 
 pub struct RunningJob {
     pub name: String,
@@ -133,7 +130,16 @@ impl TrainTab {
         };
         let controls = Arc::new(Controls::default());
         let rx = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
-        self.job = Some(RunningJob { name: self.name.trim().to_string(), controls, rx, stage: "starting".into(), fraction: 0.0, passes: Vec::new(), max_passes: self.max_passes, outcome: None });
+        self.job = Some(RunningJob {
+            name: self.name.trim().to_string(),
+            controls,
+            rx,
+            stage: "starting".into(),
+            fraction: 0.0,
+            passes: Vec::new(),
+            max_passes: self.max_passes,
+            outcome: None,
+        });
         self.last_scan = f64::NEG_INFINITY;
     }
 
@@ -194,10 +200,14 @@ impl TrainTab {
         ui.ctx().request_repaint_after(std::time::Duration::from_secs(1));
         ui.heading("Train a fly");
         ui.horizontal(|ui| {
-            ui.selectable_value(&mut self.kind, RunKind::Readout, "Readout (backprop)").on_hover_text("Fit the readout of the descending neurons by gradient descent: the strong way");
-            ui.selectable_value(&mut self.kind, RunKind::Dopamine, "Dopamine (three-factor rule)").on_hover_text("Only the mushroom body learns, the way a real fly does: no backprop");
-            ui.selectable_value(&mut self.kind, RunKind::Brain, "Train the brain (backprop through time)").on_hover_text("The brain's connections and neurons learn too, on a leash, beside a readout-only control");
-            ui.selectable_value(&mut self.kind, RunKind::Charles, "Charles (not a fly)").on_hover_text("A transformer built for chess, trained on the same positions: what the fly is compared with");
+            ui.selectable_value(&mut self.kind, RunKind::Readout, "Readout (backprop)")
+                .on_hover_text("Fit the readout of the descending neurons by gradient descent: the strong way");
+            ui.selectable_value(&mut self.kind, RunKind::Dopamine, "Dopamine (three-factor rule)")
+                .on_hover_text("Only the mushroom body learns, the way a real fly does: no backprop");
+            ui.selectable_value(&mut self.kind, RunKind::Brain, "Train the brain (backprop through time)")
+                .on_hover_text("The brain's connections and neurons learn too, on a leash, beside a readout-only control");
+            ui.selectable_value(&mut self.kind, RunKind::Charles, "Charles (not a fly)")
+                .on_hover_text("A transformer built for chess, trained on the same positions: what the fly is compared with");
         });
         if self.kind == RunKind::Charles {
             self.charles.show(ui, data);
@@ -242,7 +252,8 @@ impl TrainTab {
                 ui.horizontal(|ui| {
                     ui.selectable_value(&mut self.fit_on, FitOn::Auto, "auto").on_hover_text("A GPU when there is one, else the CPU");
                     ui.selectable_value(&mut self.fit_on, FitOn::Cpu, "CPU");
-                    ui.selectable_value(&mut self.fit_on, FitOn::Gpu, "GPU").on_hover_text("The best adapter there is, even a software one");
+                    ui.selectable_value(&mut self.fit_on, FitOn::Gpu, "GPU")
+                        .on_hover_text("The best adapter there is, even a software one");
                 });
                 ui.end_row();
                 ui.label("Finishing lessons");
@@ -362,8 +373,6 @@ impl TrainTab {
     }
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,7 +381,16 @@ mod tests {
     #[test]
     fn a_training_thread_that_dies_is_reported_not_left_running() {
         let (tx, rx) = channel::<JobMsg>();
-        let job = RunningJob { name: "f".into(), controls: Arc::new(Controls::default()), rx, stage: "pass 3".into(), fraction: 0.5, passes: Vec::new(), max_passes: 10, outcome: None };
+        let job = RunningJob {
+            name: "f".into(),
+            controls: Arc::new(Controls::default()),
+            rx,
+            stage: "pass 3".into(),
+            fraction: 0.5,
+            passes: Vec::new(),
+            max_passes: 10,
+            outcome: None,
+        };
         let mut tab = TrainTab { job: Some(job), ..TrainTab::default() };
         assert!(!tab.poll());
         assert!(tab.job.as_ref().unwrap().running(), "alive while its thread is");

@@ -7,9 +7,9 @@
 //! control's, read from the runs' curve files.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
@@ -17,7 +17,6 @@ use egui_plot::{Legend, Line, LineStyle, Plot};
 use crate::lab::jobs::train_brain::{BrainCurves, BrainOptimizer, Leash, Msg, Point};
 
 use crate::lab::ReadyBrain;
-
 
 /// A brain run in progress (or just ended).
 pub struct BrainJob {
@@ -37,7 +36,6 @@ impl BrainJob {
     }
 }
 
-
 pub struct BrainRuns {
     pub name: String,
     pub positions: usize,
@@ -52,7 +50,15 @@ impl Default for BrainRuns {
         BrainRuns {
             name: "mybrainfly".into(),
             positions: 4_096,
-            leash: Leash { window: 6, calm_unreached: true, brain_optimizer: BrainOptimizer::Sgd, max_change: Some(0.2), lr_synapses: 0.1, lr_neurons: 0.1, lr_readout: 3e-4 },
+            leash: Leash {
+                window: 6,
+                calm_unreached: true,
+                brain_optimizer: BrainOptimizer::Sgd,
+                max_change: Some(0.2),
+                lr_synapses: 0.1,
+                lr_neurons: 0.1,
+                lr_readout: 3e-4,
+            },
             job: None,
             curves: Vec::new(),
             last_scan: f64::NEG_INFINITY,
@@ -72,7 +78,13 @@ impl BrainRuns {
         }
         let name = self.name.trim().to_string();
         let (stop, pause) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-        let ask = crate::lab::jobs::train_brain::Ask { name: name.clone(), positions: self.positions, leash: self.leash.clone(), stop: stop.clone(), pause: pause.clone() };
+        let ask = crate::lab::jobs::train_brain::Ask {
+            name: name.clone(),
+            positions: self.positions,
+            leash: self.leash.clone(),
+            stop: stop.clone(),
+            pause: pause.clone(),
+        };
         let rx = crate::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
         self.job = Some(BrainJob { name, stop, pause, rx, stage: "starting".into(), done: 0, target: 2 * self.positions, outcome: None });
         self.last_scan = f64::NEG_INFINITY;
@@ -92,7 +104,10 @@ impl BrainRuns {
                 Err(std::sync::mpsc::TryRecvError::Empty) => break,
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => {
                     if job.outcome.is_none() {
-                        job.outcome = Some(Err("the training thread stopped unexpectedly; its checkpoint keeps it: start again with the same name to go on".into()));
+                        job.outcome = Some(Err(
+                            "the training thread stopped unexpectedly; its checkpoint keeps it: start again with the same name to go on"
+                                .into(),
+                        ));
                     }
                     break;
                 }
@@ -122,17 +137,20 @@ impl BrainRuns {
                 ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(160.0));
                 ui.end_row();
                 ui.label("Positions");
-                ui.add(egui::DragValue::new(&mut self.positions).range(32..=10_000_000).speed(64.0)).on_hover_text("TRAIN positions streamed, for the brain run and again for its control");
+                ui.add(egui::DragValue::new(&mut self.positions).range(32..=10_000_000).speed(64.0))
+                    .on_hover_text("TRAIN positions streamed, for the brain run and again for its control");
                 ui.end_row();
                 ui.label("Window");
                 ui.add(egui::Slider::new(&mut l.window, 1..=12).text("steps back from 12"));
                 ui.end_row();
                 ui.label("Homeostasis");
-                ui.checkbox(&mut l.calm_unreached, "calm unreached").on_hover_text("σ = 1 for a neuron whose input never moved at that step (gain 1 instead of 25)");
+                ui.checkbox(&mut l.calm_unreached, "calm unreached")
+                    .on_hover_text("σ = 1 for a neuron whose input never moved at that step (gain 1 instead of 25)");
                 ui.end_row();
                 ui.label("Brain steps");
                 ui.horizontal(|ui| {
-                    ui.selectable_value(&mut l.brain_optimizer, BrainOptimizer::Sgd, "SGD").on_hover_text("Momentum 0.9: each synapse moves by its own gradient");
+                    ui.selectable_value(&mut l.brain_optimizer, BrainOptimizer::Sgd, "SGD")
+                        .on_hover_text("Momentum 0.9: each synapse moves by its own gradient");
                     ui.selectable_value(&mut l.brain_optimizer, BrainOptimizer::Adam, "Adam");
                 });
                 ui.end_row();
@@ -172,7 +190,11 @@ impl BrainRuns {
                 None => {
                     let fraction = if job.target > 0 { job.done as f32 / job.target as f32 } else { 0.0 };
                     let paused = job.pause.load(Ordering::Relaxed);
-                    ui.add(egui::ProgressBar::new(fraction).text(if paused { format!("{} (paused)", job.stage) } else { job.stage.clone() }).animate(!paused));
+                    ui.add(
+                        egui::ProgressBar::new(fraction)
+                            .text(if paused { format!("{} (paused)", job.stage) } else { job.stage.clone() })
+                            .animate(!paused),
+                    );
                     ui.horizontal(|ui| {
                         if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
                             job.pause.store(!paused, Ordering::Relaxed);
@@ -196,18 +218,37 @@ impl BrainRuns {
             return;
         }
         let height = ((ui.available_height() - 60.0) / 2.0).clamp(130.0, 260.0);
-        for (title, id, value) in [("VAL loss (lower is better); dashed: the readout-only control on the same positions", "brain-val-loss", (|p: &Point| p.val.loss) as fn(&Point) -> f64), ("VAL top-1 (%)", "brain-val-top1", |p: &Point| 100.0 * p.val.top1)] {
+        for (title, id, value) in [
+            (
+                "VAL loss (lower is better); dashed: the readout-only control on the same positions",
+                "brain-val-loss",
+                (|p: &Point| p.val.loss) as fn(&Point) -> f64,
+            ),
+            ("VAL top-1 (%)", "brain-val-top1", |p: &Point| 100.0 * p.val.top1),
+        ] {
             ui.label(RichText::new(title).strong());
             Plot::new(id).height(height).legend(Legend::default()).x_axis_label("positions").show(ui, |plot| {
                 for (k, c) in self.curves.iter().enumerate() {
                     let colour = crate::ui::train::RUN_COLOURS[k % crate::ui::train::RUN_COLOURS.len()];
-                    plot.line(Line::new(format!("{} (brain)", c.name), c.brain.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>()).color(colour));
+                    plot.line(
+                        Line::new(
+                            format!("{} (brain)", c.name),
+                            c.brain.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>(),
+                        )
+                        .color(colour),
+                    );
                     if !c.readout_only.is_empty() {
-                        plot.line(Line::new(format!("{} (readout only)", c.name), c.readout_only.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>()).color(colour).style(LineStyle::dashed_loose()));
+                        plot.line(
+                            Line::new(
+                                format!("{} (readout only)", c.name),
+                                c.readout_only.iter().map(|p| [p.positions as f64, value(p)]).collect::<Vec<_>>(),
+                            )
+                            .color(colour)
+                            .style(LineStyle::dashed_loose()),
+                        );
                     }
                 }
             });
         }
     }
 }
-

@@ -6,16 +6,15 @@
 //! beside them. Charles needs no brain: it trains and plays whichever brain is loaded.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
 use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, TrainOptions};
 use crate::ui::train::RUN_COLOURS;
-
 
 /// A Charles run in progress (or just ended).
 pub struct CharlesJob {
@@ -33,7 +32,6 @@ impl CharlesJob {
         self.outcome.is_none()
     }
 }
-
 
 pub struct CharlesRuns {
     pub name: String,
@@ -150,12 +148,15 @@ impl CharlesRuns {
                 ui.end_row();
                 ui.label("Size");
                 ui.horizontal(|ui| {
-                    ui.selectable_value(&mut self.seed_size, false, "small (215 k parameters)").on_hover_text("d 64, 2 + 2 layers, 4 heads: trains on a 2-core CPU in about an hour");
-                    ui.selectable_value(&mut self.seed_size, true, "the seed's (32.5 M)").on_hover_text("d 384, 6 + 12 layers, 6 heads: needs a GPU");
+                    ui.selectable_value(&mut self.seed_size, false, "small (215 k parameters)")
+                        .on_hover_text("d 64, 2 + 2 layers, 4 heads: trains on a 2-core CPU in about an hour");
+                    ui.selectable_value(&mut self.seed_size, true, "the seed's (32.5 M)")
+                        .on_hover_text("d 384, 6 + 12 layers, 6 heads: needs a GPU");
                 });
                 ui.end_row();
                 ui.label("Positions");
-                ui.add(egui::DragValue::new(&mut self.positions).range(64..=75_000).speed(100.0)).on_hover_text("TRAIN positions (the first of TRAIN)");
+                ui.add(egui::DragValue::new(&mut self.positions).range(64..=75_000).speed(100.0))
+                    .on_hover_text("TRAIN positions (the first of TRAIN)");
                 ui.end_row();
                 ui.label("Epochs");
                 ui.add(egui::DragValue::new(&mut self.epochs).range(1..=50));
@@ -167,19 +168,26 @@ impl CharlesRuns {
                 ui.add(egui::DragValue::new(&mut self.learning_rate).range(1e-5..=1e-1).speed(1e-4));
                 ui.end_row();
                 ui.label("Checkpoint every");
-                ui.add(egui::DragValue::new(&mut self.val_every).range(1..=10_000).suffix(" steps")).on_hover_text("VAL is measured and the run written at each checkpoint");
+                ui.add(egui::DragValue::new(&mut self.val_every).range(1..=10_000).suffix(" steps"))
+                    .on_hover_text("VAL is measured and the run written at each checkpoint");
                 ui.end_row();
                 ui.label("VAL positions");
-                ui.add(egui::DragValue::new(&mut self.val).range(1..=2_048)).on_hover_text("Measured at each checkpoint (the first of VAL)");
+                ui.add(egui::DragValue::new(&mut self.val).range(1..=2_048))
+                    .on_hover_text("Measured at each checkpoint (the first of VAL)");
                 ui.end_row();
             });
             let name = self.name.trim();
             let valid = crate::lab::check_name(name).is_ok();
             let earlier = crate::lab::jobs::train_charles::earlier_run(data, name);
             match &earlier {
-                Some(s) if s.options == self.options() && s.finished => ui.small("A finished run of this name and settings: Start shows it again."),
+                Some(s) if s.options == self.options() && s.finished => {
+                    ui.small("A finished run of this name and settings: Start shows it again.")
+                }
                 Some(s) if s.options == self.options() => ui.small(format!("Goes on from step {} of {}.", s.step, s.options.steps())),
-                Some(_) => ui.colored_label(Color32::LIGHT_RED, "A run of this name has other settings: choose another name (or the same settings to go on)."),
+                Some(_) => ui.colored_label(
+                    Color32::LIGHT_RED,
+                    "A run of this name has other settings: choose another name (or the same settings to go on).",
+                ),
                 None => ui.small(format!("{} steps of {} positions.", self.options().steps(), self.batch)),
             };
             let clash = earlier.as_ref().is_some_and(|s| s.options != self.options());
@@ -194,7 +202,9 @@ impl CharlesRuns {
                 None => {
                     let fraction = if job.steps > 0 { job.step as f32 / job.steps as f32 } else { 0.0 };
                     let text = match &job.last {
-                        Some(p) => format!("step {} of {}: VAL loss {:.3}, top-1 {:.1} %", job.step, job.steps, p.val_loss, 100.0 * p.val_top1),
+                        Some(p) => {
+                            format!("step {} of {}: VAL loss {:.3}, top-1 {:.1} %", job.step, job.steps, p.val_loss, 100.0 * p.val_top1)
+                        }
                         None => format!("training towards the first checkpoint ({} steps in all)", job.steps),
                     };
                     ui.add(egui::ProgressBar::new(fraction).text(text).animate(true));
@@ -217,15 +227,18 @@ impl CharlesRuns {
 
         let height = ((ui.available_height() - 60.0) / 2.0).clamp(120.0, 280.0);
         ui.label(RichText::new("Loss against positions seen: solid VAL, dotted training (the mean since the checkpoint before)").strong());
-        Plot::new("charles-loss").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("cross-entropy").show(ui, |plot| {
-            for (k, c) in self.curves.iter().enumerate() {
-                let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
-                let val: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.val_loss]).collect();
-                let train: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.train_loss]).collect();
-                plot.line(Line::new(c.label(), val).color(colour));
-                plot.line(Line::new(c.label(), train).color(colour).style(LineStyle::dotted_dense()));
-            }
-        });
+        Plot::new("charles-loss").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("cross-entropy").show(
+            ui,
+            |plot| {
+                for (k, c) in self.curves.iter().enumerate() {
+                    let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
+                    let val: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.val_loss]).collect();
+                    let train: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.train_loss]).collect();
+                    plot.line(Line::new(c.label(), val).color(colour));
+                    plot.line(Line::new(c.label(), train).color(colour).style(LineStyle::dotted_dense()));
+                }
+            },
+        );
         ui.label(RichText::new("VAL top-1 (Stockfish's best move ranked first)").strong());
         Plot::new("charles-top1").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("%").show(ui, |plot| {
             for (k, c) in self.curves.iter().enumerate() {
@@ -236,6 +249,3 @@ impl CharlesRuns {
         });
     }
 }
-
-
-

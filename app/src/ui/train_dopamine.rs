@@ -6,18 +6,17 @@
 //! it once per brain) as a dashed line.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
 use crate::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, Msg};
 
-use crate::ui::train::RUN_COLOURS;
 use crate::lab::ReadyBrain;
-
+use crate::ui::train::RUN_COLOURS;
 
 /// A dopamine run in progress (or just ended).
 pub struct DopamineJob {
@@ -37,7 +36,6 @@ impl DopamineJob {
     }
 }
 
-
 pub struct DopamineRuns {
     pub name: String,
     pub lessons: usize,
@@ -51,7 +49,15 @@ pub struct DopamineRuns {
 
 impl Default for DopamineRuns {
     fn default() -> Self {
-        DopamineRuns { name: "mydopaminefly".into(), lessons: 8_192, pass_share: Constants::default().pass_share, job: None, curves: Vec::new(), ceiling: None, last_scan: f64::NEG_INFINITY }
+        DopamineRuns {
+            name: "mydopaminefly".into(),
+            lessons: 8_192,
+            pass_share: Constants::default().pass_share,
+            job: None,
+            curves: Vec::new(),
+            ceiling: None,
+            last_scan: f64::NEG_INFINITY,
+        }
     }
 }
 
@@ -68,8 +74,22 @@ impl DopamineRuns {
         let name = self.name.trim().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
-        let rx = crate::lab::jobs::train_dopamine::start(crate::ui::wake(ctx), ready, data, crate::lab::jobs::train_dopamine::Ask { name, lessons: self.lessons, constants, stop: stop.clone() });
-        self.job = Some(DopamineJob { name: self.name.trim().to_string(), stop, rx, stage: "starting".into(), done: 0, target: self.lessons, points: Vec::new(), outcome: None });
+        let rx = crate::lab::jobs::train_dopamine::start(
+            crate::ui::wake(ctx),
+            ready,
+            data,
+            crate::lab::jobs::train_dopamine::Ask { name, lessons: self.lessons, constants, stop: stop.clone() },
+        );
+        self.job = Some(DopamineJob {
+            name: self.name.trim().to_string(),
+            stop,
+            rx,
+            stage: "starting".into(),
+            done: 0,
+            target: self.lessons,
+            points: Vec::new(),
+            outcome: None,
+        });
         self.last_scan = f64::NEG_INFINITY;
     }
 
@@ -122,11 +142,13 @@ impl DopamineRuns {
                 ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(160.0));
                 ui.end_row();
                 ui.label("Lessons");
-                ui.add(egui::DragValue::new(&mut self.lessons).range(64..=1_000_000).speed(64.0)).on_hover_text("In all, counting those a fly of this name already had: the run goes on from its file");
+                ui.add(egui::DragValue::new(&mut self.lessons).range(64..=1_000_000).speed(64.0))
+                    .on_hover_text("In all, counting those a fly of this name already had: the run goes on from its file");
                 ui.end_row();
                 ui.label("Kenyon cells that pass");
                 let mut percent = self.pass_share * 100.0;
-                ui.add(egui::DragValue::new(&mut percent).range(1.0..=20.0).speed(0.1).suffix(" %")).on_hover_text("The APL neuron keeps about 5 % of Kenyon cells active in a real fly");
+                ui.add(egui::DragValue::new(&mut percent).range(1.0..=20.0).speed(0.1).suffix(" %"))
+                    .on_hover_text("The APL neuron keeps about 5 % of Kenyon cells active in a real fly");
                 self.pass_share = percent / 100.0;
                 ui.end_row();
             });
@@ -146,7 +168,13 @@ impl DopamineRuns {
                     let fraction = if job.target > 0 { job.done as f32 / job.target as f32 } else { 0.0 };
                     ui.add(egui::ProgressBar::new(fraction).text(&job.stage).animate(true));
                     if let Some(p) = job.points.last() {
-                        ui.small(format!("VAL pairs right {:.1} % [{:.1}, {:.1}] after {} lessons", 100.0 * p.pairs_right, 100.0 * p.low, 100.0 * p.high, p.lessons));
+                        ui.small(format!(
+                            "VAL pairs right {:.1} % [{:.1}, {:.1}] after {} lessons",
+                            100.0 * p.pairs_right,
+                            100.0 * p.low,
+                            100.0 * p.high,
+                            p.lessons
+                        ));
                     }
                     if ui.button("Stop").clicked() {
                         job.stop.store(true, Ordering::Relaxed);
@@ -168,23 +196,30 @@ impl DopamineRuns {
         if self.curves.is_empty() {
             ui.weak("No dopamine flies of this brain yet.");
         }
-        Plot::new("dopamine-curve").height((ui.available_height() - 20.0).clamp(160.0, 380.0)).legend(Legend::default()).x_axis_label("lessons").y_axis_label("%").show(ui, |plot| {
-
-            for (k, c) in self.curves.iter().enumerate() {
-                let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
-                let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
-                plot.line(Line::new(c.name.clone(), points).color(colour));
-                // Its 95 % interval at every point, dotted, under the same name in the legend.
-                for bound in [|p: &CurvePoint| p.low, |p: &CurvePoint| p.high] {
-                    let edge: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * bound(p)]).collect();
-                    plot.line(Line::new(c.name.clone(), edge).color(colour).style(LineStyle::dotted_dense()).width(0.5));
+        Plot::new("dopamine-curve")
+            .height((ui.available_height() - 20.0).clamp(160.0, 380.0))
+            .legend(Legend::default())
+            .x_axis_label("lessons")
+            .y_axis_label("%")
+            .show(ui, |plot| {
+                for (k, c) in self.curves.iter().enumerate() {
+                    let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
+                    let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
+                    plot.line(Line::new(c.name.clone(), points).color(colour));
+                    // Its 95 % interval at every point, dotted, under the same name in the legend.
+                    for bound in [|p: &CurvePoint| p.low, |p: &CurvePoint| p.high] {
+                        let edge: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * bound(p)]).collect();
+                        plot.line(Line::new(c.name.clone(), edge).color(colour).style(LineStyle::dotted_dense()).width(0.5));
+                    }
                 }
-            }
-            plot.hline(HLine::new("coin flip", 50.0).color(Color32::GRAY).style(LineStyle::dotted_loose()));
-            if let Some((v, ..)) = self.ceiling {
-                plot.hline(HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v).color(Color32::from_rgb(120, 200, 120)).style(LineStyle::dashed_loose()));
-            }
-        });
+                plot.hline(HLine::new("coin flip", 50.0).color(Color32::GRAY).style(LineStyle::dotted_loose()));
+                if let Some((v, ..)) = self.ceiling {
+                    plot.hline(
+                        HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v)
+                            .color(Color32::from_rgb(120, 200, 120))
+                            .style(LineStyle::dashed_loose()),
+                    );
+                }
+            });
     }
 }
-

@@ -18,18 +18,14 @@ pub fn data() -> PathBuf {
 }
 
 pub fn harness(data: &Path) -> Harness<'static, App> {
-    let mut h = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .with_step_dt(1.0 / 30.0)
-        .with_accessibility_check(false)
-        .build_ui_state(
-            |ui, app: &mut App| {
-                if let Some(a) = app {
-                    a.show(ui)
-                }
-            },
-            None,
-        );
+    let mut h = Harness::builder().with_size([1280.0, 800.0]).with_step_dt(1.0 / 30.0).with_accessibility_check(false).build_ui_state(
+        |ui, app: &mut App| {
+            if let Some(a) = app {
+                a.show(ui)
+            }
+        },
+        None,
+    );
     let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
     let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
     *h.state_mut() = Some(app);
@@ -84,7 +80,6 @@ pub fn click(h: &mut Harness<'static, App>, sq: Square) {
     h.drop_at(p);
     h.step();
 }
-
 
 /// How long a wait may take: generous, the first run builds the brain and caches.
 fn limit_seconds() -> u64 {

@@ -14,10 +14,10 @@ use sha2::{Digest, Sha256};
 
 use crate::container;
 
-use crate::brain::{cpu, Brain, Homeostasis, STEPS};
-use crate::chess::{planes, sample_positions, Planes};
-use crate::files::hex;
+use crate::brain::{Brain, Homeostasis, STEPS, cpu};
+use crate::chess::{Planes, planes, sample_positions};
 use crate::error::{Error, Result};
+use crate::files::hex;
 
 pub const SIGMA_FLOOR: f32 = 0.02;
 pub const UNREACHED_VARIANCE: f64 = 1e-10;
@@ -52,7 +52,13 @@ pub type ExtraInput<'a> = dyn Fn(&[f32], usize, &mut [f32]) + Sync + 'a;
 
 /// `calibrate` for a model whose input is W r + x plus `extra` (measured the same way, on that
 /// model as it runs).
-pub fn calibrate_with(brain: &Brain, boards: &[Planes], options: CalibrationOptions, extra: &ExtraInput, progress: &(dyn Fn(usize) + Sync)) -> Homeostasis {
+pub fn calibrate_with(
+    brain: &Brain,
+    boards: &[Planes],
+    options: CalibrationOptions,
+    extra: &ExtraInput,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Homeostasis {
     let n = brain.neurons;
     let chunks: Vec<&[Planes]> = boards.chunks(CHUNK).collect();
     let inputs: Vec<Vec<f32>> = chunks.iter().map(|c| brain.eye_input(c)).collect();
@@ -73,11 +79,7 @@ pub fn calibrate_with(brain: &Brain, boards: &[Planes], options: CalibrationOpti
                 let values = || chunks.iter().zip(&u).flat_map(|(c, u)| &u[j * c.len()..(j + 1) * c.len()]).map(|&v| v as f64);
                 let mean = values().sum::<f64>() / count;
                 let var = values().map(|v| (v - mean).powi(2)).sum::<f64>() / count;
-                let sigma = if options.calm_unreached && var < UNREACHED_VARIANCE {
-                    1.0
-                } else {
-                    (var.sqrt() as f32).max(SIGMA_FLOOR)
-                };
+                let sigma = if options.calm_unreached && var < UNREACHED_VARIANCE { 1.0 } else { (var.sqrt() as f32).max(SIGMA_FLOOR) };
                 (mean as f32, sigma)
             })
             .collect();
@@ -110,7 +112,8 @@ pub fn homeostasis_path(brain_path: &Path, options: CalibrationOptions) -> PathB
 }
 
 pub fn save(h: &Homeostasis, path: &Path, brain_checksum: &str, options: CalibrationOptions) -> Result<()> {
-    let header = Header { brain_checksum: brain_checksum.to_string(), neurons: h.neurons, steps: STEPS, options, positions: CALIBRATION_POSITIONS };
+    let header =
+        Header { brain_checksum: brain_checksum.to_string(), neurons: h.neurons, steps: STEPS, options, positions: CALIBRATION_POSITIONS };
     container::write(path, MAGIC, FORMAT_VERSION, &header, &container::f32_bytes(h.mu.iter().chain(&h.sigma).copied()))
 }
 
@@ -137,7 +140,13 @@ pub fn load(path: &Path, brain_checksum: &str, neurons: usize, options: Calibrat
 }
 
 /// Loads the homeostasis of a brain file, or measures and stores it.
-pub fn ensure(brain: &Brain, brain_path: &Path, brain_checksum: &str, options: CalibrationOptions, progress: &(dyn Fn(usize) + Sync)) -> Result<Homeostasis> {
+pub fn ensure(
+    brain: &Brain,
+    brain_path: &Path,
+    brain_checksum: &str,
+    options: CalibrationOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Homeostasis> {
     let path = homeostasis_path(brain_path, options);
     if let Some(h) = load(&path, brain_checksum, brain.neurons, options) {
         return Ok(h);

@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::files::write_atomically;
 use crate::error::{Error, Result};
+use crate::files::write_atomically;
 
 /// Writes `header` and `body` under `magic` and `version`.
 pub fn write<H: Serialize>(path: &Path, magic: &[u8; 8], version: u32, header: &H, body: &[u8]) -> Result<()> {

@@ -139,8 +139,7 @@ impl Eye {
         // Squares along u (then v) inside each band.
         let mut square_of: BTreeMap<(i64, i64), u8> = BTreeMap::new();
         for band in 0..8 {
-            let mut members: Vec<((i64, i64), u64)> =
-                by_v.iter().copied().filter(|(c, _)| band_of[c] == band).collect();
+            let mut members: Vec<((i64, i64), u64)> = by_v.iter().copied().filter(|(c, _)| band_of[c] == band).collect();
             members.sort_by_key(|&((u, v), _)| (u, v));
             let band_total: u64 = members.iter().map(|c| c.1).sum();
             let mut before = 0u64;
@@ -193,7 +192,6 @@ impl Eye {
     pub fn min_typed_cells_per_square(&self) -> u32 {
         self.typed_cells_per_square().into_iter().min().unwrap_or(0)
     }
-
 }
 
 /// What the eye sees of one square of the real board (a1 = 0): its placed cells by what they
@@ -312,7 +310,18 @@ mod tests {
         use EyeRole::*;
         assert_eq!(
             roles,
-            vec![PieceType(0), PieceType(1), PieceType(2), PieceType(3), PieceType(4), PieceType(5), PieceType(0), PieceType(1), Own, Opponent]
+            vec![
+                PieceType(0),
+                PieceType(1),
+                PieceType(2),
+                PieceType(3),
+                PieceType(4),
+                PieceType(5),
+                PieceType(0),
+                PieceType(1),
+                Own,
+                Opponent
+            ]
         );
     }
 

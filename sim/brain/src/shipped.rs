@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::files::{hex, write_atomically};
 use crate::error::Result;
+use crate::files::{hex, write_atomically};
 
 /// (path inside the shipped folder, contents).
 const FILES: &[(&str, &[u8])] = &[
@@ -22,7 +22,10 @@ const FILES: &[(&str, &[u8])] = &[
     ("flywire783-hemispheres/LICENSE.md", include_bytes!("../data/flywire783-hemispheres/LICENSE.md")),
     ("flywire783-hemispheres/classification.feather", include_bytes!("../data/flywire783-hemispheres/classification.feather")),
     ("flywire783-hemispheres/neurons.feather", include_bytes!("../data/flywire783-hemispheres/neurons.feather")),
-    ("flywire783-hemispheres/consolidated_cell_types.feather", include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather")),
+    (
+        "flywire783-hemispheres/consolidated_cell_types.feather",
+        include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather"),
+    ),
     ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
     ("flies/flywire.fly", include_bytes!("../../../models/flywire.fly")),
     ("flies/flywire-newborn.fly", include_bytes!("../../../models/flywire-newborn.fly")),

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::connectome::brain_file::{self, Loaded};
-use crate::files::hex;
 use crate::connectome::build::{self, BuildOptions, Progress, RULES_VERSION};
-use crate::connectome::release::{TablePaths, RELEASE};
-use crate::connectome::synthetic::{self, GENERATOR_VERSION};
 use crate::connectome::flywire::{self, FlyWirePaths};
+use crate::connectome::release::{RELEASE, TablePaths};
+use crate::connectome::synthetic::{self, GENERATOR_VERSION};
 use crate::connectome::{Control, Source};
 use crate::error::{Error, Result};
+use crate::files::hex;
 
 /// The user's data folder: `$FLYCHESS_DATA` when set, else e.g. `~/.local/share/flychess`
 /// (`files::DataFolder::user` knows every path in it).
@@ -102,11 +102,9 @@ impl BrainSpec {
     fn source(&self, paths: &TablePaths) -> Source {
         match &self.tables {
             // Not used to build (flywire::build finds its own source); named for completeness.
-            Tables::FlyWire { .. } => Source::FlyWire {
-                release: flywire::RELEASE.to_string(),
-                within_hemispheres: true,
-                layout_from_wiring: true,
-            },
+            Tables::FlyWire { .. } => {
+                Source::FlyWire { release: flywire::RELEASE.to_string(), within_hemispheres: true, layout_from_wiring: true }
+            }
             Tables::Synthetic { seed } => Source::Synthetic { seed: *seed, generator_version: GENERATOR_VERSION },
             Tables::Release { .. } => Source::MaleCns {
                 release: RELEASE.to_string(),
@@ -201,13 +199,24 @@ pub fn malecns_present(dir: &Path) -> bool {
 /// Downloads the MaleCNS tables into `dir` from `base_url` (the release's own by default), each
 /// resumable and checked by size and sha256; `progress(file, done, total)` as bytes arrive.
 /// The one download path for the CLI and the window. Returns each file's outcome.
-pub fn download_malecns(dir: &Path, base_url: &str, attempts: u32, progress: &dyn Fn(&str, u64, Option<u64>)) -> Result<Vec<(&'static str, crate::connectome::download::Outcome)>> {
-    use crate::connectome::download::{fetch, Fetch};
+pub fn download_malecns(
+    dir: &Path,
+    base_url: &str,
+    attempts: u32,
+    progress: &dyn Fn(&str, u64, Option<u64>),
+) -> Result<Vec<(&'static str, crate::connectome::download::Outcome)>> {
+    use crate::connectome::download::{Fetch, fetch};
     use crate::connectome::release::DOWNLOADS;
     let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
     let mut outcomes = Vec::new();
     for spec in DOWNLOADS {
-        let f = Fetch { url: format!("{base}{}", spec.file), dest: dir.join(spec.file), bytes: spec.bytes, sha256: spec.sha256.map(str::to_owned), md5: None };
+        let f = Fetch {
+            url: format!("{base}{}", spec.file),
+            dest: dir.join(spec.file),
+            bytes: spec.bytes,
+            sha256: spec.sha256.map(str::to_owned),
+            md5: None,
+        };
         outcomes.push((spec.file, fetch(&f, attempts, &|done, total| progress(spec.file, done, total))?));
     }
     Ok(outcomes)
@@ -267,7 +276,12 @@ pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress
 
 /// A brain ready to think: its file loaded (built when needed) and its homeostasis measured (or
 /// read back). `progress` sees the build stages, then "calibrating homeostasis" step by step.
-pub fn ready_brain(spec: &BrainSpec, data: &Path, options: crate::calibrate::CalibrationOptions, progress: Progress) -> Result<(Loaded, crate::brain::Brain)> {
+pub fn ready_brain(
+    spec: &BrainSpec,
+    data: &Path,
+    options: crate::calibrate::CalibrationOptions,
+    progress: Progress,
+) -> Result<(Loaded, crate::brain::Brain)> {
     let _guard = preparing();
     let loaded = ensure_unlocked(spec, data, progress)?;
     let mut brain = crate::brain::Brain::new(&loaded.connectome);

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use flychess_brain::connectome::brain_file;
-use flychess_brain::connectome::build::{build, BuildOptions};
+use flychess_brain::connectome::build::{BuildOptions, build};
 use flychess_brain::connectome::rules::{Region, Transmitter};
 use flychess_brain::connectome::{Connectome, Control, Source};
 use flychess_brain::eye::EyeRole;
@@ -187,10 +187,7 @@ fn store_error(dir: &std::path::Path) -> String {
     let result = std::panic::catch_unwind(|| store::ensure(&spec, data.path(), &|_, _| {}).map(|_| ()));
     let err = result.expect("bad input must not panic").expect_err("bad input must fail").to_string();
     assert!(!spec.brain_path(data.path()).exists(), "no brain file may be written from bad input");
-    assert!(
-        std::fs::read_dir(data.path().join("brains")).map(|d| d.count()).unwrap_or(0) == 0,
-        "nothing half-written is left behind"
-    );
+    assert!(std::fs::read_dir(data.path().join("brains")).map(|d| d.count()).unwrap_or(0) == 0, "nothing half-written is left behind");
     err
 }
 

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use flychess_brain::connectome::download::{fetch, sha256_file, Fetch, Outcome};
+use flychess_brain::connectome::download::{Fetch, Outcome, fetch, sha256_file};
 
 #[derive(Clone)]
 enum Serve {
@@ -59,13 +59,14 @@ fn serve(files: HashMap<&'static str, Serve>) -> Server {
                 Serve::Whole(d) => (d, None),
                 Serve::DropFirstAfter(d, n) => (d, if *count == 1 { Some(n) } else { None }),
             };
-            let start: usize = range
-                .as_deref()
-                .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok())
-                .unwrap_or(0);
+            let start: usize = range.as_deref().and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok()).unwrap_or(0);
             if start >= data.len() && start > 0 {
                 let _ = stream.write_all(
-                    format!("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", data.len()).as_bytes(),
+                    format!(
+                        "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        data.len()
+                    )
+                    .as_bytes(),
                 );
                 continue;
             }
@@ -106,7 +107,13 @@ fn sha(data: &[u8]) -> String {
 }
 
 fn spec(server: &Server, name: &str, dest: &std::path::Path, data: &[u8]) -> Fetch {
-    Fetch { url: format!("{}{name}", server.base), dest: dest.join(name), bytes: Some(data.len() as u64), sha256: Some(sha(data)), md5: None }
+    Fetch {
+        url: format!("{}{name}", server.base),
+        dest: dest.join(name),
+        bytes: Some(data.len() as u64),
+        sha256: Some(sha(data)),
+        md5: None,
+    }
 }
 
 #[test]
@@ -187,7 +194,8 @@ fn a_partial_file_from_an_earlier_run_is_resumed() {
 fn a_missing_file_says_so() {
     let server = serve(HashMap::new());
     let dir = tempfile::tempdir().unwrap();
-    let f = Fetch { url: format!("{}nope.feather", server.base), dest: dir.path().join("nope.feather"), bytes: None, sha256: None, md5: None };
+    let f =
+        Fetch { url: format!("{}nope.feather", server.base), dest: dir.path().join("nope.feather"), bytes: None, sha256: None, md5: None };
     let e = fetch(&f, 2, &|_, _| {}).unwrap_err().to_string();
     assert!(e.contains("404") && e.contains("nope.feather"), "{e}");
 }

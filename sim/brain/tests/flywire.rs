@@ -10,7 +10,7 @@ use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
 use flychess_brain::connectome::feather;
 use flychess_brain::connectome::flywire::{self, BUNDLE_SHA256};
 use flychess_brain::connectome::rules::{Region, Transmitter};
-use flychess_brain::connectome::{download, Connectome, Info, Source};
+use flychess_brain::connectome::{Connectome, Info, Source, download};
 use flychess_brain::store::{self, BrainSpec, Tables};
 
 struct Built {
@@ -83,7 +83,10 @@ fn the_eye_is_recovered_from_the_wiring_and_is_retinotopic() {
     assert!(i.min_typed_cells_per_square >= 8, "{}", i.min_typed_cells_per_square);
     let ratio = i.retinotopy_ratio.expect("recovered from the wiring");
     let held_out = i.retinotopy_ratio_held_out.expect("held out too");
-    assert!(ratio >= 3.0 && held_out >= 3.0, "sheet neighbours share {ratio:.1}× ({held_out:.1}× held out) the partners of shuffled neighbours");
+    assert!(
+        ratio >= 3.0 && held_out >= 3.0,
+        "sheet neighbours share {ratio:.1}× ({held_out:.1}× held out) the partners of shuffled neighbours"
+    );
     let r = i.eye_recovery.as_ref().unwrap();
     assert_eq!(r.eyes.len(), 2);
     for e in &r.eyes {
@@ -187,9 +190,16 @@ fn a_release_with_coordinates_puts_each_neuron_at_its_own_point() {
     )
     .unwrap();
     let data = tempfile::tempdir().unwrap();
-    assert!(store::flywire_full_present(dir.path()) && !store::flywire_full_present(data.path()), "the window offers a folder with the tables");
+    assert!(
+        store::flywire_full_present(dir.path()) && !store::flywire_full_present(data.path()),
+        "the window offers a folder with the tables"
+    );
     let spec = BrainSpec { tables: Tables::FlyWire { dir: Some(dir.path().to_path_buf()) }, control: Default::default() };
-    assert_ne!(spec.inputs_key(data.path()).unwrap(), BrainSpec::default().inputs_key(b.data.path()).unwrap(), "the coordinates are an input");
+    assert_ne!(
+        spec.inputs_key(data.path()).unwrap(),
+        BrainSpec::default().inputs_key(b.data.path()).unwrap(),
+        "the coordinates are an input"
+    );
     let c = store::ensure(&spec, data.path(), &|_, _| {}).unwrap().connectome;
     assert!(matches!(c.provenance.source, Source::FlyWire { layout_from_wiring: false, .. }));
     assert!(c.provenance.positions_label().contains("release's own points"), "{}", c.provenance.positions_label());
@@ -254,12 +264,23 @@ fn write_small(dir: &Path, s: &Small) -> PathBuf {
     let side = vec!["right"; s.ids.len()];
     feather::write(
         &dir.join(flywire::CLASSIFICATION),
-        &[feather::batch(vec![("root_id", ids.clone()), ("super_class", strings(&s.supers)), ("cell_type", strings(&s.types)), ("side", strings(&side))]).unwrap()],
+        &[feather::batch(vec![
+            ("root_id", ids.clone()),
+            ("super_class", strings(&s.supers)),
+            ("cell_type", strings(&s.types)),
+            ("side", strings(&side)),
+        ])
+        .unwrap()],
         &[],
     )
     .unwrap();
     let group = vec!["ME"; s.ids.len()];
-    feather::write(&dir.join(flywire::NEURONS), &[feather::batch(vec![("root_id", ids), ("group", strings(&group)), ("nt_type", strings(&s.nt))]).unwrap()], &[]).unwrap();
+    feather::write(
+        &dir.join(flywire::NEURONS),
+        &[feather::batch(vec![("root_id", ids), ("group", strings(&group)), ("nt_type", strings(&s.nt))]).unwrap()],
+        &[],
+    )
+    .unwrap();
     feather::write(
         &dir.join(flywire::CONNECTIONS),
         &[feather::batch(vec![
@@ -321,7 +342,12 @@ fn missing_mistyped_truncated_and_corrupted_files_are_named() {
     // A missing required column.
     let dir = write_small(&root.path().join("missing-column"), &small());
     let ids: ArrayRef = Arc::new(Int64Array::from(vec![1i64, 2]));
-    feather::write(&dir.join(flywire::CLASSIFICATION), &[feather::batch(vec![("root_id", ids), ("super_class", strings(&["a", "b"]))]).unwrap()], &[]).unwrap();
+    feather::write(
+        &dir.join(flywire::CLASSIFICATION),
+        &[feather::batch(vec![("root_id", ids), ("super_class", strings(&["a", "b"]))]).unwrap()],
+        &[],
+    )
+    .unwrap();
     let e = fails(&dir);
     assert!(e.contains(flywire::CLASSIFICATION) && e.contains("missing column(s) cell_type"), "{e}");
     // A mistyped one: root ids as text.

@@ -15,7 +15,7 @@ use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
 use base64::Engine;
 use flychess_brain::connectome::feather::{self, Table};
 use flychess_brain::connectome::flywire::{CELL_TYPES, CLASSIFICATION, COORDINATES, NEURONS, ZENODO_CONNECTIONS};
-use flychess_brain::connectome::flywire_release::{download, CODEX_TABLES};
+use flychess_brain::connectome::flywire_release::{CODEX_TABLES, download};
 use flychess_brain::store::{self, BrainSpec, Tables};
 
 /// path → (body, extra headers for HEAD and GET).
@@ -57,11 +57,16 @@ fn codex() -> [(&'static str, Vec<u8>); 4] {
     [
         (
             "classification.csv.gz",
-            gzip("root_id,flow,super_class,class,sub_class,cell_type,hemibrain_type,hemilineage,side,nerve\n1,afferent,sensory,visual,,R1-6,,,right,\n2,intrinsic,optic,,,L1,,,right,\n3,intrinsic,optic,,,Mi1,,,right,\n4,efferent,descending,,,DNp02,,\"a, quoted\",right,\n"),
+            gzip(
+                "root_id,flow,super_class,class,sub_class,cell_type,hemibrain_type,hemilineage,side,nerve\n1,afferent,sensory,visual,,R1-6,,,right,\n2,intrinsic,optic,,,L1,,,right,\n3,intrinsic,optic,,,Mi1,,,right,\n4,efferent,descending,,,DNp02,,\"a, quoted\",right,\n",
+            ),
         ),
         ("neurons.csv.gz", gzip("root_id,group,nt_type,nt_type_score\n1,LA,,\n2,LA.ME,GLUT,0.8\n3,ME,ACH,0.9\n4,GNG,ACH,0.7\n")),
         ("consolidated_cell_types.csv.gz", gzip("root_id,primary_type,additional_type(s)\n3,Mi1,\n4,DNp02,\n")),
-        ("coordinates.csv.gz", gzip("root_id,position,supervoxel_id\n1,[437664 212992 94520],11\n2,\"[1000, 2000, 3000]\",22\n2,[3000 2000 1000],23\n")),
+        (
+            "coordinates.csv.gz",
+            gzip("root_id,position,supervoxel_id\n1,[437664 212992 94520],11\n2,\"[1000, 2000, 3000]\",22\n2,[3000 2000 1000],23\n"),
+        ),
     ]
 }
 
@@ -93,7 +98,11 @@ fn release_with(stated_md5: Option<&str>, list_table: bool, coordinates: bool) -
             "links": { "self": format!("{}files/conn", listener_base.0) },
         }]
     });
-    listener_base.1.lock().unwrap().insert("record".into(), (record.to_string().into_bytes(), vec!["content-type: application/json".into()]));
+    listener_base
+        .1
+        .lock()
+        .unwrap()
+        .insert("record".into(), (record.to_string().into_bytes(), vec!["content-type: application/json".into()]));
     listener_base.0
 }
 

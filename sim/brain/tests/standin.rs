@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 
 use flychess_brain::connectome::brain_file;
 use flychess_brain::connectome::feather::Table;
+use flychess_brain::connectome::rules::Region;
 use flychess_brain::connectome::synthetic::{self, targets};
 use flychess_brain::connectome::{Control, Info};
-use flychess_brain::connectome::rules::Region;
 use flychess_brain::store::{self, BrainSpec};
 
 struct Built {
@@ -56,7 +56,8 @@ fn the_stand_in_tables_read_back_in_the_release_schema() {
     let dir = built().data.path().join("connectome");
     let tables = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
     let paths = flychess_brain::connectome::release::TablePaths::in_dir(&tables);
-    let mut t = Table::open(&paths.annotations, &["bodyId", "type", "superclass", "status", "somaLocation", "assignedOlHex1"], &[]).unwrap();
+    let mut t =
+        Table::open(&paths.annotations, &["bodyId", "type", "superclass", "status", "somaLocation", "assignedOlHex1"], &[]).unwrap();
     let mut rows = 0;
     let mut hexed = 0;
     while let Some(b) = t.next_batch().unwrap() {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::learn::Lesson;
-use super::{sigmoid, BioBrain};
+use super::{BioBrain, sigmoid};
 use crate::brain::STEPS;
 
 /// A Kenyon cell "fires" for a board when its r̂ (after the cut) is above this.

@@ -104,10 +104,20 @@ impl DopamineFly {
     pub fn check(&self, bio: &BioBrain) -> Result<()> {
         let m = &self.meta;
         if m.brain_checksum != bio.brain_checksum {
-            return Err(Error::Invalid(format!("dopamine fly {} belongs to brain {} ({}), not to this one", m.name, m.brain, &m.brain_checksum[..12.min(m.brain_checksum.len())])));
+            return Err(Error::Invalid(format!(
+                "dopamine fly {} belongs to brain {} ({}), not to this one",
+                m.name,
+                m.brain,
+                &m.brain_checksum[..12.min(m.brain_checksum.len())]
+            )));
         }
         if m.constants != bio.constants || m.synapses != bio.body.synapses() || self.m.iter().zip(&bio.body.m0).any(|(v, m0)| v > m0) {
-            return Err(Error::Invalid(format!("dopamine fly {} was made with another mushroom body ({} synapses, not {})", m.name, m.synapses, bio.body.synapses())));
+            return Err(Error::Invalid(format!(
+                "dopamine fly {} was made with another mushroom body ({} synapses, not {})",
+                m.name,
+                m.synapses,
+                bio.body.synapses()
+            )));
         }
         if m.homeostasis != bio.homeostasis {
             return Err(Error::Invalid(format!("dopamine fly {} was trained under another homeostasis", m.name)));
@@ -147,7 +157,8 @@ pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(std::path::Path
     let mut out: Vec<(std::path::PathBuf, DopamineFly)> = Vec::new();
     for dir in [crate::fly::shipped_dir(), crate::files::DataFolder::at(data).flies()] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut found: Vec<std::path::PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly") && is_dopamine_fly(p)).collect();
+        let mut found: Vec<std::path::PathBuf> =
+            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly") && is_dopamine_fly(p)).collect();
         found.sort();
         for p in found {
             if let Ok(f) = DopamineFly::load(&p)

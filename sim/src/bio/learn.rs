@@ -15,11 +15,11 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
 
-use super::{sigmoid, vote_probabilities, BioBrain};
-use crate::chess::{planes_from, position_from_fen, Planes};
+use super::{BioBrain, sigmoid, vote_probabilities};
+use crate::chess::{Planes, planes_from, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
-use crate::play::{rules_ending, Dice, Player};
+use crate::play::{Dice, Player, rules_ending};
 use crate::readout::position_key;
 
 /// What a lesson shows: the board after the good move and after the bad one, both from the side
@@ -65,7 +65,8 @@ pub fn lesson(row: &Row, dice: &mut Dice, harder: bool) -> Result<Option<Lesson>
     let pos = position_from_fen(&row.fen)?;
     let us = pos.turn();
     let Some(best) = row.moves.first() else { return Ok(None) };
-    let good = legal_move(&pos, &best.mv.uci()).ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, best.mv.uci())))?;
+    let good = legal_move(&pos, &best.mv.uci())
+        .ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, best.mv.uci())))?;
     let bad = if harder {
         match row.moves.get(1).and_then(|m| legal_move(&pos, &m.mv.uci())) {
             Some(m) => m,
@@ -106,7 +107,13 @@ pub fn tutor(bio: &BioBrain, m: &mut [f32], lessons: &[Lesson], rule: Rule) -> B
     let (mut right, mut dose_sum) = (0.0, 0.0);
     for b in 0..n {
         let (good, bad) = (g.vote[b], g.vote[n + b]);
-        right += if good > bad { 1.0 } else if good == bad { 0.5 } else { 0.0 };
+        right += if good > bad {
+            1.0
+        } else if good == bad {
+            0.5
+        } else {
+            0.0
+        };
         let dose = sigmoid(((bad - good) / t).clamp(-30.0, 30.0));
         dose_sum += dose as f64;
         for kc in 0..k {
@@ -144,7 +151,13 @@ fn own_dopamine(bio: &BioBrain, m: &mut [f32], g: &super::Glance, n: usize) {
     let dose: Vec<f32> = (0..n).map(|b| sigmoid(((g.vote[n + b] - g.vote[b]) / t).clamp(-30.0, 30.0))).collect();
     for i in 0..body.mbon.len() {
         // This compartment's dopamine for every board: PAM's after the good, PPL1's after the bad.
-        let delivered = |board: usize, pam: bool| -> f32 { body.dopamine_inputs[i].iter().filter(|d| d.2 == pam).map(|&(d, share, _)| share * g.reading[d as usize * g.batch + board]).sum() };
+        let delivered = |board: usize, pam: bool| -> f32 {
+            body.dopamine_inputs[i]
+                .iter()
+                .filter(|d| d.2 == pam)
+                .map(|&(d, share, _)| share * g.reading[d as usize * g.batch + board])
+                .sum()
+        };
         let sugar: Vec<f32> = (0..n).map(|b| dose[b] * delivered(b, true)).collect();
         let shock: Vec<f32> = (0..n).map(|b| dose[b] * delivered(n + b, false)).collect();
         for e in body.edges(i) {
@@ -212,7 +225,14 @@ pub struct TrainingGame {
 /// Kenyon cell's trace eₖ ← 0.8 eₖ + r̂ₖ(board after the fly's move), and after each reply the
 /// dopamine δ = 0.1 Δmaterial − 0.05·[in check] goes through the rule with the trace as the tag;
 /// at the end δ = +1, −1 or 0. A game longer than `max_plies` is a draw.
-pub fn game(bio: &BioBrain, m: &mut [f32], opponent: &mut Player, fly_white: bool, dice: &mut Dice, max_plies: usize) -> Result<TrainingGame> {
+pub fn game(
+    bio: &BioBrain,
+    m: &mut [f32],
+    opponent: &mut Player,
+    fly_white: bool,
+    dice: &mut Dice,
+    max_plies: usize,
+) -> Result<TrainingGame> {
     let us = if fly_white { Color::White } else { Color::Black };
     let c = bio.constants;
     let mut pos = Chess::default();

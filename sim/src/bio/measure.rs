@@ -10,9 +10,9 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::learn::{after, legal_move, lesson, Lesson};
 use super::BioBrain;
-use crate::chess::{position_from_fen, Planes};
+use super::learn::{Lesson, after, legal_move, lesson};
+use crate::chess::{Planes, position_from_fen};
 use crate::data::Row;
 use crate::error::Result;
 use crate::play::Dice;
@@ -59,7 +59,18 @@ pub fn score(bio: &BioBrain, m: &[f32], pairs: &[Lesson], chunk: usize, progress
 
 /// Each pair's score: 1 when the good board has the higher vote, ½ on a tie, else 0.
 pub fn right(scores: &[(f32, f32)]) -> Vec<f64> {
-    scores.iter().map(|&(g, b)| if g > b { 1.0 } else if g == b { 0.5 } else { 0.0 }).collect()
+    scores
+        .iter()
+        .map(|&(g, b)| {
+            if g > b {
+                1.0
+            } else if g == b {
+                0.5
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// How many pairs' comparisons came out differently in two scorings.
@@ -123,7 +134,13 @@ pub fn top1(bio: &BioBrain, m: &[f32], rows: &[Row], progress: &(dyn Fn(usize) +
 
 /// Each pair's feature difference (good − bad): the Kenyon cells' r̂ at step 12 and the
 /// descending neurons' mean of steps 9–12, flat `[pair · dim + i]`.
-pub fn differences(bio: &BioBrain, m: &[f32], pairs: &[Lesson], descending: &[u32], progress: &(dyn Fn(usize) + Sync)) -> (Vec<f32>, Vec<f32>) {
+pub fn differences(
+    bio: &BioBrain,
+    m: &[f32],
+    pairs: &[Lesson],
+    descending: &[u32],
+    progress: &(dyn Fn(usize) + Sync),
+) -> (Vec<f32>, Vec<f32>) {
     let (k, d) = (bio.body.kenyon.len(), descending.len());
     let (mut kc, mut dn) = (Vec::with_capacity(pairs.len() * k), Vec::with_capacity(pairs.len() * d));
     let chunk = super::LOOK_CHUNK / 2;
@@ -183,7 +200,13 @@ pub fn logistic_right(dim: usize, a: &[f32], pairs: &[f32]) -> Vec<f64> {
         .par_chunks(dim)
         .map(|d| {
             let z: f32 = d.iter().zip(a).map(|(x, w)| x * w).sum();
-            if z > 0.0 { 1.0 } else if z == 0.0 { 0.5 } else { 0.0 }
+            if z > 0.0 {
+                1.0
+            } else if z == 0.0 {
+                0.5
+            } else {
+                0.0
+            }
         })
         .collect()
 }
@@ -209,10 +232,13 @@ pub fn fit_logistic(dim: usize, pairs: &[f32], l2: f32, iterations: usize) -> Ve
                     g
                 },
             )
-            .reduce(|| vec![0f32; dim], |mut x, y| {
-                x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
-                x
-            });
+            .reduce(
+                || vec![0f32; dim],
+                |mut x, y| {
+                    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+                    x
+                },
+            );
         let (c1, c2) = (1.0 - b1.powi(it as i32), 1.0 - b2.powi(it as i32));
         for i in 0..dim {
             let g = grad[i] / n as f32 + 2.0 * l2 * a[i];
@@ -253,7 +279,10 @@ pub struct Baseline {
 fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes) -> String {
     use sha2::{Digest, Sha256};
     let mut d = Sha256::new();
-    d.update(format!("bio baseline v1 {} {} {:?} {sizes:?} seed {EVAL_SEED} ceiling l2 {L2_PENALTIES:?}", bio.brain_checksum, bio.homeostasis, bio.constants));
+    d.update(format!(
+        "bio baseline v1 {} {} {:?} {sizes:?} seed {EVAL_SEED} ceiling l2 {L2_PENALTIES:?}",
+        bio.brain_checksum, bio.homeostasis, bio.constants
+    ));
     d.update(dataset.content_hash().as_bytes());
     crate::files::hex(&d.finalize())[..16].to_string()
 }
@@ -261,7 +290,15 @@ fn baseline_key(bio: &BioBrain, dataset: &crate::data::Dataset, sizes: EvalSizes
 /// The untrained body's figures on `hold` and `harder` (the evaluation pairs of `dataset`'s HOLD):
 /// read back, or measured (minutes) and kept. `progress(stage, done, total)`.
 #[allow(clippy::too_many_arguments)]
-pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path::Path, hold: &[Lesson], harder: &[Lesson], sizes: EvalSizes, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> Result<Baseline> {
+pub fn baseline(
+    bio: &BioBrain,
+    dataset: &crate::data::Dataset,
+    data: &std::path::Path,
+    hold: &[Lesson],
+    harder: &[Lesson],
+    sizes: EvalSizes,
+    progress: &(dyn Fn(&str, usize, usize) + Sync),
+) -> Result<Baseline> {
     let key = baseline_key(bio, dataset, sizes);
     let path = crate::files::DataFolder::at(data).bio().join(format!("baseline-{key}.json"));
     // Measured here before, or shipped (the default brain's, measured before the release).
@@ -306,7 +343,10 @@ pub fn baseline(bio: &BioBrain, dataset: &crate::data::Dataset, data: &std::path
         seconds: started.elapsed().as_secs_f64(),
     };
     std::fs::create_dir_all(path.parent().expect("bio folder")).map_err(|e| crate::error::Error::io(&path, e))?;
-    crate::files::write_atomically(&path, serde_json::to_string(&out).map_err(|e| crate::error::Error::Invalid(e.to_string()))?.as_bytes())?;
+    crate::files::write_atomically(
+        &path,
+        serde_json::to_string(&out).map_err(|e| crate::error::Error::Invalid(e.to_string()))?.as_bytes(),
+    )?;
     Ok(out)
 }
 

@@ -28,7 +28,7 @@ pub mod run;
 
 use serde::{Deserialize, Serialize};
 
-use crate::brain::{cpu, Brain, Homeostasis, Rates, STEPS};
+use crate::brain::{Brain, Homeostasis, Rates, STEPS, cpu};
 use crate::calibrate::CalibrationOptions;
 use crate::chess::Planes;
 use crate::connectome::Connectome;
@@ -59,7 +59,17 @@ pub struct Constants {
 
 impl Default for Constants {
     fn default() -> Self {
-        Constants { pass_share: 0.05, cut_width: 0.01, eta: 0.1, kappa: 0.001, temperature: 1.0, batch: 64, trace_decay: 0.8, per_pawn: 0.1, in_check: -0.05 }
+        Constants {
+            pass_share: 0.05,
+            cut_width: 0.01,
+            eta: 0.1,
+            kappa: 0.001,
+            temperature: 1.0,
+            batch: 64,
+            trace_decay: 0.8,
+            per_pawn: 0.1,
+            in_check: -0.05,
+        }
     }
 }
 
@@ -287,7 +297,14 @@ impl BioBrain {
             dopamine,
             dopamine_inputs,
         };
-        Ok(BioBrain { brain: without, body, constants, descending: g.descending.clone(), brain_checksum: brain_checksum.to_string(), homeostasis: "neutral".into() })
+        Ok(BioBrain {
+            brain: without,
+            body,
+            constants,
+            descending: g.descending.clone(),
+            brain_checksum: brain_checksum.to_string(),
+            homeostasis: "neutral".into(),
+        })
     }
 
     /// The model's own homeostasis, measured on the calibration boards with M = M⁰ (read back from
@@ -299,7 +316,8 @@ impl BioBrain {
             Some(h) => h,
             None => {
                 let h = self.calibrate(&crate::calibrate::calibration_boards(), progress);
-                crate::calibrate::save(&h, path, &key, options).map_err(|e| Error::Invalid(format!("could not store the dopamine fly's homeostasis: {e}")))?;
+                crate::calibrate::save(&h, path, &key, options)
+                    .map_err(|e| Error::Invalid(format!("could not store the dopamine fly's homeostasis: {e}")))?;
                 h
             }
         };
@@ -388,7 +406,14 @@ impl BioBrain {
         }
         let batch = boards.len();
         let (k, nm) = (self.body.kenyon.len(), self.body.mbon.len());
-        let mut out = Glance { batch, vote: Vec::with_capacity(batch), kenyon: vec![0.0; k * batch], mbon: vec![0.0; nm * batch], reading: vec![0.0; reader.len() * batch], rates: None };
+        let mut out = Glance {
+            batch,
+            vote: Vec::with_capacity(batch),
+            kenyon: vec![0.0; k * batch],
+            mbon: vec![0.0; nm * batch],
+            reading: vec![0.0; reader.len() * batch],
+            rates: None,
+        };
         for (c, chunk) in boards.chunks(LOOK_CHUNK).enumerate() {
             let g = self.glance_reading(m, chunk, false, reader);
             let first = c * LOOK_CHUNK;
@@ -434,7 +459,14 @@ impl BioBrain {
 /// The dopamine fly's model of a ready brain (`store::ready_brain`): the mushroom body split off
 /// `plain`, its own homeostasis measured once and kept beside the brain file (one file per model:
 /// the share that passes and the cut's width).
-pub fn prepare(connectome: &Connectome, checksum: &str, plain: &Brain, brain_path: &std::path::Path, constants: Constants, progress: &(dyn Fn(usize) + Sync)) -> Result<BioBrain> {
+pub fn prepare(
+    connectome: &Connectome,
+    checksum: &str,
+    plain: &Brain,
+    brain_path: &std::path::Path,
+    constants: Constants,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<BioBrain> {
     use sha2::{Digest, Sha256};
     let bio = BioBrain::split(connectome, plain, checksum, constants)?;
     let key = crate::files::hex(&Sha256::digest(constants.model_key().as_bytes()))[..8].to_string();

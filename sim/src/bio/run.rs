@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::BioBrain;
 use super::file::{CurvePoint, DopamineFly};
 use super::learn::{self, Lesson};
 use super::measure;
-use super::BioBrain;
 use crate::data::Row;
 use crate::error::Result;
 use crate::play::{Dice, Player};
@@ -59,7 +59,15 @@ fn lesson_at(train: &[Row], order: &[usize], seed: u64, i: usize, harder: bool) 
 
 /// Trains `fly` on `bio` up to `options.target` lessons (or games), saving it at `path` at every
 /// curve point and at the end. `stop` is checked between batches.
-pub fn run(bio: &BioBrain, fly: &mut DopamineFly, dataset: &crate::data::Dataset, path: &Path, options: &RunOptions, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -> Result<()> {
+pub fn run(
+    bio: &BioBrain,
+    fly: &mut DopamineFly,
+    dataset: &crate::data::Dataset,
+    path: &Path,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<()> {
     let (train, val) = (dataset.train(), dataset.val());
     fly.check(bio)?;
     let monitor = measure::pairs(val, fly.meta.seed, false, options.monitor_pairs)?;
@@ -108,7 +116,15 @@ pub fn run(bio: &BioBrain, fly: &mut DopamineFly, dataset: &crate::data::Dataset
 /// the fly's last 50 games is above 0.6.
 type PointFn<'a> = dyn FnMut(&mut DopamineFly, Option<f64>, &mut dyn FnMut(Progress)) -> Result<()> + 'a;
 
-fn games(bio: &BioBrain, fly: &mut DopamineFly, path: &Path, options: &RunOptions, stop: &AtomicBool, progress: &mut dyn FnMut(Progress), point: &mut PointFn) -> Result<()> {
+fn games(
+    bio: &BioBrain,
+    fly: &mut DopamineFly,
+    path: &Path,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+    point: &mut PointFn,
+) -> Result<()> {
     let mut recent: Vec<f64> = Vec::new();
     let mut level = 0usize;
     let mut stockfish_player = None;
@@ -127,7 +143,10 @@ fn games(bio: &BioBrain, fly: &mut DopamineFly, path: &Path, options: &RunOption
             }
             _ => {
                 let p = stockfish_player.get_or_insert_with(|| {
-                    let engine = crate::stockfish::Supervised::new(options.stockfish.clone().expect("level 2 only with Stockfish"), crate::stockfish::EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) });
+                    let engine = crate::stockfish::Supervised::new(
+                        options.stockfish.clone().expect("level 2 only with Stockfish"),
+                        crate::stockfish::EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) },
+                    );
                     Player::Stockfish { engine, limit: crate::stockfish::Limit::Nodes(2_000), random_share: 0.0, dice: Dice::new(seed) }
                 });
                 (p, "stockfish (lowest strength)")
@@ -159,10 +178,24 @@ struct Clock {
 }
 
 /// Scores the monitor pairs, adds the point to the fly's curve and saves the fly.
-fn add_point(bio: &BioBrain, fly: &mut DopamineFly, monitor: &[Lesson], path: &Path, clock: &Clock, mean_dose: Option<f64>) -> Result<CurvePoint> {
+fn add_point(
+    bio: &BioBrain,
+    fly: &mut DopamineFly,
+    monitor: &[Lesson],
+    path: &Path,
+    clock: &Clock,
+    mean_dose: Option<f64>,
+) -> Result<CurvePoint> {
     let e = measure::pairs_right(&measure::score(bio, &fly.m, monitor, 64, &|_| {}));
     fly.meta.seconds = clock.before + clock.started.elapsed().as_secs_f64();
-    let p = CurvePoint { lessons: fly.meta.lessons + fly.meta.games, pairs_right: e.value, low: e.low, high: e.high, mean_dose, seconds: fly.meta.seconds };
+    let p = CurvePoint {
+        lessons: fly.meta.lessons + fly.meta.games,
+        pairs_right: e.value,
+        low: e.low,
+        high: e.high,
+        mean_dose,
+        seconds: fly.meta.seconds,
+    };
     fly.meta.curve.push(p);
     fly.save(path)?;
     Ok(p)

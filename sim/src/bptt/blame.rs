@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{gradient, Base, Heads, Reader};
+use super::{Base, Heads, Reader, gradient};
 use crate::brain::{Brain, STEPS};
 use crate::chess::{planes, position_from_fen};
 use crate::connectome::rules::Region;
@@ -36,14 +36,28 @@ pub fn target_of(fen: &str, lines: &[(String, Score)]) -> Result<Target> {
     let moves = lines
         .iter()
         .take(8)
-        .map(|(uci, score)| Ok(MoveLabel { mv: MoveCode::parse_uci(uci).ok_or_else(|| Error::Invalid(format!("{uci} is not a UCI move")))?, score: *score, wdl: None }))
+        .map(|(uci, score)| {
+            Ok(MoveLabel {
+                mv: MoveCode::parse_uci(uci).ok_or_else(|| Error::Invalid(format!("{uci} is not a UCI move")))?,
+                score: *score,
+                wdl: None,
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let row = Row { fen: fen.to_string(), game: 0, ply: 0, legal: pos.legal_moves().len().min(255) as u8, moves };
     Target::of(&row)
 }
 
 /// The blame of `fen` against `target` for the readout `readout` reading `descending`.
-pub fn blame(brain: &Brain, base: &Base, readout: &Readout, descending: &[u32], regions: &[Region], fen: &str, target: &Target) -> Result<Blame> {
+pub fn blame(
+    brain: &Brain,
+    base: &Base,
+    readout: &Readout,
+    descending: &[u32],
+    regions: &[Region],
+    fen: &str,
+    target: &Target,
+) -> Result<Blame> {
     let board = planes(&position_from_fen(fen)?);
     let boards = [board];
     let rates = crate::brain::cpu::think_walking(brain, &boards, false);
@@ -96,7 +110,11 @@ impl Blame {
     pub fn report(&self, fen: &str) -> BlameReport {
         let steps = (0..STEPS)
             .map(|t| {
-                let mut regions: Vec<(String, f64)> = Region::ALL.iter().map(|r| (r.name().to_string(), self.region_mean[t][*r as usize])).filter(|(_, v)| *v > 0.0).collect();
+                let mut regions: Vec<(String, f64)> = Region::ALL
+                    .iter()
+                    .map(|r| (r.name().to_string(), self.region_mean[t][*r as usize]))
+                    .filter(|(_, v)| *v > 0.0)
+                    .collect();
                 regions.sort_by(|a, b| b.1.total_cmp(&a.1));
                 StepBlame { step: t + 1, largest: self.largest[t], regions }
             })

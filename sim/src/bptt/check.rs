@@ -11,12 +11,12 @@ use burn::tensor::activation::{relu, softplus};
 use burn::tensor::{Int, Tensor, TensorData};
 use serde::Serialize;
 
-use super::{gradient, Base, Gradient, Heads, Learnable, LearnableF64, Reader};
+use super::{Base, Gradient, Heads, Learnable, LearnableF64, Reader, gradient};
 use crate::brain::{Brain, Homeostasis, STEPS};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
 use crate::eye::{EyeCell, EyeRole};
-use crate::readout::{Readout, OUTPUTS};
+use crate::readout::{OUTPUTS, Readout};
 use crate::train::Target;
 
 /// A small brain to check gradients on: its model, the readout and what it reads, and the
@@ -134,13 +134,21 @@ fn kind(kind: &str, hand: &[f64], reference: &[f64]) -> KindCheck {
         kind: kind.to_string(),
         checked: hand.len(),
         max_relative_error: hand.iter().zip(reference).map(|(&a, &b)| relative_error(a, b, 1e-4 * largest)).fold(0.0, f64::max),
-        max_error_over_largest: hand.iter().zip(reference).map(|(&a, &b)| (a - b).abs()).fold(0.0, f64::max) / reference.iter().fold(1e-30f64, |m, g| m.max(g.abs())),
+        max_error_over_largest: hand.iter().zip(reference).map(|(&a, &b)| (a - b).abs()).fold(0.0, f64::max)
+            / reference.iter().fold(1e-30f64, |m, g| m.max(g.abs())),
         largest_gradient: hand.iter().fold(0f64, |m, g| m.max(g.abs())),
     }
 }
 
 /// The hand-written gradient in f64 for the small brain.
-pub fn hand_gradient(s: &SmallBrain, boards: &[Planes], targets: &[Target], window: usize, p: &LearnableF64, heads: &Heads<f64>) -> Gradient<f64> {
+pub fn hand_gradient(
+    s: &SmallBrain,
+    boards: &[Planes],
+    targets: &[Target],
+    window: usize,
+    p: &LearnableF64,
+    heads: &Heads<f64>,
+) -> Gradient<f64> {
     let m = s.base.model_f64(&s.brain, p);
     let x = super::eye_input::<f64>(&s.brain, boards);
     let rates = m.forward(&x, boards.len());
@@ -233,7 +241,10 @@ pub fn burn_gradient(s: &SmallBrain, boards: &[Planes], targets: &[Target], wind
     let first = STEPS - window.clamp(1, STEPS);
     let mut r = t2(vec![0f32; batch * n], [batch, n]);
     let mut read: Option<Tensor<2>> = None;
-    let dn = Tensor::<1, Int>::from_data(TensorData::new(s.descending.iter().map(|&j| j as i64).collect::<Vec<_>>(), [s.descending.len()]), &device);
+    let dn = Tensor::<1, Int>::from_data(
+        TensorData::new(s.descending.iter().map(|&j| j as i64).collect::<Vec<_>>(), [s.descending.len()]),
+        &device,
+    );
     for t in 0..STEPS {
         let mu = t1(s.base.mu[t * n..(t + 1) * n].to_vec()).unsqueeze_dim::<2>(0);
         let sigma = t1(s.base.sigma[t * n..(t + 1) * n].to_vec());
@@ -254,7 +265,12 @@ pub fn burn_gradient(s: &SmallBrain, boards: &[Planes], targets: &[Target], wind
     }
     let features = read.ok_or_else(|| Error::Invalid("the readout reads no step".into()))?.div_scalar(s.read_steps.len() as f64);
     let heads = crate::burn_fit::HeadsModule::from_readout(&s.readout, &device);
-    let mut batch_tensors = crate::burn_fit::Batch::new(vec![0f32; batch * s.descending.len()], &targets.iter().collect::<Vec<_>>(), s.descending.len(), &device);
+    let mut batch_tensors = crate::burn_fit::Batch::new(
+        vec![0f32; batch * s.descending.len()],
+        &targets.iter().collect::<Vec<_>>(),
+        s.descending.len(),
+        &device,
+    );
     batch_tensors.x = Some(features);
     let loss = heads.loss(&batch_tensors);
     let mut grads = loss.clone().backward();
@@ -313,7 +329,17 @@ pub fn report(seed: u64, boards: &[Planes], targets: &[Target]) -> Result<Report
     let m32 = s.base.model_of_brain(&brain32, &s.params);
     let x = brain32.eye_input(boards);
     let rates = m32.forward(&x, boards.len());
-    let g32 = gradient(&m32, &x, &rates, boards.len(), &Heads::<f32>::of(&s.readout), &Reader { descending: &s.descending, steps: &s.read_steps }, targets, 6, false);
+    let g32 = gradient(
+        &m32,
+        &x,
+        &rates,
+        boards.len(),
+        &Heads::<f32>::of(&s.readout),
+        &Reader { descending: &s.descending, steps: &s.read_steps },
+        targets,
+        6,
+        false,
+    );
     let f = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
     let f32_against_f64 = vec![
         kind("connection strength θ", &f(&g32.theta), &exact.theta),

@@ -7,8 +7,8 @@
 //! is applied on the CPU. Sums run in a fixed order on both sides but not the same one (the
 //! CPU's runs in eight lanes), so the two agree to f32's rounding, not bit for bit.
 
-use super::{readout_gradient, Gradient, Heads, Model, Reader};
-use crate::brain::gpu::{pipeline, storage, storage_with, workgroups, Device};
+use super::{Gradient, Heads, Model, Reader, readout_gradient};
+use crate::brain::gpu::{Device, pipeline, storage, storage_with, workgroups};
 use crate::brain::{Brain, STEPS};
 use crate::error::{Error, Result};
 use crate::train::Target;
@@ -58,7 +58,8 @@ impl GpuBackward {
     /// The kernels compiled and `brain`'s wiring uploaded (`base` holds its transpose).
     pub fn new(device: Device, brain: &Brain, base: &super::Base) -> Result<GpuBackward> {
         let d = &device.device;
-        let scopes = [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal].map(|f| d.push_error_scope(f));
+        let scopes =
+            [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal].map(|f| d.push_error_scope(f));
         let g = GpuBackward {
             seed: pipeline(d, "brain_backward.wgsl seed", SHADER, "seed"),
             rows: pipeline(d, "brain_backward.wgsl rows", SHADER, "rows"),
@@ -90,7 +91,17 @@ impl GpuBackward {
 
     /// The same gradient as `bptt::gradient` (f32, no blame kept), with the brain's part on the GPU.
     #[allow(clippy::too_many_arguments)]
-    pub fn gradient(&self, m: &Model<f32>, x: &[f32], rates: &[f32], batch: usize, heads: &Heads<f32>, reader: &Reader, targets: &[Target], window: usize) -> Result<Gradient<f32>> {
+    pub fn gradient(
+        &self,
+        m: &Model<f32>,
+        x: &[f32],
+        rates: &[f32],
+        batch: usize,
+        heads: &Heads<f32>,
+        reader: &Reader,
+        targets: &[Target],
+        window: usize,
+    ) -> Result<Gradient<f32>> {
         let n = self.neurons;
         if m.brain.neurons != n || m.weight.len() != self.edges || rates.len() != STEPS * n * batch {
             return Err(Error::Invalid("the GPU backward pass was given another brain or batch".into()));
@@ -116,11 +127,27 @@ impl GpuBackward {
         let theta_grad = self.buffer("theta grad", bytemuck::cast_slice(&zeros(self.edges)), copy);
         let neuron_grad = self.buffer("neuron grad", bytemuck::cast_slice(&zeros(2 * n)), copy);
         // The forward rates after each step the window reads from (t − 1 for t in the window).
-        let step_rates: Vec<Option<wgpu::Buffer>> = (0..STEPS).map(|s| (s + 1 >= first.max(1) && s + 1 < STEPS).then(|| self.buffer("rates", bytemuck::cast_slice(&rates[s * n * batch..(s + 1) * n * batch]), wgpu::BufferUsages::empty()))).collect();
+        let step_rates: Vec<Option<wgpu::Buffer>> = (0..STEPS)
+            .map(|s| {
+                (s + 1 >= first.max(1) && s + 1 < STEPS).then(|| {
+                    self.buffer("rates", bytemuck::cast_slice(&rates[s * n * batch..(s + 1) * n * batch]), wgpu::BufferUsages::empty())
+                })
+            })
+            .collect();
         let dummy = self.buffer("no rates", &[0u8; 4], wgpu::BufferUsages::empty());
-        let uniforms = d.create_buffer(&wgpu::BufferDescriptor { label: Some("backward params"), size: UNIFORM_STRIDE * STEPS as u64, usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let uniforms = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("backward params"),
+            size: UNIFORM_STRIDE * STEPS as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         // One x width for every dispatch: the widest any kernel needs (each wraps into y past it).
-        let gx_all = [n, self.edges, n * batch, reader.descending.len() * batch].into_iter().map(|k| workgroups(k as u64, MAX_GROUPS_X).0).max().unwrap_or(1).max(1);
+        let gx_all = [n, self.edges, n * batch, reader.descending.len() * batch]
+            .into_iter()
+            .map(|k| workgroups(k as u64, MAX_GROUPS_X).0)
+            .max()
+            .unwrap_or(1)
+            .max(1);
         let mut encoder = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("backward") });
         for t in (first..STEPS).rev() {
             let p = BackParams {
@@ -138,38 +165,66 @@ impl GpuBackward {
                 _pad: 0.0,
             };
             self.queue.write_buffer(&uniforms, t as u64 * UNIFORM_STRIDE, bytemuck::bytes_of(&p));
-            let params = wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &uniforms, offset: t as u64 * UNIFORM_STRIDE, size: wgpu::BufferSize::new(std::mem::size_of::<BackParams>() as u64) });
+            let params = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &uniforms,
+                offset: t as u64 * UNIFORM_STRIDE,
+                size: wgpu::BufferSize::new(std::mem::size_of::<BackParams>() as u64),
+            });
             let prev = if t > 0 { step_rates[t - 1].as_ref().unwrap_or(&dummy) } else { &dummy };
             let group = |pipeline: &wgpu::ComputePipeline, entries: &[(u32, &wgpu::Buffer)]| {
                 let mut all = vec![wgpu::BindGroupEntry { binding: 0, resource: params.clone() }];
                 all.extend(entries.iter().map(|(b, buf)| wgpu::BindGroupEntry { binding: *b, resource: buf.as_entire_binding() }));
                 d.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &all })
             };
-            let dispatch = |encoder: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, invocations: usize| {
-                let groups = (invocations as u64).div_ceil(64);
-                let (x, y) = (groups.min(gx_all as u64) as u32, groups.div_ceil(gx_all.max(1) as u64) as u32);
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, bind, &[]);
-                pass.dispatch_workgroups(x.max(1), y.max(1), 1);
-            };
+            let dispatch =
+                |encoder: &mut wgpu::CommandEncoder, pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, invocations: usize| {
+                    let groups = (invocations as u64).div_ceil(64);
+                    let (x, y) = (groups.min(gx_all as u64) as u32, groups.div_ceil(gx_all.max(1) as u64) as u32);
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, bind, &[]);
+                    pass.dispatch_workgroups(x.max(1), y.max(1), 1);
+                };
             if reader.steps.contains(&t) {
                 let b = group(&self.seed, &[(8, &rbar), (17, &seeds), (18, &descending)]);
                 dispatch(&mut encoder, &self.seed, &b, reader.descending.len() * batch);
             }
-            let b = group(&self.rows, &[(1, &self.row_start), (2, &self.pre), (3, &weight), (4, &self.eye_slot), (5, &eye), (6, &homeostasis), (7, prev), (8, &rbar), (9, &ubar), (11, &neuron_grad), (12, &constants)]);
+            let b = group(
+                &self.rows,
+                &[
+                    (1, &self.row_start),
+                    (2, &self.pre),
+                    (3, &weight),
+                    (4, &self.eye_slot),
+                    (5, &eye),
+                    (6, &homeostasis),
+                    (7, prev),
+                    (8, &rbar),
+                    (9, &ubar),
+                    (11, &neuron_grad),
+                    (12, &constants),
+                ],
+            );
             dispatch(&mut encoder, &self.rows, &b, n);
             if t > 0 {
                 let b = group(&self.theta, &[(2, &self.pre), (7, prev), (9, &ubar), (10, &theta_grad), (13, &self.post)]);
                 dispatch(&mut encoder, &self.theta, &b, self.edges);
             }
             if t > first {
-                let b = group(&self.transpose, &[(3, &weight), (8, &rbar), (9, &ubar), (13, &self.post), (14, &self.sender_start), (15, &self.by_sender), (16, &next)]);
+                let b = group(
+                    &self.transpose,
+                    &[(3, &weight), (8, &rbar), (9, &ubar), (13, &self.post), (14, &self.sender_start), (15, &self.by_sender), (16, &next)],
+                );
                 dispatch(&mut encoder, &self.transpose, &b, n * batch);
                 encoder.copy_buffer_to_buffer(&next, 0, &rbar, 0, (n * batch * 4) as u64);
             }
         }
-        let staging = d.create_buffer(&wgpu::BufferDescriptor { label: Some("gradient read-back"), size: ((self.edges + 2 * n) * 4) as u64, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gradient read-back"),
+            size: ((self.edges + 2 * n) * 4) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         encoder.copy_buffer_to_buffer(&theta_grad, 0, &staging, 0, (self.edges * 4) as u64);
         encoder.copy_buffer_to_buffer(&neuron_grad, 0, &staging, (self.edges * 4) as u64, (2 * n * 4) as u64);
         let index = self.queue.submit([encoder.finish()]);
@@ -177,8 +232,11 @@ impl GpuBackward {
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        d.poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None }).map_err(|e| Error::Invalid(format!("GPU wait failed: {e}")))?;
-        rx.recv().map_err(|_| Error::Invalid("the GPU never answered the read-back".into()))?.map_err(|e| Error::Invalid(format!("read-back failed: {e}")))?;
+        d.poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .map_err(|e| Error::Invalid(format!("GPU wait failed: {e}")))?;
+        rx.recv()
+            .map_err(|_| Error::Invalid("the GPU never answered the read-back".into()))?
+            .map_err(|e| Error::Invalid(format!("read-back failed: {e}")))?;
         let values: Vec<f32> = {
             let view = staging.get_mapped_range(..).map_err(|e| Error::Invalid(format!("read-back failed: {e}")))?;
             bytemuck::cast_slice(&view).to_vec()
@@ -188,7 +246,15 @@ impl GpuBackward {
         for (g, &dw) in theta.iter_mut().zip(&m.dweight) {
             *g *= dw;
         }
-        Ok(Gradient { loss, theta, alpha: values[self.edges..self.edges + n].to_vec(), beta: values[self.edges + n..].to_vec(), readout_weights, readout_bias, blame: None })
+        Ok(Gradient {
+            loss,
+            theta,
+            alpha: values[self.edges..self.edges + n].to_vec(),
+            beta: values[self.edges + n..].to_vec(),
+            readout_weights,
+            readout_bias,
+            blame: None,
+        })
     }
 }
 

@@ -30,11 +30,24 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 use rayon::prelude::*;
 
 use crate::brain::{Brain, NO_EYE, STEPS};
-use crate::readout::{Readout, FROM, OUTPUTS, TO};
+use crate::readout::{FROM, OUTPUTS, Readout, TO};
 use crate::train::Target;
 
 /// The floats the backward pass runs in.
-pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self> + AddAssign + 'static {
+pub trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::fmt::Debug
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + 'static
+{
     const ZERO: Self;
     const ONE: Self;
     fn of(x: f64) -> Self;
@@ -223,7 +236,10 @@ impl Base {
             gain: brain.gains().to_vec(),
             alpha: p.alpha.clone(),
             beta: p.beta.clone(),
-            dweight: (p.theta.par_iter(), self.sign.par_iter()).into_par_iter().map(|(&t, &s)| (s as f64 * sigmoid(t as f64)) as f32).collect(),
+            dweight: (p.theta.par_iter(), self.sign.par_iter())
+                .into_par_iter()
+                .map(|(&t, &s)| (s as f64 * sigmoid(t as f64)) as f32)
+                .collect(),
             leak: self.leak,
             beta0: self.beta0,
             engine: true,
@@ -402,7 +418,11 @@ pub struct Heads<F> {
 
 impl<F: Real> Heads<F> {
     pub fn of(r: &Readout) -> Heads<F> {
-        Heads { inputs: r.inputs, weights: r.weights.iter().map(|&w| F::of(w as f64)).collect(), bias: r.bias.iter().map(|&w| F::of(w as f64)).collect() }
+        Heads {
+            inputs: r.inputs,
+            weights: r.weights.iter().map(|&w| F::of(w as f64)).collect(),
+            bias: r.bias.iter().map(|&w| F::of(w as f64)).collect(),
+        }
     }
 }
 
@@ -425,7 +445,8 @@ pub fn readout_gradient<F: Real>(h: &Heads<F>, x: &[F], targets: &[Target]) -> (
                 }
                 *v = s;
             }
-            let scores: Vec<F> = t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
+            let scores: Vec<F> =
+                t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
             let top = scores.iter().copied().fold(scores[0], |a, b| if b > a { b } else { a });
             let exp: Vec<F> = scores.iter().map(|&s| (s - top).exp()).collect();
             let mut total = F::ZERO;
@@ -533,7 +554,17 @@ pub struct Gradient<F> {
 /// the brain (1 ..= 12). `x` is the eye's input and `rates` the forward pass's (the CPU engine's
 /// for f32, `Model::forward` otherwise).
 #[allow(clippy::too_many_arguments)]
-pub fn gradient<F: Real>(m: &Model<F>, x: &[F], rates: &[F], batch: usize, heads: &Heads<F>, reader: &Reader, targets: &[Target], window: usize, keep_blame: bool) -> Gradient<F> {
+pub fn gradient<F: Real>(
+    m: &Model<F>,
+    x: &[F],
+    rates: &[F],
+    batch: usize,
+    heads: &Heads<F>,
+    reader: &Reader,
+    targets: &[Target],
+    window: usize,
+    keep_blame: bool,
+) -> Gradient<F> {
     let n = m.neurons();
     let features = reader.features(rates, n, batch);
     let (loss, readout_weights, readout_bias, gx) = readout_gradient(heads, &features, targets);

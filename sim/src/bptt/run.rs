@@ -19,9 +19,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{gradient, softplus_inverse, Base, Heads, Learnable, Reader};
+use super::{Base, Heads, Learnable, Reader, gradient, softplus_inverse};
 use crate::brain::Brain;
-use crate::chess::{planes, position_from_fen, Planes};
+use crate::chess::{Planes, planes, position_from_fen};
 use crate::container;
 use crate::data::Row;
 use crate::error::{Error, Result};
@@ -297,7 +297,13 @@ pub fn checkpoint_path(stem: &Path) -> PathBuf {
 
 /// Runs (or resumes) the training kept at `stem`: `stem.ckpt` and the curve `stem.jsonl`.
 /// `progress(positions done, total, latest point)`; `stop` is looked at between batches.
-pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, progress: &dyn Fn(usize, usize, Option<&Point>)) -> Result<Outcome> {
+pub fn run(
+    setup: Setup,
+    options: &RunOptions,
+    stem: &Path,
+    stop: &AtomicBool,
+    progress: &dyn Fn(usize, usize, Option<&Point>),
+) -> Result<Outcome> {
     let Setup { base, brain, brain_checksum, homeostasis, descending, start, train, val, mut gpu } = setup;
     if train.is_empty() {
         return Err(Error::Invalid("no TRAIN positions to stream".into()));
@@ -312,12 +318,24 @@ pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, p
     let start_state = State { readout: start.1.clone(), brain: base.start() };
     let edges = base.theta0.len();
     let n = base.neurons();
-    let fresh = || (vec![start_state.clone(), start_state.clone()], vec![Moments::new(start_state.readout.weights.len() + start_state.readout.bias.len(), true), Moments::new(if leash.lr_synapses > 0.0 { edges } else { 0 }, adam_brain), Moments::new(if leash.lr_neurons > 0.0 { 2 * n } else { 0 }, adam_brain)]);
+    let fresh = || {
+        (
+            vec![start_state.clone(), start_state.clone()],
+            vec![
+                Moments::new(start_state.readout.weights.len() + start_state.readout.bias.len(), true),
+                Moments::new(if leash.lr_synapses > 0.0 { edges } else { 0 }, adam_brain),
+                Moments::new(if leash.lr_neurons > 0.0 { 2 * n } else { 0 }, adam_brain),
+            ],
+        )
+    };
     let (mut states, mut moments, mut header) = if path.exists() {
         let saved = load(&path, base, start.1)?;
         let h = &saved.header;
         if h.options != *options || h.brain_checksum != brain_checksum || h.homeostasis != homeostasis || h.start != start.0 {
-            return Err(Error::Invalid(format!("{} holds a run with other settings, another brain or another start; choose another name", path.display())));
+            return Err(Error::Invalid(format!(
+                "{} holds a run with other settings, another brain or another start; choose another name",
+                path.display()
+            )));
         }
         let mut moments = saved.moments;
         for m in moments.iter_mut() {
@@ -468,7 +486,15 @@ pub fn run(setup: Setup, options: &RunOptions, stem: &Path, stop: &AtomicBool, p
     let mut states = states.into_iter();
     let last = states.next().expect("two states");
     let best = states.next().expect("two states");
-    Ok(Outcome { last, best, best_positions: header.best_positions, curve: header.curve, seconds: started.elapsed().as_secs_f64(), timing: header.timing, finished })
+    Ok(Outcome {
+        last,
+        best,
+        best_positions: header.best_positions,
+        curve: header.curve,
+        seconds: started.elapsed().as_secs_f64(),
+        timing: header.timing,
+        finished,
+    })
 }
 
 /// VAL (or any rows') metrics of `state`.
@@ -481,14 +507,17 @@ fn append_point(path: &Path, point: &Point, fresh: bool) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let mut f = std::fs::OpenOptions::new().create(true).append(!fresh).write(true).truncate(fresh).open(path).map_err(|e| Error::io(path, e))?;
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(!fresh).write(true).truncate(fresh).open(path).map_err(|e| Error::io(path, e))?;
     let line = serde_json::to_string(point).map_err(|e| Error::Invalid(e.to_string()))?;
     writeln!(f, "{line}").map_err(|e| Error::io(path, e))
 }
 
 /// The curve kept at `stem.jsonl` (the Train tab draws it).
 pub fn read_curve(stem: &Path) -> Vec<Point> {
-    std::fs::read_to_string(stem.with_extension("jsonl")).map(|s| s.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()).unwrap_or_default()
+    std::fs::read_to_string(stem.with_extension("jsonl"))
+        .map(|s| s.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+        .unwrap_or_default()
 }
 
 /// θ's bounds for `max_change` F: softplus⁻¹((1 ∓ F)·s⁰).

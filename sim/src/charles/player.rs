@@ -10,15 +10,15 @@
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
-use burn::tensor::activation::softmax;
 use burn::tensor::Device;
+use burn::tensor::activation::softmax;
 use sha2::{Digest, Sha256};
 use shakmaty::{Chess, Move, Position};
 
-use super::run::{RunFiles, State};
 use super::Charles;
+use super::run::{RunFiles, State};
 use crate::error::{Error, Result};
-use crate::readout::{choose, Policy};
+use crate::readout::{Policy, choose};
 
 /// The run name a player name means: `charles` → "charles", `charles:NAME` → NAME; None when
 /// the name is not Charles's.
@@ -51,7 +51,11 @@ pub fn find(name: &str, data: &Path) -> Result<RunFiles> {
     if shipped.state().exists() {
         return Ok(shipped);
     }
-    Err(Error::Invalid(format!("no Charles run named {name:?} (looked in {} and {}); train one with `flychess charles train --name {name}`", user.dir.display(), shipped.dir.display())))
+    Err(Error::Invalid(format!(
+        "no Charles run named {name:?} (looked in {} and {}); train one with `flychess charles train --name {name}`",
+        user.dir.display(),
+        shipped.dir.display()
+    )))
 }
 
 /// Every run with a record, each name once (the user's run shadows a shipped one, as in `find`),
@@ -115,7 +119,11 @@ impl Trained {
         let device = Device::ndarray();
         let (model, state) = super::run::load(&files, &device)?;
         if !state.finished {
-            return Err(Error::Invalid(format!("Charles {name} has not finished training (step {} of {}): resume it with `flychess charles train --name {name}`", state.step, state.options.steps())));
+            return Err(Error::Invalid(format!(
+                "Charles {name} has not finished training (step {} of {}): resume it with `flychess charles train --name {name}`",
+                state.step,
+                state.options.steps()
+            )));
         }
         let id = content_id(&files, &state)?;
         Ok(Trained { name: name.to_string(), player: player_name(name), id, state, model: model.valid(), device })
@@ -134,7 +142,10 @@ impl Trained {
             return Ok(Policy { moves, probability: Vec::new(), value: 0.0 });
         }
         let batch = super::MoveBatch::new(&[(pos, moves.as_slice(), &[])], &self.device);
-        let p = softmax(self.model.logits(&batch), 1).into_data().try_into_vec::<f32>().map_err(|e| Error::Invalid(format!("Charles's output: {e:?}")))?;
+        let p = softmax(self.model.logits(&batch), 1)
+            .into_data()
+            .try_into_vec::<f32>()
+            .map_err(|e| Error::Invalid(format!("Charles's output: {e:?}")))?;
         Ok(Policy { probability: p[..moves.len()].to_vec(), moves, value: 0.0 })
     }
 

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
-use burn::tensor::activation::softmax;
 use burn::tensor::Device;
+use burn::tensor::activation::softmax;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Move, Position};
 
@@ -42,7 +42,18 @@ pub struct TrainOptions {
 
 impl Default for TrainOptions {
     fn default() -> Self {
-        TrainOptions { config: CharlesConfig::small(), positions: 16_384, epochs: 1, batch: 32, learning_rate: 1e-3, warmup: 100, weight_decay: 0.01, val: 512, val_every: 128, seed: 1 }
+        TrainOptions {
+            config: CharlesConfig::small(),
+            positions: 16_384,
+            epochs: 1,
+            batch: 32,
+            learning_rate: 1e-3,
+            warmup: 100,
+            weight_decay: 0.01,
+            val: 512,
+            val_every: 128,
+            seed: 1,
+        }
     }
 }
 
@@ -155,7 +166,8 @@ pub fn evaluate(model: &Charles, rows: &[Prepared], batch: usize, device: &Devic
         for (i, r) in chunk.iter().enumerate() {
             let probs = &p[i * b.width..i * b.width + r.moves.len()];
             let pick = (0..probs.len()).max_by(|&x, &y| probs[x].total_cmp(&probs[y])).unwrap_or(0);
-            let ce: f64 = r.target.share.iter().zip(probs).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * (q.max(1e-30) as f64).ln()).sum();
+            let ce: f64 =
+                r.target.share.iter().zip(probs).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * (q.max(1e-30) as f64).ln()).sum();
             out.push(PositionOutcome { loss: ce, policy_loss: ce, top1: pick == r.target.best, good: r.target.good.contains(&pick) });
         }
     }
@@ -189,7 +201,14 @@ fn order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
 
 /// Trains (or resumes) the run `files` on `dataset`'s TRAIN, measuring VAL at each checkpoint.
 /// `progress` sees each point; `stop()` ends after the current step (a checkpoint is written).
-pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: FitOn, progress: &dyn Fn(&Point, &State), stop: &dyn Fn() -> bool) -> Result<State> {
+pub fn train(
+    files: &RunFiles,
+    dataset: &Dataset,
+    options: &TrainOptions,
+    on: FitOn,
+    progress: &dyn Fn(&Point, &State),
+    stop: &dyn Fn() -> bool,
+) -> Result<State> {
     let device = on.device()?;
     std::fs::create_dir_all(&files.dir).map_err(|e| Error::io(&files.dir, e))?;
     let train_rows = &dataset.train()[..options.positions.min(dataset.train().len())];
@@ -211,7 +230,11 @@ pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: Fi
         _ => {
             let model = Charles::seeded(&options.config, &device, options.seed);
             let parameters = model.parameters();
-            (model, adamw(options.weight_decay), State { options: options.clone(), step: 0, curve: Vec::new(), seconds: 0.0, parameters, finished: false })
+            (
+                model,
+                adamw(options.weight_decay),
+                State { options: options.clone(), step: 0, curve: Vec::new(), seconds: 0.0, parameters, finished: false },
+            )
         }
     };
     if state.finished {
@@ -229,7 +252,8 @@ pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: Fi
             epoch_order = Some((epoch, order(train_rows.len(), options.seed, epoch)));
         }
         let o = &epoch_order.as_ref().expect("set").1;
-        let rows: Vec<Prepared> = (first..first + options.batch).map(|k| &train_rows[o[k % train_rows.len()]]).map(prepare).collect::<Result<_>>()?;
+        let rows: Vec<Prepared> =
+            (first..first + options.batch).map(|k| &train_rows[o[k % train_rows.len()]]).map(prepare).collect::<Result<_>>()?;
         let refs: Vec<&Prepared> = rows.iter().collect();
         let batch = batch_of(&refs, &device);
         let loss = model.loss(&batch);
@@ -245,7 +269,14 @@ pub fn train(files: &RunFiles, dataset: &Dataset, options: &TrainOptions, on: Fi
             let outcomes = evaluate(&model, &val, 64, &device)?;
             let m = crate::train::summarise(&outcomes);
             state.seconds = seconds_before + started.elapsed().as_secs_f64();
-            let point = Point { step: state.step, positions: state.step * options.batch, train_loss: loss_sum / loss_n.max(1) as f64, val_loss: m.loss, val_top1: m.top1, seconds: state.seconds };
+            let point = Point {
+                step: state.step,
+                positions: state.step * options.batch,
+                train_loss: loss_sum / loss_n.max(1) as f64,
+                val_loss: m.loss,
+                val_top1: m.top1,
+                seconds: state.seconds,
+            };
             state.curve.push(point.clone());
             state.finished = last;
             (loss_sum, loss_n) = (0.0, 0);

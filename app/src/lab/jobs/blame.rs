@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use flychess_sim::bptt::blame::Blame;
 use flychess_sim::bptt::Base;
+pub use flychess_sim::bptt::blame::Blame;
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
 
 /// The blame worked out for one think.
@@ -28,12 +28,28 @@ pub struct ShownBlame {
 pub type KeptBase = Arc<Mutex<Option<(String, Arc<Base>)>>>;
 
 /// Starts working out the blame of `fen` (the think `of`) on a thread of its own.
-pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, fen: String, of: u64, base: KeptBase, stockfish: Option<PathBuf>) -> Aside<ShownBlame> {
+pub fn start(
+    wake: Wake,
+    ready: Arc<ReadyBrain>,
+    data: PathBuf,
+    fen: String,
+    of: u64,
+    base: KeptBase,
+    stockfish: Option<PathBuf>,
+) -> Aside<ShownBlame> {
     aside(wake, "error going back", move || work(&ready, &data, &fen, of, &base, stockfish.as_deref()))
 }
 
-fn work(ready: &ReadyBrain, data: &Path, fen: &str, of: u64, base: &Mutex<Option<(String, Arc<Base>)>>, stockfish: Option<&Path>) -> anyhow::Result<ShownBlame> {
-    let (fly_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data).ok_or_else(|| anyhow::anyhow!("this brain has no trained fly yet (train one in the Train tab)"))?;
+fn work(
+    ready: &ReadyBrain,
+    data: &Path,
+    fen: &str,
+    of: u64,
+    base: &Mutex<Option<(String, Arc<Base>)>>,
+    stockfish: Option<&Path>,
+) -> anyhow::Result<ShownBlame> {
+    let (fly_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data)
+        .ok_or_else(|| anyhow::anyhow!("this brain has no trained fly yet (train one in the Train tab)"))?;
     let fly = flychess_sim::fly::Fly::load(&path)?;
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
     let target = flychess_sim::bptt::blame::label(fen, stockfish, &dataset.rows)?;
@@ -48,7 +64,15 @@ fn work(ready: &ReadyBrain, data: &Path, fen: &str, of: u64, base: &Mutex<Option
             }
         }
     };
-    let blame = flychess_sim::bptt::blame::blame(&ready.brain, &base, &fly.readout, &ready.connectome.groups.descending, &ready.connectome.neurons.region, fen, &target)?;
+    let blame = flychess_sim::bptt::blame::blame(
+        &ready.brain,
+        &base,
+        &fly.readout,
+        &ready.connectome.groups.descending,
+        &ready.connectome.neurons.region,
+        fen,
+        &target,
+    )?;
     let view = Arc::new(blame.for_view());
     Ok(ShownBlame { of, id: of | (1 << 61), fly: fly_name, blame, view })
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use shakmaty::Chess;
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{Control, ReadyBrain, Region, Wake};
 
 /// The same board thought again by a control brain, to compare.
@@ -24,7 +24,15 @@ pub struct ControlThink {
 
 /// Thinks `position` (the think `of`) again through `control` of `ready`'s tables; `label` names
 /// the control for the view.
-pub fn think(wake: Wake, ready: &ReadyBrain, data: PathBuf, control: Control, position: Chess, of: u64, label: String) -> Aside<ControlThink> {
+pub fn think(
+    wake: Wake,
+    ready: &ReadyBrain,
+    data: PathBuf,
+    control: Control,
+    position: Chess,
+    of: u64,
+    label: String,
+) -> Aside<ControlThink> {
     let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
     aside(wake, "control-think", move || {
         let (_, brain) = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {})?;

@@ -4,13 +4,13 @@
 //! shared with the panel), on a thread the lab starts.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use flychess_sim::breakdown::{Breakdown, PIECES};
-use flychess_sim::data::{shipped_path, Dataset, HOLD};
+use flychess_sim::data::{Dataset, HOLD, shipped_path};
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
 use crate::training::{Controls, Prepared, TrainEvent};
 
@@ -27,16 +27,24 @@ pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &Atom
         anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
     }
     let dataset = Dataset::load(&shipped_path())?;
-    let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: flychess_sim::brain::simulator::EngineChoice::Auto };
+    let prepared = Prepared {
+        connectome: &ready.connectome,
+        brain: &ready.brain,
+        checksum: &ready.checksum,
+        spec_name: ready.spec.name(),
+        engine: flychess_sim::brain::simulator::EngineChoice::Auto,
+    };
     let controls = Controls::default();
     let events = |e: TrainEvent| {
         if let TrainEvent::Stage { fraction, .. } = e {
             progress.store((fraction * 1000.0) as u32, Ordering::Relaxed);
         }
     };
-    let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?.ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
+    let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?
+        .ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
     let rows = dataset.hold();
-    let targets: Vec<flychess_sim::train::Target> = rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let targets: Vec<flychess_sim::train::Target> =
+        rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
     let x = cache.read(0..rows.len(), f.meta.reading)?;
     Ok((f.player_id(None), flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?))
 }

@@ -11,13 +11,14 @@ pub use flychess_sim::explain::{Explanation, PieceEffect};
 pub use flychess_sim::eye::SquareSight;
 use flychess_sim::fly::Fly;
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
 
 /// Starts the board lesion of `position` by the readout fly `fly`.
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, fly: Arc<Fly>, position: Chess) -> Aside<Explanation> {
     aside(wake, "explain", move || {
-        flychess_sim::explain::explain(&ready.brain, &fly.readout, &ready.connectome.groups.descending, &position).ok_or_else(|| anyhow::anyhow!("no legal move"))
+        flychess_sim::explain::explain(&ready.brain, &fly.readout, &ready.connectome.groups.descending, &position)
+            .ok_or_else(|| anyhow::anyhow!("no legal move"))
     })
 }
 

@@ -4,18 +4,20 @@
 //! or run and kept), each on a thread the lab starts.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub use flychess_sim::probe::{ProbeOptions, ProbeReport, Score as ProbeScore};
 
-use super::{aside, Aside};
-use crate::figure_job::{png_bytes, FigureJob, FigureKind};
-use crate::lab::{ReadyBrain, Wake, STEPS};
+use super::{Aside, aside};
+use crate::figure_job::{FigureJob, FigureKind, png_bytes};
+use crate::lab::{ReadyBrain, STEPS, Wake};
 
 /// The 12 steps of a think as one 1920 × 1080 picture.
 pub fn twelve_steps(wake: Wake, job: FigureJob) -> Aside<image::RgbaImage> {
-    aside(wake, "twelve-steps", move || job.render(FigureKind::Grid([1920, 1080]))?.0.ok_or_else(|| anyhow::anyhow!("the grid was not drawn")))
+    aside(wake, "twelve-steps", move || {
+        job.render(FigureKind::Grid([1920, 1080]))?.0.ok_or_else(|| anyhow::anyhow!("the grid was not drawn"))
+    })
 }
 
 /// Draws `kind` and writes it to `path` (atomically); the answer says where it went.
@@ -52,7 +54,14 @@ fn kept(ready: &ReadyBrain, data: &Path) -> Option<ProbeReport> {
 }
 
 /// Runs the probes and keeps the report; `done` counts the positions thought, `stop` ends the run.
-pub fn probes(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, options: ProbeOptions, done: Arc<AtomicUsize>, stop: Arc<AtomicBool>) -> Aside<ProbeReport> {
+pub fn probes(
+    wake: Wake,
+    ready: Arc<ReadyBrain>,
+    data: PathBuf,
+    options: ProbeOptions,
+    done: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+) -> Aside<ProbeReport> {
     let progress_wake = wake.clone();
     aside(wake, "probes", move || {
         let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;

@@ -11,9 +11,9 @@ use shakmaty::{Chess, Move, Position};
 pub use flychess_sim::bio::comic::LessonComic;
 use flychess_sim::bio::comic::comic;
 use flychess_sim::bio::file::dopamine_flies;
-use flychess_sim::bio::learn::{after, legal_move, Lesson};
+use flychess_sim::bio::learn::{Lesson, after, legal_move};
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
 
 /// A lesson worked out for one think.

@@ -4,10 +4,10 @@
 //! lab starts, with its stage and game counts shared with the panel.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{aside, Aside};
+use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
 use crate::profiling::{self, ProfileJob, Stage};
 
@@ -30,7 +30,15 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progre
         let entrant = flychess_sim::ladder::Entrant::fly(&f, None);
         let descending = &ready.connectome.groups.descending;
         let kit = flychess_sim::ladder::FlyKit::new(&ready.brain, descending, &[(f, vec![entrant.clone()])]);
-        let job = ProfileJob { player: &entrant, kit: &kit, brain: ready.connectome.provenance.label(), checksum: ready.checksum.clone(), stockfish, games, depth };
+        let job = ProfileJob {
+            player: &entrant,
+            kit: &kit,
+            brain: ready.connectome.provenance.label(),
+            checksum: ready.checksum.clone(),
+            stockfish,
+            games,
+            depth,
+        };
         let (_, report) = profiling::run(&job, &data, &|stage, done, total| {
             progress[0].store(u32::from(stage == Stage::Analysing), Ordering::Relaxed);
             progress[1].store(done as u32, Ordering::Relaxed);

@@ -3,15 +3,15 @@
 //! shuffled wiring), on a thread the lab starts; its stages, passes and end arrive as messages.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
 
+use flychess_sim::brain::simulator::EngineChoice;
 pub use flychess_sim::burn_fit::FitOn;
 pub use flychess_sim::cache::Reading;
+use flychess_sim::calibrate::CalibrationOptions;
 pub use flychess_sim::data::{HOLD, VAL};
 pub use flychess_sim::train::{FitOptions, Metrics, PassRecord};
-use flychess_sim::brain::simulator::EngineChoice;
-use flychess_sim::calibrate::CalibrationOptions;
 
 use crate::lab::{BrainSpec, Control, ReadyBrain, Wake};
 use crate::training::{self, Controls, Prepared, TrainEvent, TrainJob};
@@ -56,7 +56,15 @@ pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
 }
 
 /// Starts a run on a thread of its own. `kind` labels the fly (e.g. a control).
-pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, brain: BrainChoice, job: TrainJob, controls: Arc<Controls>, kind: Option<String>) -> Receiver<JobMsg> {
+pub fn start(
+    wake: Wake,
+    ready: Arc<ReadyBrain>,
+    data: PathBuf,
+    brain: BrainChoice,
+    job: TrainJob,
+    controls: Arc<Controls>,
+    kind: Option<String>,
+) -> Receiver<JobMsg> {
     let (tx, rx) = channel();
     let (answer, unstarted) = (tx.clone(), wake.clone());
     let spawned = std::thread::Builder::new().name("training".into()).spawn(move || {
@@ -75,10 +83,24 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, brain: BrainChoi
 }
 
 /// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.
-fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob, controls: &Controls, kind: Option<String>, events: &(dyn Fn(TrainEvent) + Sync)) -> anyhow::Result<Option<String>> {
+fn run_job(
+    ready: &ReadyBrain,
+    data: &Path,
+    brain: &BrainChoice,
+    job: &TrainJob,
+    controls: &Controls,
+    kind: Option<String>,
+    events: &(dyn Fn(TrainEvent) + Sync),
+) -> anyhow::Result<Option<String>> {
     let fly = match brain {
         BrainChoice::Loaded | BrainChoice::Control(Control::None) => {
-            let prepared = Prepared { connectome: &ready.connectome, brain: &ready.brain, checksum: &ready.checksum, spec_name: ready.spec.name(), engine: EngineChoice::Auto };
+            let prepared = Prepared {
+                connectome: &ready.connectome,
+                brain: &ready.brain,
+                checksum: &ready.checksum,
+                spec_name: ready.spec.name(),
+                engine: EngineChoice::Auto,
+            };
             training::train(&prepared, data, job, controls, events)?
         }
         BrainChoice::Control(control) => {
@@ -86,7 +108,13 @@ fn run_job(ready: &ReadyBrain, data: &Path, brain: &BrainChoice, job: &TrainJob,
             let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
                 events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
             })?;
-            let prepared = Prepared { connectome: &loaded.connectome, brain: &b, checksum: &loaded.checksum, spec_name: spec.name(), engine: EngineChoice::Auto };
+            let prepared = Prepared {
+                connectome: &loaded.connectome,
+                brain: &b,
+                checksum: &loaded.checksum,
+                spec_name: spec.name(),
+                engine: EngineChoice::Auto,
+            };
             training::train(&prepared, data, job, controls, events)?
         }
     };

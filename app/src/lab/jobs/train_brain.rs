@@ -4,13 +4,13 @@
 //! back from the data folder.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
 
-pub use flychess_sim::bptt::run::{BrainOptimizer, Leash, Point};
-use flychess_sim::bptt::run::{self, RunOptions, Setup};
 use flychess_sim::bptt::Base;
+use flychess_sim::bptt::run::{self, RunOptions, Setup};
+pub use flychess_sim::bptt::run::{BrainOptimizer, Leash, Point};
 
 use crate::lab::{ReadyBrain, Wake};
 
@@ -64,7 +64,11 @@ pub fn read_curves(data: &Path) -> Vec<BrainCurves> {
         dirs.sort();
         for d in dirs {
             let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            curves.push(BrainCurves { name, brain: run::read_curve(&d.join("brain")), readout_only: run::read_curve(&d.join("readout-only")) });
+            curves.push(BrainCurves {
+                name,
+                brain: run::read_curve(&d.join("brain")),
+                readout_only: run::read_curve(&d.join("readout-only")),
+            });
         }
     }
     curves
@@ -76,13 +80,16 @@ fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)
     let Ask { name, positions, leash, stop, pause } = ask;
     let (name, positions) = (name.as_str(), *positions);
     flychess_sim::fly::check_name(name)?;
-    let (start_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data).ok_or_else(|| anyhow::anyhow!("this brain has no readout-only fly to start from: train one first (Readout)"))?;
+    let (start_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data)
+        .ok_or_else(|| anyhow::anyhow!("this brain has no readout-only fly to start from: train one first (Readout)"))?;
     let start = flychess_sim::fly::Fly::load(&path)?;
     send(Msg::Stage("the brain and its homeostasis".into()));
     let mut brain = (*ready.brain).clone();
     if leash.calm_unreached {
         let options = flychess_sim::calibrate::CalibrationOptions { calm_unreached: true };
-        let h = flychess_sim::calibrate::ensure(&brain, &ready.spec.brain_path(data), &ready.checksum, options, &|t| send(Msg::Stage(format!("measuring the calm homeostasis, step {t} of 12"))))?;
+        let h = flychess_sim::calibrate::ensure(&brain, &ready.spec.brain_path(data), &ready.checksum, options, &|t| {
+            send(Msg::Stage(format!("measuring the calm homeostasis, step {t} of 12")))
+        })?;
         brain.set_homeostasis(h);
     }
     let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
@@ -94,8 +101,24 @@ fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)
     let descending = &ready.connectome.groups.descending;
     let options = RunOptions { leash: leash.clone(), positions, batch: 32, val_every: (positions / 8).max(32), val: 256, seed: 1 };
     let mut summary = Vec::new();
-    for (k, (label, stem, o)) in [("brain", "brain", options.clone()), ("readout only", "readout-only", RunOptions { leash: leash.readout_only(), ..options.clone() })].into_iter().enumerate() {
-        let setup = Setup { base: &base, brain: &mut brain, brain_checksum: &ready.checksum, homeostasis: &homeostasis, descending, start: (&start_name, &start.readout), train, val, gpu: None };
+    for (k, (label, stem, o)) in [
+        ("brain", "brain", options.clone()),
+        ("readout only", "readout-only", RunOptions { leash: leash.readout_only(), ..options.clone() }),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let setup = Setup {
+            base: &base,
+            brain: &mut brain,
+            brain_checksum: &ready.checksum,
+            homeostasis: &homeostasis,
+            descending,
+            start: (&start_name, &start.readout),
+            train,
+            val,
+            gpu: None,
+        };
         let outcome = run::run(setup, &o, &dir.join(stem), stop, &|done, total, _| {
             send(Msg::Positions(k * total + done, 2 * total));
             send(Msg::Stage(format!("{label}: {done} of {total} positions")));

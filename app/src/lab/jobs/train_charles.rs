@@ -4,14 +4,14 @@
 //! back from its record.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
 
-pub use flychess_sim::charles::run::{Point, State, TrainOptions};
-pub use flychess_sim::charles::CharlesConfig;
 use flychess_sim::burn_fit::FitOn;
+pub use flychess_sim::charles::CharlesConfig;
 use flychess_sim::charles::run::{self, RunFiles};
+pub use flychess_sim::charles::run::{Point, State, TrainOptions};
 
 use crate::lab::Wake;
 
@@ -73,10 +73,16 @@ fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, sen
     flychess_sim::fly::check_name(name)?;
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
     let files = RunFiles::of(data, name);
-    let state = run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
+    let state =
+        run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
     let last = state.curve.last().map(|p| format!(": VAL loss {:.3}, top-1 {:.1} %", p.val_loss, 100.0 * p.val_top1)).unwrap_or_default();
     Ok(if state.finished {
-        format!("Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.", state.step, crate::training::human(state.seconds), flychess_sim::charles::player::player_name(name))
+        format!(
+            "Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.",
+            state.step,
+            crate::training::human(state.seconds),
+            flychess_sim::charles::player::player_name(name)
+        )
     } else {
         format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())
     })

@@ -4,13 +4,13 @@
 //! and the mushroom body's ceiling read back from the data folder.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{Receiver, channel};
 
-pub use flychess_sim::bio::file::CurvePoint;
 pub use flychess_sim::bio::Constants;
-use flychess_sim::bio::file::{dopamine_flies, is_dopamine_fly, DopamineFly};
+pub use flychess_sim::bio::file::CurvePoint;
+use flychess_sim::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
 use flychess_sim::bio::learn::Rule;
 use flychess_sim::bio::measure::read_baselines;
 use flychess_sim::bio::run::{self, Progress, RunOptions};
@@ -69,7 +69,9 @@ pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (V
         .into_iter()
         .map(|(_, f)| DopamineCurve { name: f.meta.name, lessons: f.meta.lessons, points: f.meta.curve })
         .collect();
-    let ceiling = read_baselines(data, &ready.checksum, constants).first().map(|b| (b.ceiling_kc.hold.value, b.ceiling_kc.hold.low, b.ceiling_kc.hold.high, b.sizes.pairs));
+    let ceiling = read_baselines(data, &ready.checksum, constants)
+        .first()
+        .map(|b| (b.ceiling_kc.hold.value, b.ceiling_kc.hold.low, b.ceiling_kc.hold.high, b.sizes.pairs));
     (curves, ceiling)
 }
 
@@ -86,9 +88,8 @@ fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)
     flychess_sim::fly::check_name(name)?;
     let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
     send(Msg::Stage("the mushroom body and its homeostasis".into()));
-    let bio = ready.dopamine_model(data, constants, &|t| {
-        send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12")))
-    })?;
+    let bio = ready
+        .dopamine_model(data, constants, &|t| send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12"))))?;
     let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
     std::fs::create_dir_all(flychess_sim::files::DataFolder::at(data).flies())?;
     let mut fly = if path.exists() {

@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 
-use super::{Brain, Rates, NO_EYE, STEPS};
+use super::{Brain, NO_EYE, Rates, STEPS};
 use crate::chess::Planes;
 
 /// Rows per rayon task: 256, and 2,048 for a single position, whose rows are so cheap that handing
@@ -161,10 +161,8 @@ impl BlankShortcut {
         let mut varies: Vec<bool> = brain.eye_slot.iter().map(|&s| s != NO_EYE).collect();
         let mut steps = vec![None];
         for t in 1..STEPS {
-            let next: Vec<bool> = (0..n)
-                .into_par_iter()
-                .map(|j| varies[j] || brain.pre[brain.row(j)].iter().any(|&p| varies[p as usize]))
-                .collect();
+            let next: Vec<bool> =
+                (0..n).into_par_iter().map(|j| varies[j] || brain.pre[brain.row(j)].iter().any(|&p| varies[p as usize])).collect();
             if next.iter().all(|&v| v) {
                 break;
             }
@@ -296,7 +294,17 @@ fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, 
 /// nonlinearity over the whole block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+fn block(
+    brain: &Brain,
+    t: usize,
+    stage: Stage,
+    first: usize,
+    r_prev: Option<&[f32]>,
+    x_eye: &[f32],
+    batch: usize,
+    skip: Skip,
+    out: &mut [f32],
+) {
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
         gather(brain, first + k, r_prev, x_eye, batch, skip, acc);
     }
@@ -307,7 +315,17 @@ fn block(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx2(brain: &Brain, t: usize, stage: Stage, first: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
+unsafe fn block_avx2(
+    brain: &Brain,
+    t: usize,
+    stage: Stage,
+    first: usize,
+    r_prev: Option<&[f32]>,
+    x_eye: &[f32],
+    batch: usize,
+    skip: Skip,
+    out: &mut [f32],
+) {
     block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
 }
 

@@ -82,10 +82,12 @@ pub struct Device {
 /// Mesa lavapipe.
 pub fn best_adapter() -> Result<wgpu::Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
+    pollster::block_on(
+        instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }),
+    )
     .map_err(|e| Error::Invalid(format!("no GPU adapter: {e}")))
 }
 
@@ -100,7 +102,12 @@ pub fn headless_device() -> Result<Device> {
         ..Default::default()
     }))
     .map_err(|e| Error::Invalid(format!("could not open the GPU {}: {e}", info.name)))?;
-    Ok(Device { device, queue, adapter_name: format!("{} ({:?})", info.name, info.backend), hardware: info.device_type != wgpu::DeviceType::Cpu })
+    Ok(Device {
+        device,
+        queue,
+        adapter_name: format!("{} ({:?})", info.name, info.backend),
+        hardware: info.device_type != wgpu::DeviceType::Cpu,
+    })
 }
 
 /// Where a think's time went, summed over thinks since `take_phases` (filled only while
@@ -179,11 +186,16 @@ pub fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer
 pub fn storage_with(device: &wgpu::Device, label: &str, bytes: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
     // Empty arrays still need a binding of at least 4 bytes.
     let bytes = if bytes.is_empty() { &[0u8; 4][..] } else { bytes };
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE | extra })
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytes,
+        usage: wgpu::BufferUsages::STORAGE | extra,
+    })
 }
 
 pub fn pipeline(device: &wgpu::Device, label: &str, source: &str, entry: &str) -> wgpu::ComputePipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) });
+    let module =
+        device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) });
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
         layout: None,
@@ -221,7 +233,9 @@ impl GpuEngine {
         let binding_limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         let biggest = (brain.connections() * 4) as u64;
         if biggest > binding_limit {
-            return Err(Error::Invalid(format!("the device binds at most {binding_limit} bytes per buffer, the brain's connections need {biggest}")));
+            return Err(Error::Invalid(format!(
+                "the device binds at most {binding_limit} bytes per buffer, the brain's connections need {biggest}"
+            )));
         }
         let (rates_per, eye_per) = bytes_per_position(brain.neurons, brain.eye.len());
         let slab_fits = (binding_limit / rates_per.max(eye_per)) as usize;
@@ -232,7 +246,8 @@ impl GpuEngine {
         }
         // A driver that cannot compile the kernels or hold the brain says so here (an error, which
         // callers answer with the CPU engine) instead of panicking later.
-        let scopes = [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal].map(|f| device.push_error_scope(f));
+        let scopes = [wgpu::ErrorFilter::Validation, wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal]
+            .map(|f| device.push_error_scope(f));
         let homeostasis: Vec<f32> = brain.homeostasis().mu.iter().chain(brain.gains()).copied().collect();
         let brain_bytes = (std::mem::size_of_val(&brain.row_start[..])
             + std::mem::size_of_val(&brain.pre[..])
@@ -387,8 +402,11 @@ impl GpuEngine {
         });
         let by_four = self.four_at_a_time && positions.is_multiple_of(4);
         // `step4` sees the eye input and the rates as vec4 (bindings 8 and 9), `step` as f32 (5, 7).
-        let (layout, eye_binding, rates_binding) =
-            if by_four { (self.step4_pipeline.get_bind_group_layout(0), 8, 9) } else { (self.step_pipeline.get_bind_group_layout(0), 5, 7) };
+        let (layout, eye_binding, rates_binding) = if by_four {
+            (self.step4_pipeline.get_bind_group_layout(0), 8, 9)
+        } else {
+            (self.step_pipeline.get_bind_group_layout(0), 5, 7)
+        };
         let steps = (0..STEPS)
             .map(|t| {
                 let params = uniform_block::<StepParams>(&uniforms, t);
@@ -408,7 +426,10 @@ impl GpuEngine {
             })
             .collect();
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Error::Invalid(format!("the GPU could not hold a slab of {positions} positions ({} MB): {e}", self.rates_bytes(positions) >> 20)));
+            return Err(Error::Invalid(format!(
+                "the GPU could not hold a slab of {positions} positions ({} MB): {e}",
+                self.rates_bytes(positions) >> 20
+            )));
         }
         self.current = Some(Slab { positions, by_four, rates, eye_input, uniforms, steps });
         Ok(())
@@ -552,7 +573,12 @@ impl GpuEngine {
     }
 
     fn staging(&self, label: &str, size: u64) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false })
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
     }
 
     /// Copies the current slab's rates back to the CPU (after `think`; tests and readouts, the
@@ -612,7 +638,12 @@ impl GpuEngine {
         let neuron_buffer = storage(&self.device, "read neurons", bytemuck::cast_slice(neurons));
         let steps32: Vec<u32> = steps.iter().map(|&t| t as u32).collect();
         let step_buffer = storage(&self.device, "read steps", bytemuck::cast_slice(&steps32));
-        let out = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("readings"), size: out_bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
+        let out = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readings"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
         let staging = self.staging("readings read-back", out_bytes);
         let layout = self.read_pipeline.get_bind_group_layout(0);
         let rates = &self.current.as_ref().expect("checked above").rates;
@@ -623,7 +654,8 @@ impl GpuEngine {
             wgpu::BindGroupEntry { binding: 3, resource: rates.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
         ];
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain read"), layout: &layout, entries: &entries });
+        let bind_group =
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain read"), layout: &layout, entries: &entries });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read the current think") });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain read"), timestamp_writes: None });
@@ -660,7 +692,8 @@ impl GpuEngine {
             self.map_read(&staging, None, |bytes| {
                 let rates: &[f32] = bytemuck::cast_slice(bytes);
                 for row in 0..STEPS * n {
-                    data[row * batch + first..row * batch + first + part.len()].copy_from_slice(&rates[row * slab..row * slab + part.len()]);
+                    data[row * batch + first..row * batch + first + part.len()]
+                        .copy_from_slice(&rates[row * slab..row * slab + part.len()]);
                 }
             })?;
         }
@@ -687,7 +720,10 @@ impl GpuEngine {
         let per_position = neurons.len() * steps.len();
         let (slab, _) = self.plan(batch);
         if (slab * per_position * 4) as u64 > self.binding_limit {
-            return Err(Error::Invalid(format!("{per_position} readings a position for {slab} positions do not fit one binding of {} bytes", self.binding_limit)));
+            return Err(Error::Invalid(format!(
+                "{per_position} readings a position for {slab} positions do not fit one binding of {} bytes",
+                self.binding_limit
+            )));
         }
         let (slab, slabs) = self.prepare_for(batch)?;
         let groups = self.write_step_params();
@@ -720,9 +756,17 @@ impl GpuEngine {
                         let rates = &self.current.as_ref().expect("prepared").rates;
                         let rest = [&neuron_buffer, &step_buffer, rates, &out];
                         let entries: Vec<wgpu::BindGroupEntry> = std::iter::once(wgpu::BindGroupEntry { binding: 0, resource: params })
-                            .chain(rest.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() }))
+                            .chain(
+                                rest.iter()
+                                    .enumerate()
+                                    .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() }),
+                            )
                             .collect();
-                        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain read"), layout: &layout, entries: &entries })
+                        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: Some("brain read"),
+                            layout: &layout,
+                            entries: &entries,
+                        })
                     })
                     .collect();
                 ReadSet { staging: self.staging("readings read-back", out_bytes), out, bind_groups }
@@ -760,10 +804,12 @@ impl GpuEngine {
             for (s, &(gx, gy)) in dispatches.iter().enumerate() {
                 let first = group_start + s * slab;
                 self.upload_boards(&boards[first..(first + slab).min(batch)])?;
-                let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think and read") });
+                let mut encoder =
+                    self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think and read") });
                 self.encode_steps(&mut encoder, groups);
                 {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain read"), timestamp_writes: None });
+                    let mut pass =
+                        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain read"), timestamp_writes: None });
                     pass.set_pipeline(&self.read_pipeline);
                     pass.set_bind_group(0, &set.bind_groups[s], &[]);
                     pass.dispatch_workgroups(gx, gy, 1);
@@ -776,12 +822,16 @@ impl GpuEngine {
             let submitted = last.expect("a group has at least one slab");
             if let Some((start, count, k, index)) = pending.replace((group_start, in_group, g % sets.len(), submitted)) {
                 let target = &mut result[start * per_position..(start + count) * per_position];
-                self.map_read(&sets[k].staging, Some(index), |bytes| target.copy_from_slice(&bytemuck::cast_slice::<u8, f32>(bytes)[..target.len()]))?;
+                self.map_read(&sets[k].staging, Some(index), |bytes| {
+                    target.copy_from_slice(&bytemuck::cast_slice::<u8, f32>(bytes)[..target.len()])
+                })?;
             }
         }
         if let Some((start, count, k, index)) = pending {
             let target = &mut result[start * per_position..(start + count) * per_position];
-            self.map_read(&sets[k].staging, Some(index), |bytes| target.copy_from_slice(&bytemuck::cast_slice::<u8, f32>(bytes)[..target.len()]))?;
+            self.map_read(&sets[k].staging, Some(index), |bytes| {
+                target.copy_from_slice(&bytemuck::cast_slice::<u8, f32>(bytes)[..target.len()])
+            })?;
         }
         Ok(result)
     }

@@ -142,7 +142,11 @@ impl Brain {
     /// `[step · n + neuron]` (a brain tuned by `bptt`). σ stays as measured; the blank-board shortcut worked out
     /// from the old numbers is forgotten (the rows readers need depend on the wiring only).
     pub fn tune(&mut self, weight: Vec<f32>, mu: Vec<f32>, gain: Vec<f32>) {
-        assert_eq!((weight.len(), mu.len(), gain.len()), (self.pre.len(), STEPS * self.neurons, STEPS * self.neurons), "tuning of another brain");
+        assert_eq!(
+            (weight.len(), mu.len(), gain.len()),
+            (self.pre.len(), STEPS * self.neurons, STEPS * self.neurons),
+            "tuning of another brain"
+        );
         self.weight = weight;
         self.homeostasis.mu = mu;
         self.gain = gain;

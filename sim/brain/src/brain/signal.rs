@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::{cpu, Brain, STEPS};
+use super::{Brain, STEPS, cpu};
 use crate::chess::Planes;
 use crate::connectome::rules::Region;
 
@@ -24,10 +24,7 @@ pub fn by_region(brain: &Brain, region: &[Region], boards: &[Planes]) -> Vec<[f6
             sums[region[j] as usize][t] += s;
         }
     });
-    sums.iter()
-        .zip(&counts)
-        .map(|(s, &c)| s.map(|v| if c == 0 { 0.0 } else { v / c as f64 }))
-        .collect()
+    sums.iter().zip(&counts).map(|(s, &c)| s.map(|v| if c == 0 { 0.0 } else { v / c as f64 })).collect()
 }
 
 /// Standard deviation of one neuron's rates across the positions of a batch.

@@ -12,8 +12,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::gpu::{headless_device, GpuEngine};
-use super::{cpu, Brain, STEPS};
+use super::gpu::{GpuEngine, headless_device};
+use super::{Brain, STEPS, cpu};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
 

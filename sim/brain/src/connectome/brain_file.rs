@@ -25,8 +25,8 @@ use sha2::{Digest, Sha256};
 use super::rules::{Region, Side, Transmitter};
 use super::{Connectome, Csr, Groups, Neurons, Provenance};
 use crate::error::{Error, Result};
-use crate::files::{hex, write_atomically};
 use crate::eye::Eye;
+use crate::files::{hex, write_atomically};
 
 const MAGIC: &[u8; 8] = b"FLYBRAIN";
 pub const FORMAT_VERSION: u32 = 1;
@@ -136,8 +136,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
     let header_len = check_prefix(path, &bytes[..16])?;
     let mut cursor = Cursor { bytes: &bytes, at: 16, path };
     let header_bytes = cursor.take(header_len)?;
-    let header: Header =
-        serde_json::from_slice(header_bytes).map_err(|e| Error::brain_file(path, format!("damaged header: {e}")))?;
+    let header: Header = serde_json::from_slice(header_bytes).map_err(|e| Error::brain_file(path, format!("damaged header: {e}")))?;
     let n = header.neurons as usize;
     let e = header.connections as usize;
     let body_id = cursor.array(n, i64::from_le_bytes)?;

@@ -14,7 +14,7 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use super::feather::Table;
-use super::release::{columns, TablePaths, VOXEL_UM};
+use super::release::{TablePaths, VOXEL_UM, columns};
 use super::rules::{self, PhotoreceptorKind, Region, Side, Transmitter};
 use super::synthetic;
 use super::{Connectome, Control, Csr, Groups, Neurons, Provenance, Source};
@@ -143,8 +143,7 @@ fn read_annotations(path: &Path) -> Result<(Vec<NeuronRow>, Option<StandInMark>)
         let root_side = if has_root_side { batch.strings("rootSide")? } else { none(n) };
         let soma = if has_soma { batch.points("somaLocation")? } else { none(n) };
         let tosoma = if has_tosoma { batch.points("tosomaLocation")? } else { none(n) };
-        let (hex1, hex2) =
-            if has_hex { (batch.numbers("assignedOlHex1")?, batch.numbers("assignedOlHex2")?) } else { (none(n), none(n)) };
+        let (hex1, hex2) = if has_hex { (batch.numbers("assignedOlHex1")?, batch.numbers("assignedOlHex2")?) } else { (none(n), none(n)) };
         for i in 0..n {
             let Some(body) = bodies[i] else {
                 return Err(Error::table(path, format!("row {}: bodyId is null", row_base + i)));
@@ -199,9 +198,8 @@ fn read_transmitters(path: &Path, index: &HashMap<i64, u32>) -> Result<Vec<Trans
     let mut rows = 0usize;
     while let Some(batch) = table.next_batch()? {
         let bodies = batch.ints("body")?;
-        let get = |c: &str| -> Result<Vec<Option<String>>> {
-            if cols.contains(&c) { batch.strings(c) } else { Ok(vec![None; batch.len()]) }
-        };
+        let get =
+            |c: &str| -> Result<Vec<Option<String>>> { if cols.contains(&c) { batch.strings(c) } else { Ok(vec![None; batch.len()]) } };
         let (consensus, celltype, own) = (get("consensus_nt")?, get("celltype_predicted_nt")?, get("predicted_nt")?);
         for i in 0..batch.len() {
             if let Some(&j) = bodies[i].and_then(|b| index.get(&b)) {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::files::hex;
 use crate::error::{Error, Result};
+use crate::files::hex;
 
 /// One file to fetch.
 #[derive(Clone, Debug)]
@@ -41,10 +41,7 @@ pub type ByteProgress<'a> = &'a dyn Fn(u64, Option<u64>);
 /// Moves a file that failed its check out of the way, keeping it: `NAME.rejected-1`, `-2`, ….
 pub fn set_aside(path: &Path, dest: &Path) -> Result<PathBuf> {
     let name = dest.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let aside = (1..)
-        .map(|k| dest.with_file_name(format!("{name}.rejected-{k}")))
-        .find(|p| !p.exists())
-        .expect("an unused name");
+    let aside = (1..).map(|k| dest.with_file_name(format!("{name}.rejected-{k}"))).find(|p| !p.exists()).expect("an unused name");
     fs::rename(path, &aside).map_err(|e| Error::io(path, e))?;
     Ok(aside)
 }
@@ -89,7 +86,8 @@ pub fn sha256_remembered(path: &Path, memo: &Path) -> Result<String> {
     let meta = fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let modified_ns = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
     let key = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string();
-    let mut known: std::collections::BTreeMap<String, Seen> = fs::read(memo).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut known: std::collections::BTreeMap<String, Seen> =
+        fs::read(memo).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     if let Some(seen) = known.get(&key)
         && seen.len == meta.len()
         && seen.modified_ns == modified_ns
@@ -206,7 +204,10 @@ pub fn fetch(f: &Fetch, attempts: u32, progress: ByteProgress) -> Result<Outcome
             let aside = set_aside(&part, &f.dest)?;
             return Err(Error::download(
                 &f.url,
-                format!("md5 mismatch: the server states {want}, the file has {got}; the file was not used and is kept as {}", aside.display()),
+                format!(
+                    "md5 mismatch: the server states {want}, the file has {got}; the file was not used and is kept as {}",
+                    aside.display()
+                ),
             ));
         }
     }
@@ -234,11 +235,7 @@ fn fetch_once(agent: &ureq::Agent, f: &Fetch, part: &Path, have: u64, progress: 
             // "bytes START-END/TOTAL": only append when the server starts where we stopped.
             let start = header("content-range")
                 .and_then(|r| r.strip_prefix("bytes ").and_then(|r| r.split('-').next()).and_then(|s| s.parse::<u64>().ok()));
-            if start != Some(have) {
-                (false, 0)
-            } else {
-                (true, have)
-            }
+            if start != Some(have) { (false, 0) } else { (true, have) }
         }
         200 => (false, 0),
         416 if have > 0 => return Ok(()), // nothing more to send: the size check decides

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_ipc::CompressionType;
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
-use arrow_ipc::CompressionType;
 use arrow_schema::DataType;
 
 use crate::error::{Error, Result};
@@ -43,14 +43,10 @@ impl Table {
             return Err(Error::table(path, "the file is empty"));
         }
         if file.read_exact(&mut magic).is_err() || &magic != ARROW_MAGIC {
-            return Err(Error::table(
-                path,
-                "not a Feather v2 / Arrow IPC file (it does not start with ARROW1)",
-            ));
+            return Err(Error::table(path, "not a Feather v2 / Arrow IPC file (it does not start with ARROW1)"));
         }
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let probe = FileReader::try_new_buffered(file, None)
-            .map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))?;
+        let probe = FileReader::try_new_buffered(file, None).map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))?;
         let schema = probe.schema();
         let mut projection = Vec::new();
         let mut names = Vec::new();
@@ -67,10 +63,7 @@ impl Table {
         }
         if !missing.is_empty() {
             let have: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            return Err(Error::table(
-                path,
-                format!("missing column(s) {} (the file has: {})", missing.join(", "), have.join(", ")),
-            ));
+            return Err(Error::table(path, format!("missing column(s) {} (the file has: {})", missing.join(", "), have.join(", "))));
         }
         let metadata = schema.metadata().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         drop(probe);
@@ -116,9 +109,7 @@ impl Batch<'_> {
     }
 
     fn column(&self, name: &str) -> Result<&ArrayRef> {
-        self.batch
-            .column_by_name(name)
-            .ok_or_else(|| Error::table(self.path, format!("missing column {name}")))
+        self.batch.column_by_name(name).ok_or_else(|| Error::table(self.path, format!("missing column {name}")))
     }
 
     fn wrong_type(&self, name: &str, want: &str, got: &DataType) -> Error {
@@ -128,7 +119,8 @@ impl Batch<'_> {
     /// An integer column (any width, signed or not) as i64, nulls as None.
     pub fn ints(&self, name: &str) -> Result<Vec<Option<i64>>> {
         let col = self.column(name)?;
-        integers(col).ok_or_else(|| self.wrong_type(name, "integers", col.data_type()))?
+        integers(col)
+            .ok_or_else(|| self.wrong_type(name, "integers", col.data_type()))?
             .map_err(|problem| Error::table(self.path, format!("column {name}: {problem}")))
     }
 
@@ -221,10 +213,7 @@ macro_rules! numbers_of {
 }
 
 fn numbers(col: &ArrayRef) -> Option<Vec<Option<f64>>> {
-    numbers_of!(
-        col, Float64Type, Float32Type, Int64Type, Int32Type, Int16Type, Int8Type, UInt64Type, UInt32Type,
-        UInt16Type, UInt8Type
-    );
+    numbers_of!(col, Float64Type, Float32Type, Int64Type, Int32Type, Int16Type, Int8Type, UInt64Type, UInt32Type, UInt16Type, UInt8Type);
     None
 }
 
@@ -241,12 +230,7 @@ fn strings(col: &ArrayRef) -> Option<Vec<Option<String>>> {
     if let Some(d) = col.as_any_dictionary_opt() {
         let values = strings(d.values())?;
         let keys = d.normalized_keys();
-        return Some(
-            keys.iter()
-                .enumerate()
-                .map(|(i, &k)| if col.is_null(i) { None } else { values.get(k).cloned().flatten() })
-                .collect(),
-        );
+        return Some(keys.iter().enumerate().map(|(i, &k)| if col.is_null(i) { None } else { values.get(k).cloned().flatten() }).collect());
     }
     if col.data_type() == &DataType::Null {
         return Some(vec![None; col.len()]);
@@ -259,7 +243,10 @@ fn strings(col: &ArrayRef) -> Option<Vec<Option<String>>> {
 pub fn write(path: &Path, batches: &[RecordBatch], metadata: &[(&str, String)]) -> Result<()> {
     let first = batches.first().ok_or_else(|| Error::table(path, "could not write the table: no batches"))?.schema();
     let schema = std::sync::Arc::new(
-        first.as_ref().clone().with_metadata(metadata.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<std::collections::HashMap<_, _>>()),
+        first
+            .as_ref()
+            .clone()
+            .with_metadata(metadata.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<std::collections::HashMap<_, _>>()),
     );
     let arrow = |e: arrow_schema::ArrowError| std::io::Error::other(format!("could not write the table: {e}"));
     crate::files::write_atomically_with(path, |file| {
@@ -278,4 +265,3 @@ pub fn write(path: &Path, batches: &[RecordBatch], metadata: &[(&str, String)]) 
 pub fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch> {
     RecordBatch::try_from_iter(columns).map_err(|e| Error::Invalid(format!("stand-in table: {e}")))
 }
-

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use super::build::{self, NeuronRow, Progress};
 use super::feather::Table;
 use super::rules::{Side, Transmitter};
-use super::{layout, retina, Connectome, Control, Provenance, Source};
+use super::{Connectome, Control, Provenance, Source, layout, retina};
 use crate::error::{Error, Result};
 
 pub const RELEASE: &str = "783";
@@ -286,7 +286,10 @@ fn read_neuron_table(path: &Path, index: &HashMap<i64, u32>) -> Result<NeuronTab
 /// One point of Codex's `position` column ("[x y z]", spaces or commas), as numbers.
 pub fn parse_position(text: &str) -> Option<[f64; 3]> {
     let inner = text.trim().trim_start_matches(['[', '(']).trim_end_matches([']', ')']);
-    let mut values = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|p| !p.is_empty()).map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite()));
+    let mut values = inner
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite()));
     let point = [values.next()??, values.next()??, values.next()??];
     values.next().is_none().then_some(point)
 }
@@ -310,7 +313,8 @@ fn read_coordinates(path: &Path, index: &HashMap<i64, u32>) -> Result<Vec<Option
             };
             let Some(&i) = index.get(&root) else { continue };
             let text = position.unwrap_or_default();
-            let point = parse_position(&text).ok_or_else(|| Error::table(path, format!("column position: row {row} ({text:?}) is not three numbers")))?;
+            let point = parse_position(&text)
+                .ok_or_else(|| Error::table(path, format!("column position: row {row} ({text:?}) is not three numbers")))?;
             let (sum, n) = &mut sums[i as usize];
             for d in 0..3 {
                 sum[d] += point[d];
@@ -405,7 +409,7 @@ fn read_connections(path: &Path, ids: &[i64], index: &HashMap<i64, u32>, progres
                     return Err(Error::table(
                         path,
                         format!("column syn_count: row {row} has {n} synapses, but a table of pairs holds only pairs of ≥ 5"),
-                    ))
+                    ));
                 }
                 Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
             };
@@ -482,7 +486,8 @@ mod tests {
     fn a_neuron_without_a_point_is_put_among_its_partners() {
         // 0 and 1 placed; 2 listens to both; 3 hears only 2 (placed in the second round); 4 is on
         // its own with 5 (an island with no point: the centre of the placed ones).
-        let points = vec![Some([0.0, 0.0, 0.0]), Some([2.0, 4.0, 6.0]), None, None, None, None, Some([10.0, 10.0, 10.0]), Some([4.0, 6.0, 2.0])];
+        let points =
+            vec![Some([0.0, 0.0, 0.0]), Some([2.0, 4.0, 6.0]), None, None, None, None, Some([10.0, 10.0, 10.0]), Some([4.0, 6.0, 2.0])];
         let edges = vec![(2, 0, 5), (2, 1, 5), (3, 2, 5), (4, 5, 5)];
         let out = place_from_release(&points, &edges).unwrap();
         assert_eq!(out[0], [0.0, 0.0, 0.0]);

@@ -19,7 +19,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema};
 use base64::Engine;
 
-use super::download::{fetch, ByteProgress, Fetch, Outcome};
+use super::download::{ByteProgress, Fetch, Outcome, fetch};
 use super::feather;
 use super::flywire::{CELL_TYPES, CLASSIFICATION, COORDINATES, NEURONS, ZENODO_CONNECTIONS};
 use crate::error::{Error, Result};
@@ -67,7 +67,8 @@ fn agent() -> ureq::Agent {
 /// What the Zenodo record (`record_url`, its API address) states of `file`: its download
 /// address, size and md5.
 pub fn zenodo_file(record_url: &str, file: &str) -> Result<Stated> {
-    let mut response = agent().get(record_url).call().map_err(|e| Error::download(record_url, format!("could not read the record: {e}")))?;
+    let mut response =
+        agent().get(record_url).call().map_err(|e| Error::download(record_url, format!("could not read the record: {e}")))?;
     let status = response.status().as_u16();
     if status != 200 {
         return Err(Error::download(record_url, format!("the record answered HTTP {status}")));
@@ -77,9 +78,10 @@ pub fn zenodo_file(record_url: &str, file: &str) -> Result<Stated> {
         serde_json::from_str(&text).map_err(|e| Error::download(record_url, format!("the record is not JSON: {e}")))?;
     let files = record["files"].as_array().ok_or_else(|| Error::download(record_url, "the record lists no files"))?;
     let listed: Vec<&str> = files.iter().filter_map(|f| f["key"].as_str()).collect();
-    let entry = files.iter().find(|f| f["key"].as_str() == Some(file)).ok_or_else(|| {
-        Error::download(record_url, format!("the record has no {file} (it lists: {})", listed.join(", ")))
-    })?;
+    let entry = files
+        .iter()
+        .find(|f| f["key"].as_str() == Some(file))
+        .ok_or_else(|| Error::download(record_url, format!("the record has no {file} (it lists: {})", listed.join(", "))))?;
     let url = entry["links"]["self"]
         .as_str()
         .or_else(|| entry["links"]["content"].as_str())
@@ -92,7 +94,8 @@ pub fn zenodo_file(record_url: &str, file: &str) -> Result<Stated> {
 /// What a bucket states of the file at `url` (a HEAD request): its size, and its md5 from the
 /// `x-goog-hash` header (base64) when given.
 pub fn bucket_file(url: &str) -> Result<Stated> {
-    bucket_file_if_there(url)?.ok_or_else(|| Error::download(url, "not found on the server (HTTP 404): the release's file names may have changed"))
+    bucket_file_if_there(url)?
+        .ok_or_else(|| Error::download(url, "not found on the server (HTTP 404): the release's file names may have changed"))
 }
 
 /// `bucket_file`, with None where the server has no such file (HTTP 404).
@@ -164,7 +167,13 @@ pub fn csv_gz_to_feather(csv_gz: &Path, out: &Path) -> Result<usize> {
 /// Fetches the release into `dir` (resumable; files already there and matching are kept) and
 /// converts the Codex tables (the optional ones where the bucket has them; one it lacks is said in
 /// the log and left out). `progress` sees (file, bytes so far, total).
-pub fn download(dir: &Path, record_url: &str, codex_base: &str, attempts: u32, progress: &dyn Fn(&str, u64, Option<u64>)) -> Result<Vec<(String, Outcome)>> {
+pub fn download(
+    dir: &Path,
+    record_url: &str,
+    codex_base: &str,
+    attempts: u32,
+    progress: &dyn Fn(&str, u64, Option<u64>),
+) -> Result<Vec<(String, Outcome)>> {
     let base = if codex_base.ends_with('/') { codex_base.to_string() } else { format!("{codex_base}/") };
     let mut wanted: Vec<(String, Stated)> = vec![(ZENODO_CONNECTIONS.to_string(), zenodo_file(record_url, ZENODO_CONNECTIONS)?)];
     for (file, _) in CODEX_TABLES {

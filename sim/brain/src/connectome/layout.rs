@@ -11,9 +11,9 @@
 
 use rayon::prelude::*;
 
+use super::Neurons;
 use super::retina::Sheet;
 use super::rules::{Region, Side};
-use super::Neurons;
 
 /// The frame's centre (µm), as the stand-in's cloud.
 const CENTRE: [f64; 3] = [500.0, 300.0, 200.0];

@@ -85,7 +85,9 @@ impl Provenance {
     pub fn positions_label(&self) -> &'static str {
         match self.source {
             Source::FlyWire { layout_from_wiring: true, .. } => "layout from wiring (the release has no positions)",
-            Source::FlyWire { layout_from_wiring: false, .. } => "the release's own points (FlyWire Codex coordinates; a neuron without one among its partners)",
+            Source::FlyWire { layout_from_wiring: false, .. } => {
+                "the release's own points (FlyWire Codex coordinates; a neuron without one among its partners)"
+            }
             Source::Synthetic { .. } => "generated with the stand-in",
             _ => "cell-body positions of the release",
         }
@@ -227,9 +229,8 @@ impl Connectome {
         // Level by level over the incoming CSR: a neuron joins level d+1 when any input is at d.
         let mut level = 0;
         loop {
-            let next: Vec<usize> = (0..n)
-                .filter(|&j| dist[j] == u32::MAX && self.inputs.row(j).any(|e| dist[self.inputs.pre[e] as usize] == level))
-                .collect();
+            let next: Vec<usize> =
+                (0..n).filter(|&j| dist[j] == u32::MAX && self.inputs.row(j).any(|e| dist[self.inputs.pre[e] as usize] == level)).collect();
             if next.is_empty() {
                 break;
             }
@@ -253,8 +254,7 @@ impl Connectome {
         let hops = self.hops_from_eye();
         let eye_to_dn = self.groups.descending.iter().map(|&d| hops[d as usize]).min().filter(|&h| h != u32::MAX);
         let typed = self.eye.typed_cells_per_square();
-        let excitatory: usize =
-            (0..self.inputs.len()).filter(|&e| n.sign[self.inputs.pre[e] as usize] > 0).count();
+        let excitatory: usize = (0..self.inputs.len()).filter(|&e| n.sign[self.inputs.pre[e] as usize] > 0).count();
         Info {
             source: self.provenance.label(),
             synthetic: self.provenance.is_synthetic(),

@@ -31,8 +31,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use super::rules::{self, Side};
 use super::Neurons;
+use super::rules::{self, Side};
 use crate::eye::{Eye, SheetPhotoreceptor};
 
 /// One column per cell of this type.
@@ -162,12 +162,7 @@ fn grow_columns(neurons: &Neurons, adj: &[Vec<(u32, u32)>], cells: &[u32]) -> Co
 
 /// Each column's synapses with every partner cell that `counts` accepts (not a member of any
 /// column, not a photoreceptor, not of a columnar type): sparse rows.
-fn column_features(
-    neurons: &Neurons,
-    adj: &[Vec<(u32, u32)>],
-    columns: &Columns,
-    counts: &dyn Fn(u32) -> bool,
-) -> Vec<HashMap<u32, f64>> {
+fn column_features(neurons: &Neurons, adj: &[Vec<(u32, u32)>], columns: &Columns, counts: &dyn Fn(u32) -> bool) -> Vec<HashMap<u32, f64>> {
     let mut f: Vec<HashMap<u32, f64>> = vec![HashMap::new(); columns.count];
     for (&i, &c) in &columns.of {
         for &(j, w) in &adj[i as usize] {
@@ -211,8 +206,7 @@ fn embed(features: &[HashMap<u32, f64>]) -> Result<(Vec<[f64; 2]>, Vec<f64>), St
     }
     let mut w = vec![0f64; c * c];
     for a in 0..c {
-        let mut others: Vec<(usize, f64)> =
-            (0..c).filter(|&b| b != a).map(|b| (b, dot[a * c + b] / (norm[a] * norm[b]))).collect();
+        let mut others: Vec<(usize, f64)> = (0..c).filter(|&b| b != a).map(|b| (b, dot[a * c + b] / (norm[a] * norm[b]))).collect();
         others.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
         for &(b, s) in others.iter().take(NEIGHBOURS) {
             let s = s.max(1e-12);
@@ -260,7 +254,13 @@ fn embed(features: &[HashMap<u32, f64>]) -> Result<(Vec<[f64; 2]>, Vec<f64>), St
 
 /// T4a/b/c/d mean preferred directions (Mi9 → Mi4 place) on the sheet, each of unit length;
 /// None for a subtype with no usable cell.
-fn t4_directions(neurons: &Neurons, adj: &[Vec<(u32, u32)>], cells: &[u32], of: &HashMap<u32, u32>, places: &[[f64; 2]]) -> [Option<[f64; 2]>; 4] {
+fn t4_directions(
+    neurons: &Neurons,
+    adj: &[Vec<(u32, u32)>],
+    cells: &[u32],
+    of: &HashMap<u32, u32>,
+    places: &[[f64; 2]],
+) -> [Option<[f64; 2]>; 4] {
     let mut sums = [[0f64; 2]; 4];
     let mut any = [false; 4];
     for &i in cells {
@@ -542,7 +542,14 @@ mod tests {
         }
         let (places, values) = embed(&features).unwrap();
         assert!(values[0].abs() < 1e-9 && values[1] > 1e-6);
-        let sets: Vec<Vec<u32>> = features.iter().map(|f| { let mut v: Vec<u32> = f.keys().copied().collect(); v.sort(); v }).collect();
+        let sets: Vec<Vec<u32>> = features
+            .iter()
+            .map(|f| {
+                let mut v: Vec<u32> = f.keys().copied().collect();
+                v.sort();
+                v
+            })
+            .collect();
         let ratio = retinotopy(&places, &sets);
         assert!(ratio > 3.0, "grid neighbours stay neighbours on the sheet: {ratio}");
     }

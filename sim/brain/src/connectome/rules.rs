@@ -52,11 +52,7 @@ impl Transmitter {
     /// `Unknown` so the default stays visible). MaleCNS: consensus, the cell type's prediction,
     /// the body's own. FlyWire: the neuron's own prediction, its cell type's consensus.
     pub fn choose(consensus: Option<&str>, celltype: Option<&str>, own: Option<&str>) -> Transmitter {
-        [consensus, celltype, own]
-            .into_iter()
-            .flatten()
-            .find_map(Transmitter::parse)
-            .unwrap_or(Transmitter::Unknown)
+        [consensus, celltype, own].into_iter().flatten().find_map(Transmitter::parse).unwrap_or(Transmitter::Unknown)
     }
 
     pub fn from_u8(v: u8) -> Transmitter {

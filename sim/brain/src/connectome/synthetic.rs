@@ -28,7 +28,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use super::feather;
-use super::release::{TablePaths, ANNOTATIONS, TRANSMITTERS, VOXEL_UM, WEIGHTS_FULL};
+use super::release::{ANNOTATIONS, TRANSMITTERS, TablePaths, VOXEL_UM, WEIGHTS_FULL};
 use crate::error::{Error, Result};
 
 /// Bumped whenever the generator's output changes; part of the brain's provenance.
@@ -52,14 +52,46 @@ pub mod targets {
 
 /// Columnar optic-lobe types: one cell of each in every column of each eye.
 const COLUMNAR: [(&str, &str); 40] = [
-    ("L1", "glutamate"), ("L2", "acetylcholine"), ("L3", "acetylcholine"), ("L4", "acetylcholine"), ("L5", "acetylcholine"),
-    ("Mi1", "acetylcholine"), ("Mi4", "gaba"), ("Mi9", "glutamate"), ("Mi10", "acetylcholine"), ("Mi15", "dopamine"),
-    ("Tm1", "acetylcholine"), ("Tm2", "acetylcholine"), ("Tm3", "acetylcholine"), ("Tm4", "acetylcholine"), ("Tm5a", "acetylcholine"),
-    ("Tm5b", "acetylcholine"), ("Tm5c", "glutamate"), ("Tm9", "acetylcholine"), ("Tm20", "acetylcholine"), ("TmY5a", "acetylcholine"),
-    ("C2", "gaba"), ("C3", "gaba"), ("T1", "acetylcholine"), ("T2", "acetylcholine"), ("T2a", "acetylcholine"),
-    ("T3", "acetylcholine"), ("T4a", "acetylcholine"), ("T4b", "acetylcholine"), ("T4c", "acetylcholine"), ("T4d", "acetylcholine"),
-    ("T5a", "acetylcholine"), ("T5b", "acetylcholine"), ("T5c", "acetylcholine"), ("T5d", "acetylcholine"), ("Y3", "acetylcholine"),
-    ("TmY4", "acetylcholine"), ("TmY9", "acetylcholine"), ("Lawf1", "acetylcholine"), ("Lawf2", "acetylcholine"), ("Tlp13", "glutamate"),
+    ("L1", "glutamate"),
+    ("L2", "acetylcholine"),
+    ("L3", "acetylcholine"),
+    ("L4", "acetylcholine"),
+    ("L5", "acetylcholine"),
+    ("Mi1", "acetylcholine"),
+    ("Mi4", "gaba"),
+    ("Mi9", "glutamate"),
+    ("Mi10", "acetylcholine"),
+    ("Mi15", "dopamine"),
+    ("Tm1", "acetylcholine"),
+    ("Tm2", "acetylcholine"),
+    ("Tm3", "acetylcholine"),
+    ("Tm4", "acetylcholine"),
+    ("Tm5a", "acetylcholine"),
+    ("Tm5b", "acetylcholine"),
+    ("Tm5c", "glutamate"),
+    ("Tm9", "acetylcholine"),
+    ("Tm20", "acetylcholine"),
+    ("TmY5a", "acetylcholine"),
+    ("C2", "gaba"),
+    ("C3", "gaba"),
+    ("T1", "acetylcholine"),
+    ("T2", "acetylcholine"),
+    ("T2a", "acetylcholine"),
+    ("T3", "acetylcholine"),
+    ("T4a", "acetylcholine"),
+    ("T4b", "acetylcholine"),
+    ("T4c", "acetylcholine"),
+    ("T4d", "acetylcholine"),
+    ("T5a", "acetylcholine"),
+    ("T5b", "acetylcholine"),
+    ("T5c", "acetylcholine"),
+    ("T5d", "acetylcholine"),
+    ("Y3", "acetylcholine"),
+    ("TmY4", "acetylcholine"),
+    ("TmY9", "acetylcholine"),
+    ("Lawf1", "acetylcholine"),
+    ("Lawf2", "acetylcholine"),
+    ("Tlp13", "glutamate"),
 ];
 const LAMINA: std::ops::Range<usize> = 0..5;
 const MEDULLA: std::ops::Range<usize> = 5..25;
@@ -157,7 +189,17 @@ struct Census {
 
 impl Census {
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, rng: &mut Rng64, cell_type: String, superclass: &'static str, class: &'static str, side: &'static str, soma: Option<[f64; 3]>, hex: Option<(i32, i32)>, nt: &'static str) {
+    fn add(
+        &mut self,
+        rng: &mut Rng64,
+        cell_type: String,
+        superclass: &'static str,
+        class: &'static str,
+        side: &'static str,
+        soma: Option<[f64; 3]>,
+        hex: Option<(i32, i32)>,
+        nt: &'static str,
+    ) {
         self.id_counter += 1;
         let id = 10_000 + self.id_counter * 10 + rng.below(10) as i64;
         self.bodies.push(Body { id, cell_type, superclass: Some(superclass), class, status: "Traced", side, soma, tosoma: None, hex, nt });
@@ -258,7 +300,13 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         for &(h1, h2) in &columns {
             let (u, v) = ((h1 - h2) as f64, (h1 + h2 - 60) as f64);
             for (t, &(name, nt)) in COLUMNAR.iter().enumerate() {
-                let depth = if LAMINA.contains(&t) { 330.0 } else if MEDULLA.contains(&t) { 270.0 } else { 215.0 };
+                let depth = if LAMINA.contains(&t) {
+                    330.0
+                } else if MEDULLA.contains(&t) {
+                    270.0
+                } else {
+                    215.0
+                };
                 let sx = if eye == 1 { 1.0 } else { -1.0 };
                 let jitter = [rng.unit() * 8.0 - 4.0, rng.unit() * 4.0 - 2.0, rng.unit() * 4.0 - 2.0];
                 let p = [sx * (depth + jitter[0]), v * 4.5 + jitter[1], u * 4.5 + jitter[2]];
@@ -286,13 +334,20 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
     census.family(&mut rng, kc, fam("cb_intrinsic", "Kenyon_cell", "KC", 3, [1000, 0, 0, 0, 0, 0, 0]), &pair([60.0, -70.0, 40.0], 25.0));
     // Kenyon cell type names as the release spells them.
     for b in &mut census.bodies[kc.start..kc.start + kc.len] {
-        b.cell_type = match b.cell_type.as_str() { "KC01" => "KCg-m", "KC02" => "KCab", _ => "KCa'b'" }.to_string();
+        b.cell_type = match b.cell_type.as_str() {
+            "KC01" => "KCg-m",
+            "KC02" => "KCab",
+            _ => "KCa'b'",
+        }
+        .to_string();
     }
     census.family(&mut rng, mbon, fam("cb_intrinsic", "MBON", "MBON", 35, [400, 300, 300, 0, 0, 0, 0]), &pair([50.0, -10.0, -30.0], 30.0));
     census.family(&mut rng, pam, fam("cb_intrinsic", "DAN", "PAM", 15, [0, 0, 0, 1000, 0, 0, 0]), &pair([40.0, 40.0, -50.0], 20.0));
     census.family(&mut rng, ppl1, fam("cb_intrinsic", "DAN", "PPL1", 6, [0, 0, 0, 1000, 0, 0, 0]), &pair([70.0, -60.0, 50.0], 15.0));
     census.family(&mut rng, other_dan, fam("cb_intrinsic", "DAN", "PPM", 4, [0, 0, 0, 1000, 0, 0, 0]), &pair([20.0, -40.0, 60.0], 15.0));
-    census.family(&mut rng, dn, fam("descending_neuron", "", "DNa", 300, [700, 200, 100, 0, 0, 0, 0]), &|rng: &mut Rng64| rng.in_ellipsoid([0.0, 60.0, 0.0], [120.0, 40.0, 60.0]));
+    census.family(&mut rng, dn, fam("descending_neuron", "", "DNa", 300, [700, 200, 100, 0, 0, 0, 0]), &|rng: &mut Rng64| {
+        rng.in_ellipsoid([0.0, 60.0, 0.0], [120.0, 40.0, 60.0])
+    });
     census.family(&mut rng, asc, fam("ascending_neuron", "", "AN", 200, [750, 150, 100, 0, 0, 0, 0]), &cord);
     census.family(&mut rng, vnc, fam("vnc_intrinsic", "", "IN", 500, [500, 300, 200, 0, 0, 0, 0]), &cord);
     census.family(&mut rng, vnc_sensory, fam("vnc_sensory", "", "SNa", 100, [1000, 0, 0, 0, 0, 0, 0]), &cord);
@@ -361,7 +416,13 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         let pre = (pr.start + i) as u32;
         let t = bodies[pr.start + i].cell_type.as_str();
         if !unplaceable[i] {
-            let targets: &[usize] = if t == "R1-R6" { &R1R6_TARGETS } else if t.starts_with("R7") { &R7_TARGETS } else { &R8_TARGETS };
+            let targets: &[usize] = if t == "R1-R6" {
+                &R1R6_TARGETS
+            } else if t.starts_with("R7") {
+                &R7_TARGETS
+            } else {
+                &R8_TARGETS
+            };
             for &tt in targets {
                 let n = 15 + rng.below(45) as u32;
                 w.row(pre, columnar_cell(eye, c, tt), n);
@@ -523,7 +584,18 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         .collect();
     for (extra, (superclass, status)) in glia_and_untraced.into_iter().enumerate() {
         let id = new_id_after(&bodies, extra);
-        bodies.push(Body { id, cell_type: String::new(), superclass, class: "", status, side: "", soma: None, tosoma: None, hex: None, nt: "acetylcholine" });
+        bodies.push(Body {
+            id,
+            cell_type: String::new(),
+            superclass,
+            class: "",
+            status,
+            side: "",
+            soma: None,
+            tosoma: None,
+            hex: None,
+            nt: "acetylcholine",
+        });
     }
     for _ in 0..300_000 {
         let a = bodies[targets::NEURONS + rng.below(bodies.len() - targets::NEURONS)].id;
@@ -675,13 +747,32 @@ fn write_annotations(path: &Path, bodies: &[Body], order: &[usize], seed: u64) -
     for &i in order {
         let b = &bodies[i];
         id.append_value(b.id);
-        if b.cell_type.is_empty() { ty.append_null() } else { ty.append_value(&b.cell_type) }
+        if b.cell_type.is_empty() {
+            ty.append_null()
+        } else {
+            ty.append_value(&b.cell_type)
+        }
         instance.append_value(format!("{}_{}", b.cell_type, b.side));
-        match b.superclass { Some(s) => superclass.append_value(s), None => superclass.append_null() }
-        if b.class.is_empty() { class.append_null() } else { class.append_value(b.class) }
+        match b.superclass {
+            Some(s) => superclass.append_value(s),
+            None => superclass.append_null(),
+        }
+        if b.class.is_empty() {
+            class.append_null()
+        } else {
+            class.append_value(b.class)
+        }
         // Soma side where a soma is known, root side always.
-        if b.soma.is_some() { soma_side.append_value(b.side) } else { soma_side.append_null() }
-        if b.side.is_empty() { root_side.append_null() } else { root_side.append_value(b.side) }
+        if b.soma.is_some() {
+            soma_side.append_value(b.side)
+        } else {
+            soma_side.append_null()
+        }
+        if b.side.is_empty() {
+            root_side.append_null()
+        } else {
+            root_side.append_value(b.side)
+        }
         status.append_value(b.status);
         for (builder, p) in [(&mut soma, b.soma), (&mut tosoma, b.tosoma)] {
             match p {
@@ -732,9 +823,21 @@ fn write_transmitters(path: &Path, bodies: &[Body], order: &[usize], rng: &mut R
             continue; // a few bodies have no row at all: they default to acetylcholine
         }
         body.append_value(b.id);
-        if rng.chance(800) { consensus.append_value(b.nt) } else { consensus.append_value("unclear") }
-        if rng.chance(900) { celltype.append_value(b.nt) } else { celltype.append_null() }
-        if rng.chance(900) { own.append_value(b.nt) } else { own.append_value(NT_NAMES[rng.below(3)]) }
+        if rng.chance(800) {
+            consensus.append_value(b.nt)
+        } else {
+            consensus.append_value("unclear")
+        }
+        if rng.chance(900) {
+            celltype.append_value(b.nt)
+        } else {
+            celltype.append_null()
+        }
+        if rng.chance(900) {
+            own.append_value(b.nt)
+        } else {
+            own.append_value(NT_NAMES[rng.below(3)])
+        }
         confidence.append_value(0.5 + rng.unit() * 0.5);
     }
     let columns: Vec<(&str, ArrayRef)> = vec![
@@ -754,7 +857,11 @@ fn write_weights(path: &Path, rows: &[(i64, i64, i32)], progress: super::build::
         let pre: Int64Array = chunk.iter().map(|r| r.0).collect::<Vec<_>>().into();
         let post: Int64Array = chunk.iter().map(|r| r.1).collect::<Vec<_>>().into();
         let weight: Int32Array = chunk.iter().map(|r| r.2).collect::<Vec<_>>().into();
-        batches.push(feather::batch(vec![("body_pre", Arc::new(pre) as ArrayRef), ("body_post", Arc::new(post)), ("weight", Arc::new(weight))])?);
+        batches.push(feather::batch(vec![
+            ("body_pre", Arc::new(pre) as ArrayRef),
+            ("body_post", Arc::new(post)),
+            ("weight", Arc::new(weight)),
+        ])?);
         progress("writing tables", (k + 1) as f64 * BATCH as f64 / rows.len().max(1) as f64);
     }
     feather::write(path, &batches, &tag(seed))

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_array::builder::{Float64Builder, Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, Int64Array};
 use flychess_brain::connectome::feather;
-use flychess_brain::connectome::release::{TablePaths, ANNOTATIONS, TRANSMITTERS, WEIGHTS_FULL};
+use flychess_brain::connectome::release::{ANNOTATIONS, TRANSMITTERS, TablePaths, WEIGHTS_FULL};
 
 pub struct Ann {
     pub body: i64,
@@ -29,11 +29,7 @@ pub fn neuron(body: i64, ty: &'static str, superclass: &'static str) -> Ann {
 }
 
 pub fn paths(dir: &Path) -> TablePaths {
-    TablePaths {
-        annotations: dir.join(ANNOTATIONS.file),
-        transmitters: dir.join(TRANSMITTERS.file),
-        weights: dir.join(WEIGHTS_FULL.file),
-    }
+    TablePaths { annotations: dir.join(ANNOTATIONS.file), transmitters: dir.join(TRANSMITTERS.file), weights: dir.join(WEIGHTS_FULL.file) }
 }
 
 pub fn write_annotations(path: &Path, rows: &[Ann]) {
@@ -113,8 +109,7 @@ pub fn write_weights(path: &Path, rows: &[(i64, i64, i64)]) {
     let pre: Int64Array = rows.iter().map(|r| r.0).collect::<Vec<_>>().into();
     let post: Int64Array = rows.iter().map(|r| r.1).collect::<Vec<_>>().into();
     let w: Int64Array = rows.iter().map(|r| r.2).collect::<Vec<_>>().into();
-    let cols: Vec<(&str, ArrayRef)> =
-        vec![("body_pre", Arc::new(pre)), ("body_post", Arc::new(post)), ("weight", Arc::new(w))];
+    let cols: Vec<(&str, ArrayRef)> = vec![("body_pre", Arc::new(pre)), ("body_post", Arc::new(post)), ("weight", Arc::new(w))];
     feather::write(path, &[feather::batch(cols).unwrap()], &[]).unwrap();
 }
 
@@ -165,7 +160,7 @@ pub fn small_transmitters() -> Vec<Nt> {
         (54, Some("gaba"), None, None),
         (60, Some("unclear"), Some("gaba"), Some("acetylcholine")), // falls back to the type's call
         (61, None, None, Some("glutamate")),                        // falls back to its own call
-        // 62 has no row: acetylcholine assumed
+                                                                    // 62 has no row: acetylcholine assumed
     ]
 }
 
@@ -182,8 +177,8 @@ pub fn small_weights() -> Vec<(i64, i64, i64)> {
         (10, 20, 8),
         (11, 20, 7),
         (20, 30, 10),
-        (40, 30, 10), // from glia: dropped
-        (41, 30, 10), // from an untraced body: dropped
+        (40, 30, 10),  // from glia: dropped
+        (41, 30, 10),  // from an untraced body: dropped
         (999, 30, 10), // from a body not in the annotations: dropped
         (52, 51, 20),
         (53, 51, 5),

@@ -53,4 +53,3 @@ pub fn small_brain_hearing(seed: u64, reach: Option<usize>) -> Brain {
     });
     b
 }
-
