@@ -29,11 +29,14 @@ pub struct LosesPanel {
     /// Stage (0 playing, 1 analysing), done and total of the running job.
     progress: Arc<[AtomicU32; 3]>,
     pub status: String,
+    /// The kept reports of the fly asked about, by its content id: read when it is asked about and
+    /// when a measurement ends, not every frame.
+    kept: Option<(String, Vec<serde_json::Value>)>,
 }
 
 impl Default for LosesPanel {
     fn default() -> Self {
-        LosesPanel { fly: None, games: GAMES, depth: DEPTH, job: None, progress: Default::default(), status: String::new() }
+        LosesPanel { fly: None, games: GAMES, depth: DEPTH, job: None, progress: Default::default(), status: String::new(), kept: None }
     }
 }
 
@@ -47,7 +50,10 @@ impl LosesPanel {
     pub fn ask(&mut self, name: &str, data: &Path) {
         self.status.clear();
         self.fly = match crate::lab::flies::player_id(name, data) {
-            Ok(id) => Some((name.to_string(), id)),
+            Ok(id) => {
+                self.kept = Some((id.clone(), profiling::kept(data, &id)));
+                Some((name.to_string(), id))
+            }
             Err(e) => {
                 self.status = format!("{name}: {e}");
                 None
@@ -56,8 +62,11 @@ impl LosesPanel {
     }
 
     /// A kept profile of the fly asked about is there to show.
-    pub fn settled(&self, data: &Path) -> bool {
-        self.fly.as_ref().is_some_and(|(_, id)| !profiling::kept(data, id).is_empty())
+    pub fn settled(&self) -> bool {
+        match (&self.fly, &self.kept) {
+            (Some((_, id)), Some((k, reports))) => k == id && !reports.is_empty(),
+            _ => false,
+        }
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, stockfish: Option<PathBuf>) {
@@ -76,8 +85,12 @@ impl LosesPanel {
                 self.status = format!("{name}: {e}");
             }
             self.job = None;
+            self.kept = None;
         }
-        let kept = profiling::kept(data, &id);
+        if self.kept.as_ref().is_none_or(|(k, _)| *k != id) {
+            self.kept = Some((id.clone(), profiling::kept(data, &id)));
+        }
+        let kept = self.kept.as_ref().map(|(_, reports)| reports.clone()).unwrap_or_default();
         if self.job.is_some() {
             let [stage, done, total] = &*self.progress;
             let (done, total) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed).max(1));

@@ -493,7 +493,7 @@ impl FlyChessApp {
             Some(View::Steps | View::Chart | View::Probes) => self.brain_view.as_ref().is_some_and(|v| v.figures.settled(thought)),
             Some(View::Learn) => self.train.learn.settled(),
             Some(View::Doing) => self.doing.settled(),
-            Some(View::Loses) => self.loses.settled(&self.launch.data),
+            Some(View::Loses) => self.loses.settled(),
             Some(_) => true,
         }
     }

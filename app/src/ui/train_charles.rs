@@ -13,7 +13,7 @@ use std::sync::mpsc::Receiver;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, TrainOptions};
+use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, State, TrainOptions};
 use crate::ui::train::RUN_COLOURS;
 
 /// A Charles run in progress (or just ended).
@@ -46,6 +46,9 @@ pub struct CharlesRuns {
     pub job: Option<CharlesJob>,
     pub curves: Vec<CharlesCurve>,
     last_scan: f64,
+    /// The record of an earlier run under the name in the form, read when the name changes and
+    /// with the curves (about once a second), not every frame.
+    earlier: Option<(String, Option<State>)>,
 }
 
 impl Default for CharlesRuns {
@@ -63,6 +66,7 @@ impl Default for CharlesRuns {
             job: None,
             curves: Vec::new(),
             last_scan: f64::NEG_INFINITY,
+            earlier: None,
         }
     }
 }
@@ -135,6 +139,7 @@ impl CharlesRuns {
         }
         self.last_scan = now;
         self.curves = crate::lab::jobs::train_charles::read_curves(data);
+        self.earlier = None;
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, data: &Path) {
@@ -176,9 +181,13 @@ impl CharlesRuns {
                     .on_hover_text("Measured at each checkpoint (the first of VAL)");
                 ui.end_row();
             });
-            let name = self.name.trim();
-            let valid = crate::lab::check_name(name).is_ok();
-            let earlier = crate::lab::jobs::train_charles::earlier_run(data, name);
+            let name = self.name.trim().to_string();
+            let valid = crate::lab::check_name(&name).is_ok();
+            if self.earlier.as_ref().is_none_or(|(n, _)| *n != name) {
+                let earlier = crate::lab::jobs::train_charles::earlier_run(data, &name);
+                self.earlier = Some((name, earlier));
+            }
+            let earlier = self.earlier.as_ref().and_then(|(_, e)| e.clone());
             match &earlier {
                 Some(s) if s.options == self.options() && s.finished => {
                     ui.small("A finished run of this name and settings: Start shows it again.")

@@ -15,6 +15,8 @@ pub mod train_brain;
 pub mod train_charles;
 pub mod train_dopamine;
 
+use std::sync::mpsc::{Receiver, channel};
+
 use super::Wake;
 
 /// Where the answer of a job run aside arrives (an error as text).
@@ -32,6 +34,32 @@ pub fn aside<T: Send + 'static>(wake: Wake, name: &str, work: impl FnOnce() -> a
     });
     if let Err(e) = spawned {
         let _ = answer.send(Err(format!("could not start the {name} thread: {e}")));
+    }
+    rx
+}
+
+/// Runs a job that talks while it runs (the Train tab's runs) on a thread of its own named `name`:
+/// `work` is handed `send` for its messages (each wakes the window); its end, an error as text,
+/// arrives as `finished(…)`, also when the thread cannot be started.
+pub fn talking<M: Send + 'static, T: 'static>(
+    wake: Wake,
+    name: &str,
+    work: impl FnOnce(&(dyn Fn(M) + Sync)) -> anyhow::Result<T> + Send + 'static,
+    finished: fn(Result<T, String>) -> M,
+) -> Receiver<M> {
+    let (tx, rx) = channel();
+    let (answer, unstarted) = (tx.clone(), wake.clone());
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+        let send = |m: M| {
+            let _ = tx.send(m);
+            wake();
+        };
+        let result = work(&send);
+        send(finished(result.map_err(|e| format!("{e:#}"))));
+    });
+    if let Err(e) = spawned {
+        let _ = answer.send(finished(Err(format!("could not start the {name} thread: {e}"))));
+        unstarted();
     }
     rx
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 
 use flychess_sim::brain::simulator::EngineChoice;
 pub use flychess_sim::burn_fit::FitOn;
@@ -65,21 +65,12 @@ pub fn start(
     controls: Arc<Controls>,
     kind: Option<String>,
 ) -> Receiver<JobMsg> {
-    let (tx, rx) = channel();
-    let (answer, unstarted) = (tx.clone(), wake.clone());
-    let spawned = std::thread::Builder::new().name("training".into()).spawn(move || {
-        let send = |m: JobMsg| {
-            let _ = tx.send(m);
-            wake();
-        };
-        let result = run_job(&ready, &data, &brain, &job, &controls, kind, &|e| send(JobMsg::Event(e)));
-        send(JobMsg::Finished(result.map_err(|e| format!("{e:#}"))));
-    });
-    if let Err(e) = spawned {
-        let _ = answer.send(JobMsg::Finished(Err(format!("could not start the training thread: {e}"))));
-        unstarted();
-    }
-    rx
+    super::talking(
+        wake,
+        "training",
+        move |send| run_job(&ready, &data, &brain, &job, &controls, kind, &|e| send(JobMsg::Event(e))),
+        JobMsg::Finished,
+    )
 }
 
 /// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.

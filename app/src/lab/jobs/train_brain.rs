@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 
 use flychess_sim::bptt::Base;
 use flychess_sim::bptt::run::{self, RunOptions, Setup};
@@ -39,21 +39,7 @@ pub struct BrainCurves {
 
 /// Starts a brain run on a thread of its own.
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> Receiver<Msg> {
-    let (tx, rx) = channel();
-    let (answer, unstarted) = (tx.clone(), wake.clone());
-    let spawned = std::thread::Builder::new().name("brain training".into()).spawn(move || {
-        let send = |m: Msg| {
-            let _ = tx.send(m);
-            wake();
-        };
-        let result = train(&ready, &data, &ask, &send);
-        send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-    });
-    if let Err(e) = spawned {
-        let _ = answer.send(Msg::Finished(Err(format!("could not start the brain training thread: {e}"))));
-        unstarted();
-    }
-    rx
+    super::talking(wake, "brain training", move |send| train(&ready, &data, &ask, send), Msg::Finished)
 }
 
 /// Every brain run's curves in the data folder (runs with a brain.jsonl), by name.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 
 use flychess_sim::burn_fit::FitOn;
 pub use flychess_sim::charles::CharlesConfig;
@@ -37,21 +37,7 @@ impl CharlesCurve {
 
 /// Starts a Charles run on a thread of its own; `stop` ends it at its next step.
 pub fn start(wake: Wake, data: PathBuf, name: String, options: TrainOptions, stop: Arc<AtomicBool>) -> Receiver<Msg> {
-    let (tx, rx) = channel();
-    let (answer, unstarted) = (tx.clone(), wake.clone());
-    let spawned = std::thread::Builder::new().name("charles training".into()).spawn(move || {
-        let send = |m: Msg| {
-            let _ = tx.send(m);
-            wake();
-        };
-        let result = train(&data, &name, &options, &stop, &send);
-        send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-    });
-    if let Err(e) = spawned {
-        let _ = answer.send(Msg::Finished(Err(format!("could not start the Charles training thread: {e}"))));
-        unstarted();
-    }
-    rx
+    super::talking(wake, "charles training", move |send| train(&data, &name, &options, &stop, send), Msg::Finished)
 }
 
 /// The record of an earlier run of this name, if there is one.

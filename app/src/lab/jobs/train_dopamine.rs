@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 
 pub use flychess_sim::bio::Constants;
 pub use flychess_sim::bio::file::CurvePoint;
@@ -42,21 +42,7 @@ pub struct Ask {
 
 /// Starts a dopamine run on a thread of its own.
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> Receiver<Msg> {
-    let (tx, rx) = channel();
-    let (answer, unstarted) = (tx.clone(), wake.clone());
-    let spawned = std::thread::Builder::new().name("dopamine training".into()).spawn(move || {
-        let send = |m: Msg| {
-            let _ = tx.send(m);
-            wake();
-        };
-        let result = train(&ready, &data, &ask, &send);
-        send(Msg::Finished(result.map_err(|e| format!("{e:#}"))));
-    });
-    if let Err(e) = spawned {
-        let _ = answer.send(Msg::Finished(Err(format!("could not start the dopamine training thread: {e}"))));
-        unstarted();
-    }
-    rx
+    super::talking(wake, "dopamine training", move |send| train(&ready, &data, &ask, send), Msg::Finished)
 }
 
 /// The logistic ceiling on the Kenyon cells: value, low, high (95 %), and on how many pairs.
