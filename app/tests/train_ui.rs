@@ -8,6 +8,7 @@ mod common;
 use egui_kittest::kittest::Queryable;
 
 use common::*;
+use flychess::lab::Command;
 use flychess::ui::Tab;
 use flychess_sim::train::{Metrics, PassRecord};
 
@@ -113,18 +114,19 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     f.save(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{a}.fly"))).unwrap();
     {
         let app = app_mut(&mut h);
-        app.lab.flies = flychess_sim::fly::list(&data);
+        // The lab reads the flies on disk on its own thread: ask, and wait for the listing.
+        app.lab.command(Command::ReadFlies);
         app.tab = Tab::Flies;
     }
-    h.step();
+    wait(&mut h, "the fly to manage listed", |app| app.lab.flies.contains(&a));
     flychess::lab::flies::rename_fly(&data, &a, &b).unwrap();
     assert!(flychess::lab::flies::rename_fly(&data, &b, "bad/name").is_err());
     assert_eq!(
         flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name,
         b
     );
-    app_mut(&mut h).lab.flies = flychess_sim::fly::list(&data);
-    h.step();
+    app_mut(&mut h).lab.command(Command::ReadFlies);
+    wait(&mut h, "the renamed fly listed", |app| app.lab.flies.contains(&b) && !app.lab.flies.contains(&a));
     h.step();
     // Delete asks twice.
     let row_buttons = h.get_all_by_label("Delete").count();
