@@ -128,7 +128,8 @@ impl Grader {
                         return;
                     }
                 };
-                let mut engine = Supervised::new(path.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None }).publish_pid(pid_slot);
+                let mut engine =
+                    Supervised::new(path.clone(), EngineOptions { threads: 1, hash_mb: 32, ..Default::default() }).publish_pid(pid_slot);
                 // Start it now so a broken binary is reported before the first grade.
                 if let Err(e) = engine.analyse("4k3/8/8/8/8/8/8/4K3 w - - 0 1", Limit::Depth(1), 1, TIMEOUT) {
                     send(GraderEvent::Unavailable(format!("{}: {e}", path.display())));

@@ -178,7 +178,8 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
     std::thread::scope(|s| {
         for _ in 0..options.workers.max(1) {
             s.spawn(|| {
-                let mut engine = Supervised::new(options.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                let mut engine =
+                    Supervised::new(options.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, ..Default::default() });
                 loop {
                     let i = {
                         let mut n = next.lock().expect("lock");

@@ -13,7 +13,7 @@ use shakmaty::{Chess, Move};
 
 use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::fly::Fly;
-use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+use flychess_sim::players::{Entrant, Kit, Player};
 use flychess_sim::stockfish::find_stockfish;
 
 struct Ask {
@@ -82,8 +82,8 @@ impl Opponent {
                     },
                     None => None,
                 };
-                let kit = FlyKit::new(&ready.brain, &descending, &flies);
-                let kit = match (&bio, &dopamine) {
+                let kit = Kit::new(ready.brain.clone(), descending).with_flies(&flies);
+                let kit = match (bio, &dopamine) {
                     (Some(b), Some(f)) => match kit.with_dopamine(b, std::slice::from_ref(f)) {
                         Ok(k) => k,
                         Err(e) => {
@@ -93,7 +93,8 @@ impl Opponent {
                     },
                     _ => kit,
                 };
-                let mut player = match ladder::player(&entrant, Some(&kit), &LadderOptions::default(), 1, &stockfish) {
+                let nodes = flychess_sim::ladder::LadderOptions::default().stockfish_nodes;
+                let mut player = match Player::new(&entrant, Some(&kit), nodes, 1, &stockfish) {
                     Ok(p) => p,
                     Err(e) => {
                         tracing::error!("the --watch opponent could not start: {e}");

@@ -12,7 +12,8 @@ use std::time::Instant;
 use anyhow::Result;
 use shakmaty::{Chess, Color};
 
-use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+use flychess_sim::ladder::{self, LadderOptions};
+use flychess_sim::players::{Entrant, Kit};
 use flychess_sim::profile::{self, GameLosses};
 use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 
@@ -40,7 +41,7 @@ pub enum Stage {
 /// One profile to measure: `player` (in `kit`) on the brain with `checksum` (`brain` names it).
 pub struct ProfileJob<'a> {
     pub player: &'a Entrant,
-    pub kit: &'a FlyKit<'a>,
+    pub kit: &'a Kit,
     pub brain: String,
     pub checksum: String,
     pub stockfish: PathBuf,
@@ -103,7 +104,7 @@ pub fn run(
                 while let Some((k, g)) = queue.lock().ok().and_then(|mut q| q.next()) {
                     // A fresh engine per game: its hash then holds that game's positions only, so
                     // the scores do not depend on which worker analysed what before.
-                    let mut sf = Supervised::new(job.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, elo: None });
+                    let mut sf = Supervised::new(job.stockfish.clone(), EngineOptions { threads: 1, hash_mb: 32, ..Default::default() });
                     let analysed = (|| -> Result<GameLosses> {
                         let game = crate::game::Game::from_pgn(&g.pgn)?;
                         let positions: Vec<Chess> = (0..=game.plies()).map(|p| game.position(p).clone()).collect();

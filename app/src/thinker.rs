@@ -28,47 +28,18 @@ use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{Brain, cpu};
 use flychess_sim::charles::player::Trained;
 use flychess_sim::chess::planes;
-use flychess_sim::fly::Fly;
 use flychess_sim::play::look_ahead;
+use flychess_sim::players::Entrant;
 use flychess_sim::readout::{Policy, choose, descending_features, policy, think_features};
 
-/// Who thinks: a readout fly, a dopamine fly with the model of the brain it thinks on, or
-/// Charles (a trained transformer: no brain at all).
-#[derive(Clone)]
-pub enum Mover {
-    Readout(Arc<Fly>),
-    Dopamine(Arc<DopamineFly>, Arc<BioBrain>),
-    Charles(Arc<Trained>),
-    /// A readout fly with one of Philidor's aids (`sim::search`): the brain view shows the fly's
-    /// own think of the position, the move is the aid's.
-    Aided(Arc<Fly>, flychess_sim::search::Aid),
-}
-
-impl Mover {
-    pub fn name(&self) -> &str {
-        match self {
-            Mover::Readout(f) | Mover::Aided(f, _) => &f.meta.name,
-            Mover::Dopamine(f, _) => &f.meta.name,
-            Mover::Charles(c) => c.player_name(),
-        }
-    }
-
-    /// Whether the brain thinks for this mover (Charles has none: the brain view stays at rest).
-    pub fn has_brain(&self) -> bool {
-        !matches!(self, Mover::Charles(..))
-    }
-    /// The readout fly, when it is one.
-    pub fn readout(&self) -> Option<&Arc<Fly>> {
-        match self {
-            Mover::Readout(f) | Mover::Aided(f, _) => Some(f),
-            Mover::Dopamine(..) | Mover::Charles(..) => None,
-        }
-    }
-}
+/// Who thinks: a player with the kit it plays from (`sim::players`). The thinker thinks for a
+/// readout fly (alone or with one of Philidor's aids), a dopamine fly with the model of the brain
+/// it thinks on, and Charles (a trained transformer: no brain at all).
+pub use flychess_sim::players::Seated;
 
 pub struct ThinkRequest {
     pub id: u64,
-    pub fly: Mover,
+    pub fly: Seated,
     pub position: Chess,
     /// Keys of the game's positions so far (for the repetition rule).
     pub earlier: Vec<u64>,
@@ -123,10 +94,14 @@ pub fn think(
     if pos.legal_moves().is_empty() {
         return None;
     }
-    let fly = match &request.fly {
-        Mover::Readout(f) | Mover::Aided(f, _) => f,
-        Mover::Dopamine(f, bio) => return dopamine_think(bio, f, baseline, request, started),
-        Mover::Charles(c) => return charles_think(c, baseline, request, started),
+    let seat = &request.fly;
+    let fly = match &seat.entrant {
+        Entrant::Dopamine { .. } => {
+            let (f, bio) = seat.kit.dopamine(&seat.entrant)?;
+            return dopamine_think(bio, f, baseline, request, started);
+        }
+        Entrant::Charles { .. } => return charles_think(seat.kit.charles(&seat.entrant)?, baseline, request, started),
+        _ => seat.readout()?,
     };
     let board = [planes(pos)];
     let readout = &fly.readout;
@@ -155,11 +130,11 @@ pub fn think(
     let p = policy(pos, &heads);
     let (index, skipped) = choose(pos, &p, &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
-    let (chosen, seen) = match (&request.fly, request.imagination) {
+    let (chosen, seen) = match (seat.aid(), request.imagination) {
         // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
-        (Mover::Aided(_, aid), _) => {
-            let evaluator = flychess_sim::search::Evaluator::Fly { brain, readout, descending };
-            match flychess_sim::search::Searcher::new(evaluator).decide(*aid, pos, &request.earlier, None) {
+        (Some(aid), _) => {
+            let evaluator = flychess_sim::search::Evaluator::fly(brain, readout, descending);
+            match flychess_sim::search::Searcher::new(evaluator).decide(aid, pos, &request.earlier, None) {
                 Ok(d) => (d.chosen, None),
                 Err(e) => {
                     tracing::warn!("the {} could not choose ({e}); the fly's own move is played", aid.label());

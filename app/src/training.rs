@@ -426,7 +426,7 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -
             .progress_chars("=> "),
     );
     bar.set_message(fly.meta.name.clone());
-    let tuning = tune_judge(Evaluator::Fly { brain, readout: &fly.readout, descending }, rows, &|| bar.inc(1))?;
+    let tuning = tune_judge(Evaluator::fly(brain, &fly.readout, descending), rows, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let chosen = tuning.chosen;
     all.insert(id, tuning);

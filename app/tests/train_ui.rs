@@ -204,7 +204,11 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     }
     h.step();
     wait(&mut h, "the dopamine fly's model", |a| !a.lab.play.preparing_fly());
-    assert!(matches!(&app(&h).lab.play.fly, Some(flychess::thinker::Mover::Dopamine(..))), "{}", app(&h).lab.play.status);
+    assert!(
+        matches!(app(&h).lab.play.fly.as_ref().map(|m| &m.entrant), Some(flychess_sim::players::Entrant::Dopamine { .. })),
+        "{}",
+        app(&h).lab.play.status()
+    );
     drag(&mut h, shakmaty::Square::D2, shakmaty::Square::D4);
     wait(&mut h, "the dopamine fly's answer", |a| a.lab.play.game.plies() == 2);
     let t = app(&h).lab.play.thoughts.get(&1).expect("its think is kept");
@@ -330,8 +334,8 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     h.get_by_label(&format!("Charles — a network that never was a fly ({player}, unrated)")).click();
     h.step();
     h.get_by_label("Start").click();
-    wait(&mut h, "Charles loaded", |a| a.lab.play.fly.as_ref().is_some_and(|m| m.name() == player));
-    assert!(app(&h).lab.play.status.contains("never was a fly"), "{}", app(&h).lab.play.status);
+    wait(&mut h, "Charles loaded", |a| a.lab.play.fly.as_ref().is_some_and(|m| m.own_name() == player));
+    assert!(app(&h).lab.play.status().contains("never was a fly"), "{}", app(&h).lab.play.status());
     let white = app(&h).lab.play.user == shakmaty::Color::White;
     if white {
         drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);

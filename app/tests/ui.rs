@@ -45,7 +45,8 @@ fn use_fly(h: &mut Harness<'static, App>, name: &str) {
     let a = app_mut(h);
     a.lab.play.fly_name = name.into();
     a.lab.play.load_fly(&data, &checksum, None);
-    assert!(a.lab.play.fly.is_some(), "{}", a.lab.play.status);
+    wait(h, "the fly", |a| a.lab.play.fly.is_some() || !a.lab.play.preparing_fly());
+    assert!(app(h).lab.play.fly.is_some(), "{}", app(h).lab.play.status());
 }
 
 #[test]
@@ -92,7 +93,7 @@ fn a_premove_is_played_when_legal_and_dropped_when_not() {
     {
         let a = app_mut(&mut h);
         a.settings.animate = true;
-        a.lab.play.replay = true;
+        a.lab.command(flychess::lab::Command::Replay(true));
     }
     // 1. e4, and while the fly's 1... e5 is being replayed, premove e4-e5: blocked, dropped.
     drag(&mut h, Square::E2, Square::E4);
@@ -103,7 +104,7 @@ fn a_premove_is_played_when_legal_and_dropped_when_not() {
     assert_eq!(app(&h).lab.play.game.san()[1], "e5");
     assert_eq!(app(&h).lab.play.game.plies(), 2, "the premove was dropped");
     assert!(app(&h).play.board.premove.is_none());
-    assert!(app(&h).lab.play.status.contains("Premove dropped"), "{}", app(&h).lab.play.status);
+    assert!(app(&h).lab.play.status().contains("Premove dropped"), "{}", app(&h).lab.play.status());
     // 2. d4, premove Nf3 while the fly thinks: legal, played the moment it is our turn.
     drag(&mut h, Square::D2, Square::D4);
     wait(&mut h, "the fly's think to arrive", |a| a.lab.play.replaying());
@@ -124,7 +125,7 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     app_mut(&mut h).play.pgn_path = path.display().to_string();
     h.step();
     h.get_by_label("Save PGN").click();
-    wait(&mut h, "the PGN saved", |a| a.lab.play.status.starts_with("Saved"));
+    wait(&mut h, "the PGN saved", |a| a.lab.play.status().starts_with("Saved"));
     let text = std::fs::read_to_string(&path).expect("saved");
     assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly flywire\"]"), "{text}");
     let back = Game::from_pgn(&text).unwrap();
@@ -133,7 +134,7 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     app_mut(&mut h).new_game(Game::default(), Color::White, None);
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the PGN loaded", |a| a.lab.play.status.starts_with("Loaded"));
+    wait(&mut h, "the PGN loaded", |a| a.lab.play.status().starts_with("Loaded"));
     assert_eq!(app(&h).lab.play.game.san(), back.san());
     // A file far larger than a game is refused before it is read, and the game stays.
     let big = dir.path().join("big.pgn");
@@ -141,8 +142,8 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     app_mut(&mut h).play.pgn_path = big.display().to_string();
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the refusal", |a| a.lab.play.status.starts_with("Could not load"));
-    assert!(app(&h).lab.play.status.contains("not one game"), "{}", app(&h).lab.play.status);
+    wait(&mut h, "the refusal", |a| a.lab.play.status().starts_with("Could not load"));
+    assert!(app(&h).lab.play.status().contains("not one game"), "{}", app(&h).lab.play.status());
     assert_eq!(app(&h).lab.play.game.san(), back.san());
 }
 
@@ -159,7 +160,7 @@ fn threefold_repetition_is_called_on_the_third_occurrence_only() {
     }
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the PGN loaded", |a| a.lab.play.status.starts_with("Loaded"));
+    wait(&mut h, "the PGN loaded", |a| a.lab.play.status().starts_with("Loaded"));
     h.step();
     assert_eq!(app(&h).lab.play.game.plies(), 7);
     assert_eq!(app(&h).play.orientation, Color::Black);
@@ -356,8 +357,8 @@ fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
     // The FlyWire fly cannot play on the stand-in: the stand-in's own fly takes over.
     wait(&mut h, "the stand-in's own fly", |a| a.lab.play.fly_name == "backprop" && a.lab.play.fly.is_some());
     let a = app(&h);
-    assert_eq!(a.lab.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does ({})", a.lab.play.status);
-    assert!(a.lab.play.fly.is_some() && a.lab.play.status.contains("this brain's fly"), "{}", a.lab.play.status);
+    assert_eq!(a.lab.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does ({})", a.lab.play.status());
+    assert!(a.lab.play.fly.is_some() && a.lab.play.status().contains("this brain's fly"), "{}", a.lab.play.status());
 }
 
 #[test]
@@ -372,17 +373,17 @@ fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
     assert_eq!(app(&h).lab.play.shown_thought().map(|t| t.id), Some(second));
     // The cursor on the position after the fly's first reply: its first think, in the card and
     // in the sentence alike.
-    app_mut(&mut h).lab.play.cursor = Some(2);
+    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(2)));
     h.step();
     assert_eq!(app(&h).lab.play.shown_thought().map(|t| t.id), Some(first));
     let reply = app(&h).lab.play.game.san()[1].to_string();
     assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some(), "the sentence speaks of {reply}");
     // Before any think: silence.
-    app_mut(&mut h).lab.play.cursor = Some(0);
+    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(0)));
     h.step();
     assert!(app(&h).lab.play.shown_thought().is_none());
     // Taken back to the user's turn: the earlier think is the one shown, not the one taken back.
-    app_mut(&mut h).lab.play.cursor = None;
+    app_mut(&mut h).lab.command(flychess::lab::Command::Show(None));
     h.step();
     h.get_by_label("Take back").click();
     h.step();
@@ -411,14 +412,14 @@ fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_ot
     wait(&mut h, "the last think shown", |a| !a.lab.play.fly_to_move() && a.lab.play.thinking.is_none());
     let a = app(&h);
     let fly_moves = a.lab.play.thoughts.len();
-    assert!(fly_moves >= flychess::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play.status);
+    assert!(fly_moves >= flychess::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play.status());
     let with_rates = a.lab.play.thoughts.values().filter(|t| !t.rates.is_empty()).count();
     assert_eq!(with_rates, flychess::lab::KEEP_RATES, "only the newest thinks keep their rates");
     assert_eq!(a.lab.play.game.plies(), 14, "the fly stops at --plies");
     // Stepping back to the fly's first think (it plays White: ply 0) recalls its rates: the same
     // numbers, bit for bit.
     assert!(a.lab.play.thoughts[&0].rates.is_empty(), "the first think's rates were let go");
-    app_mut(&mut h).lab.play.cursor = Some(1);
+    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(1)));
     wait(&mut h, "the first think's rates", |a| a.lab.play.thoughts.get(&0).is_some_and(|t| !t.rates.is_empty()));
     let a = app(&h);
     let t = &a.lab.play.thoughts[&0];
@@ -518,7 +519,7 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
     wait(&mut h, "the refusal", |a| a.lab.opponent_failed.is_some());
     let a = app(&h);
     assert!(a.lab.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.lab.opponent_failed);
-    assert!(a.lab.play.status.contains("--watch backprop"), "{}", a.lab.play.status);
+    assert!(a.lab.play.status().contains("--watch backprop"), "{}", a.lab.play.status());
     assert!(
         a.launch.failed.lock().unwrap().as_ref().is_some_and(|e| e.contains("another brain")),
         "run() returns it: the exit status says so"

@@ -23,22 +23,17 @@ fn the_gpu_think_reads_back_only_the_readout(
     render_state: &eframe::egui_wgpu::RenderState,
     position: &shakmaty::Chess,
 ) {
-    use flychess::thinker::{Mover, ThinkRequest, think};
+    use flychess::thinker::{ThinkRequest, think};
     use flychess_sim::readout::{descending_features, policy};
     let a = app(h);
     let ready = a.ready().unwrap().clone();
-    let Some(Mover::Readout(fly)) = a.lab.play.fly.clone() else { panic!("the default fly is a readout fly") };
+    let Some(seat) = a.lab.play.fly.clone() else { panic!("no fly plays") };
+    let fly = seat.readout().cloned().expect("the default fly is a readout fly");
     let descending = ready.connectome.groups.descending.clone();
     let mut engine =
         Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
-    let request = ThinkRequest {
-        id: 7,
-        fly: Mover::Readout(fly.clone()),
-        position: position.clone(),
-        earlier: Vec::new(),
-        imagination: None,
-        recall: false,
-    };
+    let request =
+        ThinkRequest { id: 7, fly: seat.clone(), position: position.clone(), earlier: Vec::new(), imagination: None, recall: false };
     let baseline = std::sync::Arc::new(Vec::new());
     let t = think(&ready.brain, &descending, &baseline, &request, &mut engine).unwrap();
     assert!(engine.is_some(), "the GPU engine did not fail");

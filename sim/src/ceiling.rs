@@ -107,7 +107,7 @@ pub fn measure(
     depth: u32,
     progress: &dyn Fn(usize),
 ) -> Result<Ceiling> {
-    let engine = || Supervised::new(stockfish.to_path_buf(), EngineOptions { threads: 1, hash_mb: 16, elo: None });
+    let engine = || Supervised::new(stockfish.to_path_buf(), EngineOptions { threads: 1, hash_mb: 16, ..Default::default() });
     let mut losses: Vec<Vec<f64>> = vec![Vec::new(); selectors.len()];
     let mut best_hits: Vec<Vec<bool>> = vec![Vec::new(); selectors.len()];
     let mut seconds = vec![0.0; selectors.len()];

@@ -21,148 +21,11 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
-use crate::brain::Brain;
 use crate::error::{Error, Result};
-use crate::play::{Dice, Player, play_game};
+use crate::play::{Dice, play_game};
+use crate::players::{Entrant, Kit, Player};
 use crate::rating::{Outcome, bootstrap, fit};
-use crate::readout::Readout;
-use crate::search::{Aid, Evaluator, Searcher};
-use crate::stockfish::{EngineOptions, Limit, Supervised, find_stockfish};
-
-/// Who plays on the ladder.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Entrant {
-    Random,
-    Greedy,
-    /// Stockfish at its lowest UCI_Elo, playing a random legal move with this probability.
-    Stockfish {
-        random_share: f64,
-    },
-    /// A fly: `id` is `Fly::player_id(imagination)`, what its games are stored under; `sample`
-    /// draws its moves from the policy (the clone test) instead of playing the favourite.
-    Fly {
-        name: String,
-        id: String,
-        imagination: Option<f32>,
-        sample: bool,
-    },
-    /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
-    Dopamine {
-        name: String,
-        id: String,
-    },
-    /// Charles (`charles::player`): `name` is its player name (`charles` or `charles:RUN`), `id`
-    /// the content of its weights.
-    Charles {
-        name: String,
-        id: String,
-    },
-    /// A fly or Charles helped by one of Philidor's aids (`search::Aid`), labelled as such and
-    /// never the fly's own strength; `value` is the fly (name, id) whose value head judges
-    /// Charles's boards (Charles has none).
-    Aided {
-        base: Box<Entrant>,
-        aid: Aid,
-        value: Option<(String, String)>,
-    },
-}
-
-impl Entrant {
-    /// Whether `name` names a rung (random, greedy, stockfish, stockfish:P) rather than a fly.
-    pub fn names_rung(name: &str) -> bool {
-        matches!(name.split(':').next(), Some("random" | "greedy" | "stockfish"))
-    }
-
-    /// The rung a player name on the command line means: random, greedy, stockfish, or
-    /// stockfish:P (a share P of random moves); None when the name is a fly's.
-    pub fn rung(name: &str) -> Option<Result<Entrant>> {
-        let mut parts = name.split(':');
-        Some(Ok(match parts.next()? {
-            "random" => Entrant::Random,
-            "greedy" => Entrant::Greedy,
-            "stockfish" => match parts.next().map(str::parse::<f64>).transpose() {
-                Ok(share) => Entrant::Stockfish { random_share: share.unwrap_or(0.0) },
-                Err(_) => return Some(Err(Error::Invalid("stockfish:P takes a share of random moves, e.g. stockfish:0.25".into()))),
-            },
-            _ => return None,
-        }))
-    }
-
-    /// A fly as it plays on the ladder (the favourite, with the repetition rule).
-    pub fn fly(fly: &crate::fly::Fly, imagination: Option<f32>) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false }
-    }
-
-    /// A dopamine fly as it plays (the highest vote, with the repetition rule).
-    pub fn dopamine(fly: &crate::bio::file::DopamineFly) -> Entrant {
-        Entrant::Dopamine { name: fly.meta.name.clone(), id: fly.player_id() }
-    }
-
-    /// A trained Charles as it plays (the favourite, with the repetition rule).
-    pub fn charles(c: &crate::charles::player::Trained) -> Entrant {
-        Entrant::Charles { name: c.player_name().to_string(), id: c.id.clone() }
-    }
-
-    /// `base` (a fly playing its favourite, or Charles with the fly `value` for its values) with `aid`.
-    pub fn aided(base: Entrant, aid: Aid, value: Option<&crate::fly::Fly>) -> Result<Entrant> {
-        let value = match (&base, value) {
-            (Entrant::Fly { imagination: None, sample: false, .. }, None) => None,
-            (Entrant::Charles { .. }, Some(f)) => Some((f.meta.name.clone(), f.player_id(None))),
-            (Entrant::Charles { name, .. }, None) => {
-                return Err(Error::Invalid(format!("{name} has no value head: a fly's value must judge its boards")));
-            }
-            (other, _) => {
-                return Err(Error::Invalid(format!(
-                    "{} cannot take an aid: only a fly playing its favourite or Charles can",
-                    other.name()
-                )));
-            }
-        };
-        Ok(Entrant::Aided { base: Box::new(base), aid, value })
-    }
-
-    /// Whether this player needs Stockfish to play.
-    pub fn needs_stockfish(&self) -> bool {
-        matches!(self, Entrant::Stockfish { .. } | Entrant::Aided { aid: Aid::Select { .. }, .. })
-    }
-
-    /// The same fly drawing its moves from its policy.
-    pub fn sampling(fly: &crate::fly::Fly) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true }
-    }
-
-    pub fn name(&self) -> String {
-        match self {
-            Entrant::Random => "random".into(),
-            Entrant::Greedy => "greedy".into(),
-            Entrant::Stockfish { random_share } if *random_share > 0.0 => format!("stockfish-min {:.0}% random", 100.0 * random_share),
-            Entrant::Stockfish { .. } => "stockfish-min (anchor)".into(),
-            Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
-            Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
-            Entrant::Fly { name, .. } => name.clone(),
-            Entrant::Dopamine { name, .. } | Entrant::Charles { name, .. } => name.clone(),
-            Entrant::Aided { base, aid, value: None } => format!("{} + {}", base.name(), aid.label()),
-            Entrant::Aided { base, aid, value: Some((fly, _)) } => format!("{} + {} ({fly}'s value)", base.name(), aid.label()),
-        }
-    }
-
-    /// What the games are stored under: the rungs by what they are, a fly by its content.
-    pub fn id(&self) -> String {
-        match self {
-            Entrant::Fly { id, sample: true, .. } => format!("{id}-sampling"),
-            Entrant::Fly { id, .. } | Entrant::Dopamine { id, .. } | Entrant::Charles { id, .. } => id.clone(),
-            Entrant::Aided { base, aid, value } => {
-                format!("{}+{}{}", base.id(), aid.id_part(), value.as_ref().map(|(_, id)| format!("-value-{id}")).unwrap_or_default())
-            }
-            other => other.name(),
-        }
-    }
-
-    /// A fixed rung (random, greedy, Stockfish) rather than a player rated against the rungs.
-    pub fn is_rung(&self) -> bool {
-        matches!(self, Entrant::Random | Entrant::Greedy | Entrant::Stockfish { .. })
-    }
-}
+use crate::stockfish::find_stockfish;
 
 /// The fixed rungs, weakest first; the last is the anchor.
 pub fn rungs() -> Vec<Entrant> {
@@ -277,125 +140,6 @@ pub fn pairings(entrants: &[Entrant]) -> Vec<(usize, usize)> {
     out
 }
 
-/// What a fly needs to play.
-pub struct FlyKit<'a> {
-    pub brain: &'a Brain,
-    pub descending: &'a [u32],
-    /// Readouts by player id (`Fly::player_id`), one entry for each way a fly plays.
-    pub readouts: BTreeMap<String, Readout>,
-    /// The dopamine fly's model of the same brain, and each dopamine fly's plastic strengths by
-    /// player id (`with_dopamine`).
-    pub bio: Option<&'a crate::bio::BioBrain>,
-    pub dopamine: BTreeMap<String, Vec<f32>>,
-    /// Trained Charles runs by player id (`with_charles`).
-    pub charles: BTreeMap<String, std::sync::Arc<crate::charles::player::Trained>>,
-}
-
-impl<'a> FlyKit<'a> {
-    /// The kit of `flies`, each as the entrants in `entrants` that name it by id.
-    pub fn new(brain: &'a Brain, descending: &'a [u32], flies: &[(crate::fly::Fly, Vec<Entrant>)]) -> FlyKit<'a> {
-        let mut readouts = BTreeMap::new();
-        for (fly, entrants) in flies {
-            for e in entrants {
-                match e {
-                    Entrant::Fly { id, .. } => {
-                        readouts.insert(id.clone(), fly.readout.clone());
-                    }
-                    Entrant::Aided { base, .. } => {
-                        if let Entrant::Fly { id, .. } = &**base {
-                            readouts.insert(id.clone(), fly.readout.clone());
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        FlyKit { brain, descending, readouts, bio: None, dopamine: BTreeMap::new(), charles: BTreeMap::new() }
-    }
-
-    /// The kit with these Charles runs too.
-    pub fn with_charles(mut self, charles: &[std::sync::Arc<crate::charles::player::Trained>]) -> Self {
-        for c in charles {
-            self.charles.insert(c.id.clone(), c.clone());
-        }
-        self
-    }
-
-    /// The kit with dopamine flies too (each checked against `bio`).
-    pub fn with_dopamine(mut self, bio: &'a crate::bio::BioBrain, flies: &[crate::bio::file::DopamineFly]) -> Result<FlyKit<'a>> {
-        for f in flies {
-            f.check(bio)?;
-            self.dopamine.insert(f.player_id(), f.m.clone());
-        }
-        self.bio = Some(bio);
-        Ok(self)
-    }
-}
-
-/// The player `e` is, with its dice seeded by `dice` (Stockfish limited to `options`' nodes at its
-/// lowest UCI_Elo; a fly from `kit`). The ladder's, the duels' and the window's `--watch` opponent.
-pub fn player<'a>(
-    e: &Entrant,
-    kit: Option<&'a FlyKit<'a>>,
-    options: &LadderOptions,
-    dice: u64,
-    stockfish: &Option<PathBuf>,
-) -> Result<Player<'a>> {
-    Ok(match e {
-        Entrant::Random => Player::Random(Dice::new(dice)),
-        Entrant::Greedy => Player::Greedy(Dice::new(dice)),
-        Entrant::Stockfish { random_share } => {
-            let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::stockfish::INSTALL_HINT.into()))?;
-            let engine = Supervised::new(path, EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) });
-            Player::Stockfish { engine, limit: Limit::Nodes(options.stockfish_nodes), random_share: *random_share, dice: Dice::new(dice) }
-        }
-        Entrant::Fly { name, id, imagination, sample } => {
-            let kit = kit.ok_or_else(|| Error::Invalid("a fly needs its brain".into()))?;
-            let readout = kit.readouts.get(id).ok_or_else(|| Error::Invalid(format!("no readout for fly {name} ({id})")))?;
-            if *sample {
-                Player::SamplingFly { brain: kit.brain, readout, descending: kit.descending, dice: Dice::new(dice) }
-            } else {
-                Player::Fly { brain: kit.brain, readout, descending: kit.descending, imagination: *imagination }
-            }
-        }
-        Entrant::Dopamine { name, id } => {
-            let kit = kit.ok_or_else(|| Error::Invalid("a fly needs its brain".into()))?;
-            let (Some(bio), Some(m)) = (kit.bio, kit.dopamine.get(id)) else {
-                return Err(Error::Invalid(format!("no mushroom body for dopamine fly {name} ({id})")));
-            };
-            Player::Dopamine { bio, m }
-        }
-        Entrant::Charles { name, id } => {
-            let kit = kit.ok_or_else(|| Error::Invalid(format!("{name} needs its weights")))?;
-            let c = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
-            Player::Charles(c)
-        }
-        Entrant::Aided { base, aid, value } => {
-            let kit = kit.ok_or_else(|| Error::Invalid(format!("{} needs its brain", e.name())))?;
-            let readout =
-                |name: &str, id: &str| kit.readouts.get(id).ok_or_else(|| Error::Invalid(format!("no readout for fly {name} ({id})")));
-            let evaluator = match (&**base, value) {
-                (Entrant::Fly { name, id, .. }, None) => {
-                    Evaluator::Fly { brain: kit.brain, readout: readout(name, id)?, descending: kit.descending }
-                }
-                (Entrant::Charles { name, id }, Some((fly, fly_id))) => {
-                    let charles = kit.charles.get(id).ok_or_else(|| Error::Invalid(format!("no weights for {name} ({id})")))?;
-                    Evaluator::Charles { charles, brain: kit.brain, readout: readout(fly, fly_id)?, descending: kit.descending }
-                }
-                _ => return Err(Error::Invalid(format!("{} cannot take an aid", base.name()))),
-            };
-            let engine = match aid {
-                Aid::Select { .. } => {
-                    let path = stockfish.clone().ok_or_else(|| Error::Invalid(crate::stockfish::INSTALL_HINT.into()))?;
-                    Some(Supervised::new(path, EngineOptions { threads: 1, hash_mb: 16, elo: None }))
-                }
-                _ => None,
-            };
-            Player::Aided { searcher: Box::new(Searcher::new(evaluator)), aid: *aid, engine, label: e.name() }
-        }
-    })
-}
-
 /// Plays one game of opening `k` between `white` and `black` (`swapped`: the second game of the
 /// opening, the pairing's second player has White). The players' dice depend on the seed, the
 /// opening and the colour only, or with `dice_by_seat` on the seat instead of the colour.
@@ -404,14 +148,14 @@ pub fn play_one(
     black: &Entrant,
     k: usize,
     swapped: bool,
-    kit: Option<&FlyKit>,
+    kit: Option<&Kit>,
     options: &LadderOptions,
     stockfish: &Option<PathBuf>,
 ) -> Result<GameRow> {
     let base = options.seed.wrapping_mul(0x1000_0000_01B3).wrapping_add(k as u64 * 2);
     let (white_dice, black_dice) = if options.dice_by_seat && swapped { (base + 1, base) } else { (base, base + 1) };
-    let mut w = player(white, kit, options, white_dice, stockfish)?;
-    let mut b = player(black, kit, options, black_dice, stockfish)?;
+    let mut w = Player::new(white, kit, options.stockfish_nodes, white_dice, stockfish)?;
+    let mut b = Player::new(black, kit, options.stockfish_nodes, black_dice, stockfish)?;
     let start = opening(options.seed, k, options.opening_plies);
     let mut rec = play_game(&mut w, &mut b, start.clone(), options.max_plies)?;
     rec.white = white.name();
@@ -447,7 +191,7 @@ pub fn read_games(path: &Path) -> Result<Vec<GameRow>> {
 /// file, those of players no longer entered too.
 pub fn run(
     entrants: &[Entrant],
-    kit: Option<&FlyKit>,
+    kit: Option<&Kit>,
     options: &LadderOptions,
     games_file: &Path,
     progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
@@ -460,7 +204,7 @@ pub fn run(
 pub fn run_pairings(
     entrants: &[Entrant],
     pairings: &[(usize, usize)],
-    kit: Option<&FlyKit>,
+    kit: Option<&Kit>,
     options: &LadderOptions,
     games_file: &Path,
     progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
@@ -678,7 +422,7 @@ pub fn pairing_results(rows: &[GameRow]) -> Vec<PairingResult> {
 /// openings, both colours, dice seeded by colour. A deterministic harness that treats the colours
 /// alike gives the first copy exactly half the points; anything else means the bench is broken.
 /// It cannot tell a fair player from an unfair one: `clone_test` does that.
-pub fn harness_check(entrant: &Entrant, kit: Option<&FlyKit>, options: &LadderOptions, openings: usize) -> Result<(f64, Vec<GameRow>)> {
+pub fn harness_check(entrant: &Entrant, kit: Option<&Kit>, options: &LadderOptions, openings: usize) -> Result<(f64, Vec<GameRow>)> {
     let by_colour = LadderOptions { dice_by_seat: false, ..options.clone() };
     let mut points = 0.0;
     let mut games = Vec::new();
@@ -699,7 +443,7 @@ pub fn harness_check(entrant: &Entrant, kit: Option<&FlyKit>, options: &LadderOp
 pub fn duel_games(
     first: &Entrant,
     second: &Entrant,
-    kit: Option<&FlyKit>,
+    kit: Option<&Kit>,
     options: &LadderOptions,
     games_file: &Path,
     progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
@@ -737,7 +481,7 @@ pub fn pair_scores(games: &[GameRow]) -> Vec<f64> {
 /// Philidor's clone test: two copies of a fly that sample their moves from the policy, with
 /// independent dice (seeded by seat), over `options.games` paired games. Their score must fall
 /// inside the 95 % interval of 50 %; `duel::Duel::of` says whether it does.
-pub fn clone_test(sampling: &Entrant, kit: Option<&FlyKit>, options: &LadderOptions, games_file: &Path) -> Result<crate::duel::Duel> {
+pub fn clone_test(sampling: &Entrant, kit: Option<&Kit>, options: &LadderOptions, games_file: &Path) -> Result<crate::duel::Duel> {
     let games = duel_games(sampling, sampling, kit, options, games_file, &|_, _, _| {})?;
     Ok(crate::duel::Duel::of(&pair_scores(&games)))
 }
@@ -745,6 +489,8 @@ pub fn clone_test(sampling: &Entrant, kit: Option<&FlyKit>, options: &LadderOpti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::brain::Brain;
+    use crate::readout::Readout;
 
     fn options() -> LadderOptions {
         LadderOptions { games: 4, opening_plies: 4, max_plies: 120, seed: 5, stockfish_nodes: 1_000, workers: 2, dice_by_seat: false }
@@ -791,7 +537,7 @@ mod tests {
         };
         let entrants = |f: &crate::fly::Fly| vec![Entrant::Random, Entrant::fly(f, None)];
         let first = entrants(&old);
-        let kit = FlyKit::new(&brain, &descending, &[(old.clone(), first.clone())]);
+        let kit = Kit::new(std::sync::Arc::new(brain.clone()), descending.to_vec()).with_flies(&[(old.clone(), first.clone())]);
         run(&first, Some(&kit), &options(), &file, &count).unwrap();
         assert_eq!(played.swap(0, std::sync::atomic::Ordering::SeqCst), 4);
         // The same fly again: nothing to play.
@@ -800,7 +546,7 @@ mod tests {
         // Retrained under the same name: its games are played again, the old ones stay on disk
         // and are rated as the old player's.
         let second = entrants(&new);
-        let kit = FlyKit::new(&brain, &descending, &[(new.clone(), second.clone())]);
+        let kit = Kit::new(std::sync::Arc::new(brain.clone()), descending.to_vec()).with_flies(&[(new.clone(), second.clone())]);
         let rows = run(&second, Some(&kit), &options(), &file, &count).unwrap();
         assert_eq!(played.load(std::sync::atomic::Ordering::SeqCst), 4, "the retrained fly inherited the old one's games");
         assert_eq!(rows.len(), 8);
@@ -821,7 +567,7 @@ mod tests {
         let (brain, fly) = tiny_fly("f", 3);
         let descending = [0u32, 1, 2, 3];
         let sampling = Entrant::sampling(&fly);
-        let kit = FlyKit::new(&brain, &descending, &[(fly.clone(), vec![sampling.clone()])]);
+        let kit = Kit::new(std::sync::Arc::new(brain.clone()), descending.to_vec()).with_flies(&[(fly.clone(), vec![sampling.clone()])]);
         let duel = LadderOptions { games: 60, max_plies: 200, dice_by_seat: true, ..options() };
         let clone = clone_test(&sampling, Some(&kit), &duel, &dir.path().join("clone.jsonl")).unwrap();
         assert_eq!(clone.pairs, 30);

@@ -22,6 +22,7 @@ pub mod fly;
 pub mod grading;
 pub mod ladder;
 pub mod play;
+pub mod players;
 pub mod probe;
 pub mod profile;
 pub mod rating;

@@ -6,14 +6,14 @@
 //! repetition, the 50-move rule — or, as a safeguard, a move cap scored as a draw.
 
 use shakmaty::san::SanPlus;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position};
+use shakmaty::{Chess, Color, Move, Position};
 
 use crate::brain::Brain;
 use crate::chess::piece_value as value;
 use crate::chess::planes;
 use crate::error::Result;
-use crate::readout::{Readout, choose, policy, position_key, think_features};
-use crate::stockfish::{Limit, Supervised};
+use crate::players::Player;
+use crate::readout::{Readout, policy, position_key, think_features};
 
 /// A portable xorshift stream for the random choices of the simple players.
 #[derive(Clone, Debug)]
@@ -47,106 +47,6 @@ impl Dice {
             u -= w;
         }
         weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
-    }
-}
-
-pub enum Player<'a> {
-    Random(Dice),
-    Greedy(Dice),
-    /// A fly; with `imagination: Some(w)` it looks at the board after each of its legal moves.
-    Fly {
-        brain: &'a Brain,
-        readout: &'a Readout,
-        descending: &'a [u32],
-        imagination: Option<f32>,
-    },
-    /// A fly that draws its move from its policy (the probabilities as they are) with its own
-    /// dice: the player of the clone test with independent seeds.
-    SamplingFly {
-        brain: &'a Brain,
-        readout: &'a Readout,
-        descending: &'a [u32],
-        dice: Dice,
-    },
-    Stockfish {
-        engine: Supervised,
-        limit: Limit,
-        random_share: f64,
-        dice: Dice,
-    },
-    /// A dopamine fly: the MBONs' vote on the board after each legal move (`bio`).
-    Dopamine {
-        bio: &'a crate::bio::BioBrain,
-        m: &'a [f32],
-    },
-    /// Charles, the transformer that never was a fly (`charles::player`).
-    Charles(&'a crate::charles::player::Trained),
-    /// A fly or Charles with one of Philidor's aids (`search`): a judge, a search, or Stockfish
-    /// choosing among its top five (`engine`); `label` names it as such.
-    Aided {
-        searcher: Box<crate::search::Searcher<'a>>,
-        aid: crate::search::Aid,
-        engine: Option<Supervised>,
-        label: String,
-    },
-}
-
-impl Player<'_> {
-    pub fn name(&self) -> String {
-        match self {
-            Player::Random(_) => "random".into(),
-            Player::Greedy(_) => "greedy".into(),
-            Player::Fly { imagination: Some(_), .. } => "fly (imagination)".into(),
-            Player::Fly { .. } => "fly".into(),
-            Player::SamplingFly { .. } => "fly (sampling)".into(),
-            Player::Stockfish { random_share, .. } if *random_share > 0.0 => format!("stockfish ({:.0}% random)", 100.0 * random_share),
-            Player::Stockfish { .. } => "stockfish".into(),
-            Player::Dopamine { .. } => "dopamine fly".into(),
-            Player::Charles(c) => c.player_name().to_string(),
-            Player::Aided { label, .. } => label.clone(),
-        }
-    }
-
-    /// This player's move in `pos`; `earlier` are the keys of the game's positions so far.
-    pub fn choose(&mut self, pos: &Chess, earlier: &[u64]) -> Result<Move> {
-        let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
-        Ok(match self {
-            Player::Random(d) => moves[d.below(moves.len())],
-            Player::Greedy(d) => greedy(pos, &moves, d),
-            Player::Fly { brain, readout, descending, imagination: Some(w) } => {
-                let (p, seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
-                p.moves[seen.pick(*w)]
-            }
-            Player::Fly { brain, readout, descending, imagination: None } => {
-                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
-                let p = policy(pos, &readout.heads(&features[0]));
-                p.moves[choose(pos, &p, earlier).expect("a position in play has legal moves").0]
-            }
-            Player::SamplingFly { brain, readout, descending, dice } => {
-                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
-                let p = policy(pos, &readout.heads(&features[0]));
-                p.moves[dice.sample(&p.probability)]
-            }
-            Player::Dopamine { bio, m } => {
-                let (moves, _, i) = bio.choose(m, pos, earlier).expect("a position in play has legal moves");
-                moves[i]
-            }
-            Player::Charles(c) => {
-                let (p, i) = c.choose(pos, earlier)?;
-                p.moves[i]
-            }
-            Player::Aided { searcher, aid, engine, .. } => searcher.decide(*aid, pos, earlier, engine.as_mut())?.chosen,
-            Player::Stockfish { engine, limit, random_share, dice } => {
-                if *random_share > 0.0 && dice.chance(*random_share) {
-                    moves[dice.below(moves.len())]
-                } else {
-                    let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
-                    let uci = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                    uci.and_then(|u| moves.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u).copied())
-                        .unwrap_or(moves[dice.below(moves.len())])
-                }
-            }
-        })
     }
 }
 
@@ -375,6 +275,7 @@ pub fn play_game(white: &mut Player, black: &mut Player, start: Chess, max_plies
 mod tests {
     use super::*;
     use crate::chess::position_from_fen;
+    use shakmaty::CastlingMode;
 
     /// A brain of four unconnected neurons: the readout alone decides.
     fn tiny() -> (Brain, Readout) {

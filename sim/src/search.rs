@@ -121,28 +121,35 @@ pub struct Evaluation {
     pub value: f32,
 }
 
-/// Where priors and values come from.
+/// Where priors and values come from: a fly's think gives each board's value and, unless another
+/// policy gives the prior (Charles, who has no value head), the prior too.
 #[derive(Clone, Copy)]
-pub enum Evaluator<'a> {
-    /// A fly: policy and value from one think.
-    Fly { brain: &'a Brain, readout: &'a Readout, descending: &'a [u32] },
-    /// Charles's policy, the value of the fly `readout` on `brain`.
-    Charles { charles: &'a crate::charles::player::Trained, brain: &'a Brain, readout: &'a Readout, descending: &'a [u32] },
+pub struct Evaluator<'a> {
+    pub brain: &'a Brain,
+    pub readout: &'a Readout,
+    pub descending: &'a [u32],
+    /// Charles's policy as the prior instead of the fly's.
+    pub prior: Option<&'a crate::charles::player::Trained>,
 }
 
-impl Evaluator<'_> {
+impl<'a> Evaluator<'a> {
+    /// A fly alone: policy and value from one think.
+    pub fn fly(brain: &'a Brain, readout: &'a Readout, descending: &'a [u32]) -> Evaluator<'a> {
+        Evaluator { brain, readout, descending, prior: None }
+    }
+
     /// Every board's evaluation, the boards thought as one batch.
     pub fn evaluate(&self, boards: &[Chess]) -> Result<Vec<Evaluation>> {
-        let (Evaluator::Fly { brain, readout, descending } | Evaluator::Charles { brain, readout, descending, .. }) = *self;
-        let features = think_features(brain, &boards.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
+        let features =
+            think_features(self.brain, &boards.iter().map(planes).collect::<Vec<_>>(), self.descending, &self.readout.read_steps);
         boards
             .iter()
             .zip(features)
             .map(|(board, f)| {
-                let fly = policy(board, &readout.heads(&f));
-                match self {
-                    Evaluator::Fly { .. } => Ok(Evaluation { moves: fly.moves, prior: fly.probability, value: fly.value }),
-                    Evaluator::Charles { charles, .. } => {
+                let fly = policy(board, &self.readout.heads(&f));
+                match self.prior {
+                    None => Ok(Evaluation { moves: fly.moves, prior: fly.probability, value: fly.value }),
+                    Some(charles) => {
                         let c = charles.policy(board)?;
                         Ok(Evaluation { moves: c.moves, prior: c.probability, value: fly.value })
                     }
@@ -302,6 +309,12 @@ impl<'a> Searcher<'a> {
         };
         d.seconds = started.elapsed().as_secs_f64();
         Ok(d)
+    }
+
+    /// The evaluations of `boards` (each kept for the rest of the game, those not yet kept thought
+    /// as one batch).
+    pub fn evaluate(&mut self, boards: &[Chess]) -> Result<Vec<Evaluation>> {
+        Ok(self.evaluations(boards)?.0)
     }
 
     /// The base policy's shortlist in `pos`, most probable first.

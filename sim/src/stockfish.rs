@@ -78,11 +78,14 @@ pub struct EngineOptions {
     pub hash_mb: u32,
     /// Some(elo): play at that strength (UCI_LimitStrength).
     pub elo: Option<u32>,
+    /// Any other engine's own options, set in this order after the ones above (`setoption name
+    /// K value V`; an engine ignores a name it does not know).
+    pub extra: Vec<(String, String)>,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { threads: 1, hash_mb: 32, elo: None }
+        EngineOptions { threads: 1, hash_mb: 32, elo: None, extra: Vec::new() }
     }
 }
 
@@ -94,9 +97,13 @@ pub struct Engine {
     pub path: PathBuf,
     /// The lowest UCI_Elo this engine accepts (1350 for Stockfish 15.1, 1320 from 16 on).
     pub min_elo: Option<u32>,
+    /// What the engine calls itself (`id name`).
+    pub id_name: Option<String>,
 }
 
-const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an engine may take to answer `uci` and `isready` (an engine that loads a network or
+/// a brain at start takes seconds).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Engine {
     pub fn start(path: &Path, options: &EngineOptions) -> Result<Engine> {
@@ -117,13 +124,14 @@ impl Engine {
                 }
             }
         });
-        let mut e = Engine { child, stdin, lines, path: path.to_path_buf(), min_elo: None };
+        let mut e = Engine { child, stdin, lines, path: path.to_path_buf(), min_elo: None, id_name: None };
         e.send("uci")?;
         let hello = e.wait_for(|l| l == "uciok", START_TIMEOUT)?;
         e.min_elo = hello.iter().find(|l| l.starts_with("option name UCI_Elo")).and_then(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
             words.windows(2).find(|w| w[0] == "min").and_then(|w| w[1].parse().ok())
         });
+        e.id_name = hello.iter().find_map(|l| l.trim().strip_prefix("id name ")).map(|n| n.trim().to_string());
         e.send(&format!("setoption name Threads value {}", options.threads))?;
         e.send(&format!("setoption name Hash value {}", options.hash_mb))?;
         e.send("setoption name UCI_ShowWDL value true")?;
@@ -131,6 +139,9 @@ impl Engine {
             let elo = e.min_elo.map_or(elo, |m| elo.max(m));
             e.send("setoption name UCI_LimitStrength value true")?;
             e.send(&format!("setoption name UCI_Elo value {elo}"))?;
+        }
+        for (k, v) in &options.extra {
+            e.send(&format!("setoption name {k} value {v}"))?;
         }
         e.ready(START_TIMEOUT)?;
         Ok(e)

@@ -11,7 +11,8 @@ use flychess_sim::bio::{BioBrain, Constants, MushroomBody};
 use flychess_sim::brain::{Brain, cpu};
 use flychess_sim::chess::Planes;
 use flychess_sim::eye::{EyeCell, EyeRole};
-use flychess_sim::play::{Dice, Player};
+use flychess_sim::play::Dice;
+use flychess_sim::players::Player;
 
 const KC: usize = 64;
 

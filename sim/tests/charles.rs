@@ -86,7 +86,8 @@ fn the_seeds_size_is_its_parameter_count() {
 #[test]
 fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_not() {
     use flychess_sim::charles::player::{self, Trained};
-    use flychess_sim::play::{Dice, Player, play_game};
+    use flychess_sim::play::{Dice, play_game};
+    use flychess_sim::players::Player;
     let dataset = Dataset::load(&shipped_path()).unwrap();
     let options =
         TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };

@@ -107,7 +107,7 @@ fn a_search_over_the_flys_top_five_is_deterministic_counts_its_visits_and_takes_
     let data = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("default-brain");
     let (loaded, brain) = store::ready_brain(&BrainSpec::default(), &data, CalibrationOptions::default(), &|_, _| {}).unwrap();
     let descending = &loaded.connectome.groups.descending;
-    let evaluator = Evaluator::Fly { brain: &brain, readout: &fly.readout, descending };
+    let evaluator = Evaluator::fly(&brain, &fly.readout, descending);
     let middlegame = position_from_fen("r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 b - - 0 7").unwrap();
     let mut searcher = Searcher::new(evaluator);
     let once = searcher.decide(Aid::Search { simulations: 24 }, &middlegame, &[], None).unwrap();

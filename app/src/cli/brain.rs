@@ -931,7 +931,7 @@ pub fn cache(
 /// brain found among the user's and the shipped flies (None when there is none).
 fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option<serde_json::Value>> {
     use flychess_sim::fly::Fly;
-    use flychess_sim::play::Player;
+    use flychess_sim::players::Player;
     let Some((_, path)) = flychess_sim::fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
     let fly = Fly::load(&path)?;
     let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;

@@ -4,7 +4,7 @@
 //! board-linear readout), plus the random mover.
 
 use crate::cli::brain_training::BrainTrainArgs;
-use crate::cli::{EngineArgs, FitArgs, WhichBrain};
+use crate::cli::{EngineArgs, FitArgs, UciEnginesArgs, WhichBrain};
 use clap::Args;
 use std::path::Path;
 use std::path::PathBuf;
@@ -14,7 +14,6 @@ use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::cache::Reading;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
@@ -23,6 +22,7 @@ use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
 
+use flychess::players::{Named, charles_runs, dopamine_of_brain, entrant_named, flies_of_brain, kit_parts};
 use flychess::profiling::games_file;
 
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
@@ -534,26 +534,19 @@ pub fn analyse(
 }
 
 /// `flychess play`: games between flies, Charles, the random and greedy movers and Stockfish.
-#[allow(clippy::too_many_arguments)]
-pub fn play(
-    which: &WhichBrain,
-    data: &Path,
-    white: &str,
-    black: &str,
-    games: usize,
-    seed: u64,
-    json: bool,
-    imagination: Option<f32>,
-) -> Result<()> {
-    use flychess_sim::play::{Dice, Player, play_game};
-    use flychess_sim::stockfish::{EngineOptions, Limit, Supervised, find_stockfish};
+pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
+    let PlayArgs { ref white, ref black, games, game_seed: seed, json, imagination, ref which } = *args;
+    let (white, black) = (white.as_str(), black.as_str());
+    use flychess_sim::play::play_game;
+    use flychess_sim::players::{Entrant, Kit, Player};
+    use flychess_sim::stockfish::find_stockfish;
     let spec = crate::cli::brain::spec(which, data)?;
     let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
-    let needs_brain = [white, black].iter().any(|p| !flychess_sim::ladder::Entrant::names_rung(p) && charles_of(p).is_none());
+    let needs_brain = [white, black].iter().any(|p| !flychess_sim::players::Entrant::names_rung(p) && charles_of(p).is_none());
     let mut charles = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some(run) = charles_of(name) {
-            charles.insert(name.to_string(), flychess_sim::charles::player::Trained::load(&run, data)?);
+            charles.insert(name.to_string(), std::sync::Arc::new(flychess_sim::charles::player::Trained::load(&run, data)?));
         }
     }
     let prepared = if needs_brain {
@@ -564,7 +557,7 @@ pub fn play(
     let mut flies = std::collections::HashMap::new();
     for name in [white, black] {
         if let Some((loaded, _)) = &prepared
-            && !flychess_sim::ladder::Entrant::names_rung(name)
+            && !flychess_sim::players::Entrant::names_rung(name)
             && !charles.contains_key(name)
         {
             let f = Fly::load(&fly::find(name, data)?)?;
@@ -574,24 +567,28 @@ pub fn play(
             flies.insert(name.to_string(), f);
         }
     }
-    let descending: Vec<u32> = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
-    let make = |name: &str, dice: u64| -> Result<Player> {
-        use flychess_sim::ladder::Entrant;
-        Ok(match Entrant::rung(name).transpose()? {
-            Some(Entrant::Random) => Player::Random(Dice::new(dice)),
-            Some(Entrant::Greedy) => Player::Greedy(Dice::new(dice)),
-            Some(Entrant::Stockfish { random_share }) => {
-                let path = find_stockfish(None)?;
-                let engine = Supervised::new(path, EngineOptions { elo: Some(0), ..Default::default() });
-                Player::Stockfish { engine, limit: Limit::Nodes(20_000), random_share, dice: Dice::new(dice) }
-            }
-            _ if charles.contains_key(name) => Player::Charles(&charles[name]),
-            _ => {
-                let (_, brain) = prepared.as_ref().expect("prepared for flies");
-                Player::Fly { brain, readout: &flies[name].readout, descending: &descending, imagination }
-            }
-        })
-    };
+    // Every player is the ladder's (`Player::new`): Stockfish at its lowest UCI_Elo on 20,000
+    // nodes a move, a fly playing its favourite (with imagination at the weight asked for).
+    let mut entrants = std::collections::HashMap::new();
+    for name in [white, black] {
+        let entrant = match Entrant::rung(name).transpose()? {
+            Some(rung) => rung,
+            None if charles.contains_key(name) => Entrant::charles(&charles[name]),
+            None => Entrant::fly(&flies[name], imagination),
+        };
+        entrants.insert(name, entrant);
+    }
+    let kit = match prepared {
+        Some((loaded, brain)) => {
+            let flies: Vec<(Fly, Vec<Entrant>)> =
+                flies.iter().map(|(name, f)| (f.clone(), vec![entrants[name.as_str()].clone()])).collect();
+            Kit::new(std::sync::Arc::new(brain), loaded.connectome.groups.descending.clone()).with_flies(&flies)
+        }
+        None => Kit::default(),
+    }
+    .with_charles(&charles.values().cloned().collect::<Vec<_>>());
+    let stockfish = if entrants.values().any(Entrant::needs_stockfish) { Some(find_stockfish(None)?) } else { None };
+    let make = |name: &str, dice: u64| Player::new(&entrants[name], Some(&kit), 20_000, dice, &stockfish);
     let mut records = Vec::new();
     let (mut w, mut d, mut l) = (0, 0, 0);
     for g in 0..games {
@@ -633,60 +630,6 @@ pub fn play(
     Ok(())
 }
 
-/// The flies of the brain `loaded` (the user's first: a shipped fly of the same name is shadowed).
-fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
-    let mut out = Vec::new();
-    for name in fly::list(data) {
-        if fly::find(&name, data).is_ok_and(|p| flychess_sim::bio::file::is_dopamine_fly(&p)) {
-            continue;
-        }
-        match fly::find(&name, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == checksum => out.push(f),
-            Ok(_) => {}
-            Err(e) => eprintln!("skipping fly {name}: {e}"),
-        }
-    }
-    out
-}
-
-/// The dopamine flies of the brain that think on one model (the first's constants; others are
-/// said and left out), and that model.
-fn dopamine_of_brain(
-    spec: &flychess_sim::store::BrainSpec,
-    data: &Path,
-    loaded: &flychess_sim::connectome::brain_file::Loaded,
-    brain: &flychess_sim::brain::Brain,
-    wanted: Option<Vec<DopamineFly>>,
-) -> Result<(Vec<DopamineFly>, Option<flychess_sim::bio::BioBrain>)> {
-    let all = match wanted {
-        Some(w) => w,
-        None => flychess_sim::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().map(|(_, f)| f).collect(),
-    };
-    let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
-    let constants = first.meta.constants;
-    let bio = flychess_sim::bio::prepare(&loaded.connectome, &loaded.checksum, brain, &spec.brain_path(data), constants, &|_| {})?;
-    let mut kept = Vec::new();
-    for f in all {
-        match f.check(&bio) {
-            Ok(()) => kept.push(f),
-            Err(e) => eprintln!("leaving out dopamine fly {}: {e}", f.meta.name),
-        }
-    }
-    Ok((kept, Some(bio)))
-}
-
-/// Every finished Charles run that loads (those that do not are said and left out).
-fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_sim::charles::player::Trained>> {
-    let mut out = Vec::new();
-    for name in flychess_sim::charles::player::list(data) {
-        match flychess_sim::charles::player::Trained::load(&name, data) {
-            Ok(c) => out.push(std::sync::Arc::new(c)),
-            Err(e) => eprintln!("leaving out Charles {name}: {e}"),
-        }
-    }
-    out
-}
-
 /// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
 fn anchor_elo(stockfish: &Path) -> Result<f64> {
     use flychess_sim::stockfish::{Engine, EngineOptions};
@@ -714,24 +657,18 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable; the harness
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
-#[allow(clippy::too_many_arguments)]
-pub fn rate(
-    which: &WhichBrain,
-    data: &Path,
-    games: usize,
-    quick: bool,
-    aided: bool,
-    seed: u64,
-    json: bool,
-    engine: EngineChoice,
-) -> Result<()> {
-    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
+    let RateArgs { games, quick, aided, game_seed: seed, json, ref engine, ref uci, ref which } = *args;
+    let engine = engine.choice();
+    use flychess_sim::ladder::{self, LadderOptions};
+    use flychess_sim::players::{Entrant, Kit};
     use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
     use flychess_sim::stockfish::find_stockfish;
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let brain = std::sync::Arc::new(brain);
     let flies = flies_of_brain(data, &loaded.checksum);
     let (dopamine, bio) = dopamine_of_brain(&spec, data, &loaded, &brain, None)?;
     if flies.is_empty() {
@@ -778,11 +715,13 @@ pub fn rate(
             entrants.push(Entrant::aided(Entrant::charles(c), Aid::Search { simulations: DEFAULT_SIMULATIONS }, Some(value))?);
         }
     }
-    let kit = match &bio {
-        Some(bio) => FlyKit::new(&brain, &descending, &kit_flies).with_dopamine(bio, &dopamine)?,
-        None => FlyKit::new(&brain, &descending, &kit_flies),
-    }
-    .with_charles(&charles);
+    // The user's own UCI engines, rated against the rungs like any player.
+    entrants.extend(uci.entrants()?);
+    let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
+    let kit = match bio {
+        Some(bio) => kit.with_dopamine(bio, &dopamine)?,
+        None => kit,
+    };
     let file = games_file(data, "", &loaded.checksum, &options);
     let bar = game_bar();
     let started = Instant::now();
@@ -895,145 +834,37 @@ pub fn rate(
     Ok(())
 }
 
-/// A player named on the command line: random, greedy, stockfish, stockfish:P (a share P of
-/// random moves), a fly of this brain by name, NAME+imagination (its tuned weight), a dopamine
-/// fly, charles or charles:RUN, or a fly or Charles with one of Philidor's aids: NAME+judge,
-/// NAME+search (64 simulations) or NAME+searchN, NAME+sfD (Stockfish at depth D among its top
-/// five); Charles's boards are valued by the brain's trained fly.
-enum Named {
-    Rung,
-    Fly(Fly),
-    Dopamine(DopamineFly),
-    Charles(std::sync::Arc<flychess_sim::charles::player::Trained>),
-    /// Charles with an aid, and the fly whose value judges its boards.
-    ValuedCharles(std::sync::Arc<flychess_sim::charles::player::Trained>, Fly),
-}
-
-/// What named players bring to a `FlyKit`: the flies with the entrant each plays as, the dopamine
-/// flies, the Charles runs (rungs bring nothing).
-type KitParts =
-    (Vec<(Fly, Vec<flychess_sim::ladder::Entrant>)>, Vec<DopamineFly>, Vec<std::sync::Arc<flychess_sim::charles::player::Trained>>);
-
-fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e flychess_sim::ladder::Entrant)>) -> KitParts {
-    let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
-    for (n, e) in named {
-        match n {
-            Named::Fly(f) => flies.push((f, vec![e.clone()])),
-            Named::Dopamine(f) => dopamine.push(f),
-            Named::Charles(c) => charles.push(c),
-            Named::ValuedCharles(c, f) => {
-                let plain = flychess_sim::ladder::Entrant::fly(&f, None);
-                flies.push((f, vec![plain]));
-                charles.push(c);
-            }
-            Named::Rung => {}
-        }
-    }
-    (flies, dopamine, charles)
-}
-
-/// A brain ready to play on (for the judge's weight, chosen on VAL the first time).
-type Ready<'a> = Option<(&'a flychess_sim::brain::Brain, &'a [u32])>;
-
-fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) -> Result<(flychess_sim::ladder::Entrant, Named)> {
-    use flychess_sim::ladder::Entrant;
-    use flychess_sim::search::Aid;
-    if let Some(rung) = Entrant::rung(name) {
-        return Ok((rung?, Named::Rung));
-    }
-    if let Some((base, suffix)) = name.rsplit_once('+')
-        && suffix != "imagination"
-    {
-        let aid =
-            Aid::parse(suffix).ok_or_else(|| anyhow!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)"))??;
-        let (base_entrant, named) = entrant_named(base, data, checksum, ready)?;
-        let (entrant, named) = match named {
-            Named::Fly(f) => {
-                let aid = match aid {
-                    Aid::Judge { .. } => {
-                        let (brain, descending) = ready.ok_or_else(|| anyhow!("{name} needs its brain"))?;
-                        Aid::Judge { weight: flychess::training::judge_weight(data, &f, brain, descending)? }
-                    }
-                    other => other,
-                };
-                (Entrant::aided(base_entrant, aid, None)?, Named::Fly(f))
-            }
-            Named::Charles(c) => {
-                if matches!(aid, Aid::Judge { .. }) {
-                    return Err(anyhow!(
-                        "{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"
-                    ));
-                }
-                let c_sum = checksum.ok_or_else(|| anyhow!("{name} needs a brain whose fly values its boards"))?;
-                let (_, path) = fly::trained_for(c_sum, data).ok_or_else(|| {
-                    anyhow!("{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`")
-                })?;
-                let f = Fly::load(&path)?;
-                (Entrant::aided(base_entrant, aid, Some(&f))?, Named::ValuedCharles(c, f))
-            }
-            _ => return Err(anyhow!("{name}: only a fly or Charles takes an aid")),
-        };
-        return Ok((entrant, named));
-    }
-    if let Some(run) = flychess_sim::charles::player::run_name(name) {
-        let c = flychess_sim::charles::player::Trained::load(run, data)?;
-        return Ok((Entrant::charles(&c), Named::Charles(std::sync::Arc::new(c))));
-    }
-    let (fly_name, imagining) = match name.strip_suffix("+imagination") {
-        Some(n) => (n, true),
-        None => (name, false),
-    };
-    let path = fly::find(fly_name, data)?;
-    if flychess_sim::bio::file::is_dopamine_fly(&path) {
-        let f = DopamineFly::load(&path)?;
-        if imagining {
-            return Err(anyhow!("{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"));
-        }
-        if let Some(c) = checksum
-            && f.meta.brain_checksum != c
-        {
-            return Err(anyhow!("dopamine fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
-        }
-        return Ok((Entrant::dopamine(&f), Named::Dopamine(f)));
-    }
-    let f = Fly::load(&path)?;
-    if let Some(c) = checksum
-        && f.meta.brain_checksum != c
-    {
-        return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
-    }
-    let w = imagining.then(|| flychess::training::tuned_imagination(data, &f));
-    Ok((Entrant::fly(&f, w), Named::Fly(f)))
-}
-
 /// `flychess duel A B`: paired openings (each played with colours swapped, dice by seat), the
 /// Elo difference with its 95 % interval from the pentanomial pair scores, optionally as a
 /// sequential test (SPRT) that stops at Wald's bounds. Resumable (DATA/ladder/duel-…).
-#[allow(clippy::too_many_arguments)]
-pub fn duel(
-    which: &WhichBrain,
-    data: &Path,
-    a: &str,
-    b: &str,
-    games: usize,
-    seed: u64,
-    sprt: Option<flychess_sim::duel::Sprt>,
-    json: bool,
-    engine: EngineChoice,
-) -> Result<()> {
+pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
+    let DuelArgs { ref first, ref second, games, game_seed: seed, sprt, elo0, elo1, alpha, beta, json, ref engine, ref uci, ref which } =
+        *args;
+    let (a, b, engine) = (first.as_str(), second.as_str(), engine.choice());
+    let sprt = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
     use flychess_sim::duel::Duel;
-    use flychess_sim::ladder::{self, FlyKit, LadderOptions};
-    let prepared = if ladder::Entrant::names_rung(a) && ladder::Entrant::names_rung(b) {
+    use flychess_sim::ladder::{self, LadderOptions};
+    use flychess_sim::players::{Entrant, Kit};
+    // The user's UCI engines, by the names given them here.
+    let engines = uci.entrants()?;
+    let engine_named = |name: &str| engines.iter().find(|e| e.name() == name).cloned();
+    let needs_no_brain = |name: &str| Entrant::names_rung(name) || engine_named(name).is_some();
+    let prepared = if needs_no_brain(a) && needs_no_brain(b) {
         None
     } else {
         let spec = crate::cli::brain::spec(which, data)?;
-        Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
+        let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+        Some((loaded, std::sync::Arc::new(brain)))
     };
     let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
     let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
-    let ready = prepared.as_ref().map(|(_, brain)| (brain, &descending[..]));
-    let (first, first_fly) = entrant_named(a, data, checksum.as_deref(), ready)?;
-    let (second, second_fly) = entrant_named(b, data, checksum.as_deref(), ready)?;
+    let ready = prepared.as_ref().map(|(_, brain)| (&**brain, &descending[..]));
+    let named = |name: &str| match engine_named(name) {
+        Some(e) => Ok((e, Named::Rung)),
+        None => entrant_named(name, data, checksum.as_deref(), ready),
+    };
+    let (first, first_fly) = named(a)?;
+    let (second, second_fly) = named(b)?;
     if first.id() == second.id() {
         return Err(anyhow!("{a} and {b} are the same player; `flychess rate` runs the clone test"));
     }
@@ -1054,8 +885,8 @@ pub fn duel(
     };
     let kit = match &prepared {
         Some((_, brain)) => {
-            let kit = FlyKit::new(brain, &descending, &kit_flies).with_charles(&charles);
-            Some(match &bio {
+            let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
+            Some(match bio {
                 Some(bio) => kit.with_dopamine(bio, &dopamine)?,
                 None => kit,
             })
@@ -1313,21 +1144,15 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 /// file for this brain (the same games `rate --games N` plays: each rung, openings 0, 1, … with
 /// colours swapped), played where missing; the first `games` of them by opening are analysed,
 /// two at a time, each by a fresh engine (the same figures on every run).
-#[allow(clippy::too_many_arguments)]
-pub fn profile(
-    which: &WhichBrain,
-    data: &Path,
-    player: Option<&str>,
-    games: usize,
-    depth: u32,
-    json: bool,
-    engine: EngineChoice,
-) -> Result<()> {
-    use flychess_sim::ladder::FlyKit;
+pub fn profile(data: &Path, args: &ProfileArgs) -> Result<()> {
+    let ProfileArgs { ref player, games, depth, json, ref engine, ref which } = *args;
+    let (player, engine) = (player.as_deref(), engine.choice());
+    use flychess_sim::players::Kit;
     use flychess_sim::stockfish::find_stockfish;
     let stockfish = find_stockfish(None)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let brain = std::sync::Arc::new(brain);
     let player = match player {
         Some(p) => p.to_string(),
         None => fly::trained_for(&loaded.checksum, data)
@@ -1341,8 +1166,8 @@ pub fn profile(
     let _in_force = simulator::install(&brain, sim);
     let (kit_flies, dopamine, charles) = kit_parts([(named, &entrant)]);
     let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
-    let kit = FlyKit::new(&brain, &descending, &kit_flies).with_charles(&charles);
-    let kit = match &bio {
+    let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
+    let kit = match bio {
         Some(b) => kit.with_dopamine(b, &dopamine)?,
         None => kit,
     };
@@ -1418,25 +1243,18 @@ pub fn profile(
 /// `flychess ceiling`: the selection ceiling (`sim::ceiling`) of a fly or Charles on HOLD
 /// middlegames, and with `duel_games` each aid's duel against the policy alone (the same games
 /// file `flychess duel` keeps, so either reuses the other's games).
-#[allow(clippy::too_many_arguments)]
-pub fn ceiling(
-    which: &WhichBrain,
-    data: &Path,
-    player: Option<&str>,
-    positions: usize,
-    depth: u32,
-    simulations: usize,
-    duel_games: usize,
-    json: bool,
-    engine: EngineChoice,
-) -> Result<()> {
+pub fn ceiling(data: &Path, args: &CeilingArgs) -> Result<()> {
+    let CeilingArgs { ref player, positions, depth, simulations, duel_games, json, ref engine, ref which } = *args;
+    let (player, engine) = (player.as_deref(), engine.choice());
     use flychess_sim::ceiling::{Selector, measure, middlegames, selectors};
     use flychess_sim::duel::Duel;
-    use flychess_sim::ladder::{self, Entrant, FlyKit, LadderOptions};
+    use flychess_sim::ladder::{self, LadderOptions};
+    use flychess_sim::players::{Entrant, Kit};
     use flychess_sim::search::{Aid, Evaluator};
     let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let brain = std::sync::Arc::new(brain);
     let descending = loaded.connectome.groups.descending.clone();
     let player = match player {
         Some(p) => p.to_string(),
@@ -1459,8 +1277,8 @@ pub fn ceiling(
     eprintln!("the flies think on the {}", sim.describe());
     let _in_force = simulator::install(&brain, sim);
     let evaluator = match &charles {
-        None => Evaluator::Fly { brain: &brain, readout: &value_fly.readout, descending: &descending },
-        Some(c) => Evaluator::Charles { charles: c, brain: &brain, readout: &value_fly.readout, descending: &descending },
+        None => Evaluator::fly(&brain, &value_fly.readout, &descending),
+        Some(c) => Evaluator { prior: Some(c), ..Evaluator::fly(&brain, &value_fly.readout, &descending) },
     };
     // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
     let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, &brain, &descending)? } else { f32::NAN };
@@ -1493,7 +1311,8 @@ pub fn ceiling(
             .collect::<std::result::Result<_, _>>()?;
         let mut flies_entrants = vec![Entrant::fly(&value_fly, None)];
         flies_entrants.extend(aided.iter().cloned());
-        let kit = FlyKit::new(&brain, &descending, &[(value_fly.clone(), flies_entrants)])
+        let kit = Kit::new(brain.clone(), descending.clone())
+            .with_flies(&[(value_fly.clone(), flies_entrants)])
             .with_charles(&charles.iter().cloned().collect::<Vec<_>>());
         let options = LadderOptions { games: duel_games.max(2), seed: 1, dice_by_seat: true, ..Default::default() };
         for first in &aided {
@@ -1579,6 +1398,8 @@ pub struct RateArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
+    pub uci: UciEnginesArgs,
+    #[command(flatten)]
     pub which: WhichBrain,
 }
 
@@ -1607,6 +1428,8 @@ pub struct DuelArgs {
     pub json: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub uci: UciEnginesArgs,
     #[command(flatten)]
     pub which: WhichBrain,
 }

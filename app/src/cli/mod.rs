@@ -142,6 +142,22 @@ pub enum Command {
     Play(fly::PlayArgs),
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench(brain::BenchArgs),
+    /// The fly as a UCI engine on stdin/stdout, for any chess program (Cute Chess, Arena, En
+    /// Croissant, Scid, lichess-bot, python-chess): `flychess uci --player flywire`.
+    Uci(UciArgs),
+}
+
+// The arguments of `flychess uci` (its help text is the command's doc comment in `Command`).
+#[derive(clap::Args)]
+pub struct UciArgs {
+    /// The player at the start (the `Player` option changes it): a fly of the brain, NAME+judge,
+    /// NAME+search64, a dopamine fly, charles or charles:RUN. Default: the brain's own fly.
+    #[arg(long)]
+    pub player: Option<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }
 
 /// Runs the command line: a subcommand's work, or the window.
@@ -154,7 +170,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let watch = cli.watch.map(|opponent| flychess::lab::Watch { opponent, plies: cli.plies });
             // A fly opponent that does not exist is said before the window opens.
             if let Some(w) = &watch
-                && !flychess_sim::ladder::Entrant::names_rung(&w.opponent)
+                && !flychess_sim::players::Entrant::names_rung(&w.opponent)
                 && let Err(e) = flychess_sim::fly::find(&w.opponent, &data)
             {
                 return Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent));
@@ -173,6 +189,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     ..Default::default()
                 })
             })
+        }
+        Some(Command::Uci(UciArgs { player, engine, which })) => {
+            let start = flychess::uci::Start { spec: brain::spec(&which, &data)?, data, player, engine: engine.choice() };
+            let stdin = std::io::BufReader::new(std::io::stdin());
+            flychess::uci::serve(start, stdin, &mut std::io::stdout().lock())
         }
         Some(Command::Brain(cmd)) => brain::brain(cmd, &data),
         Some(Command::Data(cmd)) => brain::data(cmd),
@@ -266,22 +287,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Some(Command::Lessons(fly::LessonsArgs { positions, depth, workers })) => fly::lessons(&data, positions, depth, workers),
-        Some(Command::Play(fly::PlayArgs { white, black, games, game_seed, json, imagination, which })) => {
-            fly::play(&which, &data, &white, &black, games, game_seed, json, imagination)
-        }
-        Some(Command::Rate(fly::RateArgs { games, quick, aided, game_seed, json, engine, which })) => {
-            fly::rate(&which, &data, games, quick, aided, game_seed, json, engine.choice())
-        }
-        Some(Command::Duel(fly::DuelArgs { first, second, games, game_seed, sprt, elo0, elo1, alpha, beta, json, engine, which })) => {
-            let test = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
-            fly::duel(&which, &data, &first, &second, games, game_seed, test, json, engine.choice())
-        }
-        Some(Command::Profile(fly::ProfileArgs { player, games, depth, json, engine, which })) => {
-            fly::profile(&which, &data, player.as_deref(), games, depth, json, engine.choice())
-        }
-        Some(Command::Ceiling(fly::CeilingArgs { player, positions, depth, simulations, duel_games, json, engine, which })) => {
-            fly::ceiling(&which, &data, player.as_deref(), positions, depth, simulations, duel_games, json, engine.choice())
-        }
+        Some(Command::Play(args)) => fly::play(&data, &args),
+        Some(Command::Rate(args)) => fly::rate(&data, &args),
+        Some(Command::Duel(args)) => fly::duel(&data, &args),
+        Some(Command::Profile(args)) => fly::profile(&data, &args),
+        Some(Command::Ceiling(args)) => fly::ceiling(&data, &args),
         Some(Command::Gradcheck(brain_training::GradcheckArgs { seed, json })) => brain_training::gradcheck(seed, json),
         Some(Command::Blame(brain_training::BlameArgs { fen, fly, json, which })) => {
             brain_training::blame(&which, &data, &fen, fly.as_deref(), json)

@@ -1,6 +1,7 @@
 //! The options several command families share: which brain a command works on (`WhichBrain`:
 //! FlyWire v783, the stand-in or MaleCNS, a tables folder, a seed), which engine thinks
-//! (`EngineArgs`), and how a readout is fitted (`FitArgs`).
+//! (`EngineArgs`), how a readout is fitted (`FitArgs`), and UCI engines of the user's as players
+//! (`UciEnginesArgs`).
 
 use std::path::PathBuf;
 
@@ -122,4 +123,41 @@ pub enum BrainKind {
     /// `--brain` given without a value (only `train` takes it: the default brain learns too).
     #[value(hide = true)]
     Itself,
+}
+
+/// UCI engines of the user's as players on the ladder and in duels.
+#[derive(Args, Clone, Debug, Default)]
+pub struct UciEnginesArgs {
+    /// A UCI engine as a player called NAME: NAME=PATH (repeat for more). Its games are kept under
+    /// what it calls itself (`id name`) and its options; it thinks 100 ms a move.
+    #[arg(long = "uci", value_name = "NAME=PATH")]
+    pub uci: Vec<String>,
+    /// An option for the engine NAME: NAME:KEY=VALUE (repeat for more; set in order after one
+    /// thread and a 16 MB hash).
+    #[arg(long = "uci-option", value_name = "NAME:KEY=VALUE")]
+    pub uci_option: Vec<String>,
+}
+
+impl UciEnginesArgs {
+    /// The engines named, each started once to read its `id name`.
+    pub fn entrants(&self) -> anyhow::Result<Vec<flychess_sim::players::Entrant>> {
+        let mut options: Vec<(String, String, String)> = Vec::new();
+        for o in &self.uci_option {
+            let (name, kv) = o.split_once(':').ok_or_else(|| anyhow::anyhow!("--uci-option {o}: expected NAME:KEY=VALUE"))?;
+            let (k, v) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("--uci-option {o}: expected NAME:KEY=VALUE"))?;
+            if !self.uci.iter().any(|u| u.split_once('=').is_some_and(|(n, _)| n == name)) {
+                return Err(anyhow::anyhow!("--uci-option {o}: no --uci {name}=PATH"));
+            }
+            options.push((name.to_string(), k.trim().to_string(), v.trim().to_string()));
+        }
+        let mut out = Vec::new();
+        for u in &self.uci {
+            let (name, path) = u.split_once('=').ok_or_else(|| anyhow::anyhow!("--uci {u}: expected NAME=PATH"))?;
+            let mine = options.iter().filter(|(n, _, _)| n == name).map(|(_, k, v)| (k.clone(), v.clone())).collect();
+            let entrant = flychess_sim::players::Entrant::uci(name, std::path::Path::new(path), mine)
+                .map_err(|e| anyhow::anyhow!("--uci {name}: {e}"))?;
+            out.push(entrant);
+        }
+        Ok(out)
+    }
 }

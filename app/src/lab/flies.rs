@@ -110,7 +110,9 @@ pub fn read_ratings(data: &Path) -> HashMap<String, String> {
                     Some(Ok(aid)) => aid,
                     _ => continue,
                 };
-                let Ok(e) = flychess_sim::ladder::Entrant::aided(flychess_sim::ladder::Entrant::fly(&f, None), aid, None) else { continue };
+                let Ok(e) = flychess_sim::players::Entrant::aided(flychess_sim::players::Entrant::fly(&f, None), aid, None) else {
+                    continue;
+                };
                 if let Some(r) = by_id.get(&e.id()) {
                     out.insert(format!("{name}+{suffix}"), r.clone());
                 }

@@ -19,7 +19,7 @@ use crate::game::{Game, parse_move};
 use crate::grader::{GradeJob, Grader, MoveGrade, PositionGrade};
 use crate::lab::ReadyBrain;
 use crate::sound::{Sound, Speaker};
-use crate::thinker::{Mover, ThinkRequest, Thinker, Thought};
+use crate::thinker::{Seated, ThinkRequest, Thinker, Thought};
 
 /// How many of the newest thinks keep their full rates (besides the one shown).
 pub const KEEP_RATES: usize = 4;
@@ -52,11 +52,11 @@ pub struct Match {
     pub game_id: u64,
     pub user: Color,
     pub fly_name: String,
-    pub fly: Option<Mover>,
-    /// A dopamine fly, Charles or a judge being made ready off the UI thread.
-    fly_job: Option<std::sync::mpsc::Receiver<Result<Mover, String>>>,
+    pub fly: Option<Seated>,
+    /// The fly being made ready off the UI thread (`load_fly`).
+    fly_job: Option<std::sync::mpsc::Receiver<Loading>>,
     /// None: following the game; Some(ply): looking at the position after `ply` moves.
-    pub cursor: Option<usize>,
+    pub(in crate::lab) cursor: Option<usize>,
     /// The think in flight: (request id, when it started).
     pub thinking: Option<(u64, f64)>,
     next_request: u64,
@@ -70,11 +70,11 @@ pub struct Match {
     pub grades: HashMap<usize, PositionGrade>,
     requested: HashMap<usize, String>,
     pub hint: Option<(String, Move)>,
-    pub imagination: bool,
+    pub(in crate::lab) imagination: bool,
     /// Replay the fly's 12 steps before its move is played.
-    pub replay: bool,
+    pub(in crate::lab) replay: bool,
     /// What the game last said (a fly that cannot play, a dropped premove, a bad move typed).
-    pub status: String,
+    pub(in crate::lab) status: String,
     /// The fly stops moving once the game has this many plies (`--watch --plies N`).
     pub stop_at: Option<usize>,
     /// Who plays the user's side when the window plays by itself (`--watch`).
@@ -107,164 +107,51 @@ impl Match {
         }
     }
 
-    /// Loads the fly by name for the brain with `checksum`; when that fly is missing or belongs
-    /// to another brain, the brain's own trained fly (the shipped one first) plays instead and
-    /// the status says so. A brain with no trained fly yet says how to train one.
+    /// Loads the fly by name for the brain with `checksum`, on a thread (its file read and checked,
+    /// a dopamine fly's model of the brain made, a judge's weight read back or chosen on VAL,
+    /// Charles's weights loaded); it plays once ready. When the fly is missing or belongs to
+    /// another brain, the brain's own trained fly (the shipped one first) plays instead and the
+    /// status says so. A brain with no trained fly yet says how to train one.
     pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<ReadyBrain>>) {
-        self.fly_job = None;
-        if let Some(run) = flychess_sim::charles::player::run_name(&self.fly_name) {
-            self.load_charles(run.to_string(), data.to_path_buf());
-            return;
-        }
-        if let Some((base, suffix)) = self.fly_name.clone().rsplit_once('+')
-            && let Some(aid) = flychess_sim::search::Aid::parse(suffix)
-        {
-            match aid {
-                Ok(aid) => self.load_aided(base, aid, checksum, ready, data),
-                Err(e) => {
-                    self.status = format!("{} cannot play: {e}", self.fly_name);
-                    self.fly = None;
-                }
-            }
-            return;
-        }
-        if let Ok(path) = flychess_sim::fly::find(&self.fly_name, data)
-            && flychess_sim::bio::file::is_dopamine_fly(&path)
-            && let Some(ready) = ready.filter(|r| r.checksum == checksum)
-        {
-            self.load_dopamine(path, ready.clone(), data.to_path_buf());
-            return;
-        }
-        let named = flychess_sim::fly::find(&self.fly_name, data).and_then(|p| Fly::load(&p));
-        if let Ok(f) = &named
-            && f.meta.brain_checksum == checksum
-        {
-            self.fly = Some(Mover::Readout(Arc::new(f.clone())));
-            return;
-        }
-        let why = match &named {
-            Ok(f) => format!("Fly {} was trained on another brain ({})", self.fly_name, f.meta.brain),
-            Err(e) => format!("Fly {} could not be loaded ({e})", self.fly_name),
-        };
-        match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
-            Some((name, Ok(f))) => {
-                self.status = format!("{why}; {name}, this brain's fly, plays instead.");
-                self.fly_name = name;
-                self.fly = Some(Mover::Readout(Arc::new(f)));
-            }
-            _ => {
-                self.status = format!("{why}, and this brain has no trained fly yet: train one in the Train tab.");
-                self.fly = None;
-            }
-        }
-    }
-
-    /// A dopamine fly: its file read and its model of the brain made (the mushroom body split off,
-    /// its homeostasis read back or measured once) on a thread; it plays once ready.
-    fn load_dopamine(&mut self, path: std::path::PathBuf, ready: Arc<ReadyBrain>, data: std::path::PathBuf) {
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let made = (|| -> flychess_sim::Result<Mover> {
-                let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
-                let bio = ready.dopamine_model(&data, f.meta.constants, &|_| {})?;
-                f.check(&bio)?;
-                Ok(Mover::Dopamine(Arc::new(f), bio))
-            })();
-            let _ = tx.send(made.map_err(|e| e.to_string()));
-        });
+        let (name, checksum, ready, data) = (self.fly_name.clone(), checksum.to_string(), ready.cloned(), data.to_path_buf());
+        std::thread::Builder::new()
+            .name("fly-loading".into())
+            .spawn(move || {
+                let say = |status: String| {
+                    let _ = tx.send(Loading::Saying(status));
+                };
+                let _ = tx.send(Loading::Done(seat(&name, &checksum, ready, &data, &say)));
+            })
+            .expect("a thread can be started");
         self.fly = None;
         self.fly_job = Some(rx);
-        self.status = format!("Preparing dopamine fly {}'s mushroom body…", self.fly_name);
     }
 
-    /// A fly of this brain with one of Philidor's aids: a search plays at once; a judge's weight is
-    /// read back or chosen on VAL on a thread (seconds) and it plays once ready.
-    fn load_aided(
-        &mut self,
-        base: &str,
-        aid: flychess_sim::search::Aid,
-        checksum: &str,
-        ready: Option<&Arc<ReadyBrain>>,
-        data: &std::path::Path,
-    ) {
-        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == checksum => Arc::new(f),
-            Ok(f) => {
-                self.status = format!("{} cannot play: fly {base} was trained on another brain ({})", self.fly_name, f.meta.brain);
-                self.fly = None;
-                return;
-            }
-            Err(e) => {
-                self.status = format!("{} cannot play: {e}", self.fly_name);
-                self.fly = None;
-                return;
-            }
-        };
-        let flychess_sim::search::Aid::Judge { .. } = aid else {
-            self.status =
-                format!("{} plays: the fly's brain thinks, a {} picks among its five most probable moves.", self.fly_name, aid.label());
-            self.fly = Some(Mover::Aided(fly, aid));
-            return;
-        };
-        let Some(ready) = ready.filter(|r| r.checksum == checksum).cloned() else {
-            self.status = format!("{} waits for its brain.", self.fly_name);
-            self.fly = None;
-            return;
-        };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let data = data.to_path_buf();
-        std::thread::spawn(move || {
-            let weight = crate::training::judge_weight(&data, &fly, &ready.brain, &ready.connectome.groups.descending);
-            let _ = tx.send(weight.map(|weight| Mover::Aided(fly, flychess_sim::search::Aid::Judge { weight })).map_err(|e| e.to_string()));
-        });
-        self.fly = None;
-        self.fly_job = Some(rx);
-        self.status = format!("Choosing {}'s weight on VAL positions…", self.fly_name);
-    }
-
-    /// Charles: its weights loaded on a thread; it plays once ready. It needs no brain.
-    fn load_charles(&mut self, run: String, data: std::path::PathBuf) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let made = flychess_sim::charles::player::Trained::load(&run, &data).map(|c| Mover::Charles(Arc::new(c)));
-            let _ = tx.send(made.map_err(|e| e.to_string()));
-        });
-        self.fly = None;
-        self.fly_job = Some(rx);
-        self.status = format!("Loading {}…", self.fly_name);
-    }
-
-    /// Takes a dopamine fly, Charles or a judged fly that became ready; true while one is still being prepared.
+    /// Takes the fly that became ready; true while one is still being prepared.
     fn poll_fly_job(&mut self) -> bool {
         let Some(rx) = &self.fly_job else { return false };
-        match rx.try_recv() {
-            Ok(Ok(m @ Mover::Aided(..))) => {
-                self.status = format!(
-                    "{} plays: the fly's brain thinks, a {} picks among its five most probable moves.",
-                    self.fly_name,
-                    aid_label(&m)
-                );
-                self.fly = Some(m);
-                self.fly_job = None;
-                false
+        let answer = loop {
+            match rx.try_recv() {
+                Ok(Loading::Saying(status)) => self.status = status,
+                Ok(Loading::Done(done)) => break Ok(done),
+                Err(e) => break Err(e),
             }
-            Ok(Ok(m)) if !m.has_brain() => {
-                self.status = format!(
-                    "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
-                    m.name()
-                );
-                self.fly = Some(m);
-                self.fly_job = None;
-                false
-            }
-            Ok(Ok(m)) => {
-                self.status = format!("Dopamine fly {} plays: it looks at the board after each of its moves and its MBONs vote.", m.name());
-                self.fly = Some(m);
+        };
+        match answer {
+            Ok(Ok(ready)) => {
+                let Seat { player, name, status } = ready;
+                self.fly_name = name;
+                if let Some(status) = status {
+                    self.status = status;
+                }
+                self.fly = Some(player);
                 self.fly_job = None;
                 false
             }
             Ok(Err(e)) => {
-                self.status = format!("{} cannot play: {e}", self.fly_name);
+                self.status = e;
+                self.fly = None;
                 self.fly_job = None;
                 false
             }
@@ -277,7 +164,7 @@ impl Match {
         }
     }
 
-    /// A dopamine fly is being prepared.
+    /// A fly is being made ready.
     pub fn preparing_fly(&self) -> bool {
         self.fly_job.is_some()
     }
@@ -298,6 +185,35 @@ impl Match {
     }
 
     /// The ply shown on the board.
+    /// None: following the game; Some(ply): the position after `ply` moves is shown.
+    pub fn cursor(&self) -> Option<usize> {
+        self.cursor
+    }
+
+    /// What the game last said.
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    /// Whether the fly looks at the board after each of its own moves.
+    pub fn imagination(&self) -> bool {
+        self.imagination
+    }
+
+    /// Whether the fly's 12 steps are replayed before its move is played.
+    pub fn replay(&self) -> bool {
+        self.replay
+    }
+
+    /// Shows the position after `ply` moves (None, or the last ply: follows the game).
+    pub(in crate::lab) fn show(&mut self, ply: Option<usize>) {
+        self.cursor = ply.filter(|&p| p < self.game.plies());
+    }
+
+    pub(in crate::lab) fn say(&mut self, words: String) {
+        self.status = words;
+    }
+
     pub fn shown_ply(&self) -> usize {
         self.cursor.unwrap_or(self.game.plies()).min(self.game.plies())
     }
@@ -525,7 +441,7 @@ impl Match {
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
                 imagination: fly
                     .readout()
-                    .filter(|_| self.imagination && !matches!(fly, Mover::Aided(..)))
+                    .filter(|_| self.imagination && fly.aid().is_none())
                     .map(|f| crate::training::tuned_imagination(w.data, f)),
                 recall: false,
             });
@@ -626,10 +542,100 @@ fn uci(m: &Move) -> String {
     m.to_uci(CastlingMode::Standard).to_string()
 }
 
-/// "judge" or "search 64": what helps an aided fly.
-fn aid_label(m: &Mover) -> String {
-    match m {
-        Mover::Aided(_, aid) => aid.label(),
-        _ => String::new(),
+/// What the thread making a fly ready sends: what it is doing, then the fly or why it cannot play.
+enum Loading {
+    Saying(String),
+    Done(Result<Seat, String>),
+}
+
+/// A fly made ready to play: the player, its name (another when the one asked for could not
+/// play on this brain), and what the status should say (None: nothing to say).
+struct Seat {
+    player: Seated,
+    name: String,
+    status: Option<String>,
+}
+
+/// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
+/// is that one): Charles or charles:RUN, a fly with one of Philidor's aids (NAME+judge,
+/// NAME+search…), a dopamine fly, or a readout fly — this brain's trained fly instead when that
+/// one is missing or belongs to another brain. The error is the status to show.
+/// `say` tells the status what takes time.
+fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::path::Path, say: &dyn Fn(String)) -> Result<Seat, String> {
+    use flychess_sim::players::{Entrant, Kit};
+    use flychess_sim::search::Aid;
+    let ready = ready.filter(|r| r.checksum == checksum);
+    let kit = || match &ready {
+        Some(r) => Kit::new(r.brain.clone(), r.connectome.groups.descending.clone()),
+        None => Kit::default(),
+    };
+    let seated = |entrant: Entrant, kit: Kit| Seated { entrant, kit: Arc::new(kit) };
+    let cannot = |e: &dyn std::fmt::Display| format!("{name} cannot play: {e}");
+    if let Some(run) = flychess_sim::charles::player::run_name(name) {
+        say(format!("Loading {name}…"));
+        let c = flychess_sim::charles::player::Trained::load(run, data).map_err(|e| cannot(&e))?;
+        let status = format!(
+            "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
+            c.player_name()
+        );
+        let entrant = Entrant::charles(&c);
+        return Ok(Seat { player: seated(entrant, kit().with_charles(&[Arc::new(c)])), name: name.into(), status: Some(status) });
+    }
+    if let Some((base, suffix)) = name.rsplit_once('+')
+        && let Some(aid) = Aid::parse(suffix)
+    {
+        let aid = aid.map_err(|e| cannot(&e))?;
+        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
+            Ok(f) if f.meta.brain_checksum == checksum => f,
+            Ok(f) => return Err(cannot(&format!("fly {base} was trained on another brain ({})", f.meta.brain))),
+            Err(e) => return Err(cannot(&e)),
+        };
+        let aid = match aid {
+            Aid::Judge { .. } => {
+                let ready = ready.as_ref().ok_or_else(|| format!("{name} waits for its brain."))?;
+                say(format!("Choosing {name}'s weight on VAL positions…"));
+                let weight =
+                    crate::training::judge_weight(data, &fly, &ready.brain, &ready.connectome.groups.descending).map_err(|e| cannot(&e))?;
+                Aid::Judge { weight }
+            }
+            other => other,
+        };
+        let entrant = Entrant::aided(Entrant::fly(&fly, None), aid, None).map_err(|e| cannot(&e))?;
+        let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
+        let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
+        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status) });
+    }
+    if let Ok(path) = flychess_sim::fly::find(name, data)
+        && flychess_sim::bio::file::is_dopamine_fly(&path)
+        && let Some(ready) = &ready
+    {
+        say(format!("Preparing dopamine fly {name}'s mushroom body…"));
+        let made = (|| -> flychess_sim::Result<(Entrant, Kit)> {
+            let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
+            let bio = ready.dopamine_model(data, f.meta.constants, &|_| {})?;
+            Ok((Entrant::dopamine(&f), kit().with_dopamine(bio, &[f])?))
+        })();
+        let (entrant, kit) = made.map_err(|e| cannot(&e))?;
+        let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
+        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status) });
+    }
+    let readout_fly = |name: String, fly: Fly, status: Option<String>| {
+        let entrant = Entrant::fly(&fly, None);
+        let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
+        Seat { player: seated(entrant, kit), name, status }
+    };
+    let named = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p));
+    if let Ok(f) = &named
+        && f.meta.brain_checksum == checksum
+    {
+        return Ok(readout_fly(name.into(), f.clone(), None));
+    }
+    let why = match &named {
+        Ok(f) => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
+        Err(e) => format!("Fly {name} could not be loaded ({e})"),
+    };
+    match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+        Some((own, Ok(f))) => Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")))),
+        _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
     }
 }

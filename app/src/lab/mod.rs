@@ -147,6 +147,16 @@ pub enum Command {
     /// Write the game as PGN to this file (atomically, off the UI thread); the outcome is said in
     /// the game's status.
     SavePgn(PathBuf),
+    /// Show the position after this many moves (None: follow the game).
+    Show(Option<usize>),
+    /// The game's status line says this (a copied FEN, a dropped premove, a typed move refused).
+    Say(String),
+    /// The fly looks at the board after each of its own moves (one-move imagination), or not.
+    Imagination(bool),
+    /// Replay the fly's 12 steps before its move is played, or not.
+    Replay(bool),
+    /// Mute the move sounds, or not.
+    Mute(bool),
 }
 
 /// The largest PGN file the window reads (a game's PGN is a few kilobytes; a file this size is
@@ -361,6 +371,11 @@ impl Lab {
                     wake();
                 });
             }
+            Command::Show(ply) => self.play.show(ply),
+            Command::Say(words) => self.play.say(words),
+            Command::Imagination(on) => self.play.imagination = on,
+            Command::Replay(on) => self.play.replay = on,
+            Command::Mute(on) => self.speaker.muted = on,
         }
         true
     }
@@ -691,7 +706,7 @@ impl Lab {
             Some(w) => {
                 self.play.game.is_over()
                     || w.plies.is_some_and(|n| self.play.game.plies() >= n)
-                    || self.play.fly.is_none()
+                    || (self.play.fly.is_none() && !self.play.preparing_fly())
                     || self.opponent_failed.is_some()
             }
             None => true,

@@ -19,13 +19,16 @@ impl FlyChessApp {
                 }
             });
             if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
-                self.lab.speaker.muted = self.settings.muted || self.launch.quiet;
+                self.lab.command(Command::Mute(self.settings.muted || self.launch.quiet));
             }
             if let Some(why) = &self.lab.speaker.status {
                 ui.small(why);
             }
             ui.checkbox(&mut self.settings.animate, "Slide pieces");
-            ui.checkbox(&mut self.lab.play.replay, "Replay the fly's 12 steps before its move");
+            let mut replay = self.lab.play.replay();
+            if ui.checkbox(&mut replay, "Replay the fly's 12 steps before its move").changed() {
+                self.lab.command(Command::Replay(replay));
+            }
             ui.horizontal(|ui| {
                 ui.label("Stockfish:");
                 ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));

@@ -437,7 +437,7 @@ impl BrainView {
         data: &Path,
         render_state: Option<&eframe::egui_wgpu::RenderState>,
         looks: &mut crate::ui::looks::Looks,
-        fly: Option<&crate::thinker::Mover>,
+        fly: Option<&crate::thinker::Seated>,
     ) {
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
         self.poll_control(connectome);

@@ -15,7 +15,7 @@ use crate::lab::Region;
 use crate::lab::STEPS;
 
 use crate::lab::ReadyBrain;
-use crate::thinker::{Mover, Thought};
+use crate::thinker::{Seated, Thought};
 use crate::ui::board::{Arrow, BoardState, BoardTheme, BoardView};
 use crate::ui::brain_view::{BrainView, ThinkSummary};
 use crate::ui::looks::Looks;
@@ -69,7 +69,7 @@ impl BrainView {
         summary: Option<&ThinkSummary>,
         ready: &Arc<ReadyBrain>,
         looks: &mut Looks,
-        fly: Option<&Mover>,
+        fly: Option<&Seated>,
     ) -> bool {
         let now = ui.input(|i| i.time);
         let (next, back, auto, leave) = ui.input(|i| {

@@ -13,7 +13,7 @@ use shakmaty::{Chess, Square};
 use crate::lab::ReadyBrain;
 use crate::lab::jobs::Aside;
 use crate::lab::jobs::explain::{Explanation, SquareSight};
-use crate::thinker::{Mover, Thought};
+use crate::thinker::{Seated, Thought};
 use crate::ui::board::SquareMark;
 
 /// How many thinks keep their board lesion.
@@ -83,7 +83,7 @@ impl Looks {
     }
 
     /// Starts the lesion of `thought` (by `fly`, a readout fly) unless it is done or under way.
-    pub fn request(&mut self, ctx: &egui::Context, thought: &Thought, fly: Option<&Mover>, ready: &Arc<ReadyBrain>) {
+    pub fn request(&mut self, ctx: &egui::Context, thought: &Thought, fly: Option<&Seated>, ready: &Arc<ReadyBrain>) {
         if self.explanation(thought.id).is_some() || self.job.as_ref().is_some_and(|(id, _)| *id == thought.id) {
             return;
         }

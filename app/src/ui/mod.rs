@@ -301,8 +301,8 @@ impl FlyChessApp {
             },
             Arc::new(move || waker.request_repaint()),
         );
-        lab.play.imagination = settings.imagination;
-        lab.play.replay = settings.replay;
+        lab.command(Command::Imagination(settings.imagination));
+        lab.command(Command::Replay(settings.replay));
         let mut play = PlayTab::new(user);
         if !settings.game_pgn.is_empty() && launch.moves.is_empty() {
             match Game::from_pgn(&settings.game_pgn) {
@@ -433,7 +433,7 @@ impl FlyChessApp {
         let user = if game.plies() == 0 { Color::White } else { !game.turn() };
         self.new_game(game, user, None);
         if let Some(why) = stopped {
-            self.lab.play.status = why;
+            self.lab.command(Command::Say(why));
         }
     }
 
@@ -678,7 +678,7 @@ impl FlyChessApp {
                 self.moves_applied && (thought || self.launch.moves.is_empty())
             }
             BrainState::Ready(_) => {
-                let fly_done = game.fly.is_none() || !game.fly_to_move();
+                let fly_done = (game.fly.is_none() && !game.preparing_fly()) || !game.fly_to_move();
                 // Watching: the game is over, or has its plies.
                 let watched = self.lab.watch_done();
                 self.moves_applied
@@ -729,8 +729,8 @@ impl FlyChessApp {
         let game = &self.lab.play;
         self.settings.fly = game.fly_name.clone();
         self.settings.user_white = game.user == Color::White;
-        self.settings.imagination = game.imagination;
-        self.settings.replay = game.replay;
+        self.settings.imagination = game.imagination();
+        self.settings.replay = game.replay();
         self.settings.game_pgn = if game.game.is_over() { String::new() } else { game.pgn() };
         self.settings.clone()
     }

@@ -101,7 +101,9 @@ impl PlayTab {
             Some(m) => {
                 cx.lab.command(Command::Play(m));
             }
-            None => cx.lab.play.status = "Premove dropped: no longer legal.".into(),
+            None => {
+                cx.lab.command(Command::Say("Premove dropped: no longer legal.".into()));
+            }
         }
     }
 
@@ -122,16 +124,16 @@ impl PlayTab {
         let plies = cx.lab.play.game.plies();
         let shown = cx.lab.play.shown_ply();
         if left && shown > 0 {
-            cx.lab.play.cursor = Some(shown - 1);
+            cx.lab.command(Command::Show(Some(shown - 1)));
         }
         if right {
-            cx.lab.play.cursor = if shown + 1 >= plies { None } else { Some(shown + 1) };
+            cx.lab.command(Command::Show(if shown + 1 >= plies { None } else { Some(shown + 1) }));
         }
         if up {
-            cx.lab.play.cursor = Some(0);
+            cx.lab.command(Command::Show(Some(0)));
         }
         if down {
-            cx.lab.play.cursor = None;
+            cx.lab.command(Command::Show(None));
         }
         if flip {
             self.orientation = !self.orientation;
@@ -159,7 +161,7 @@ impl PlayTab {
             let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt)
                 .then(|| cx.lab.play.shown_thought().map(|t| (t.position.clone(), t.chosen)))
                 .flatten();
-            let live = cx.lab.play.cursor.is_none() && looking.is_none();
+            let live = cx.lab.play.cursor().is_none() && looking.is_none();
             let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| cx.lab.play.game.position(ply).clone());
             let mut arrows = Vec::new();
             if let (true, Some((fen, m))) = (live, &cx.lab.play.hint)
@@ -310,8 +312,14 @@ impl PlayTab {
         self.fly_says(ui, cx);
         ui.horizontal(|ui| {
             ui.toggle_value(&mut self.blur, "Blur").on_hover_text("Hide the fly's probabilities and grades");
-            ui.checkbox(&mut cx.lab.play.imagination, "Imagination")
-                .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)");
+            let mut imagination = cx.lab.play.imagination();
+            if ui
+                .checkbox(&mut imagination, "Imagination")
+                .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)")
+                .changed()
+            {
+                cx.lab.command(Command::Imagination(imagination));
+            }
         });
         ui.horizontal(|ui| {
             use crate::ui::looks::Overlay;
@@ -504,7 +512,7 @@ impl PlayTab {
                             rich = rich.color(verdict_colour(g.verdict));
                         }
                         if ui.selectable_label(shown == ply + 1, rich).clicked() {
-                            cx.lab.play.cursor = if ply + 1 == plies { None } else { Some(ply + 1) };
+                            cx.lab.command(Command::Show(if ply + 1 == plies { None } else { Some(ply + 1) }));
                         }
                         ply += 1;
                     }
@@ -518,17 +526,17 @@ impl PlayTab {
     fn buttons(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         ui.horizontal_wrapped(|ui| {
             if ui.button("«").on_hover_text("Start (Up arrow)").clicked() {
-                cx.lab.play.cursor = Some(0);
+                cx.lab.command(Command::Show(Some(0)));
             }
             if ui.button("‹").on_hover_text("Back (Left arrow)").clicked() {
-                cx.lab.play.cursor = Some(cx.lab.play.shown_ply().saturating_sub(1));
+                cx.lab.command(Command::Show(Some(cx.lab.play.shown_ply().saturating_sub(1))));
             }
             if ui.button("›").on_hover_text("Forward (Right arrow)").clicked() {
                 let next = cx.lab.play.shown_ply() + 1;
-                cx.lab.play.cursor = if next >= cx.lab.play.game.plies() { None } else { Some(next) };
+                cx.lab.command(Command::Show(if next >= cx.lab.play.game.plies() { None } else { Some(next) }));
             }
             if ui.button("»").on_hover_text("Now (Down arrow)").clicked() {
-                cx.lab.play.cursor = None;
+                cx.lab.command(Command::Show(None));
             }
             if ui.button("Flip").on_hover_text("F").clicked() {
                 self.orientation = !self.orientation;
@@ -564,26 +572,28 @@ impl PlayTab {
             let r = ui.add(egui::TextEdit::singleline(&mut self.typed).hint_text("e4, Nf3, e2e4").desired_width(90.0));
             if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
                 let text = std::mem::take(&mut self.typed);
-                if cx.lab.play.game.turn() == cx.lab.play.user && cx.lab.play.cursor.is_none() {
+                if cx.lab.play.game.turn() == cx.lab.play.user && cx.lab.play.cursor().is_none() {
                     match parse_move(cx.lab.play.game.current(), &text) {
                         Ok(m) => {
                             cx.lab.command(Command::Play(m));
                         }
-                        Err(e) => cx.lab.play.status = e.to_string(),
+                        Err(e) => {
+                            cx.lab.command(Command::Say(e.to_string()));
+                        }
                     }
                 } else {
-                    cx.lab.play.status = "It is not your turn.".into();
+                    cx.lab.command(Command::Say("It is not your turn.".into()));
                 }
             }
         });
         ui.horizontal_wrapped(|ui| {
             if ui.button("Copy FEN").clicked() {
                 ui.ctx().copy_text(cx.lab.play.game.fen(cx.lab.play.shown_ply()));
-                cx.lab.play.status = "FEN copied.".into();
+                cx.lab.command(Command::Say("FEN copied.".into()));
             }
             if ui.button("Copy PGN").clicked() {
                 ui.ctx().copy_text(cx.lab.play.pgn());
-                cx.lab.play.status = "PGN copied.".into();
+                cx.lab.command(Command::Say("PGN copied.".into()));
             }
         });
         ui.horizontal(|ui| {
@@ -592,7 +602,9 @@ impl PlayTab {
             if ui.button("…").on_hover_text("Choose a file").clicked() {
                 match rfd::FileDialog::new().add_filter("PGN", &["pgn"]).set_file_name("game.pgn").save_file() {
                     Some(p) => self.pgn_path = p.display().to_string(),
-                    None => cx.lab.play.status = "No file chosen (or no file dialog on this desktop): type a path instead.".into(),
+                    None => {
+                        cx.lab.command(Command::Say("No file chosen (or no file dialog on this desktop): type a path instead.".into()));
+                    }
                 }
             }
         });
@@ -604,8 +616,8 @@ impl PlayTab {
                 cx.lab.command(Command::LoadPgn(PathBuf::from(&self.pgn_path)));
             }
         });
-        if !cx.lab.play.status.is_empty() {
-            ui.label(RichText::new(&cx.lab.play.status).small());
+        if !cx.lab.play.status().is_empty() {
+            ui.label(RichText::new(cx.lab.play.status()).small());
         }
     }
 
@@ -687,7 +699,7 @@ impl PlayTab {
         });
         if let Some(ply) = jump {
             let ply = ply.min(cx.lab.play.game.plies());
-            cx.lab.play.cursor = if ply == cx.lab.play.game.plies() { None } else { Some(ply) };
+            cx.lab.command(Command::Show(if ply == cx.lab.play.game.plies() { None } else { Some(ply) }));
         }
         self.report_open = open;
     }

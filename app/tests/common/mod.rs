@@ -48,7 +48,11 @@ pub fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessAp
         if let flychess::lab::BrainState::Failed(e) = &app(h).lab.brain {
             panic!("the brain could not be prepared while waiting for {what}: {e}");
         }
-        assert!(start.elapsed() < Duration::from_secs(limit_seconds()), "timed out waiting for {what}; status: {}", app(h).lab.play.status);
+        assert!(
+            start.elapsed() < Duration::from_secs(limit_seconds()),
+            "timed out waiting for {what}; status: {}",
+            app(h).lab.play.status()
+        );
         h.step();
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -19,7 +19,8 @@ use super::{BioBrain, sigmoid, vote_probabilities};
 use crate::chess::{Planes, planes_from, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
-use crate::play::{Dice, Player, rules_ending};
+use crate::play::{Dice, rules_ending};
+use crate::players::Player;
 use crate::readout::position_key;
 
 /// What a lesson shows: the board after the good move and after the bad one, both from the side

@@ -15,7 +15,8 @@ use super::learn::{self, Lesson};
 use super::measure;
 use crate::data::Row;
 use crate::error::Result;
-use crate::play::{Dice, Player};
+use crate::play::Dice;
+use crate::players::{Entrant, Player};
 
 /// How a run goes.
 #[derive(Clone, Debug)]
@@ -131,24 +132,29 @@ fn games(
     while fly.meta.games < options.target && !stop.load(Ordering::Relaxed) {
         let i = fly.meta.games;
         let seed = fly.meta.seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
+        // Its opponents are the ladder's rungs: the random and greedy movers, then Stockfish at its
+        // lowest strength on 2,000 nodes a move (one engine kept for the rest of the run).
         let mut simple;
         let (opponent, name): (&mut Player, &str) = match level {
             0 => {
-                simple = Player::Random(Dice::new(seed));
+                simple = Player::new(&Entrant::Random, None, 0, seed, &None)?;
                 (&mut simple, "random")
             }
             1 => {
-                simple = Player::Greedy(Dice::new(seed));
+                simple = Player::new(&Entrant::Greedy, None, 0, seed, &None)?;
                 (&mut simple, "greedy")
             }
             _ => {
-                let p = stockfish_player.get_or_insert_with(|| {
-                    let engine = crate::stockfish::Supervised::new(
-                        options.stockfish.clone().expect("level 2 only with Stockfish"),
-                        crate::stockfish::EngineOptions { threads: 1, hash_mb: 16, elo: Some(0) },
-                    );
-                    Player::Stockfish { engine, limit: crate::stockfish::Limit::Nodes(2_000), random_share: 0.0, dice: Dice::new(seed) }
-                });
+                let p = match &mut stockfish_player {
+                    Some(p) => p,
+                    None => stockfish_player.insert(Player::new(
+                        &Entrant::Stockfish { random_share: 0.0 },
+                        None,
+                        2_000,
+                        seed,
+                        &options.stockfish,
+                    )?),
+                };
                 (p, "stockfish (lowest strength)")
             }
         };

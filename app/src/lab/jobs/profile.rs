@@ -27,9 +27,9 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progre
         if f.meta.brain_checksum != ready.checksum {
             anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
         }
-        let entrant = flychess_sim::ladder::Entrant::fly(&f, None);
+        let entrant = flychess_sim::players::Entrant::fly(&f, None);
         let descending = &ready.connectome.groups.descending;
-        let kit = flychess_sim::ladder::FlyKit::new(&ready.brain, descending, &[(f, vec![entrant.clone()])]);
+        let kit = flychess_sim::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&[(f, vec![entrant.clone()])]);
         let job = ProfileJob {
             player: &entrant,
             kit: &kit,

@@ -1,0 +1,226 @@
+//! `flychess uci` as chess programs use it: the real binary on a pipe, driven by hand for the
+//! protocol's robustness and by python-chess's engine client (a UCI client nobody here wrote) for
+//! a game against Stockfish with clocks, a MultiPV analysis checked against the fly's own policy,
+//! and a switch of player through the `Player` option.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use shakmaty::{CastlingMode, Chess, Position};
+
+/// Runs `flychess --data DATA uci` with `input` on its stdin (then its end), returns (status,
+/// stdout, stderr).
+fn session(data: &Path, input: &[u8]) -> (std::process::ExitStatus, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data)
+        .arg("uci")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn bad_input_is_said_and_ignored_the_last_good_position_kept_and_the_end_of_input_ends_it() {
+    let data = tempfile::tempdir().unwrap();
+    let mut input = String::new();
+    input.push_str("uci\nisready\n");
+    input.push_str("position startpos moves e2e4\n");
+    input.push_str("position fen this is no fen\n");
+    input.push_str("position startpos moves e7e5 e2e4\n");
+    input.push_str("position sideways\n");
+    input.push_str("frobnicate the board\n");
+    input.push_str("setoption name MultiPV value 0\n");
+    input.push_str("setoption name Player value nobody-at-all\n");
+    input.push_str(&"x".repeat(70_000));
+    input.push('\n');
+    input.push_str("\n   \n");
+    input.push_str("go wtime 1000 btime 1000 bogus\n");
+    // No quit: the end of the input ends the session.
+    let (status, out, err) = session(data.path(), input.as_bytes());
+    assert!(status.success(), "exit {status:?}\nstdout:\n{out}\nstderr:\n{err}");
+    for wanted in ["id name Fly Chess (", "option name Player type combo", "option name MultiPV type spin", "uciok", "readyok"] {
+        assert!(out.contains(wanted), "{wanted:?} missing:\n{out}");
+    }
+    let said: Vec<&str> = out.lines().filter(|l| l.starts_with("info string")).collect();
+    let refused = said.iter().filter(|l| l.contains("position refused, the last one kept")).count();
+    assert_eq!(refused, 3, "three bad positions refused: {said:#?}");
+    assert!(said.iter().any(|l| l.contains("move 1 (e7e5) is not legal here")), "{said:#?}");
+    assert!(said.iter().any(|l| l.contains("MultiPV is 1 to")), "{said:#?}");
+    assert!(said.iter().any(|l| l.contains("nobody-at-all cannot play")), "{said:#?}");
+    assert!(said.iter().any(|l| l.contains("refused unread")), "{said:#?}");
+    assert!(said.iter().all(|l| l.len() < 400), "errors quote a short prefix: {said:#?}");
+    assert!(err.contains("unknown command frobnicate"), "{err}");
+    assert!(err.contains("unknown token bogus"), "{err}");
+    // The answer is a legal move for Black after 1. e4: the last good position.
+    let best = out.lines().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove");
+    let mut after_e4 = Chess::default();
+    after_e4.play_unchecked(shakmaty::uci::UciMove::from_ascii(b"e2e4").unwrap().to_move(&after_e4).unwrap());
+    let m: shakmaty::uci::UciMove = best.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(m.to_move(&after_e4).is_ok(), "bestmove {best} is not legal after 1. e4");
+    // Its MultiPV line is there, with the move's probability.
+    assert!(out.lines().any(|l| l.starts_with("info depth 1") && l.contains("multipv 1 score cp")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("info string multipv 1") && l.contains("probability")), "{out}");
+}
+
+#[test]
+fn go_infinite_waits_for_stop_and_a_finished_game_says_none() {
+    let data = tempfile::tempdir().unwrap();
+    let input = "uci\nposition fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1\ngo\nposition startpos\ngo infinite\nisready\nstop\nquit\nisready\n";
+    let (status, out, _) = session(data.path(), input.as_bytes());
+    assert!(status.success(), "{out}");
+    let bests: Vec<&str> = out.lines().filter(|l| l.starts_with("bestmove")).collect();
+    assert_eq!(bests.len(), 2, "{out}");
+    assert_eq!(bests[0], "bestmove (none)", "stalemate: no move");
+    // `isready` while holding is answered, and the held bestmove comes after it (on `stop`).
+    let lines: Vec<&str> = out.lines().collect();
+    let ready = lines.iter().rposition(|l| *l == "readyok").unwrap();
+    let held = lines.iter().rposition(|l| l.starts_with("bestmove")).unwrap();
+    assert!(ready < held, "{out}");
+    // `quit` ended it: the last `isready` was never answered.
+    assert_eq!(lines.iter().filter(|l| **l == "readyok").count(), 1, "{out}");
+}
+
+fn python_chess() -> bool {
+    Command::new("python3").args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success())
+}
+
+#[test]
+fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_player() {
+    if !python_chess() {
+        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "python-chess is missing (pip install chess); CI installs it");
+        eprintln!("skipped: python-chess is not installed (pip install chess)");
+        return;
+    }
+    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
+        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI has Stockfish");
+        eprintln!("skipped: no Stockfish");
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&stockfish)
+        .arg(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data.path())
+        .arg("uci")
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
+    eprintln!("{}", serde_json::to_string_pretty(&seen["game"]).unwrap());
+
+    // Who it says it is, and its options.
+    assert_eq!(seen["id"], "Fly Chess (flywire)");
+    for o in ["Player", "Imagination", "Engine", "MultiPV", "Threads", "UCI_ShowWDL"] {
+        assert!(seen["options"].as_array().unwrap().iter().any(|x| x == o), "option {o}: {}", seen["options"]);
+    }
+    let players: Vec<&str> = seen["players"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
+    for p in ["flywire", "flywire+search64", "charles"] {
+        assert!(players.contains(&p), "{p} offered: {players:?}");
+    }
+
+    // The game reached a result by the rules, the fly never out of time.
+    let game = &seen["game"];
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&game["result"].as_str().unwrap()), "{game}");
+    assert_ne!(game["termination"], "move cap", "{game}");
+    assert!(game["flagged"] != "white", "the fly lost on time: {game}");
+    assert!(game["fly_clock_left"].as_f64().unwrap() > 0.0, "{game}");
+
+    // MultiPV 3: the fly's own three most probable moves, most probable first.
+    let (loaded, brain) = flychess_sim::store::ready_brain(
+        &flychess_sim::store::BrainSpec::default(),
+        data.path(),
+        flychess_sim::calibrate::CalibrationOptions::default(),
+        &|_, _| {},
+    )
+    .unwrap();
+    let (_, path) = flychess_sim::fly::trained_for(&loaded.checksum, data.path()).expect("the shipped fly");
+    let fly = flychess_sim::fly::Fly::load(&path).unwrap();
+    let fen = seen["analysis"]["fen"].as_str().unwrap();
+    let pos: Chess = fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let features = flychess_sim::readout::think_features(
+        &brain,
+        &[flychess_sim::chess::planes(&pos)],
+        &loaded.connectome.groups.descending,
+        &fly.readout.read_steps,
+    );
+    let p = flychess_sim::readout::policy(&pos, &fly.readout.heads(&features[0]));
+    let mut order: Vec<usize> = (0..p.moves.len()).collect();
+    order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
+    let top3: Vec<String> = order[..3].iter().map(|&i| p.moves[i].to_uci(CastlingMode::Standard).to_string()).collect();
+    let analysed: Vec<String> = seen["analysis"]["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+    assert_eq!(analysed, top3, "MultiPV 3 shows the fly's top three");
+
+    // Player switched to Charles: Charles's favourite, with its probability said.
+    let charles = flychess_sim::charles::player::Trained::load("charles", data.path()).expect("the shipped Charles");
+    let cp = charles.policy(&Chess::default()).unwrap();
+    let fav = (0..cp.moves.len()).max_by(|&a, &b| cp.probability[a].total_cmp(&cp.probability[b])).unwrap();
+    assert_eq!(seen["charles"]["move"], cp.moves[fav].to_uci(CastlingMode::Standard).to_string(), "{}", seen["charles"]);
+    assert!(seen["charles"]["string"].as_str().unwrap().contains("probability"), "{}", seen["charles"]);
+}
+
+fn flychess_json(data: &Path, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess")).arg("--data").arg(data).args(args).output().expect("the binary runs");
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn any_uci_engine_plays_duels_under_what_it_calls_itself_and_its_options() {
+    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
+        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI has Stockfish");
+        eprintln!("skipped: no Stockfish");
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let engine = format!("sf={}", stockfish.display());
+    let duel = |option: &str| {
+        flychess_json(data.path(), &["duel", "random", "sf", "--games", "2", "--json", "--uci", &engine, "--uci-option", option])
+    };
+    let first = duel("sf:Skill Level=0");
+    assert_eq!((first["games"].as_u64(), first["second"].as_str()), (Some(2), Some("sf")), "{first}");
+    let id = first["second_id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("uci-") && id.len() == 20, "{id}");
+    let file = first["games_file"].as_str().unwrap().to_string();
+    let lines = |f: &str| std::fs::read_to_string(f).unwrap().lines().count();
+    assert_eq!(lines(&file), 2);
+    // The same engine and options again: its games are there, nothing is played.
+    let again = duel("sf:Skill Level=0");
+    assert_eq!((again["second_id"].as_str(), again["games"].as_u64()), (Some(id.as_str()), Some(2)));
+    assert_eq!(lines(&file), 2, "resumed, not replayed");
+    // Another option is another player.
+    let stronger = duel("sf:Skill Level=3");
+    assert_ne!(stronger["second_id"].as_str(), Some(id.as_str()));
+    // The fly itself as a UCI engine, started under the name flychess-uci (no arguments).
+    #[cfg(unix)]
+    {
+        let link = data.path().join("flychess-uci");
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_flychess"), &link).unwrap();
+        let fly = format!("fly={}", link.display());
+        let games = flychess_json(
+            data.path(),
+            &["duel", "random", "fly", "--games", "2", "--json", "--uci", &fly, "--uci-option", "fly:MultiPV=1"],
+        );
+        assert_eq!(games["games"].as_u64(), Some(2), "{games}");
+        let rows = std::fs::read_to_string(games["games_file"].as_str().unwrap()).unwrap();
+        for row in rows.lines() {
+            let row: serde_json::Value = serde_json::from_str(row).unwrap();
+            assert!(["1-0", "0-1", "1/2-1/2"].contains(&row["result"].as_str().unwrap()), "{row}");
+            assert!(row["plies"].as_u64().unwrap() > 0);
+        }
+    }
+}
