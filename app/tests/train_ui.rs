@@ -82,8 +82,8 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     assert!(info.finished && info.hold.is_some() && info.blind.is_some());
     let fly = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("ui-short-run.fly")).unwrap();
     assert_eq!(fly.meta.train_positions, 512);
-    wait(&mut h, "the new fly listed", |a| a.lab.flies.iter().any(|f| f == "ui-short-run"));
-    assert!(app(&h).lab.playable.iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
+    wait(&mut h, "the new fly listed", |a| a.lab.flies().iter().any(|f| f == "ui-short-run"));
+    assert!(app(&h).lab.playable().iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
     // Watching it learn: the newborn readout, the best after passes 1 and 2 (the fly at the end).
     let snaps: Vec<usize> = flychess::training::snapshots(&data, "ui-short-run").into_iter().map(|(p, _)| p).collect();
     assert_eq!(snaps, vec![0, 1, 2]);
@@ -118,7 +118,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
         app.lab.command(Command::ReadFlies);
         app.tab = Tab::Flies;
     }
-    wait(&mut h, "the fly to manage listed", |app| app.lab.flies.contains(&a));
+    wait(&mut h, "the fly to manage listed", |app| app.lab.flies().contains(&a));
     flychess::lab::flies::rename_fly(&data, &a, &b).unwrap();
     assert!(flychess::lab::flies::rename_fly(&data, &b, "bad/name").is_err());
     assert_eq!(
@@ -126,7 +126,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
         b
     );
     app_mut(&mut h).lab.command(Command::ReadFlies);
-    wait(&mut h, "the renamed fly listed", |app| app.lab.flies.contains(&b) && !app.lab.flies.contains(&a));
+    wait(&mut h, "the renamed fly listed", |app| app.lab.flies().contains(&b) && !app.lab.flies().contains(&a));
     h.step();
     // Delete asks twice.
     let row_buttons = h.get_all_by_label("Delete").count();
@@ -144,7 +144,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.step();
     let newborn = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly")).unwrap();
     assert!(newborn.meta.kind.contains("newborn"));
-    wait(&mut h, "the newborn listed", |a| a.lab.flies.iter().any(|f| f == "lab-newborn"));
+    wait(&mut h, "the newborn listed", |a| a.lab.flies().iter().any(|f| f == "lab-newborn"));
 }
 
 #[test]
@@ -197,21 +197,21 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     // Picked as the opponent, it plays: its model is made off the UI thread, then each of its
     // moves is the MBONs' vote over the boards after its legal moves.
     app_mut(&mut h).tab = Tab::Play;
-    wait(&mut h, "the listing of the new fly", |a| a.lab.playable.contains(&name));
+    wait(&mut h, "the listing of the new fly", |a| a.lab.playable().contains(&name));
     {
         let a = app_mut(&mut h);
         a.new_game(flychess::game::Game::default(), shakmaty::Color::White, Some(name.clone()));
     }
     h.step();
-    wait(&mut h, "the dopamine fly's model", |a| !a.lab.play.preparing_fly());
+    wait(&mut h, "the dopamine fly's model", |a| !a.lab.play().preparing_fly());
     assert!(
-        matches!(app(&h).lab.play.fly.as_ref().map(|m| &m.entrant), Some(flychess_sim::players::Entrant::Dopamine { .. })),
+        matches!(app(&h).lab.play().fly.as_ref().map(|m| &m.entrant), Some(flychess_sim::players::Entrant::Dopamine { .. })),
         "{}",
-        app(&h).lab.play.status()
+        app(&h).lab.play().status()
     );
     drag(&mut h, shakmaty::Square::D2, shakmaty::Square::D4);
-    wait(&mut h, "the dopamine fly's answer", |a| a.lab.play.game.plies() == 2);
-    let t = app(&h).lab.play.thoughts.get(&1).expect("its think is kept");
+    wait(&mut h, "the dopamine fly's answer", |a| a.lab.play().game.plies() == 2);
+    let t = app(&h).lab.play().thoughts.get(&1).expect("its think is kept");
     assert_eq!(t.policy.moves.len(), 20);
     assert!((t.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     assert_eq!(t.rates.len(), 12 * t.neurons, "every step of the board it chose, for the viewer");
@@ -223,7 +223,7 @@ fn e4_then_the_brain_tab(h: &mut egui_kittest::Harness<'static, App>) {
     app_mut(h).tab = Tab::Play;
     h.step();
     drag(h, shakmaty::Square::E2, shakmaty::Square::E4);
-    wait(h, "the fly's answer", |a| a.lab.play.game.plies() == 2 && a.lab.play.shown_thought().is_some());
+    wait(h, "the fly's answer", |a| a.lab.play().game.plies() == 2 && a.lab.play().shown_thought().is_some());
     app_mut(h).tab = Tab::Brain;
     h.step();
 }
@@ -250,7 +250,7 @@ fn the_brain_tab_sends_the_error_back_through_the_twelve_steps() {
     assert!(blamed(0) > 10 * blamed(11), "step 1: {}, step 12: {}", blamed(0), blamed(11));
     assert!(b.largest[0] > b.largest[11]);
     // Drawn in the cloud instead of the rates, each step scaled to [−1, 1].
-    let id = app(&h).lab.play.shown_thought().unwrap().id;
+    let id = app(&h).lab.play().shown_thought().unwrap().id;
     let drawn = v.blame.drawn_for(id).expect("shown in the cloud");
     assert!(drawn.view.iter().all(|x| x.abs() <= 1.0 + 1e-6) && drawn.view.iter().any(|x| (x.abs() - 1.0).abs() < 1e-6));
     assert!(h.query_by_label_contains("the error going back").is_some(), "the step title says so");
@@ -307,7 +307,7 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     let name = format!("ui-charles-{}", std::process::id());
     let player = format!("charles:{name}");
     let mut h = harness(&data);
-    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.lab.play.fly.is_some());
+    wait(&mut h, "the brain and the fly", |a| a.ready().is_some() && a.lab.play().fly.is_some());
     app_mut(&mut h).tab = Tab::Train;
     h.step();
     h.get_by_label("Charles (not a fly)").click();
@@ -324,7 +324,7 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     let outcome = app(&h).train.charles.job.as_ref().unwrap().outcome.clone().unwrap();
     assert!(outcome.as_ref().is_ok_and(|t| t.contains("finished after 2 steps")), "{outcome:?}");
     wait(&mut h, "its curve", |a| a.train.charles.curves.iter().any(|c| c.name == name && c.points.len() == 2 && c.finished));
-    wait(&mut h, "it joins the players", |a| a.lab.playable.contains(&player));
+    wait(&mut h, "it joins the players", |a| a.lab.playable().contains(&player));
     // New game against it.
     app_mut(&mut h).tab = Tab::Play;
     h.step();
@@ -334,14 +334,14 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     h.get_by_label(&format!("Charles — a network that never was a fly ({player}, unrated)")).click();
     h.step();
     h.get_by_label("Start").click();
-    wait(&mut h, "Charles loaded", |a| a.lab.play.fly.as_ref().is_some_and(|m| m.own_name() == player));
-    assert!(app(&h).lab.play.status().contains("never was a fly"), "{}", app(&h).lab.play.status());
-    let white = app(&h).lab.play.user == shakmaty::Color::White;
+    wait(&mut h, "Charles loaded", |a| a.lab.play().fly.as_ref().is_some_and(|m| m.own_name() == player));
+    assert!(app(&h).lab.play().status().contains("never was a fly"), "{}", app(&h).lab.play().status());
+    let white = app(&h).lab.play().user == shakmaty::Color::White;
     if white {
         drag(&mut h, shakmaty::Square::E2, shakmaty::Square::E4);
     }
-    wait(&mut h, "Charles's move", |a| a.lab.play.game.plies() == if white { 2 } else { 1 });
-    let t = &app(&h).lab.play.thoughts[&(if white { 1 } else { 0 })];
+    wait(&mut h, "Charles's move", |a| a.lab.play().game.plies() == if white { 2 } else { 1 });
+    let t = &app(&h).lab.play().thoughts[&(if white { 1 } else { 0 })];
     assert!((t.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     assert!(t.policy.moves.contains(&t.chosen));
     assert_eq!(t.rates.as_ptr(), t.baseline.as_ptr(), "no neuron thinks for Charles: the rates shown are the brain at rest");

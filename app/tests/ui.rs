@@ -42,34 +42,32 @@ fn use_fly(h: &mut Harness<'static, App>, name: &str) {
     let checksum = app(h).ready().unwrap().checksum.clone();
     let descending = app(h).ready().unwrap().connectome.groups.descending.len();
     write_e5_fly(&data, &checksum, descending, name);
-    let a = app_mut(h);
-    a.lab.play.fly_name = name.into();
-    a.lab.play.load_fly(&data, &checksum, None);
-    wait(h, "the fly", |a| a.lab.play.fly.is_some() || !a.lab.play.preparing_fly());
-    assert!(app(h).lab.play.fly.is_some(), "{}", app(h).lab.play.status());
+    app_mut(h).lab.command(flychess::lab::Command::UseFly(name.into()));
+    wait(h, "the fly", |a| a.lab.play().fly.is_some() || !a.lab.play().preparing_fly());
+    assert!(app(h).lab.play().fly.is_some(), "{}", app(h).lab.play().status());
 }
 
 #[test]
 fn drag_e2_e4_the_fly_answers_legally_and_a_takeback_restores_the_start() {
     let mut h = harness(&data());
-    assert_eq!(app(&h).lab.play.user, Color::White);
+    assert_eq!(app(&h).lab.play().user, Color::White);
     drag(&mut h, Square::E2, Square::E4);
-    assert_eq!(app(&h).lab.play.game.san().first().map(String::as_str), Some("e4"));
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    assert_eq!(app(&h).lab.play().game.san().first().map(String::as_str), Some("e4"));
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     // The fly's move was played through the same legality check as the user's.
-    let game = &app(&h).lab.play.game;
+    let game = &app(&h).lab.play().game;
     let mut replay = Game::default();
     for m in game.moves() {
         replay.play(*m).expect("every move is legal");
     }
-    let thought = app(&h).lab.play.thoughts.get(&1).expect("its thought is kept");
+    let thought = app(&h).lab.play().thoughts.get(&1).expect("its thought is kept");
     assert!((thought.policy.probability.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     assert_eq!(thought.rates.len(), 12 * thought.neurons, "every step of every neuron, for the brain view");
     h.get_by_label("Take back").click();
     h.step();
     h.step();
-    assert_eq!(app(&h).lab.play.game.plies(), 0);
-    assert!(!app(&h).lab.play.fly_to_move());
+    assert_eq!(app(&h).lab.play().game.plies(), 0);
+    assert!(!app(&h).lab.play().fly_to_move());
 }
 
 #[test]
@@ -80,10 +78,10 @@ fn a_pawn_promotes_through_the_picker() {
     h.step();
     drag(&mut h, Square::E7, Square::E8);
     assert!(app(&h).play.board.promotion.is_some(), "the picker opens");
-    assert_eq!(app(&h).lab.play.game.plies(), 0);
+    assert_eq!(app(&h).lab.play().game.plies(), 0);
     // The picker stacks queen, knight, rook, bishop down from the promotion square.
     click(&mut h, Square::E7);
-    assert_eq!(app(&h).lab.play.game.san().first().map(String::as_str), Some("e8=N"));
+    assert_eq!(app(&h).lab.play().game.san().first().map(String::as_str), Some("e8=N"));
 }
 
 #[test]
@@ -97,54 +95,54 @@ fn a_premove_is_played_when_legal_and_dropped_when_not() {
     }
     // 1. e4, and while the fly's 1... e5 is being replayed, premove e4-e5: blocked, dropped.
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's think to arrive", |a| a.lab.play.replaying());
+    wait(&mut h, "the fly's think to arrive", |a| a.lab.play().replaying());
     drag(&mut h, Square::E4, Square::E5);
     assert!(app(&h).play.board.premove.is_some(), "premove set while the fly is to move");
-    wait(&mut h, "the fly's move", |a| a.lab.play.game.plies() == 2);
-    assert_eq!(app(&h).lab.play.game.san()[1], "e5");
-    assert_eq!(app(&h).lab.play.game.plies(), 2, "the premove was dropped");
+    wait(&mut h, "the fly's move", |a| a.lab.play().game.plies() == 2);
+    assert_eq!(app(&h).lab.play().game.san()[1], "e5");
+    assert_eq!(app(&h).lab.play().game.plies(), 2, "the premove was dropped");
     assert!(app(&h).play.board.premove.is_none());
-    assert!(app(&h).lab.play.status().contains("Premove dropped"), "{}", app(&h).lab.play.status());
+    assert!(app(&h).lab.play().status().contains("Premove dropped"), "{}", app(&h).lab.play().status());
     // 2. d4, premove Nf3 while the fly thinks: legal, played the moment it is our turn.
     drag(&mut h, Square::D2, Square::D4);
-    wait(&mut h, "the fly's think to arrive", |a| a.lab.play.replaying());
+    wait(&mut h, "the fly's think to arrive", |a| a.lab.play().replaying());
     drag(&mut h, Square::G1, Square::F3);
-    wait(&mut h, "the premove", |a| a.lab.play.game.plies() >= 5);
-    assert_eq!(app(&h).lab.play.game.san()[4], "Nf3");
+    wait(&mut h, "the premove", |a| a.lab.play().game.plies() >= 5);
+    assert_eq!(app(&h).lab.play().game.san()[4], "Nf3");
 }
 
 #[test]
 fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     let mut h = harness(&data());
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     drag(&mut h, Square::G1, Square::F3);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 4);
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 4);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("game.pgn");
     app_mut(&mut h).play.pgn_path = path.display().to_string();
     h.step();
     h.get_by_label("Save PGN").click();
-    wait(&mut h, "the PGN saved", |a| a.lab.play.status().starts_with("Saved"));
+    wait(&mut h, "the PGN saved", |a| a.lab.play().status().starts_with("Saved"));
     let text = std::fs::read_to_string(&path).expect("saved");
     assert!(text.contains("[White \"You\"]") && text.contains("[Black \"Fly flywire\"]"), "{text}");
     let back = Game::from_pgn(&text).unwrap();
-    assert_eq!(back.san(), app(&h).lab.play.game.san());
+    assert_eq!(back.san(), app(&h).lab.play().game.san());
     // Loading it through the UI gives the same game.
     app_mut(&mut h).new_game(Game::default(), Color::White, None);
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the PGN loaded", |a| a.lab.play.status().starts_with("Loaded"));
-    assert_eq!(app(&h).lab.play.game.san(), back.san());
+    wait(&mut h, "the PGN loaded", |a| a.lab.play().status().starts_with("Loaded"));
+    assert_eq!(app(&h).lab.play().game.san(), back.san());
     // A file far larger than a game is refused before it is read, and the game stays.
     let big = dir.path().join("big.pgn");
     std::fs::write(&big, vec![b' '; (flychess::lab::PGN_LIMIT + 1) as usize]).unwrap();
     app_mut(&mut h).play.pgn_path = big.display().to_string();
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the refusal", |a| a.lab.play.status().starts_with("Could not load"));
-    assert!(app(&h).lab.play.status().contains("not one game"), "{}", app(&h).lab.play.status());
-    assert_eq!(app(&h).lab.play.game.san(), back.san());
+    wait(&mut h, "the refusal", |a| a.lab.play().status().starts_with("Could not load"));
+    assert!(app(&h).lab.play().status().contains("not one game"), "{}", app(&h).lab.play().status());
+    assert_eq!(app(&h).lab.play().game.san(), back.san());
 }
 
 #[test]
@@ -155,21 +153,21 @@ fn threefold_repetition_is_called_on_the_third_occurrence_only() {
     std::fs::write(&path, "[White \"A\"]\n[Black \"B\"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 *\n").unwrap();
     {
         let a = app_mut(&mut h);
-        a.lab.play.user = Color::Black;
+        a.lab.set_user_for_test(Color::Black);
         a.play.pgn_path = path.display().to_string();
     }
     h.step();
     h.get_by_label("Load PGN").click();
-    wait(&mut h, "the PGN loaded", |a| a.lab.play.status().starts_with("Loaded"));
+    wait(&mut h, "the PGN loaded", |a| a.lab.play().status().starts_with("Loaded"));
     h.step();
-    assert_eq!(app(&h).lab.play.game.plies(), 7);
+    assert_eq!(app(&h).lab.play().game.plies(), 7);
     assert_eq!(app(&h).play.orientation, Color::Black);
     // The start position has occurred twice (plies 0 and 4): no draw yet.
-    assert!(app(&h).lab.play.game.ending().is_none());
+    assert!(app(&h).lab.play().game.ending().is_none());
     drag(&mut h, Square::F6, Square::G8);
-    let end = app(&h).lab.play.game.ending().expect("the third occurrence ends the game");
+    let end = app(&h).lab.play().game.ending().expect("the third occurrence ends the game");
     assert_eq!((end.result.as_str(), end.reason.as_str()), ("1/2-1/2", "threefold repetition"));
-    assert!(!app(&h).lab.play.fly_to_move());
+    assert!(!app(&h).lab.play().fly_to_move());
 }
 
 #[test]
@@ -181,18 +179,18 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     h.step();
     h.get_by_label("Use").click();
     h.step();
-    wait(&mut h, "the broken path to be reported", |a| a.lab.grader_status.contains("/nonexistent/stockfish"));
+    wait(&mut h, "the broken path to be reported", |a| a.lab.grader_status().contains("/nonexistent/stockfish"));
     assert!(
-        app(&h).lab.grader_status.contains("not there") && app(&h).lab.grader_status.contains("install"),
+        app(&h).lab.grader_status().contains("not there") && app(&h).lab.grader_status().contains("install"),
         "{}",
-        app(&h).lab.grader_status
+        app(&h).lab.grader_status()
     );
     // Playing does not need Stockfish.
     app_mut(&mut h).tab = flychess::ui::Tab::Play;
     h.step();
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
-    assert!(app(&h).lab.play.grades.is_empty());
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
+    assert!(app(&h).lab.play().grades.is_empty());
     let Ok(real) = flychess_sim::stockfish::find_stockfish(None) else {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
@@ -203,14 +201,14 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     h.step();
     h.get_by_label("Use").click();
     h.step();
-    wait(&mut h, "Stockfish to be ready", |a| a.lab.grader_status.starts_with("Grades: Stockfish"));
+    wait(&mut h, "Stockfish to be ready", |a| a.lab.grader_status().starts_with("Grades: Stockfish"));
     // New moves are graded again.
     app_mut(&mut h).tab = flychess::ui::Tab::Play;
     h.step();
     drag(&mut h, Square::G1, Square::F3);
     // The moves played while there was no Stockfish are graded too, and so is the new one.
-    wait(&mut h, "every move's grade", |a| (0..3).all(|ply| a.lab.play.grade_of(ply, &a.lab.play.game.moves()[ply]).is_some()));
-    let grade = app(&h).lab.play.grade_of(2, &app(&h).lab.play.game.moves()[2]).expect("Nf3 is graded");
+    wait(&mut h, "every move's grade", |a| (0..3).all(|ply| a.lab.play().grade_of(ply, &a.lab.play().game.moves()[ply]).is_some()));
+    let grade = app(&h).lab.play().grade_of(2, &app(&h).lab.play().game.moves()[2]).expect("Nf3 is graded");
     assert!((0.0..=100.0).contains(&grade.accuracy));
 }
 
@@ -221,7 +219,7 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     let mut h = harness(&data());
     // A think to inspect: 1. e4 and the fly's answer.
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     app_mut(&mut h).tab = Tab::Brain;
     h.step();
     h.step();
@@ -289,7 +287,7 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
     use flychess_sim::connectome::rules::Region;
     let mut h = harness(&data());
     drag(&mut h, Square::D2, Square::D4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     app_mut(&mut h).tab = Tab::Brain;
     h.step();
     // Index 1 of the controls (after shuffled wiring): no optic lobe.
@@ -302,7 +300,7 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
     let c = view.control.as_ref().unwrap();
     assert_eq!(c.label, "lesion: optic lobe");
     assert!(view.show_control, "the control's think is shown");
-    let t = app(&h).lab.play.shown_thought().unwrap();
+    let t = app(&h).lab.play().shown_thought().unwrap();
     assert_eq!(c.of, t.id, "the same board");
     let ready = app(&h).ready().unwrap().clone();
     let intact = flychess::ui::brain_view::region_means(&t.rates, &ready.connectome);
@@ -319,23 +317,23 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
         return;
     }
     let mut h = harness(&data());
-    wait(&mut h, "Stockfish", |a| a.lab.grader_status.starts_with("Grades: Stockfish"));
+    wait(&mut h, "Stockfish", |a| a.lab.grader_status().starts_with("Grades: Stockfish"));
     // Scholar's mate threat: after 1. e4 e5 2. Qh5 Nc6 3. Bc4 the user (White) has a mate in one.
     let game = Game::from_pgn("1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 *").unwrap();
     app_mut(&mut h).new_game(game, Color::White, None);
     h.step();
     h.get_by_label("Hint").click();
     h.step();
-    wait(&mut h, "the hint", |a| a.lab.play.hint.is_some());
-    let (_, m) = app(&h).lab.play.hint.clone().unwrap();
+    wait(&mut h, "the hint", |a| a.lab.play().hint.is_some());
+    let (_, m) = app(&h).lab.play().hint.clone().unwrap();
     assert_eq!(m.to_uci(shakmaty::CastlingMode::Standard).to_string(), "h5f7", "Qxf7# is the best move");
     // Play it: the game ends by mate, the report opens with a graded accuracy for White.
     drag(&mut h, Square::H5, Square::F7);
-    let end = app(&h).lab.play.game.ending().expect("mate");
+    let end = app(&h).lab.play().game.ending().expect("mate");
     assert_eq!(end.reason, "checkmate");
     assert!(app(&h).play.report_open);
-    wait(&mut h, "White's last move graded", |a| a.lab.play.grade_of(6, &a.lab.play.game.moves()[6]).is_some());
-    assert_eq!(app(&h).lab.play.grade_of(6, &app(&h).lab.play.game.moves()[6]).unwrap().verdict, flychess_sim::grading::Verdict::Best);
+    wait(&mut h, "White's last move graded", |a| a.lab.play().grade_of(6, &a.lab.play().game.moves()[6]).is_some());
+    assert_eq!(app(&h).lab.play().grade_of(6, &app(&h).lab.play().game.moves()[6]).unwrap().verdict, flychess_sim::grading::Verdict::Best);
     assert!(h.query_by_label("Game report").is_some());
 }
 
@@ -344,7 +342,7 @@ fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
     use flychess::ui::Tab;
     let mut h = harness(&data());
     assert!(app(&h).ready().unwrap().info.source.starts_with("FlyWire v783"), "the default brain");
-    assert_eq!(app(&h).lab.play.fly_name, "flywire", "and its shipped fly");
+    assert_eq!(app(&h).lab.play().fly_name, "flywire", "and its shipped fly");
     app_mut(&mut h).tab = Tab::About;
     h.step();
     // The picker: the combo box labelled "Brain" (the tab button of that name is not one).
@@ -355,46 +353,51 @@ fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
     h.step();
     wait(&mut h, "the stand-in", |a| a.ready().is_some_and(|r| r.info.synthetic));
     // The FlyWire fly cannot play on the stand-in: the stand-in's own fly takes over.
-    wait(&mut h, "the stand-in's own fly", |a| a.lab.play.fly_name == "backprop" && a.lab.play.fly.is_some());
+    wait(&mut h, "the stand-in's own fly", |a| a.lab.play().fly_name == "backprop" && a.lab.play().fly.is_some());
     let a = app(&h);
-    assert_eq!(a.lab.play.fly_name, "backprop", "the FlyWire fly cannot play on the stand-in: its own fly does ({})", a.lab.play.status());
-    assert!(a.lab.play.fly.is_some() && a.lab.play.status().contains("this brain's fly"), "{}", a.lab.play.status());
+    assert_eq!(
+        a.lab.play().fly_name,
+        "backprop",
+        "the FlyWire fly cannot play on the stand-in: its own fly does ({})",
+        a.lab.play().status()
+    );
+    assert!(a.lab.play().fly.is_some() && a.lab.play().status().contains("this brain's fly"), "{}", a.lab.play().status());
 }
 
 #[test]
 fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
     let mut h = harness(&data());
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's first answer", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's first answer", |a| a.lab.play().game.plies() == 2);
     drag(&mut h, Square::D2, Square::D4);
-    wait(&mut h, "the fly's second answer", |a| a.lab.play.game.plies() == 4);
-    let first = app(&h).lab.play.thoughts[&1].id;
-    let second = app(&h).lab.play.thoughts[&3].id;
-    assert_eq!(app(&h).lab.play.shown_thought().map(|t| t.id), Some(second));
+    wait(&mut h, "the fly's second answer", |a| a.lab.play().game.plies() == 4);
+    let first = app(&h).lab.play().thoughts[&1].id;
+    let second = app(&h).lab.play().thoughts[&3].id;
+    assert_eq!(app(&h).lab.play().shown_thought().map(|t| t.id), Some(second));
     // The cursor on the position after the fly's first reply: its first think, in the card and
     // in the sentence alike.
     app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(2)));
     h.step();
-    assert_eq!(app(&h).lab.play.shown_thought().map(|t| t.id), Some(first));
-    let reply = app(&h).lab.play.game.san()[1].to_string();
+    assert_eq!(app(&h).lab.play().shown_thought().map(|t| t.id), Some(first));
+    let reply = app(&h).lab.play().game.san()[1].to_string();
     assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some(), "the sentence speaks of {reply}");
     // Before any think: silence.
     app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(0)));
     h.step();
-    assert!(app(&h).lab.play.shown_thought().is_none());
+    assert!(app(&h).lab.play().shown_thought().is_none());
     // Taken back to the user's turn: the earlier think is the one shown, not the one taken back.
     app_mut(&mut h).lab.command(flychess::lab::Command::Show(None));
     h.step();
     h.get_by_label("Take back").click();
     h.step();
     h.step();
-    assert_eq!(app(&h).lab.play.game.plies(), 2);
-    assert_eq!(app(&h).lab.play.shown_thought().map(|t| t.id), Some(first));
+    assert_eq!(app(&h).lab.play().game.plies(), 2);
+    assert_eq!(app(&h).lab.play().shown_thought().map(|t| t.id), Some(first));
     assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some());
     // A new game: silence, not the last game's rates.
     app_mut(&mut h).new_game(Game::default(), Color::White, None);
     h.step();
-    assert!(app(&h).lab.play.shown_thought().is_none());
+    assert!(app(&h).lab.play().shown_thought().is_none());
 }
 
 #[test]
@@ -408,36 +411,36 @@ fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_ot
     let launch =
         Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "greedy".into(), plies: Some(14) }), ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
-    wait(&mut h, "14 plies of fly against greedy", |a| a.lab.play.game.plies() >= 14 || a.lab.play.game.is_over());
-    wait(&mut h, "the last think shown", |a| !a.lab.play.fly_to_move() && a.lab.play.thinking.is_none());
+    wait(&mut h, "14 plies of fly against greedy", |a| a.lab.play().game.plies() >= 14 || a.lab.play().game.is_over());
+    wait(&mut h, "the last think shown", |a| !a.lab.play().fly_to_move() && a.lab.play().thinking.is_none());
     let a = app(&h);
-    let fly_moves = a.lab.play.thoughts.len();
-    assert!(fly_moves >= flychess::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play.status());
-    let with_rates = a.lab.play.thoughts.values().filter(|t| !t.rates.is_empty()).count();
+    let fly_moves = a.lab.play().thoughts.len();
+    assert!(fly_moves >= flychess::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play().status());
+    let with_rates = a.lab.play().thoughts.values().filter(|t| !t.rates.is_empty()).count();
     assert_eq!(with_rates, flychess::lab::KEEP_RATES, "only the newest thinks keep their rates");
-    assert_eq!(a.lab.play.game.plies(), 14, "the fly stops at --plies");
+    assert_eq!(a.lab.play().game.plies(), 14, "the fly stops at --plies");
     // Stepping back to the fly's first think (it plays White: ply 0) recalls its rates: the same
     // numbers, bit for bit.
-    assert!(a.lab.play.thoughts[&0].rates.is_empty(), "the first think's rates were let go");
+    assert!(a.lab.play().thoughts[&0].rates.is_empty(), "the first think's rates were let go");
     app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(1)));
-    wait(&mut h, "the first think's rates", |a| a.lab.play.thoughts.get(&0).is_some_and(|t| !t.rates.is_empty()));
+    wait(&mut h, "the first think's rates", |a| a.lab.play().thoughts.get(&0).is_some_and(|t| !t.rates.is_empty()));
     let a = app(&h);
-    let t = &a.lab.play.thoughts[&0];
+    let t = &a.lab.play().thoughts[&0];
     let fresh = cpu::think(&a.ready().unwrap().brain, &[planes(&t.position)]);
     assert!(*t.rates == fresh.data, "the recalled rates are the think's own");
-    assert_eq!(a.lab.play.shown_thought().map(|s| s.id), Some(t.id));
-    assert!(a.lab.play.thoughts.values().filter(|t| !t.rates.is_empty()).count() <= flychess::lab::KEEP_RATES + 1);
+    assert_eq!(a.lab.play().shown_thought().map(|s| s.id), Some(t.id));
+    assert!(a.lab.play().thoughts.values().filter(|t| !t.rates.is_empty()).count() <= flychess::lab::KEEP_RATES + 1);
 }
 
 #[test]
 fn a_thinker_that_dies_is_replaced_and_the_fly_still_answers() {
     let mut h = harness(&data());
-    app_mut(&mut h).lab.thinker = Some(flychess::thinker::Thinker::dead());
+    app_mut(&mut h).lab.replace_thinker_for_test(flychess::thinker::Thinker::dead());
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer from a new thinker", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's answer from a new thinker", |a| a.lab.play().game.plies() == 2);
     let a = app(&h);
-    assert!(a.lab.thinker.as_ref().is_some_and(|t| t.alive()));
-    assert!(a.lab.workers_status.contains("a new one was started"), "{}", a.lab.workers_status);
+    assert!(a.lab.thinker().as_ref().is_some_and(|t| t.alive()));
+    assert!(a.lab.workers_status().contains("a new one was started"), "{}", a.lab.workers_status());
 }
 
 /// Stockfish's grader dies mid-game (its worker ends without its last word, as a panic would
@@ -451,18 +454,17 @@ fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
         return;
     }
     // The grader takes the user's move and dies without grading it.
-    app_mut(&mut h).lab.grader = Some(flychess::grader::Grader::dies_in(std::time::Duration::from_secs(2)));
-    app_mut(&mut h).lab.grader_status = "about to die".into();
+    app_mut(&mut h).lab.replace_grader_for_test(flychess::grader::Grader::dies_in(std::time::Duration::from_secs(2)), "about to die");
     drag(&mut h, Square::E2, Square::E4);
-    assert!(app(&h).lab.grader.as_ref().is_some_and(|g| !g.died()), "e4 went to the grader that dies");
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    assert!(app(&h).lab.grader().as_ref().is_some_and(|g| !g.died()), "e4 went to the grader that dies");
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     wait(&mut h, "a new grader's grades of both moves", |a| {
-        (0..2).all(|ply| a.lab.play.grade_of(ply, &a.lab.play.game.moves()[ply]).is_some())
+        (0..2).all(|ply| a.lab.play().grade_of(ply, &a.lab.play().game.moves()[ply]).is_some())
     });
     let a = app(&h);
-    assert!(a.lab.grader.as_ref().is_some_and(|g| !g.died()));
-    assert!(a.lab.workers_status.contains("grader stopped unexpectedly"), "{}", a.lab.workers_status);
-    assert!(a.lab.grader_status.starts_with("Grades: Stockfish"), "{}", a.lab.grader_status);
+    assert!(a.lab.grader().as_ref().is_some_and(|g| !g.died()));
+    assert!(a.lab.workers_status().contains("grader stopped unexpectedly"), "{}", a.lab.workers_status());
+    assert!(a.lab.grader_status().starts_with("Grades: Stockfish"), "{}", a.lab.grader_status());
 }
 
 #[test]
@@ -471,20 +473,20 @@ fn a_brain_that_fails_to_build_leaves_the_game_and_the_brain_it_is_played_on() {
     use flychess_sim::store::{BrainSpec, Tables};
     let mut h = harness(&data());
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     let before = app(&h).ready().unwrap().checksum.clone();
-    let moves = app(&h).lab.play.game.san().to_vec();
+    let moves = app(&h).lab.play().game.san().to_vec();
     let nowhere = tempfile::tempdir().unwrap();
     let spec = BrainSpec { tables: Tables::Release { dir: nowhere.path().join("no tables here") }, control: Control::None };
     app_mut(&mut h).switch_brain(spec);
-    wait(&mut h, "the failure", |a| a.lab.brain_job_error.is_some());
+    wait(&mut h, "the failure", |a| a.lab.brain_job_error().is_some());
     let a = app(&h);
-    assert!(a.lab.brain_job_error.as_ref().unwrap().contains("missing"), "{:?}", a.lab.brain_job_error);
+    assert!(a.lab.brain_job_error().as_ref().unwrap().contains("missing"), "{:?}", a.lab.brain_job_error());
     assert_eq!(a.ready().map(|r| r.checksum.clone()), Some(before), "the brain it was played on is still there");
-    assert_eq!(a.lab.play.game.san(), moves, "and so is the game");
+    assert_eq!(a.lab.play().game.san(), moves, "and so is the game");
     // And the game goes on.
     drag(&mut h, Square::D2, Square::D4);
-    wait(&mut h, "the fly's next answer", |a| a.lab.play.game.plies() == 4);
+    wait(&mut h, "the fly's next answer", |a| a.lab.play().game.plies() == 4);
 }
 
 #[test]
@@ -504,7 +506,7 @@ fn a_click_on_a_window_over_the_board_never_reaches_the_board() {
     h.step();
     let a = app(&h);
     assert_eq!(a.play.board.selected, Some(Square::E2), "the click went to the dialog, not the square under it");
-    assert_eq!(a.lab.play.game.plies(), 0);
+    assert_eq!(a.lab.play().game.plies(), 0);
 }
 
 #[test]
@@ -516,10 +518,10 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
     let launch =
         Launch { data: data(), quiet: true, watch: Some(Watch { opponent: "backprop".into(), plies: Some(4) }), ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, "test".into(), launch, None, None));
-    wait(&mut h, "the refusal", |a| a.lab.opponent_failed.is_some());
+    wait(&mut h, "the refusal", |a| a.lab.opponent_failed().is_some());
     let a = app(&h);
-    assert!(a.lab.opponent_failed.as_ref().unwrap().contains("another brain"), "{:?}", a.lab.opponent_failed);
-    assert!(a.lab.play.status().contains("--watch backprop"), "{}", a.lab.play.status());
+    assert!(a.lab.opponent_failed().as_ref().unwrap().contains("another brain"), "{:?}", a.lab.opponent_failed());
+    assert!(a.lab.play().status().contains("--watch backprop"), "{}", a.lab.play().status());
     assert!(
         a.launch.failed.lock().unwrap().as_ref().is_some_and(|e| e.contains("another brain")),
         "run() returns it: the exit status says so"
@@ -531,7 +533,7 @@ fn a_brain_without_a_fly_offers_to_train_one() {
     use flychess::ui::Tab;
     let mut h = harness(&data());
     // As on a newly built brain with no fly of its own.
-    app_mut(&mut h).lab.play.fly = None;
+    app_mut(&mut h).lab.forget_fly_for_test();
     h.step();
     h.get_by_label("Train a fly for this brain…").click();
     h.step();
@@ -544,44 +546,44 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     let data = data();
     let mut h = harness(&data);
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2 && a.lab.play.shown_thought().is_some());
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2 && a.lab.play().shown_thought().is_some());
     // What it looks at: each piece taken away in turn, worked out aside, drawn on the position the
     // fly thought in (the board can then only be looked at).
     h.get_by_label("what it looks at").click();
     h.step();
-    let id = app(&h).lab.play.shown_thought().unwrap().id;
+    let id = app(&h).lab.play().shown_thought().unwrap().id;
     wait(&mut h, "what it looks at", |a| a.looks.explanation(id).is_some());
     let e = app(&h).looks.explanation(id).unwrap();
     assert_eq!(e.pieces.len(), 32, "a figure for every piece of the position it thought in");
-    let chosen = app(&h).lab.play.shown_thought().unwrap().chosen;
+    let chosen = app(&h).lab.play().shown_thought().unwrap().chosen;
     assert_eq!(e.chosen, chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(), "the lesion is of the move it played");
     h.get_by_label_contains("It plays");
     h.step();
     assert_eq!(
         app(&h).play.board.shown_board(),
-        Some(app(&h).lab.play.shown_thought().unwrap().position.board()),
+        Some(app(&h).lab.play().shown_thought().unwrap().position.board()),
         "the board shows the position it thought in"
     );
     // Its eye: the board's squares' photoreceptors, lit by the pieces there.
     h.get_by_label("its eye").click();
     h.step();
     let ready = app(&h).ready().unwrap().clone();
-    let sight = flychess_sim::eye::sight(&ready.brain.eye, app(&h).lab.play.game.current());
+    let sight = flychess_sim::eye::sight(&ready.brain.eye, app(&h).lab.play().game.current());
     let lit_squares: Vec<u8> = sight.iter().filter(|s| s.total_firing() > 0).map(|s| s.square).collect();
-    let occupied: Vec<u8> = app(&h).lab.play.game.current().board().occupied().into_iter().map(u8::from).collect();
+    let occupied: Vec<u8> = app(&h).lab.play().game.current().board().occupied().into_iter().map(u8::from).collect();
     assert_eq!(lit_squares, occupied, "exactly the occupied squares light photoreceptors");
     // Every legal move on request, and the hovered one's arrow.
     h.get_by_label("pieces").click();
     h.step();
-    let legal = app(&h).lab.play.candidates(1).len();
+    let legal = app(&h).lab.play().candidates(1).len();
     assert!(legal > 8);
     h.get_by_label(&format!("All {legal} legal moves")).click();
     h.step();
     assert!(app(&h).play.all_moves);
-    let list = app(&h).lab.play.candidates(1);
-    let played = app(&h).lab.play.game.moves()[1];
+    let list = app(&h).lab.play().candidates(1);
+    let played = app(&h).lab.play().game.moves()[1];
     let (other, _) = *list.iter().find(|(m, _)| *m != played).unwrap();
-    let san = shakmaty::san::San::from_move(app(&h).lab.play.game.position(1), other).to_string();
+    let san = shakmaty::san::San::from_move(app(&h).lab.play().game.position(1), other).to_string();
     h.get_by_label(&san).hover();
     h.step();
     h.step();

@@ -27,7 +27,7 @@ fn the_gpu_think_reads_back_only_the_readout(
     use flychess_sim::readout::{descending_features, policy};
     let a = app(h);
     let ready = a.ready().unwrap().clone();
-    let Some(seat) = a.lab.play.fly.clone() else { panic!("no fly plays") };
+    let Some(seat) = a.lab.play().fly.clone() else { panic!("no fly plays") };
     let fly = seat.readout().cloned().expect("the default fly is a readout fly");
     let descending = ready.connectome.groups.descending.clone();
     let mut engine =
@@ -66,15 +66,19 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
         );
     let launch = Launch { data: data(), quiet: true, ..Default::default() };
     *h.state_mut() = Some(FlyChessApp::new(&h.ctx, adapter.clone(), launch, None, Some(render_state.clone())));
-    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play.fly.is_some());
-    wait(&mut h, "the thinker's engine", |a| !a.lab.engine.contains("starting"));
-    assert!(app(&h).lab.engine.starts_with("GPU engine on"), "the fly should think on the GPU engine on {adapter}: {}", app(&h).lab.engine);
+    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play().fly.is_some());
+    wait(&mut h, "the thinker's engine", |a| !a.lab.engine().contains("starting"));
+    assert!(
+        app(&h).lab.engine().starts_with("GPU engine on"),
+        "the fly should think on the GPU engine on {adapter}: {}",
+        app(&h).lab.engine()
+    );
     drag(&mut h, Square::E2, Square::E4);
-    wait(&mut h, "the fly's answer", |a| a.lab.play.game.plies() == 2);
-    let t = &app(&h).lab.play.thoughts[&1];
+    wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
+    let t = &app(&h).lab.play().thoughts[&1];
     assert!(t.gpu_rates.is_some(), "the think came from the GPU engine's buffer");
-    wait(&mut h, "the panels' copy of the GPU think", |a| !a.lab.play.thoughts[&1].rates_follow);
-    let t = app(&h).lab.play.thoughts[&1].clone();
+    wait(&mut h, "the panels' copy of the GPU think", |a| !a.lab.play().thoughts[&1].rates_follow);
+    let t = app(&h).lab.play().thoughts[&1].clone();
     assert_eq!(t.rates.len(), 12 * t.neurons, "with its CPU copy for the panels, worked out on the CPU");
     assert!(t.gpu_rates.is_some(), "the copy did not take the buffer away");
     the_gpu_think_reads_back_only_the_readout(&h, &render_state, &t.position);
@@ -136,9 +140,9 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     app_mut(&mut h).brain_view.as_mut().unwrap().blame.showing = false;
     h.get_by_label("12 steps").click();
     h.step();
-    let id = app(&h).lab.play.shown_thought().unwrap().id;
-    wait(&mut h, "the 12 steps drawn", |a| a.brain_view.as_ref().unwrap().figures.settled(a.lab.play.shown_thought()));
-    assert_eq!(app(&h).lab.play.shown_thought().unwrap().id, id);
+    let id = app(&h).lab.play().shown_thought().unwrap().id;
+    wait(&mut h, "the 12 steps drawn", |a| a.brain_view.as_ref().unwrap().figures.settled(a.lab.play().shown_thought()));
+    assert_eq!(app(&h).lab.play().shown_thought().unwrap().id, id);
     let before: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().map(|e| e.path()).collect();
     h.get_by_label("Export replay GIF").click();
     h.step();

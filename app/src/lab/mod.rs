@@ -157,6 +157,10 @@ pub enum Command {
     Replay(bool),
     /// Mute the move sounds, or not.
     Mute(bool),
+    /// The fly called this plays on in the game as it stands (made ready off the UI thread).
+    UseFly(String),
+    /// Play this sound (the board refusing an illegal move).
+    Sound(crate::sound::Sound),
 }
 
 /// The largest PGN file the window reads (a game's PGN is a few kilobytes; a file this size is
@@ -200,47 +204,47 @@ pub struct LabOptions {
 }
 
 pub struct Lab {
-    pub data: PathBuf,
-    pub brain: BrainState,
+    pub(in crate::lab) data: PathBuf,
+    pub(in crate::lab) brain: BrainState,
     reports: Receiver<Report>,
     sender: Sender<Report>,
     /// A download in progress: (stage, fraction).
-    pub download: Option<(String, f64)>,
+    pub(in crate::lab) download: Option<(String, f64)>,
     /// Another brain being built while the current one plays on: (stage, fraction).
-    pub brain_job: Option<(String, f64)>,
+    pub(in crate::lab) brain_job: Option<(String, f64)>,
     /// Why the last download or build of another brain failed (the current brain plays on).
-    pub brain_job_error: Option<String>,
+    pub(in crate::lab) brain_job_error: Option<String>,
     /// The game in play.
-    pub play: Match,
-    pub thinker: Option<Thinker>,
-    pub grader: Option<Grader>,
-    pub grader_status: String,
+    pub(in crate::lab) play: Match,
+    pub(in crate::lab) thinker: Option<Thinker>,
+    pub(in crate::lab) grader: Option<Grader>,
+    pub(in crate::lab) grader_status: String,
     /// The Stockfish path the grader was started with (empty: the usual places).
     stockfish: String,
     grader_restarts: u32,
-    pub speaker: Speaker,
+    pub(in crate::lab) speaker: Speaker,
     /// What the lab says about its workers (one that died and was replaced).
-    pub workers_status: String,
+    pub(in crate::lab) workers_status: String,
     /// Which engine the fly thinks with, in words.
-    pub engine: String,
-    pub render_state: Option<eframe::egui_wgpu::RenderState>,
-    pub flies: Vec<String>,
+    pub(in crate::lab) engine: String,
+    pub(in crate::lab) render_state: Option<eframe::egui_wgpu::RenderState>,
+    pub(in crate::lab) flies: Vec<String>,
     /// The players the loaded brain can field (what the new-game picker offers).
-    pub playable: Vec<String>,
+    pub(in crate::lab) playable: Vec<String>,
     /// The finished Charles runs by player name.
-    pub charles: Vec<String>,
+    pub(in crate::lab) charles: Vec<String>,
     /// The brain the playable list was made for (None: before the first listing).
     playable_for: Option<String>,
     /// The flies job is reading the disk; `flies_again`: something changed meanwhile, read again.
     flies_job: bool,
     flies_again: bool,
-    pub ratings: HashMap<String, String>,
-    pub watch: Option<Watch>,
+    pub(in crate::lab) ratings: HashMap<String, String>,
+    pub(in crate::lab) watch: Option<Watch>,
     /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
     opponent: Option<crate::opponent::Opponent>,
-    pub opponent_asked: Option<(u64, usize)>,
+    pub(in crate::lab) opponent_asked: Option<(u64, usize)>,
     /// Why the `--watch` opponent could not start or play (then the lab stops asking it).
-    pub opponent_failed: Option<String>,
+    pub(in crate::lab) opponent_failed: Option<String>,
     notices: Vec<Notice>,
     /// The game whose end was last told.
     over_told: Option<(u64, usize)>,
@@ -297,6 +301,112 @@ impl Lab {
         }
     }
 
+    // Test doubles and states a window reaches only by chance (a worker that dies, a brain with no
+    // fly yet): for the UI tests, never called by a view.
+
+    #[doc(hidden)]
+    pub fn replace_thinker_for_test(&mut self, thinker: Thinker) {
+        self.thinker = Some(thinker);
+    }
+
+    #[doc(hidden)]
+    pub fn replace_grader_for_test(&mut self, grader: Grader, status: &str) {
+        self.grader = Some(grader);
+        self.grader_status = status.to_string();
+    }
+
+    #[doc(hidden)]
+    pub fn set_user_for_test(&mut self, user: Color) {
+        self.play.user = user;
+    }
+
+    #[doc(hidden)]
+    pub fn forget_fly_for_test(&mut self) {
+        self.play.fly = None;
+    }
+
+    // What the views read of the lab (they change it only through `command`).
+
+    pub fn data(&self) -> &PathBuf {
+        &self.data
+    }
+
+    pub fn brain(&self) -> &BrainState {
+        &self.brain
+    }
+
+    pub fn download(&self) -> &Option<(String, f64)> {
+        &self.download
+    }
+
+    pub fn brain_job(&self) -> &Option<(String, f64)> {
+        &self.brain_job
+    }
+
+    pub fn brain_job_error(&self) -> &Option<String> {
+        &self.brain_job_error
+    }
+
+    pub fn play(&self) -> &Match {
+        &self.play
+    }
+
+    pub fn thinker(&self) -> &Option<Thinker> {
+        &self.thinker
+    }
+
+    pub fn grader(&self) -> &Option<Grader> {
+        &self.grader
+    }
+
+    pub fn grader_status(&self) -> &String {
+        &self.grader_status
+    }
+
+    pub fn speaker(&self) -> &Speaker {
+        &self.speaker
+    }
+
+    pub fn workers_status(&self) -> &String {
+        &self.workers_status
+    }
+
+    pub fn engine(&self) -> &String {
+        &self.engine
+    }
+
+    pub fn render_state(&self) -> &Option<eframe::egui_wgpu::RenderState> {
+        &self.render_state
+    }
+
+    pub fn flies(&self) -> &Vec<String> {
+        &self.flies
+    }
+
+    pub fn playable(&self) -> &Vec<String> {
+        &self.playable
+    }
+
+    pub fn charles(&self) -> &Vec<String> {
+        &self.charles
+    }
+
+    pub fn ratings(&self) -> &HashMap<String, String> {
+        &self.ratings
+    }
+
+    pub fn watch(&self) -> &Option<Watch> {
+        &self.watch
+    }
+
+    pub fn opponent_asked(&self) -> &Option<(u64, usize)> {
+        &self.opponent_asked
+    }
+
+    pub fn opponent_failed(&self) -> &Option<String> {
+        &self.opponent_failed
+    }
+
     pub fn ready(&self) -> Option<&Arc<ReadyBrain>> {
         match &self.brain {
             BrainState::Ready(b) => Some(b),
@@ -305,7 +415,7 @@ impl Lab {
     }
 
     /// The game and the workers it uses, borrowed apart.
-    pub fn game_and_workers(&mut self) -> (&mut Match, Workers<'_>) {
+    pub(in crate::lab) fn game_and_workers(&mut self) -> (&mut Match, Workers<'_>) {
         let ready = match &self.brain {
             BrainState::Ready(b) => Some(b),
             _ => None,
@@ -376,6 +486,13 @@ impl Lab {
             Command::Imagination(on) => self.play.imagination = on,
             Command::Replay(on) => self.play.replay = on,
             Command::Mute(on) => self.speaker.muted = on,
+            Command::Sound(sound) => self.speaker.play(sound),
+            Command::UseFly(name) => {
+                self.play.fly_name = name;
+                let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
+                let ready = self.ready().cloned();
+                self.play.load_fly(&self.data, &checksum, ready.as_ref());
+            }
         }
         true
     }

@@ -21,11 +21,11 @@ impl FlyChessApp {
             if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
                 self.lab.command(Command::Mute(self.settings.muted || self.launch.quiet));
             }
-            if let Some(why) = &self.lab.speaker.status {
+            if let Some(why) = &self.lab.speaker().status {
                 ui.small(why);
             }
             ui.checkbox(&mut self.settings.animate, "Slide pieces");
-            let mut replay = self.lab.play.replay();
+            let mut replay = self.lab.play().replay();
             if ui.checkbox(&mut replay, "Replay the fly's 12 steps before its move").changed() {
                 self.lab.command(Command::Replay(replay));
             }
@@ -37,14 +37,14 @@ impl FlyChessApp {
                     self.lab.command(Command::UseStockfish(self.settings.stockfish.clone()));
                 }
             });
-            ui.label(RichText::new(&self.lab.grader_status).small());
+            ui.label(RichText::new(self.lab.grader_status()).small());
             ui.separator();
             ui.heading("The brain");
             self.brain_picker(ui);
             if let Some(r) = self.ready().cloned() {
                 brain_summary(ui, &r.info, &r.checksum);
             }
-            match &self.lab.download {
+            match &self.lab.download() {
                 Some((stage, fraction)) => {
                     ui.label(stage);
                     ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage());
@@ -60,7 +60,7 @@ impl FlyChessApp {
                 }
             }
             ui.small(format!("Graphics: {}", self.adapter));
-            ui.small(format!("Simulator: {}", self.lab.engine));
+            ui.small(format!("Simulator: {}", self.lab.engine()));
             ui.separator();
             ui.heading("Credits");
             for line in CREDITS {
@@ -73,7 +73,7 @@ impl FlyChessApp {
     /// tables are downloaded. Choosing one loads it (built and calibrated the first time).
     fn brain_picker(&mut self, ui: &mut egui::Ui) {
         let choices = self.lab.brain_choices();
-        let current = match &self.lab.brain {
+        let current = match &self.lab.brain() {
             BrainState::Ready(r) => Some(r.spec.clone()),
             _ => None,
         };
@@ -89,11 +89,11 @@ impl FlyChessApp {
         if let Some(spec) = pick.filter(|s| Some(s) != current.as_ref()) {
             self.switch_brain(spec);
         }
-        if let Some((stage, fraction)) = &self.lab.brain_job {
+        if let Some((stage, fraction)) = &self.lab.brain_job() {
             ui.label(format!("Preparing the other brain ({stage}); the game goes on with this one."));
             ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
         }
-        if let Some(e) = &self.lab.brain_job_error {
+        if let Some(e) = &self.lab.brain_job_error() {
             ui.colored_label(Color32::LIGHT_RED, format!("The other brain could not be prepared: {e}. This one plays on."));
         }
     }

@@ -82,9 +82,9 @@ impl FlyChessApp {
     /// frame.
     fn fly_cards(&mut self) -> Vec<FlyCard> {
         let data = self.launch.data.clone();
-        let key = crate::lab::flies::card_stamps(&self.lab.flies, &data);
+        let key = crate::lab::flies::card_stamps(self.lab.flies(), &data);
         if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.fly_cards = Some((key, crate::lab::flies::read_cards(&self.lab.flies, &data)));
+            self.fly_cards = Some((key, crate::lab::flies::read_cards(self.lab.flies(), &data)));
         }
         self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
     }
@@ -120,7 +120,7 @@ impl FlyChessApp {
                                     ui.label("-");
                                 }
                             }
-                            ui.label(self.lab.ratings.get(&name).cloned().unwrap_or_else(|| "unrated".into()));
+                            ui.label(self.lab.ratings().get(&name).cloned().unwrap_or_else(|| "unrated".into()));
                             ui.label(&f.created);
                         }
                         Err(e) => {
@@ -234,7 +234,7 @@ impl FlyChessApp {
             ("lab-no-central-brain", "no central brain: every central-brain connection cut"),
         ] {
             ui.horizontal(|ui| {
-                let exists = self.lab.flies.iter().any(|f| f == name);
+                let exists = self.lab.flies().iter().any(|f| f == name);
                 ui.label(RichText::new(name).strong());
                 ui.label(what);
                 if exists {

@@ -215,7 +215,7 @@ pub struct FlyChessApp {
     pub frames: FrameLog,
     pub tab: Tab,
     pub settings: Settings,
-    /// The Play tab's view state (the board, the panels); the game itself is `lab.play`.
+    /// The Play tab's view state (the board, the panels); the game itself is `lab.play()`.
     pub play: PlayTab,
     moves_applied: bool,
     pub brain_view: Option<BrainView>,
@@ -370,7 +370,7 @@ impl FlyChessApp {
             match notice {
                 Notice::BrainReady => {
                     let Some(ready) = self.lab.ready().cloned() else { continue };
-                    let render_state = self.lab.render_state.clone();
+                    let render_state = self.lab.render_state().clone();
                     self.view_job = Some(work_aside(ctx, "brain-view", move || {
                         let view = BrainView::new(&ready.connectome, render_state.is_some());
                         let renderer = render_state.as_ref().map(|rs| flychess_render::egui_view::prepare(rs, &view.geometry));
@@ -386,7 +386,7 @@ impl FlyChessApp {
         match job.try_recv() {
             Ok(Ok((mut view, renderer))) => {
                 self.view_job = None;
-                if let (Some(rs), Some(renderer)) = (&self.lab.render_state, renderer) {
+                if let (Some(rs), Some(renderer)) = (&self.lab.render_state(), renderer) {
                     flychess_render::egui_view::install_prepared(rs, renderer);
                 }
                 if let Some(ready) = self.lab.ready() {
@@ -471,8 +471,8 @@ impl FlyChessApp {
                     v.figures.probe_choice = 1;
                 }
             }
-            View::Doing => self.doing.ask(&self.lab.play.fly_name.clone()),
-            View::Loses => self.loses.ask(&self.lab.play.fly_name.clone(), &self.launch.data.clone()),
+            View::Doing => self.doing.ask(&self.lab.play().fly_name.clone()),
+            View::Loses => self.loses.ask(&self.lab.play().fly_name.clone(), &self.launch.data.clone()),
             View::Classroom => {
                 if let Some(v) = &mut self.brain_view {
                     // Opened on the first step, in the window as it is (no full screen for a picture).
@@ -486,7 +486,7 @@ impl FlyChessApp {
 
     /// True when the view opened with `--view` shows what it is for (a screenshot waits for it).
     fn view_settled(&self) -> bool {
-        let thought = self.lab.play.shown_thought();
+        let thought = self.lab.play().shown_thought();
         match self.launch.view {
             None => true,
             Some(View::LooksAt) => thought.is_some_and(|t| self.looks.explanation(t.id).is_some()),
@@ -513,7 +513,7 @@ impl FlyChessApp {
             "an export"
         } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() || self.train.brain_runs.running() {
             "a training run"
-        } else if self.lab.play.thinking.is_some() || self.lab.play.replaying() {
+        } else if self.lab.play().thinking.is_some() || self.lab.play().replaying() {
             "a think"
         } else {
             "idle"
@@ -531,7 +531,7 @@ impl FlyChessApp {
             ctx.request_repaint_after(std::time::Duration::from_secs_f64(seconds));
         }
         self.take_notices(&ctx, notices);
-        if let Some(e) = &self.lab.opponent_failed
+        if let Some(e) = &self.lab.opponent_failed()
             && let Ok(mut f) = self.launch.failed.lock()
             && f.is_none()
         {
@@ -587,14 +587,14 @@ impl FlyChessApp {
                     let now = ui.input(|i| i.time);
                     // The error going back labels its position with the Stockfish the settings name.
                     v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
-                    let game = &self.lab.play;
+                    let game = &self.lab.play();
                     v.full(
                         ui,
                         game.shown_thought(),
                         game.replay_progress(now),
                         &r,
                         &self.launch.data,
-                        self.lab.render_state.as_ref(),
+                        self.lab.render_state().as_ref(),
                         &mut self.looks,
                         game.fly.as_ref(),
                     );
@@ -603,7 +603,7 @@ impl FlyChessApp {
             Tab::Train => {
                 let ready = self.ready().cloned();
                 let data = self.launch.data.clone();
-                let board_fen = self.lab.play.game.fen(self.lab.play.shown_ply());
+                let board_fen = self.lab.play().game.fen(self.lab.play().shown_ply());
                 egui::CentralPanel::default().show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
                         if let Some(r) = &ready {
@@ -623,10 +623,10 @@ impl FlyChessApp {
 
     fn provenance_badge(&self, ui: &mut egui::Ui) {
         // Bottom-up: what the workers said, another brain on its way, then the brain in use.
-        if !self.lab.workers_status.is_empty() {
-            ui.label(RichText::new(&self.lab.workers_status).small().color(Color32::from_rgb(230, 170, 60)));
+        if !self.lab.workers_status().is_empty() {
+            ui.label(RichText::new(self.lab.workers_status()).small().color(Color32::from_rgb(230, 170, 60)));
         }
-        if let Some((stage, _)) = &self.lab.brain_job {
+        if let Some((stage, _)) = &self.lab.brain_job() {
             ui.label(RichText::new(format!("another brain: {stage}")).small())
                 .on_hover_text("Being prepared; the game goes on with this brain until it is ready.");
         }
@@ -644,7 +644,7 @@ impl FlyChessApp {
         ui.heading("Fly Chess");
         ui.label("A whole fruit-fly nervous system learns and plays chess.");
         ui.separator();
-        match &self.lab.brain {
+        match &self.lab.brain() {
             BrainState::Loading { stage, fraction } => {
                 ui.label(format!("Preparing the brain: {stage}"));
                 ui.add(egui::ProgressBar::new(*fraction as f32).show_percentage().animate(true));
@@ -661,8 +661,8 @@ impl FlyChessApp {
     /// `--screenshot`: once the brain is ready, the moves played and the fly's answer (if any)
     /// shown, a PNG of the window is saved and the window closes.
     fn take_screenshot(&mut self, ctx: &egui::Context) {
-        let game = &self.lab.play;
-        let settled = match &self.lab.brain {
+        let game = &self.lab.play();
+        let settled = match &self.lab.brain() {
             BrainState::Loading { .. } => false,
             BrainState::Failed(_) => true,
             BrainState::Ready(_) if self.tab == Tab::Brain => {
@@ -684,14 +684,14 @@ impl FlyChessApp {
                 self.moves_applied
                     && fly_done
                     && watched
-                    && self.lab.opponent_asked.is_none()
+                    && self.lab.opponent_asked().is_none()
                     && game.thinking.is_none()
                     && !game.replaying()
                     && !self.play.board.animating()
             }
         };
         // The brain's view is made aside: a picture waits for it.
-        let settled = settled && self.view_settled() && (self.brain_view.is_some() || !matches!(self.lab.brain, BrainState::Ready(_)));
+        let settled = settled && self.view_settled() && (self.brain_view.is_some() || !matches!(self.lab.brain(), BrainState::Ready(_)));
         let Some(shot) = &mut self.shot else { return };
         ctx.request_repaint();
         if !settled {
@@ -726,7 +726,7 @@ impl FlyChessApp {
 
     /// What eframe stores across restarts.
     pub fn settings_to_save(&mut self) -> Settings {
-        let game = &self.lab.play;
+        let game = &self.lab.play();
         self.settings.fly = game.fly_name.clone();
         self.settings.user_white = game.user == Color::White;
         self.settings.imagination = game.imagination();

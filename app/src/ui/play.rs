@@ -92,7 +92,7 @@ impl PlayTab {
 
     /// Plays the premove once it is the user's turn again (dropped, and said, when not legal).
     pub fn play_premove(&mut self, cx: &mut PlayContext) {
-        let game = &cx.lab.play;
+        let game = &cx.lab.play();
         if game.fly_to_move() || game.game.is_over() {
             return;
         }
@@ -121,8 +121,8 @@ impl PlayTab {
                 i.key_pressed(egui::Key::F),
             )
         });
-        let plies = cx.lab.play.game.plies();
-        let shown = cx.lab.play.shown_ply();
+        let plies = cx.lab.play().game.plies();
+        let shown = cx.lab.play().shown_ply();
         if left && shown > 0 {
             cx.lab.command(Command::Show(Some(shown - 1)));
         }
@@ -147,7 +147,7 @@ impl PlayTab {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.right_panel(ui, cx);
                 ui.separator();
-                brain_card(ui, &cx.lab.play);
+                brain_card(ui, cx.lab.play());
             });
         });
         egui::CentralPanel::default().show(ui, |ui| {
@@ -155,17 +155,17 @@ impl PlayTab {
             self.player_bar(ui, top, cx);
             let bar_height = 30.0;
             let avail = ui.available_size() - egui::vec2(0.0, bar_height + 8.0);
-            let ply = cx.lab.play.shown_ply();
+            let ply = cx.lab.play().shown_ply();
             // What the fly looks at is drawn on the position it thought in (the board is then
             // only looked at: turn the view off to play on).
             let looking = (cx.looks.overlay == crate::ui::looks::Overlay::LooksAt)
-                .then(|| cx.lab.play.shown_thought().map(|t| (t.position.clone(), t.chosen)))
+                .then(|| cx.lab.play().shown_thought().map(|t| (t.position.clone(), t.chosen)))
                 .flatten();
-            let live = cx.lab.play.cursor().is_none() && looking.is_none();
-            let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| cx.lab.play.game.position(ply).clone());
+            let live = cx.lab.play().cursor().is_none() && looking.is_none();
+            let position = looking.as_ref().map(|(p, _)| p.clone()).unwrap_or_else(|| cx.lab.play().game.position(ply).clone());
             let mut arrows = Vec::new();
-            if let (true, Some((fen, m))) = (live, &cx.lab.play.hint)
-                && *fen == cx.lab.play.game.fen(ply)
+            if let (true, Some((fen, m))) = (live, &cx.lab.play().hint)
+                && *fen == cx.lab.play().game.fen(ply)
             {
                 let (from, to) = crate::ui::board::move_squares(m);
                 arrows.push(Arrow { from, to, colour: Color32::from_rgba_unmultiplied(0, 48, 136, 170) });
@@ -182,14 +182,14 @@ impl PlayTab {
             let view = BoardView {
                 position: &position,
                 orientation: self.orientation,
-                user: (live && !cx.lab.play.game.is_over() && cx.lab.play.fly.is_some()).then_some(cx.lab.play.user),
-                last_move: if looking.is_some() { None } else { ply.checked_sub(1).map(|p| cx.lab.play.game.moves()[p]) },
+                user: (live && !cx.lab.play().game.is_over() && cx.lab.play().fly.is_some()).then_some(cx.lab.play().user),
+                last_move: if looking.is_some() { None } else { ply.checked_sub(1).map(|p| cx.lab.play().game.moves()[p]) },
                 theme: cx.theme,
                 arrows,
                 animate: cx.animate,
                 overlays,
             };
-            let value = cx.lab.play.shown_thought().map(|t| if t.position.turn() == Color::White { t.value } else { -t.value });
+            let value = cx.lab.play().shown_thought().map(|t| if t.position.turn() == Color::White { t.value } else { -t.value });
             let action = ui
                 .allocate_ui(avail.max(egui::vec2(64.0, 64.0)), |ui| {
                     ui.horizontal_centered(|ui| {
@@ -204,7 +204,9 @@ impl PlayTab {
                 Some(BoardAction::Move(m)) => {
                     cx.lab.command(Command::Play(m));
                 }
-                Some(BoardAction::Illegal) => cx.lab.speaker.play(Sound::Illegal),
+                Some(BoardAction::Illegal) => {
+                    cx.lab.command(Command::Sound(Sound::Illegal));
+                }
                 Some(BoardAction::Premoved) | None => {}
             }
             self.player_bar(ui, !top, cx);
@@ -254,12 +256,12 @@ impl PlayTab {
             Overlay::Eye => Looks::eye_marks(&Looks::sight(ready, position)),
             Overlay::LooksAt => {
                 // The lesion of the shown think, drawn on the position it thought in.
-                let Some(t) = cx.lab.play.shown_thought().filter(|t| t.position == *position) else { return Vec::new() };
+                let Some(t) = cx.lab.play().shown_thought().filter(|t| t.position == *position) else { return Vec::new() };
                 match cx.looks.explanation(t.id) {
                     Some(e) => Looks::explain_marks(&e),
                     None => {
                         let t = t.clone();
-                        cx.looks.request(ctx, &t, cx.lab.play.fly.as_ref(), ready);
+                        cx.looks.request(ctx, &t, cx.lab.play().fly.as_ref(), ready);
                         Vec::new()
                     }
                 }
@@ -272,22 +274,22 @@ impl PlayTab {
             let (dot, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
             let fill = if colour == Color::White { Color32::from_gray(240) } else { Color32::from_gray(20) };
             ui.painter().circle(dot.center(), 6.0, fill, egui::Stroke::new(1.0, Color32::GRAY));
-            if colour == cx.lab.play.user {
-                ui.label(RichText::new(cx.lab.play.opponent_name.as_deref().unwrap_or("You")).strong());
+            if colour == cx.lab.play().user {
+                ui.label(RichText::new(cx.lab.play().opponent_name.as_deref().unwrap_or("You")).strong());
             } else {
-                let elo = cx.lab.ratings.get(&cx.lab.play.fly_name).cloned().unwrap_or_else(|| "unrated".into());
-                ui.label(RichText::new(format!("Fly {}", cx.lab.play.fly_name)).strong());
+                let elo = cx.lab.ratings().get(&cx.lab.play().fly_name).cloned().unwrap_or_else(|| "unrated".into());
+                ui.label(RichText::new(format!("Fly {}", cx.lab.play().fly_name)).strong());
                 ui.label(RichText::new(elo).weak());
-                if let Some((_, since)) = cx.lab.play.thinking {
+                if let Some((_, since)) = cx.lab.play().thinking {
                     let secs = ui.input(|i| i.time) - since;
                     ui.spinner();
                     ui.label(format!("thinking… {secs:.1} s"));
                     ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
-                } else if cx.lab.play.replaying() {
+                } else if cx.lab.play().replaying() {
                     ui.label("replaying its 12 steps…");
                 }
             }
-            if let Some((acc, n)) = cx.lab.play.accuracy(colour) {
+            if let Some((acc, n)) = cx.lab.play().accuracy(colour) {
                 ui.label(format!("accuracy {acc:.0}% ({n} {} graded)", if n == 1 { "move" } else { "moves" }));
             }
         });
@@ -295,16 +297,16 @@ impl PlayTab {
 
     fn right_panel(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         ui.heading("Game");
-        if let Some(end) = cx.lab.play.game.ending() {
+        if let Some(end) = cx.lab.play().game.ending() {
             ui.label(RichText::new(format!("{} — {}", end.result, end.reason)).strong().color(Color32::from_rgb(230, 170, 60)));
-        } else if cx.lab.play.fly.is_none() {
+        } else if cx.lab.play().fly.is_none() {
             ui.label("No fly to play on this brain: pick one in New game, or train one.");
             if ui.button("Train a fly for this brain…").clicked() {
                 self.wants_training = true;
             }
         }
-        let uci_moves = cx.lab.play.game.uci();
-        if cx.lab.play.game.starts_from_initial_position()
+        let uci_moves = cx.lab.play().game.uci();
+        if cx.lab.play().game.starts_from_initial_position()
             && let Some(o) = Openings::shipped().name(&uci_moves)
         {
             ui.label(RichText::new(format!("{} {}", o.eco, o.name)).italics());
@@ -312,7 +314,7 @@ impl PlayTab {
         self.fly_says(ui, cx);
         ui.horizontal(|ui| {
             ui.toggle_value(&mut self.blur, "Blur").on_hover_text("Hide the fly's probabilities and grades");
-            let mut imagination = cx.lab.play.imagination();
+            let mut imagination = cx.lab.play().imagination();
             if ui
                 .checkbox(&mut imagination, "Imagination")
                 .on_hover_text("The fly also looks at the board after each of its own moves (never your replies)")
@@ -331,7 +333,7 @@ impl PlayTab {
                 .on_hover_text("How many of each square's photoreceptors this board lights, before step 1");
         });
         if cx.looks.overlay == crate::ui::looks::Overlay::LooksAt {
-            match cx.lab.play.shown_thought() {
+            match cx.lab.play().shown_thought() {
                 Some(t) => match cx.looks.explanation(t.id) {
                     Some(e) => {
                         let top = e.pieces.iter().min_by(|a, b| a.change.total_cmp(&b.change));
@@ -384,7 +386,7 @@ impl PlayTab {
             ui.selectable_value(&mut self.right_tab, RightTab::Expects, "Fly expects");
         });
         self.candidate_list(ui, cx);
-        ui.label(RichText::new(&cx.lab.grader_status).small().weak());
+        ui.label(RichText::new(cx.lab.grader_status()).small().weak());
         ui.separator();
         self.move_list(ui, cx);
         ui.separator();
@@ -392,10 +394,10 @@ impl PlayTab {
     }
 
     fn fly_says(&self, ui: &mut egui::Ui, cx: &PlayContext) {
-        let Some(ply) = cx.lab.play.shown_key() else { return };
-        let t = &cx.lab.play.thoughts[&ply];
-        let Some(m) = cx.lab.play.game.moves().get(ply) else { return };
-        let san = San::from_move(cx.lab.play.game.position(ply), *m).to_string();
+        let Some(ply) = cx.lab.play().shown_key() else { return };
+        let t = &cx.lab.play().thoughts[&ply];
+        let Some(m) = cx.lab.play().game.moves().get(ply) else { return };
+        let san = San::from_move(cx.lab.play().game.position(ply), *m).to_string();
         let p = t.policy.moves.iter().position(|x| x == m).map(|i| t.policy.probability[i]).unwrap_or(0.0);
         let feeling = match t.value {
             v if v > 0.5 => "I think I'm winning.",
@@ -407,10 +409,10 @@ impl PlayTab {
         let prob = if self.blur { String::new() } else { format!(" I gave it {:.0}%.", 100.0 * p) };
         let mut text = format!("“{san}.{prob} {feeling}”");
         if let Some(fav) = t.skipped_favourite {
-            let fav_san = San::from_move(cx.lab.play.game.position(ply), fav).to_string();
+            let fav_san = San::from_move(cx.lab.play().game.position(ply), fav).to_string();
             text.push_str(&format!(" (My favourite was {fav_san}, but it would repeat an earlier position.)"));
         }
-        if let Some(grade) = cx.lab.play.grade_of(ply, m).filter(|_| !self.blur) {
+        if let Some(grade) = cx.lab.play().grade_of(ply, m).filter(|_| !self.blur) {
             text.push_str(&format!(" Stockfish: {} ({:.0}%).", grade.verdict.name(), grade.accuracy));
         }
         ui.label(RichText::new(text).size(15.0));
@@ -419,10 +421,10 @@ impl PlayTab {
 
     fn candidate_list(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         self.hovered = None;
-        let plies = cx.lab.play.game.plies();
+        let plies = cx.lab.play().game.plies();
         // Considered: the fly's move in (or last before) the position shown. Expects: its forecast
         // for the user's move after it.
-        let fly_ply = cx.lab.play.shown_key();
+        let fly_ply = cx.lab.play().shown_key();
         let ply = match self.right_tab {
             RightTab::Considered => fly_ply,
             RightTab::Expects => fly_ply.map(|p| p + 1),
@@ -431,15 +433,15 @@ impl PlayTab {
             ui.weak("The fly has not moved yet.");
             return;
         };
-        let list = cx.lab.play.candidates(ply);
+        let list = cx.lab.play().candidates(ply);
         if list.is_empty() {
             ui.weak("Nothing yet.");
             return;
         }
-        let pos = cx.lab.play.game.position(ply).clone();
+        let pos = cx.lab.play().game.position(ply).clone();
         // Expectations are graded only once the user has moved.
         let graded = ply < plies;
-        let played = cx.lab.play.game.moves().get(ply).copied();
+        let played = cx.lab.play().game.moves().get(ply).copied();
         let shown = if self.all_moves { list.len() } else { CANDIDATES.min(list.len()) };
         let mut hovered = None;
         egui::Grid::new(("candidates", ply)).num_columns(4).striped(true).show(ui, |ui| {
@@ -455,7 +457,7 @@ impl PlayTab {
                 if over {
                     hovered = Some(*m);
                 }
-                match (graded && !self.blur).then(|| cx.lab.play.grade_of(ply, m)).flatten() {
+                match (graded && !self.blur).then(|| cx.lab.play().grade_of(ply, m)).flatten() {
                     Some(g) => {
                         ui.label(format!("{:.0}%", g.accuracy));
                         ui.label(RichText::new(g.verdict.name()).color(verdict_colour(g.verdict)));
@@ -483,12 +485,12 @@ impl PlayTab {
 
     fn move_list(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         let book = Openings::shipped();
-        let first_black = cx.lab.play.game.position(0).turn() == Color::Black;
-        let start_number = cx.lab.play.game.position(0).fullmoves().get() as usize;
-        let shown = cx.lab.play.shown_ply();
+        let first_black = cx.lab.play().game.position(0).turn() == Color::Black;
+        let start_number = cx.lab.play().game.position(0).fullmoves().get() as usize;
+        let shown = cx.lab.play().shown_ply();
         egui::ScrollArea::vertical().id_salt("moves").max_height(220.0).stick_to_bottom(true).show(ui, |ui| {
             egui::Grid::new("move-list").num_columns(3).show(ui, |ui| {
-                let plies = cx.lab.play.game.plies();
+                let plies = cx.lab.play().game.plies();
                 let mut ply = 0;
                 let mut row = 0;
                 while ply < plies {
@@ -498,14 +500,14 @@ impl PlayTab {
                             ui.label(if ply >= plies { "" } else { "…" });
                             continue;
                         }
-                        let m = cx.lab.play.game.moves()[ply];
-                        let mut text = cx.lab.play.game.san()[ply].clone();
-                        if cx.lab.play.game.starts_from_initial_position() && book.is_book(cx.lab.play.game.position(ply + 1)) {
+                        let m = cx.lab.play().game.moves()[ply];
+                        let mut text = cx.lab.play().game.san()[ply].clone();
+                        if cx.lab.play().game.starts_from_initial_position() && book.is_book(cx.lab.play().game.position(ply + 1)) {
                             text.push_str(" ·");
                         }
                         let mut rich = RichText::new(text);
                         if !self.blur
-                            && let Some(g) = cx.lab.play.grade_of(ply, &m)
+                            && let Some(g) = cx.lab.play().grade_of(ply, &m)
                             && g.verdict != Verdict::Best
                             && g.verdict != Verdict::Good
                         {
@@ -529,11 +531,11 @@ impl PlayTab {
                 cx.lab.command(Command::Show(Some(0)));
             }
             if ui.button("‹").on_hover_text("Back (Left arrow)").clicked() {
-                cx.lab.command(Command::Show(Some(cx.lab.play.shown_ply().saturating_sub(1))));
+                cx.lab.command(Command::Show(Some(cx.lab.play().shown_ply().saturating_sub(1))));
             }
             if ui.button("›").on_hover_text("Forward (Right arrow)").clicked() {
-                let next = cx.lab.play.shown_ply() + 1;
-                cx.lab.command(Command::Show(if next >= cx.lab.play.game.plies() { None } else { Some(next) }));
+                let next = cx.lab.play().shown_ply() + 1;
+                cx.lab.command(Command::Show(if next >= cx.lab.play().game.plies() { None } else { Some(next) }));
             }
             if ui.button("»").on_hover_text("Now (Down arrow)").clicked() {
                 cx.lab.command(Command::Show(None));
@@ -546,14 +548,14 @@ impl PlayTab {
             if ui.button("Take back").clicked() {
                 cx.lab.command(Command::TakeBack);
             }
-            let hint_enabled = cx.lab.grader.is_some() && !cx.lab.play.game.is_over() && !cx.lab.play.fly_to_move();
+            let hint_enabled = cx.lab.grader().is_some() && !cx.lab.play().game.is_over() && !cx.lab.play().fly_to_move();
             if ui.add_enabled(hint_enabled, egui::Button::new("Hint")).on_hover_text("Stockfish's best move as an arrow").clicked() {
                 cx.lab.command(Command::Hint);
             }
             let resign = if self.resign_asked { "Really resign?" } else { "Resign" };
-            if ui.add_enabled(!cx.lab.play.game.is_over(), egui::Button::new(resign)).clicked() {
+            if ui.add_enabled(!cx.lab.play().game.is_over(), egui::Button::new(resign)).clicked() {
                 if self.resign_asked {
-                    let user = cx.lab.play.user;
+                    let user = cx.lab.play().user;
                     cx.lab.command(Command::Resign(user));
                     self.resign_asked = false;
                 } else {
@@ -561,9 +563,9 @@ impl PlayTab {
                 }
             }
             if ui.button("New game").clicked() {
-                self.new_game = Some(NewGame { fly: cx.lab.play.fly_name.clone(), colour: Some(cx.lab.play.user) });
+                self.new_game = Some(NewGame { fly: cx.lab.play().fly_name.clone(), colour: Some(cx.lab.play().user) });
             }
-            if ui.add_enabled(cx.lab.play.game.plies() > 0, egui::Button::new("Report")).clicked() {
+            if ui.add_enabled(cx.lab.play().game.plies() > 0, egui::Button::new("Report")).clicked() {
                 self.report_open = true;
             }
         });
@@ -572,8 +574,8 @@ impl PlayTab {
             let r = ui.add(egui::TextEdit::singleline(&mut self.typed).hint_text("e4, Nf3, e2e4").desired_width(90.0));
             if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
                 let text = std::mem::take(&mut self.typed);
-                if cx.lab.play.game.turn() == cx.lab.play.user && cx.lab.play.cursor().is_none() {
-                    match parse_move(cx.lab.play.game.current(), &text) {
+                if cx.lab.play().game.turn() == cx.lab.play().user && cx.lab.play().cursor().is_none() {
+                    match parse_move(cx.lab.play().game.current(), &text) {
                         Ok(m) => {
                             cx.lab.command(Command::Play(m));
                         }
@@ -588,11 +590,11 @@ impl PlayTab {
         });
         ui.horizontal_wrapped(|ui| {
             if ui.button("Copy FEN").clicked() {
-                ui.ctx().copy_text(cx.lab.play.game.fen(cx.lab.play.shown_ply()));
+                ui.ctx().copy_text(cx.lab.play().game.fen(cx.lab.play().shown_ply()));
                 cx.lab.command(Command::Say("FEN copied.".into()));
             }
             if ui.button("Copy PGN").clicked() {
-                ui.ctx().copy_text(cx.lab.play.pgn());
+                ui.ctx().copy_text(cx.lab.play().pgn());
                 cx.lab.command(Command::Say("PGN copied.".into()));
             }
         });
@@ -616,8 +618,8 @@ impl PlayTab {
                 cx.lab.command(Command::LoadPgn(PathBuf::from(&self.pgn_path)));
             }
         });
-        if !cx.lab.play.status().is_empty() {
-            ui.label(RichText::new(cx.lab.play.status()).small());
+        if !cx.lab.play().status().is_empty() {
+            ui.label(RichText::new(cx.lab.play().status()).small());
         }
     }
 
@@ -633,8 +635,8 @@ impl PlayTab {
             .default_pos(self.board.rect.center())
             .show(ctx, |ui| {
                 ui.label("Opponent:");
-                for name in &cx.lab.playable {
-                    let elo = cx.lab.ratings.get(name).cloned().unwrap_or_else(|| "unrated".into());
+                for name in cx.lab.playable() {
+                    let elo = cx.lab.ratings().get(name).cloned().unwrap_or_else(|| "unrated".into());
                     let label = crate::lab::flies::opponent_label(name, &elo);
                     ui.radio_value(&mut ng.fly, name.clone(), label);
                 }
@@ -662,20 +664,20 @@ impl PlayTab {
         let mut open = true;
         let mut jump = None;
         egui::Window::new("Game report").open(&mut open).default_width(420.0).show(ctx, |ui| {
-            if let Some(end) = cx.lab.play.game.ending() {
+            if let Some(end) = cx.lab.play().game.ending() {
                 ui.strong(format!("{} — {}", end.result, end.reason));
             }
             for colour in [Color::White, Color::Black] {
-                let who = if colour == cx.lab.play.user { "You".to_string() } else { format!("Fly {}", cx.lab.play.fly_name) };
+                let who = if colour == cx.lab.play().user { "You".to_string() } else { format!("Fly {}", cx.lab.play().fly_name) };
                 let mut counts: HashMap<&str, usize> = HashMap::new();
-                for (ply, m) in cx.lab.play.game.moves().iter().enumerate() {
-                    if cx.lab.play.game.position(ply).turn() == colour
-                        && let Some(g) = cx.lab.play.grade_of(ply, m)
+                for (ply, m) in cx.lab.play().game.moves().iter().enumerate() {
+                    if cx.lab.play().game.position(ply).turn() == colour
+                        && let Some(g) = cx.lab.play().grade_of(ply, m)
                     {
                         *counts.entry(g.verdict.name()).or_default() += 1;
                     }
                 }
-                let acc = cx.lab.play.accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());
+                let acc = cx.lab.play().accuracy(colour).map(|(a, _)| format!("{a:.0}%")).unwrap_or_else(|| "not graded".into());
                 let list: Vec<String> = ["best", "good", "inaccuracy", "mistake", "blunder"]
                     .iter()
                     .map(|v| format!("{} {v}", counts.get(v).copied().unwrap_or(0)))
@@ -686,7 +688,7 @@ impl PlayTab {
                     list.join(", ")
                 ));
             }
-            let curve = cx.lab.play.evaluation_curve();
+            let curve = cx.lab.play().evaluation_curve();
             let points: Vec<[f64; 2]> = curve.iter().map(|&(p, w)| [p as f64, w]).collect();
             let plot = egui_plot::Plot::new("evaluation").height(160.0).include_y(0.0).include_y(100.0).allow_scroll(false);
             let response = plot.show(ui, |plot_ui| {
@@ -698,8 +700,8 @@ impl PlayTab {
             ui.small("Click the graph to jump to that move. Grades: Stockfish at depth 12.");
         });
         if let Some(ply) = jump {
-            let ply = ply.min(cx.lab.play.game.plies());
-            cx.lab.command(Command::Show(if ply == cx.lab.play.game.plies() { None } else { Some(ply) }));
+            let ply = ply.min(cx.lab.play().game.plies());
+            cx.lab.command(Command::Show(if ply == cx.lab.play().game.plies() { None } else { Some(ply) }));
         }
         self.report_open = open;
     }

@@ -29,7 +29,7 @@ pub fn harness(data: &Path) -> Harness<'static, App> {
     let launch = Launch { data: data.to_path_buf(), quiet: true, ..Default::default() };
     let app = FlyChessApp::new(&h.ctx, "test".into(), launch, None, None);
     *h.state_mut() = Some(app);
-    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play.fly.is_some());
+    wait(&mut h, "the brain, its view and the fly", |a| a.ready().is_some() && a.brain_view.is_some() && a.lab.play().fly.is_some());
     h
 }
 
@@ -45,13 +45,13 @@ pub fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
 pub fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
     let start = Instant::now();
     while !done(app(h)) {
-        if let flychess::lab::BrainState::Failed(e) = &app(h).lab.brain {
+        if let flychess::lab::BrainState::Failed(e) = &app(h).lab.brain() {
             panic!("the brain could not be prepared while waiting for {what}: {e}");
         }
         assert!(
             start.elapsed() < Duration::from_secs(limit_seconds()),
             "timed out waiting for {what}; status: {}",
-            app(h).lab.play.status()
+            app(h).lab.play().status()
         );
         h.step();
         std::thread::sleep(Duration::from_millis(5));
