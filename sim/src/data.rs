@@ -89,6 +89,11 @@ pub struct Dataset {
     pub rows: Vec<Row>,
 }
 
+/// The fewest bytes a row takes (an empty FEN's length byte, game, ply, legal count, label count)
+/// and the most (a 255-byte FEN and 255 labelled moves of 14 bytes).
+const SMALLEST_ROW: u64 = 1 + 4 + 2 + 1 + 1;
+const LARGEST_ROW: u64 = 1 + 255 + 4 + 2 + 1 + 1 + 255 * 14;
+
 impl Dataset {
     pub fn hold(&self) -> &[Row] {
         &self.rows[..self.meta.hold.min(self.rows.len())]
@@ -196,14 +201,24 @@ impl Dataset {
     pub fn load(path: &Path) -> Result<Dataset> {
         let (meta, packed): (Meta, Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "dataset")?;
         let bad = |what: &str| Error::table(path, what.to_string());
-        let body = zstd::decode_all(&packed[..]).map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
+        // The header's row count is the file's word, not a fact: the rows may take at most what
+        // that many of the largest rows take (and no more than a zstd ratio far above the real
+        // one allows), and the row list grows only as rows are read.
+        let limit = (meta.rows as u64).saturating_mul(LARGEST_ROW).min(packed.len() as u64 * 256 + (1 << 20));
+        let mut body = Vec::new();
+        let decoder = zstd::stream::read::Decoder::new(&packed[..]).map_err(|e| Error::io(path, e))?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(decoder, limit + 1), &mut body)
+            .map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
+        if body.len() as u64 > limit {
+            return Err(Error::table(path, format!("the rows unpack to more than {} rows can hold: damaged", meta.rows)));
+        }
         let mut c = 0usize;
         let mut take = |n: usize| -> Result<&[u8]> {
             let s = body.get(c..c + n).ok_or_else(|| bad("rows end early"))?;
             c += n;
             Ok(s)
         };
-        let mut rows = Vec::with_capacity(meta.rows);
+        let mut rows = Vec::with_capacity(meta.rows.min(body.len() / SMALLEST_ROW as usize));
         for _ in 0..meta.rows {
             let fen_len = take(1)?[0] as usize;
             let fen = String::from_utf8(take(fen_len)?.to_vec()).map_err(|_| bad("a FEN is not text"))?;
@@ -275,6 +290,24 @@ mod tests {
         bytes[n / 2] ^= 1;
         std::fs::write(&p, bytes).unwrap();
         assert!(Dataset::load(&p).unwrap_err().to_string().contains("damaged"));
+    }
+
+    #[test]
+    fn a_header_that_overstates_or_understates_its_rows_is_refused_without_the_memory_it_asks_for() {
+        let d = Dataset::from_jsonl(LINE.as_bytes(), "test", "sf").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.flyd");
+        let packed = zstd::encode_all(&d.encode_rows()[..], 3).unwrap();
+        // A header claiming rows by the quintillion over one row's bytes: no allocation that size.
+        let huge = Meta { rows: usize::MAX / 8, ..d.meta.clone() };
+        container::write(&p, MAGIC, FORMAT_VERSION, &huge, &packed).unwrap();
+        assert!(Dataset::load(&p).unwrap_err().to_string().contains("rows end early"));
+        // A small frame that unpacks to 64 MiB under a one-row header: refused before it is all read.
+        let bomb = zstd::encode_all(&vec![0u8; 64 << 20][..], 19).unwrap();
+        assert!(bomb.len() < 1 << 16);
+        container::write(&p, MAGIC, FORMAT_VERSION, &Meta { rows: 1, ..d.meta.clone() }, &bomb).unwrap();
+        let e = Dataset::load(&p).unwrap_err().to_string();
+        assert!(e.contains("more than 1 rows can hold") && e.contains("x.flyd"), "{e}");
     }
 
     #[test]

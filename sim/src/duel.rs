@@ -85,7 +85,13 @@ impl Duel {
             };
         }
         let mean = pair_scores.iter().sum::<f64>() / n as f64;
-        let variance = pair_scores.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
+        // Pairs that all scored the same have no sample variance, and a zero-width interval would
+        // call a difference after one or two pairs. The variance is never taken below what one
+        // more pair at an even score (a pseudo-pair in the spread, not in the mean) would give:
+        // real duels' sample variance is far above it, a sweep of n pairs gets width ~1/√n.
+        let spread = pair_scores.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+        let floor = (spread + (0.5 - mean) * (0.5 - mean)) / n as f64;
+        let variance = (spread / (n.max(2) - 1) as f64).max(floor);
         let half = t95(n.saturating_sub(1).max(1)) * (variance / n as f64).sqrt();
         let edge = 1.0 / (4.0 * n as f64 + 1.0);
         let (low, high) = ((mean - half).max(0.0), (mean + half).min(1.0));
@@ -200,6 +206,21 @@ mod tests {
         assert!(!d.holds_even() && d.elo_low > 0.0, "{d:?}");
         let sweep = Duel::of(&[1.0; 20]);
         assert!(sweep.elo.is_finite() && sweep.elo > 500.0, "{sweep:?}");
+        assert!(!sweep.holds_even() && sweep.score_low > 0.9, "{sweep:?}");
+    }
+
+    #[test]
+    fn one_or_two_pairs_that_scored_the_same_show_no_difference() {
+        for pairs in [&[1.0][..], &[1.0, 1.0], &[0.0, 0.0], &[0.75, 0.75]] {
+            let d = Duel::of(pairs);
+            assert!(d.holds_even() && d.score_high > d.score_low, "{pairs:?}: {d:?}");
+        }
+        // A real duel's interval is the sample's own (the floor is far below it).
+        let real = [0.5, 0.25, 0.75, 0.5, 1.0, 0.5, 0.25, 0.75, 0.5, 0.5];
+        let d = Duel::of(&real);
+        let mean = real.iter().sum::<f64>() / 10.0;
+        let s = (real.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 9.0).sqrt();
+        assert!((d.score_high - (mean + t95(9) * s / 10f64.sqrt())).abs() < 1e-12, "{d:?}");
     }
 
     #[test]

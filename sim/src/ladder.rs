@@ -176,14 +176,47 @@ pub fn play_one(
     })
 }
 
-/// Reads the games recorded so far (a torn last line from a kill is ignored).
+/// Reads the games recorded so far. A last line without its newline is a game torn by a kill
+/// (never counted: a game is counted once its whole line is written) and is left out; any other
+/// line that is not a game is an error naming the file and the line, never dropped in silence.
 pub fn read_games(path: &Path) -> Result<Vec<GameRow>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(path, e)),
     };
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    let whole = if text.ends_with('\n') { text.as_str() } else { &text[..text.rfind('\n').map_or(0, |i| i + 1)] };
+    whole
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            // A game glued to a torn fragment by an earlier version (which appended after a kill
+            // without cutting the fragment): the whole game after the fragment is recovered.
+            let glued = || l.rfind("{\"white\"").filter(|&at| at > 0).and_then(|at| serde_json::from_str(&l[at..]).ok());
+            serde_json::from_str(l).or_else(|e| glued().ok_or(e)).map_err(|e| {
+                let start: String = l.chars().take(60).collect();
+                Error::Invalid(format!("{}: line {} is not a game ({e}): {start}…", path.display(), i + 1))
+            })
+        })
+        .collect()
+}
+
+/// Cuts a game torn by a kill (a last line without its newline) off the end of `path`, so the
+/// next game appended starts on a line of its own.
+fn cut_torn_tail(path: &Path) -> Result<()> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    tracing::warn!("{}: cutting {} bytes of a game torn by a kill", path.display(), bytes.len() - keep);
+    let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
+    file.set_len(keep as u64).and_then(|_| file.sync_all()).map_err(|e| Error::io(path, e))
 }
 
 /// Plays every game of every ladder pairing not yet in `games_file`, `options.workers` at a
@@ -229,6 +262,7 @@ pub fn run_pairings(
     if let Some(dir) = games_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
+    cut_torn_tail(games_file)?;
     let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(games_file).map_err(|e| Error::io(games_file, e))?);
     let queue = Mutex::new(jobs.into_iter());
     let finished = Mutex::new(Vec::new());
@@ -245,7 +279,7 @@ pub fn run_pairings(
                             let line = serde_json::to_string(&row).expect("a game serialises");
                             if let Ok(mut f) = file.lock() {
                                 // One line per game, flushed: a kill loses at most the game in hand.
-                                if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
+                                if let Err(e) = f.write_all(format!("{line}\n").as_bytes()).and_then(|_| f.flush()) {
                                     *failure.lock().expect("lock") = Some(Error::io(games_file, e));
                                 }
                             }
@@ -521,6 +555,34 @@ mod tests {
             created: crate::fly::today(),
         };
         (brain, crate::fly::Fly { meta, readout })
+    }
+
+    #[test]
+    fn a_game_torn_by_a_kill_is_cut_a_glued_one_recovered_and_garbage_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("games.jsonl");
+        let rungs = [Entrant::Random, Entrant::Greedy];
+        assert_eq!(run(&rungs, None, &options(), &file, &|_, _, _| {}).unwrap().len(), 4);
+        // Killed in the middle of writing a fifth game: its torn line is no game.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+        f.write_all(br#"{"white":"random","black":"gre"#).unwrap();
+        drop(f);
+        assert_eq!(read_games(&file).unwrap().len(), 4);
+        // The next run cuts it off: the games it adds are on lines of their own, all readable.
+        let more = LadderOptions { games: 6, ..options() };
+        assert_eq!(run(&rungs, None, &more, &file, &|_, _, _| {}).unwrap().len(), 6);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.lines().count(), 6);
+        assert!(text.lines().all(|l| serde_json::from_str::<GameRow>(l).is_ok()), "{text}");
+        // A file from before this fix, a game glued to a torn fragment: the game is recovered.
+        let rows = read_games(&file).unwrap();
+        let glued = text.replacen(r#"{"white""#, r#"{"white":"rand{"white""#, 1);
+        std::fs::write(&file, &glued).unwrap();
+        assert_eq!(read_games(&file).unwrap(), rows);
+        // Anything else that is not a game is said, with its line.
+        std::fs::write(&file, format!("{}not a game\n{}", text.lines().next().unwrap().to_owned() + "\n", text)).unwrap();
+        let e = read_games(&file).unwrap_err().to_string();
+        assert!(e.contains("line 2 is not a game") && e.contains("games.jsonl"), "{e}");
     }
 
     #[test]
