@@ -150,6 +150,8 @@ pub struct FlyCard {
     pub path: Result<PathBuf, String>,
     pub meta: Result<FlyMeta, String>,
     pub shipped: bool,
+    /// A dopamine fly (read once with the card, not by the view every frame).
+    pub dopamine: bool,
 }
 
 /// The Flies tab's rows and what they were read from: (name, size and modification time).
@@ -207,7 +209,8 @@ pub fn read_cards(names: &[String], data: &Path) -> Vec<FlyCard> {
             let path = flychess_sim::fly::find(name, data).map_err(|e| e.to_string());
             let meta = path.clone().and_then(|p| card_meta(&p));
             let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
-            FlyCard { name: name.clone(), path, meta, shipped }
+            let dopamine = path.as_ref().is_ok_and(|p| is_dopamine_fly(p));
+            FlyCard { name: name.clone(), path, meta, shipped, dopamine }
         })
         .collect()
 }

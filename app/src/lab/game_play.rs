@@ -53,6 +53,8 @@ pub struct Match {
     pub user: Color,
     pub fly_name: String,
     pub fly: Option<Seated>,
+    /// The playing readout fly's imagination weight (None for other players).
+    imagination_weight: Option<f32>,
     /// The fly being made ready off the UI thread (`load_fly`).
     fly_job: Option<std::sync::mpsc::Receiver<Loading>>,
     /// None: following the game; Some(ply): looking at the position after `ply` moves.
@@ -89,6 +91,7 @@ impl Match {
             user,
             fly_name,
             fly: None,
+            imagination_weight: None,
             fly_job: None,
             cursor: None,
             thinking: None,
@@ -140,7 +143,8 @@ impl Match {
         };
         match answer {
             Ok(Ok(ready)) => {
-                let Seat { player, name, status } = ready;
+                let Seat { player, name, status, imagination_weight } = ready;
+                self.imagination_weight = imagination_weight;
                 self.fly_name = name;
                 if let Some(status) = status {
                     self.status = status;
@@ -439,10 +443,7 @@ impl Match {
                 earlier: self.game.keys().to_vec(),
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
-                imagination: fly
-                    .readout()
-                    .filter(|_| self.imagination && fly.aid().is_none())
-                    .map(|f| crate::training::tuned_imagination(w.data, f)),
+                imagination: self.imagination_weight.filter(|_| self.imagination && fly.aid().is_none()),
                 recall: false,
             });
         }
@@ -554,6 +555,9 @@ struct Seat {
     player: Seated,
     name: String,
     status: Option<String>,
+    /// A readout fly's imagination weight (`flychess imagine-tune`'s, 1 until tuned), read here
+    /// once rather than at every move.
+    imagination_weight: Option<f32>,
 }
 
 /// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
@@ -579,7 +583,12 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
             c.player_name()
         );
         let entrant = Entrant::charles(&c);
-        return Ok(Seat { player: seated(entrant, kit().with_charles(&[Arc::new(c)])), name: name.into(), status: Some(status) });
+        return Ok(Seat {
+            player: seated(entrant, kit().with_charles(&[Arc::new(c)])),
+            name: name.into(),
+            status: Some(status),
+            imagination_weight: None,
+        });
     }
     if let Some((base, suffix)) = name.rsplit_once('+')
         && let Some(aid) = Aid::parse(suffix)
@@ -603,7 +612,7 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
         let entrant = Entrant::aided(Entrant::fly(&fly, None), aid, None).map_err(|e| cannot(&e))?;
         let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status) });
+        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None });
     }
     if let Ok(path) = flychess_sim::fly::find(name, data)
         && flychess_sim::bio::file::is_dopamine_fly(&path)
@@ -617,12 +626,13 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
         })();
         let (entrant, kit) = made.map_err(|e| cannot(&e))?;
         let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
-        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status) });
+        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None });
     }
     let readout_fly = |name: String, fly: Fly, status: Option<String>| {
         let entrant = Entrant::fly(&fly, None);
+        let imagination_weight = Some(crate::training::tuned_imagination(data, &fly));
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-        Seat { player: seated(entrant, kit), name, status }
+        Seat { player: seated(entrant, kit), name, status, imagination_weight }
     };
     let named = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p));
     if let Ok(f) = &named

@@ -102,7 +102,7 @@ impl FlyChessApp {
                 ui.strong("");
                 ui.end_row();
                 for card in self.fly_cards() {
-                    let FlyCard { name, path, meta: fly, shipped } = card;
+                    let FlyCard { name, path, meta: fly, shipped, dopamine } = card;
                     match fly {
                         Ok(f) => {
                             ui.label(RichText::new(&name).strong());
@@ -152,14 +152,10 @@ impl FlyChessApp {
                                 self.rename = Some((name.clone(), name.clone()));
                             }
                         }
-                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new("")))
-                            && ui.button("How it's doing").clicked()
-                        {
+                        if !dopamine && ui.button("How it's doing").clicked() {
                             self.doing.ask(&name);
                         }
-                        if !crate::lab::flies::is_dopamine_fly(path.as_deref().unwrap_or(std::path::Path::new("")))
-                            && ui.button("How it loses").clicked()
-                        {
+                        if !dopamine && ui.button("How it loses").clicked() {
                             self.loses.ask(&name, &data);
                         }
                         if ui.button("Export…").clicked() {
