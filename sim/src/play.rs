@@ -104,7 +104,7 @@ pub fn think_and_look_ahead(
 }
 
 /// The board after each move.
-fn boards_after(pos: &Chess, moves: &[Move]) -> Vec<Chess> {
+pub(crate) fn boards_after(pos: &Chess, moves: &[Move]) -> Vec<Chess> {
     moves
         .iter()
         .map(|m| {

@@ -23,7 +23,7 @@ use crate::charles::player::Trained;
 use crate::chess::planes;
 use crate::error::{Error, Result};
 use crate::fly::Fly;
-use crate::play::{Dice, greedy, think_and_look_ahead};
+use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::readout::{Policy, Readout, choose, policy, think_features};
 use crate::search::{Aid, Evaluator, Searcher};
 use crate::stockfish::{EngineOptions, Limit, Supervised};
@@ -483,14 +483,7 @@ impl Player<'_> {
     /// +1, a stalemate or a dead position 0, else minus the value head's reading of the board for
     /// the opponent), all thought as one batch; None for a player without a value head.
     pub fn values_after(&mut self, pos: &Chess, moves: &[Move]) -> Result<Option<Vec<f32>>> {
-        let afters: Vec<Chess> = moves
-            .iter()
-            .map(|m| {
-                let mut a = pos.clone();
-                a.play_unchecked(*m);
-                a
-            })
-            .collect();
+        let afters = boards_after(pos, moves);
         let settled = |a: &Chess| {
             if a.is_checkmate() {
                 Some(1.0)
