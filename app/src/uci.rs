@@ -237,7 +237,9 @@ impl Session {
                 flychess_sim::calibrate::CalibrationOptions::default(),
                 &|_, _| {},
             )?;
-            let players = roster(&self.start.data, &loaded.checksum);
+            // What the window's New game offers: the brain's flies and dopamine flies, each trained
+            // fly with Philidor's aids, every finished Charles run.
+            let players = crate::lab::flies::read_lists(&self.start.data, Some(loaded.checksum.clone())).playable;
             self.ready = Some(Ready { loaded, brain: Arc::new(brain), players });
         }
         Ok(self.ready.as_ref().expect("made above"))
@@ -594,25 +596,6 @@ fn engine_name(e: EngineChoice) -> &'static str {
         EngineChoice::Cpu => "cpu",
         EngineChoice::Gpu => "gpu",
     }
-}
-
-/// Every player the `Player` option offers on the brain with `checksum`: its readout flies (the
-/// trained ones also with the judge and with search 64), its dopamine flies, every finished
-/// Charles run.
-fn roster(data: &Path, checksum: &str) -> Vec<String> {
-    use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
-    let mut out = Vec::new();
-    for f in crate::players::flies_of_brain(data, checksum) {
-        out.push(f.meta.name.clone());
-        if f.meta.kind == "trained" {
-            for aid in [Aid::Judge { weight: 1.0 }, Aid::Search { simulations: DEFAULT_SIMULATIONS }] {
-                out.push(format!("{}+{}", f.meta.name, aid.suffix()));
-            }
-        }
-    }
-    out.extend(flychess_sim::bio::file::dopamine_flies(checksum, data).into_iter().map(|(_, f)| f.meta.name));
-    out.extend(flychess_sim::charles::player::list(data).into_iter().map(|run| flychess_sim::charles::player::player_name(&run)));
-    out
 }
 
 #[cfg(test)]
