@@ -13,7 +13,7 @@
 //! last good position kept, a line longer than `LINE_LIMIT` is refused unread.
 
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
