@@ -7,14 +7,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
-use shakmaty::san::SanPlus;
-use shakmaty::{Chess, EnPassantMode, Position};
+use shakmaty::{EnPassantMode, Position};
 
 use flychess_sim::grading::Score;
 use flychess_sim::play::Dice;
@@ -32,63 +30,6 @@ pub struct Sample {
     pub legal: u8,
 }
 
-/// Reads the games' positions (the start and after every move), game by game.
-struct Positions {
-    fens: Vec<(Chess, u16)>,
-    broken: bool,
-}
-
-struct GameVisitor;
-
-impl pgn_reader::Visitor for GameVisitor {
-    type Tags = Option<Chess>;
-    type Movetext = Positions;
-    type Output = Positions;
-
-    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
-        ControlFlow::Continue(None)
-    }
-
-    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: pgn_reader::RawTag<'_>) -> ControlFlow<Self::Output> {
-        if name.eq_ignore_ascii_case(b"FEN") {
-            *tags = value
-                .decode_utf8()
-                .ok()
-                .and_then(|f| f.parse::<Fen>().ok())
-                .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).ok());
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
-        ControlFlow::Continue(Positions { fens: vec![(tags.unwrap_or_default(), 0)], broken: false })
-    }
-
-    fn san(&mut self, m: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
-        if m.broken {
-            return ControlFlow::Continue(());
-        }
-        let (last, ply) = m.fens.last().expect("a start").clone();
-        match san_plus.san.to_move(&last) {
-            Ok(mv) => {
-                let mut next = last;
-                next.play_unchecked(mv);
-                m.fens.push((next, ply + 1));
-            }
-            Err(_) => m.broken = true,
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_variation(&mut self, _m: &mut Self::Movetext) -> ControlFlow<Self::Output, pgn_reader::Skip> {
-        ControlFlow::Continue(pgn_reader::Skip(true))
-    }
-
-    fn end_game(&mut self, m: Self::Movetext) -> Self::Output {
-        m
-    }
-}
-
 /// Samples positions from every game of `pgn` (see the module header), then shuffles them.
 pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
     let file = std::fs::File::open(pgn).map_err(|e| anyhow!("{}: {e}", pgn.display()))?;
@@ -96,12 +37,12 @@ pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut game = 0u32;
-    while let Some(positions) = reader.read_game(&mut GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? {
+    while let Some(positions) = reader.read_game(&mut crate::game_positions::GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? {
         game += 1;
         let mut dice = Dice::new(seed ^ (game as u64).wrapping_mul(0x9E37_79B9));
         let takes = if dice.chance(0.2) { 2 } else { 1 };
         for _ in 0..takes {
-            let (pos, ply) = &positions.fens[dice.below(positions.fens.len())];
+            let (pos, ply) = &positions.positions[dice.below(positions.positions.len())];
             let legal = pos.legal_moves().len();
             if legal == 0 || !seen.insert(position_key(pos)) {
                 continue;

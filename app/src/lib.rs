@@ -7,6 +7,7 @@
 
 pub mod figure_job;
 pub mod game;
+pub mod game_positions;
 pub mod grader;
 pub mod lab;
 pub mod label;

@@ -24,7 +24,7 @@ use flychess_sim::connectome::Connectome;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
-use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit};
+use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_over};
 
 /// What to train.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -38,6 +38,21 @@ pub struct TrainJob {
     /// 0: none.
     #[serde(default)]
     pub lessons: f64,
+    /// Master-move rows from a games dataset streamed beside the shipped TRAIN rows (the fit at
+    /// scale); None: the shipped rows alone.
+    #[serde(default)]
+    pub games: Option<GamesMix>,
+}
+
+/// The master-move part of a run (`flychess data games`): TRAIN rows of the dataset at
+/// `dataset`, their DN readings cached like the shipped rows' and read a block at a time
+/// (`flychess_sim::stream_fit`), with `stockfish_share` of every batch drawn from the shipped
+/// Stockfish-labelled TRAIN rows.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GamesMix {
+    pub dataset: PathBuf,
+    pub positions: usize,
+    pub stockfish_share: f64,
 }
 
 /// Where `flychess lessons` writes its relabelled won positions.
@@ -87,6 +102,8 @@ pub struct RunInfo {
     pub fit: FitOptions,
     #[serde(default)]
     pub lessons: f64,
+    #[serde(default)]
+    pub games: Option<GamesMix>,
     /// The blind baseline on VAL (move popularity only), for reference lines.
     pub blind: Option<Metrics>,
     pub hold: Option<Metrics>,
@@ -154,28 +171,70 @@ pub fn cache(
     let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
-        let sim = Simulator::choose(prepared.engine, prepared.brain)?;
-        let on = sim.describe();
-        let started = Instant::now();
-        let from = cache.positions;
-        cache.fill(
-            &sim,
-            prepared.brain,
-            &prepared.connectome.groups.descending,
-            &dataset.rows[..n],
-            sim.preferred_batch(),
-            &|done, total| {
-                let rate = (done - from) as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                let left = (total - done) as f64 / rate.max(1e-9);
-                events(TrainEvent::Stage {
-                    text: format!("the brain reads {done} of {total} positions on the {on} ({rate:.0}/s, about {} left)", human(left)),
-                    fraction: done as f64 / total.max(1) as f64,
-                })
-            },
-            &|| controls.should_stop(),
-        )?;
+        fill_reporting(prepared, &mut cache, dataset.rows[..n].iter().cloned().map(Ok), n, controls, events)?;
     }
     Ok((cache.positions >= n).then_some(cache))
+}
+
+/// The DN-rate cache of `prepared` over the first `n` rows of the dataset file at `path`, read
+/// off the file as it fills (memory: one batch, whatever the dataset's size).
+pub fn streamed_cache(
+    prepared: &Prepared,
+    path: &Path,
+    data: &Path,
+    n: usize,
+    controls: &Controls,
+    events: &dyn Fn(TrainEvent),
+) -> Result<Option<Cache>> {
+    let stream = Dataset::stream(path)?;
+    let (source, rows) = (stream.meta.source.clone(), stream.meta.rows);
+    let meta = CacheMeta::of(
+        prepared.checksum,
+        &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
+        &source,
+        rows,
+        &stream.content_hash()?,
+        prepared.connectome.groups.descending.len(),
+    );
+    let file = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
+    let mut cache = Cache::open(&file, meta)?;
+    if cache.positions < n {
+        fill_reporting(prepared, &mut cache, Dataset::stream(path)?, n, controls, events)?;
+    }
+    Ok((cache.positions >= n).then_some(cache))
+}
+
+/// Fills `cache` up to `n` rows of `rows` on the run's engine, saying how far it is.
+fn fill_reporting(
+    prepared: &Prepared,
+    cache: &mut Cache,
+    rows: impl Iterator<Item = flychess_sim::Result<Row>>,
+    n: usize,
+    controls: &Controls,
+    events: &dyn Fn(TrainEvent),
+) -> Result<()> {
+    let sim = Simulator::choose(prepared.engine, prepared.brain)?;
+    let on = sim.describe();
+    let started = Instant::now();
+    let from = cache.positions;
+    cache.fill_streamed(
+        &sim,
+        prepared.brain,
+        &prepared.connectome.groups.descending,
+        rows,
+        n,
+        sim.preferred_batch(),
+        &|done, total| {
+            let rate = (done - from) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            let left = (total - done) as f64 / rate.max(1e-9);
+            events(TrainEvent::Stage {
+                text: format!("the brain reads {done} of {total} positions on the {on} ({rate:.0}/s, about {} left)", human(left)),
+                fraction: done as f64 / total.max(1) as f64,
+            })
+        },
+        &|| controls.should_stop(),
+    )?;
+    Ok(())
 }
 
 /// "1 min 20 s", "45 s".
@@ -223,6 +282,30 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     }
     let val_x = cache.read(HOLD..HOLD + VAL, job.reading)?;
     let hold_x = cache.read(0..HOLD, job.reading)?;
+    // The games part: its cache filled as far as the run asks (TRAIN rows come after its human
+    // test and VAL).
+    let (games_cache, games_source) = match &job.games {
+        Some(g) => {
+            let stream = Dataset::stream(&g.dataset)?;
+            let first = stream.meta.hold + stream.meta.val;
+            if first + g.positions > stream.meta.rows {
+                return Err(anyhow!(
+                    "{} has {} TRAIN positions; the run asks for {}",
+                    g.dataset.display(),
+                    stream.meta.rows - first,
+                    g.positions
+                ));
+            }
+            let source = stream.meta.source.clone();
+            events(TrainEvent::Stage { text: format!("opening the DN-rate cache of {}", g.dataset.display()), fraction: 0.0 });
+            let Some(c) = streamed_cache(prepared, &g.dataset, data, first + g.positions, controls, events)? else {
+                events(TrainEvent::Stopped);
+                return Ok(None);
+            };
+            (Some((c, first)), source)
+        }
+        None => (None, String::new()),
+    };
 
     let dir = runs_dir(data).join(&job.name);
     std::fs::create_dir_all(&dir)?;
@@ -237,6 +320,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             && p.reading == job.reading
             && p.fit == job.options
             && p.lessons == job.lessons
+            && p.games == job.games
     });
     let steps = job.reading.steps();
     let snapshots = snapshots_dir(data, &job.name);
@@ -268,6 +352,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         reading: job.reading,
         fit: job.options.clone(),
         lessons: job.lessons,
+        games: job.games.clone(),
         blind: Some(blind),
         hold: None,
         finished: false,
@@ -281,8 +366,11 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         brain_checksum: prepared.checksum.to_string(),
         homeostasis: cache.meta.homeostasis.clone(),
         reading: job.reading,
-        data: dataset.meta.source.clone(),
-        train_positions: train_rows.len(),
+        data: match &job.games {
+            Some(g) => format!("{}; and {} positions of {}", dataset.meta.source, g.positions, games_source),
+            None => dataset.meta.source.clone(),
+        },
+        train_positions: train_rows.len() + job.games.as_ref().map_or(0, |g| g.positions),
         val: readout_val,
         hold,
         created: fly::today(),
@@ -297,10 +385,30 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let mut options = job.options.clone();
     options.max_passes = options.max_passes.saturating_sub(done_passes);
     events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
-    let (readout, val) = fit(
+    let mut in_memory;
+    let mut mixed;
+    let train_set: &mut dyn flychess_sim::train::TrainSet = match (&job.games, &games_cache) {
+        (Some(g), Some((gcache, first))) => {
+            mixed = flychess_sim::stream_fit::Mixed::new(
+                gcache,
+                g.dataset.clone(),
+                *first..*first + g.positions,
+                job.reading,
+                &train_x,
+                &train_t,
+                g.stockfish_share,
+                options.seed,
+            )?;
+            &mut mixed
+        }
+        _ => {
+            in_memory = flychess_sim::train::InMemory::new(&train_x, &train_t, cache.meta.descending, options.seed);
+            &mut in_memory
+        }
+    };
+    let (readout, val) = fit_over(
         &start,
-        &train_x,
-        &train_t,
+        train_set,
         &val_x,
         &val_t,
         &options,

@@ -56,10 +56,16 @@ impl CacheMeta {
     /// The meta of the cache of this brain (its checksum), homeostasis (its fingerprint) and
     /// dataset (by content).
     pub fn new(brain_checksum: &str, homeostasis: &str, dataset: &crate::data::Dataset, descending: usize) -> CacheMeta {
+        CacheMeta::of(brain_checksum, homeostasis, &dataset.meta.source, dataset.rows.len(), &dataset.content_hash(), descending)
+    }
+
+    /// The same from a dataset's source, row count and content hash (a dataset read as a stream:
+    /// `data::RowStream::content_hash`).
+    pub fn of(brain_checksum: &str, homeostasis: &str, source: &str, rows: usize, content_hash: &str, descending: usize) -> CacheMeta {
         CacheMeta {
             brain_checksum: brain_checksum.to_string(),
             homeostasis: homeostasis.to_string(),
-            dataset: format!("{} ({} rows), sha256 {}; {READINGS}", dataset.meta.source, dataset.rows.len(), dataset.content_hash()),
+            dataset: format!("{source} ({rows} rows), sha256 {content_hash}; {READINGS}"),
             descending,
         }
     }
@@ -121,11 +127,39 @@ impl Cache {
         progress: &dyn Fn(usize, usize),
         stop: &dyn Fn() -> bool,
     ) -> Result<()> {
+        self.fill_streamed(sim, brain, descending, rows.iter().cloned().map(Ok), rows.len(), batch, progress, stop)
+    }
+
+    /// `fill` over rows read one at a time (a `data::RowStream` off a dataset file: the rows
+    /// already cached are read past, and memory holds one batch whatever the dataset's size);
+    /// `total` is how many rows `rows` gives, the cache filled up to it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_streamed(
+        &mut self,
+        sim: &Simulator,
+        brain: &Brain,
+        descending: &[u32],
+        mut rows: impl Iterator<Item = Result<Row>>,
+        total: usize,
+        batch: usize,
+        progress: &dyn Fn(usize, usize),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let mut file = OpenOptions::new().append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         let per = row_bytes(self.meta.descending);
         let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
-        while self.positions < rows.len() && !stop() {
-            let chunk = &rows[self.positions..(self.positions + batch.max(1)).min(rows.len())];
+        for _ in 0..self.positions.min(total) {
+            rows.next().transpose()?;
+        }
+        while self.positions < total && !stop() {
+            let want = batch.max(1).min(total - self.positions);
+            let chunk: Vec<Row> = rows.by_ref().take(want).collect::<Result<_>>()?;
+            if chunk.len() < want {
+                return Err(Error::Invalid(format!(
+                    "the dataset ended after {} of the {total} positions asked for",
+                    self.positions + chunk.len()
+                )));
+            }
             let boards: Vec<Planes> = chunk.par_iter().map(|r| position_from_fen(&r.fen).map(|p| planes(&p))).collect::<Result<_>>()?;
             let b = boards.len();
             let k = descending.len();
@@ -156,7 +190,7 @@ impl Cache {
             file.write_all(&out).map_err(|e| Error::io(&self.path, e))?;
             file.flush().map_err(|e| Error::io(&self.path, e))?;
             self.positions += b;
-            progress(self.positions, rows.len());
+            progress(self.positions, total);
         }
         file.sync_all().map_err(|e| Error::io(&self.path, e))?;
         Ok(())

@@ -74,6 +74,22 @@ pub struct Row {
     pub moves: Vec<MoveLabel>,
 }
 
+/// What a dataset's rows are labelled with (the header says; files without the field are
+/// Stockfish's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Labels {
+    /// Stockfish's best moves with their scores and win/draw/loss, best first.
+    #[default]
+    Stockfish,
+    /// The move a master played, alone, its score the game's result from the mover's side (a won
+    /// game as mate in 1, a drawn one as 0 cp, a lost one as being mated; see `master_label`) and
+    /// its `wdl` the same result exactly (1000/0/0, 0/1000/0, 0/0/1000). Read by the same fit as
+    /// Stockfish's rows: the target is the move played, the value the result (±0.95 after the
+    /// clip, 0 for a draw).
+    MasterMove,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
     pub source: String,
@@ -81,6 +97,26 @@ pub struct Meta {
     pub rows: usize,
     pub hold: usize,
     pub val: usize,
+    #[serde(default)]
+    pub labels: Labels,
+}
+
+/// A game's result from the mover's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Result3 {
+    Won,
+    Drawn,
+    Lost,
+}
+
+/// The one label of a master-move row (see `Labels::MasterMove`).
+pub fn master_label(played: MoveCode, result: Result3) -> MoveLabel {
+    let (score, wdl) = match result {
+        Result3::Won => (Score::Mate(1), [1000, 0, 0]),
+        Result3::Drawn => (Score::Cp(0), [0, 1000, 0]),
+        Result3::Lost => (Score::Mate(-1), [0, 0, 1000]),
+    };
+    MoveLabel { mv: played, score, wdl: Some(wdl) }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -151,7 +187,17 @@ impl Dataset {
             }
             rows.push(Row { fen: j.fen, game: j.game, ply: j.ply, legal: j.legal, moves });
         }
-        Ok(Dataset { meta: Meta { source: source.into(), labeller: labeller.into(), rows: rows.len(), hold: HOLD, val: VAL }, rows })
+        Ok(Dataset {
+            meta: Meta {
+                source: source.into(),
+                labeller: labeller.into(),
+                rows: rows.len(),
+                hold: HOLD,
+                val: VAL,
+                labels: Labels::Stockfish,
+            },
+            rows,
+        })
     }
 
     /// The rows' content as one hash (sha256, hex): FENs, games, plies and every label, in
@@ -162,6 +208,10 @@ impl Dataset {
         let mut d = Sha256::new();
         d.update((self.meta.hold as u64).to_le_bytes());
         d.update((self.meta.val as u64).to_le_bytes());
+        // A master-move dataset says so in its hash (a Stockfish one hashes as it always has).
+        if self.meta.labels != Labels::Stockfish {
+            d.update(b"master move");
+        }
         d.update(self.encode_rows());
         crate::files::hex(&d.finalize())
     }
@@ -194,7 +244,9 @@ impl Dataset {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let body = self.encode_rows();
-        let packed = zstd::encode_all(&body[..], 19).map_err(|e| Error::io(path, e))?;
+        // The highest level for the small shipped files; a quicker one where it would take minutes.
+        let level = if self.rows.len() > 200_000 { 9 } else { 19 };
+        let packed = zstd::encode_all(&body[..], level).map_err(|e| Error::io(path, e))?;
         container::write(path, MAGIC, FORMAT_VERSION, &Meta { rows: self.rows.len(), ..self.meta.clone() }, &packed)
     }
 
@@ -212,37 +264,114 @@ impl Dataset {
         if body.len() as u64 > limit {
             return Err(Error::table(path, format!("the rows unpack to more than {} rows can hold: damaged", meta.rows)));
         }
-        let mut c = 0usize;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            let s = body.get(c..c + n).ok_or_else(|| bad("rows end early"))?;
-            c += n;
-            Ok(s)
-        };
         let mut rows = Vec::with_capacity(meta.rows.min(body.len() / SMALLEST_ROW as usize));
+        let mut rest = &body[..];
         for _ in 0..meta.rows {
-            let fen_len = take(1)?[0] as usize;
-            let fen = String::from_utf8(take(fen_len)?.to_vec()).map_err(|_| bad("a FEN is not text"))?;
-            let game = u32::from_le_bytes(take(4)?.try_into().expect("4"));
-            let ply = u16::from_le_bytes(take(2)?.try_into().expect("2"));
-            let legal = take(1)?[0];
-            let k = take(1)?[0] as usize;
-            let mut moves = Vec::with_capacity(k);
-            for _ in 0..k {
-                let m = take(4)?;
-                let (mv, kind) = (MoveCode { from: m[0], to: m[1], promotion: m[2] }, m[3]);
-                let value = i32::from_le_bytes(take(4)?.try_into().expect("4"));
-                let w = take(6)?;
-                let wdl = [0, 2, 4].map(|i| u16::from_le_bytes([w[i], w[i + 1]]));
-                moves.push(MoveLabel {
-                    mv,
-                    score: if kind == 1 { Score::Mate(value) } else { Score::Cp(value) },
-                    wdl: (wdl != [u16::MAX; 3]).then_some(wdl),
-                });
-            }
-            rows.push(Row { fen, game, ply, legal, moves });
+            rows.push(read_row(&mut rest).map_err(|e| bad(&e))?);
         }
         Ok(Dataset { meta, rows })
     }
+}
+
+/// Reads one row as `encode_rows` wrote it; the error says what is wrong ("rows end early" when
+/// the bytes stop inside a row).
+fn read_row(r: &mut impl std::io::Read) -> std::result::Result<Row, String> {
+    let mut take = |n: usize| -> std::result::Result<Vec<u8>, String> {
+        let mut b = vec![0u8; n];
+        r.read_exact(&mut b).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof { "rows end early".to_string() } else { format!("damaged rows: {e}") }
+        })?;
+        Ok(b)
+    };
+    let fen_len = take(1)?[0] as usize;
+    let fen = String::from_utf8(take(fen_len)?).map_err(|_| "a FEN is not text".to_string())?;
+    let game = u32::from_le_bytes(take(4)?.try_into().expect("4"));
+    let ply = u16::from_le_bytes(take(2)?.try_into().expect("2"));
+    let legal = take(1)?[0];
+    let k = take(1)?[0] as usize;
+    let mut moves = Vec::with_capacity(k);
+    for _ in 0..k {
+        let m = take(14)?;
+        let (mv, kind) = (MoveCode { from: m[0], to: m[1], promotion: m[2] }, m[3]);
+        let value = i32::from_le_bytes(m[4..8].try_into().expect("4"));
+        let wdl = [8, 10, 12].map(|i| u16::from_le_bytes([m[i], m[i + 1]]));
+        moves.push(MoveLabel {
+            mv,
+            score: if kind == 1 { Score::Mate(value) } else { Score::Cp(value) },
+            wdl: (wdl != [u16::MAX; 3]).then_some(wdl),
+        });
+    }
+    Ok(Row { fen, game, ply, legal, moves })
+}
+
+/// A dataset's rows read one at a time off its file (the whole file's checksum is checked first,
+/// by a streamed pass): memory stays one row whatever the size of the dataset.
+pub struct RowStream {
+    path: std::path::PathBuf,
+    pub meta: Meta,
+    rows: Box<dyn std::io::Read + Send>,
+    left: usize,
+}
+
+use std::io::Read as _;
+
+impl Dataset {
+    /// Opens `path` for `RowStream`.
+    pub fn stream(path: &Path) -> Result<RowStream> {
+        let (meta, offset, end) = container::check_streamed::<Meta>(path, MAGIC, FORMAT_VERSION, "dataset")?;
+        use std::io::{Read, Seek};
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        f.seek(std::io::SeekFrom::Start(offset)).map_err(|e| Error::io(path, e))?;
+        let packed = std::io::BufReader::new(f.take(end - offset));
+        let decoder = zstd::stream::read::Decoder::with_buffer(packed).map_err(|e| Error::io(path, e))?;
+        // As in `load`: the rows unpack to at most what the header's count of rows can hold.
+        let limit = (meta.rows as u64).saturating_mul(LARGEST_ROW).min((end - offset).saturating_mul(256) + (1 << 20));
+        Ok(RowStream { path: path.to_path_buf(), left: meta.rows, meta, rows: Box::new(std::io::BufReader::new(decoder.take(limit))) })
+    }
+}
+
+impl RowStream {
+    /// The dataset's content hash (as `Dataset::content_hash`) read off the file without holding
+    /// it: the rows' bytes as stored, hashed as they unpack. Consumes the stream.
+    pub fn content_hash(mut self) -> Result<String> {
+        use sha2::{Digest, Sha256};
+        let mut d = Sha256::new();
+        d.update((self.meta.hold as u64).to_le_bytes());
+        d.update((self.meta.val as u64).to_le_bytes());
+        if self.meta.labels != Labels::Stockfish {
+            d.update(b"master move");
+        }
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = self.rows.read(&mut buf).map_err(|e| Error::table(&self.path, format!("damaged rows: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            d.update(&buf[..n]);
+        }
+        Ok(crate::files::hex(&d.finalize()))
+    }
+}
+
+impl Iterator for RowStream {
+    type Item = Result<Row>;
+    fn next(&mut self) -> Option<Result<Row>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(read_row(&mut self.rows).map_err(|e| {
+            self.left = 0;
+            Error::table(&self.path, e)
+        }))
+    }
+}
+
+/// The human test shipped with the project: 4,096 positions (HOLD) and 2,048 (VAL), one from
+/// each of 6,144 master games no shipped row came from, labelled with the master's move and the
+/// result (`flychess data games --positions 0 --out sim/brain/data/human-test.flyd`).
+pub fn human_test_path() -> std::path::PathBuf {
+    crate::shipped::dir().join("human-test.flyd")
 }
 
 /// The labelled positions shipped with the project (from ../shared/data, converted and committed;
@@ -308,6 +437,34 @@ mod tests {
         container::write(&p, MAGIC, FORMAT_VERSION, &Meta { rows: 1, ..d.meta.clone() }, &bomb).unwrap();
         let e = Dataset::load(&p).unwrap_err().to_string();
         assert!(e.contains("more than 1 rows can hold") && e.contains("x.flyd"), "{e}");
+    }
+
+    #[test]
+    fn a_streamed_read_gives_the_rows_and_hash_of_a_whole_read_and_refuses_a_damaged_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let shipped = crate::shipped::materialise(dir.path()).unwrap();
+        for name in ["positions.flyd", "human-test.flyd"] {
+            let path = shipped.join(name);
+            let whole = Dataset::load(&path).unwrap();
+            let rows: Vec<Row> = Dataset::stream(&path).unwrap().collect::<Result<_>>().unwrap();
+            assert_eq!(rows, whole.rows, "{name}");
+            assert_eq!(Dataset::stream(&path).unwrap().content_hash().unwrap(), whole.content_hash(), "{name}");
+        }
+        let human = Dataset::load(&shipped.join("human-test.flyd")).unwrap();
+        assert_eq!(human.meta.labels, Labels::MasterMove);
+        assert_ne!(
+            human.content_hash(),
+            Dataset { meta: Meta { labels: Labels::Stockfish, ..human.meta.clone() }, ..human.clone() }.content_hash()
+        );
+        let p = dir.path().join("x.flyd");
+        let mut bytes = std::fs::read(shipped.join("human-test.flyd")).unwrap();
+        let n = bytes.len();
+        bytes[n / 2] ^= 4;
+        std::fs::write(&p, &bytes).unwrap();
+        let e = Dataset::stream(&p).err().expect("a damaged file is refused").to_string();
+        assert!(e.contains("damaged") && e.contains("x.flyd"), "{e}");
+        std::fs::write(&p, &bytes[..n / 2]).unwrap();
+        assert!(Dataset::stream(&p).is_err(), "a truncated file is refused");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod readout;
 pub mod search;
 pub mod stats;
 pub mod stockfish;
+pub mod stream_fit;
 pub mod together;
 pub mod train;
 

@@ -289,33 +289,97 @@ pub fn fit(
     record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
-    let d = start.inputs;
+    let mut train = InMemory::new(train_x, train_t, start.inputs, options.seed);
+    fit_over(start, &mut train, val_x, val_t, options, record, stop)
+}
+
+/// What a fit passes over: its batches of (features, targets), one pass at a time. `InMemory` is
+/// the features held whole; `crate::stream_fit` reads them off a DN cache a block at a time.
+/// What a pass calls with each batch (features, targets): it takes a step and returns the
+/// batch's mean loss.
+pub type BatchStep<'s> = dyn FnMut(Vec<f32>, &[&Target]) -> Result<f64> + 's;
+
+pub trait TrainSet {
+    /// Positions in one pass.
+    fn positions(&self) -> usize;
+    /// One pass, in its own shuffled order: `step(features, targets)` for each batch of at most
+    /// `batch` positions, which returns the batch's mean loss.
+    fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()>;
+}
+
+/// Features and targets held in memory, shuffled anew each pass (a fixed xorshift from the seed,
+/// each pass shuffling the last pass's order).
+pub struct InMemory<'a> {
+    x: &'a [f32],
+    targets: &'a [Target],
+    inputs: usize,
+    order: Vec<usize>,
+    state: u64,
+}
+
+impl<'a> InMemory<'a> {
+    pub fn new(x: &'a [f32], targets: &'a [Target], inputs: usize, seed: u64) -> InMemory<'a> {
+        InMemory { x, targets, inputs, order: (0..targets.len()).collect(), state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
+    }
+}
+
+/// Shuffles `order` in place with the xorshift state `s` (Fisher–Yates).
+pub fn shuffle_with(order: &mut [usize], s: &mut u64) {
+    for i in (1..order.len()).rev() {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        order.swap(i, (*s % (i as u64 + 1)) as usize);
+    }
+}
+
+impl TrainSet for InMemory<'_> {
+    fn positions(&self) -> usize {
+        self.targets.len()
+    }
+
+    fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()> {
+        shuffle_with(&mut self.order, &mut self.state);
+        let d = self.inputs;
+        for chunk in self.order.chunks(batch.max(1)) {
+            let x: Vec<f32> = chunk.iter().flat_map(|&i| self.x[i * d..(i + 1) * d].iter().copied()).collect();
+            let t: Vec<&Target> = chunk.iter().map(|&i| &self.targets[i]).collect();
+            step(x, &t)?;
+        }
+        Ok(())
+    }
+}
+
+/// `fit` over any `TrainSet` (the passes, the halving and the bookkeeping; the steps are burn's).
+#[allow(clippy::too_many_arguments)]
+pub fn fit_over(
+    start: &Readout,
+    train: &mut dyn TrainSet,
+    val_x: &[f32],
+    val_t: &[Target],
+    options: &FitOptions,
+    record: &mut dyn FnMut(&PassRecord, &Readout),
+    stop: &dyn Fn() -> bool,
+) -> Result<(Readout, Metrics)> {
     let start_val = evaluate(start, val_x, val_t);
     let (mut best, mut best_val) = (start.clone(), start_val);
     let mut steps = BurnFit::on(start, options.on)?;
     let mut lr = options.learning_rate;
     let mut misses = 0;
-    // A fixed shuffle of TRAIN, new each pass (deterministic from the seed).
-    let mut order: Vec<usize> = (0..train_t.len()).collect();
-    let mut s = options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     for pass in 1..=options.max_passes {
         if stop() {
             break;
         }
         let started = std::time::Instant::now();
-        for i in (1..order.len()).rev() {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            order.swap(i, (s % (i as u64 + 1)) as usize);
-        }
         let mut train_loss = 0.0;
-        for chunk in order.chunks(options.batch.max(1)) {
-            let x: Vec<f32> = chunk.iter().flat_map(|&i| train_x[i * d..(i + 1) * d].iter().copied()).collect();
-            let t: Vec<&Target> = chunk.iter().map(|&i| &train_t[i]).collect();
-            train_loss += steps.step(x, &t, lr)? * chunk.len() as f64;
-        }
-        train_loss /= order.len().max(1) as f64;
+        let mut seen = 0usize;
+        train.pass(options.batch, &mut |x, t| {
+            let loss = steps.step(x, t, lr)?;
+            train_loss += loss * t.len() as f64;
+            seen += t.len();
+            Ok(loss)
+        })?;
+        train_loss /= seen.max(1) as f64;
         let current = steps.readout(start)?;
         let val = evaluate(&current, val_x, val_t);
         let improved = val.loss < best_val.loss - options.min_improvement;

@@ -291,7 +291,7 @@ fn status_mb(field: &str) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-fn peak_memory_mb() -> Option<f64> {
+pub(crate) fn peak_memory_mb() -> Option<f64> {
     status_mb("VmHWM:")
 }
 
@@ -787,9 +787,59 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
     }))
 }
 
-pub fn data(cmd: DataCommand) -> Result<()> {
+pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
     use flychess_sim::data::{Dataset, shipped_path};
     match cmd {
+        DataCommand::Games { pgn, out, positions, seed, json } => {
+            use flychess::game_positions::{GamesOptions, positions_from_games};
+            let pgn = pgn.unwrap_or_else(book_pgn);
+            let out = dataset_path(&out, data)?;
+            let shipped = Dataset::load(&shipped_path())?;
+            let bar = ProgressBar::new(1);
+            bar.set_style(
+                ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes}, {bytes_per_sec}, eta {eta}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            let started = Instant::now();
+            let report = positions_from_games(&pgn, &shipped, &GamesOptions::new(positions, seed), &out, &|pass, done, total| {
+                bar.set_message(pass.to_string());
+                bar.set_length(total);
+                bar.set_position(done);
+            })?;
+            bar.finish_and_clear();
+            let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+            let peak = peak_memory_mb();
+            if json {
+                let mut v = serde_json::to_value(&report)?;
+                v["file"] = out.display().to_string().into();
+                v["bytes"] = size.into();
+                v["seconds"] = started.elapsed().as_secs_f64().into();
+                v["peak_memory_mb"] = peak.into();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!(
+                    "{} games read ({} broken, {} without a result, {} left out for the shipped HOLD/VAL{})\n\
+                     human test (HOLD) {} positions, VAL {}, TRAIN {} of {} candidates ({} left out for equalling a held-out position)\n\
+                     → {} ({:.1} MB) in {:.0} s, peak memory {}",
+                    report.games,
+                    report.broken_games,
+                    report.unfinished_games,
+                    report.held_out_games,
+                    if report.same_games_as_shipped { "" } else { "; not the shipped rows' book: games left out by equal positions only" },
+                    report.human_test_positions,
+                    report.human_val_positions,
+                    report.train_positions,
+                    report.train_candidates,
+                    report.equal_to_held_out,
+                    out.display(),
+                    size as f64 / 1e6,
+                    started.elapsed().as_secs_f64(),
+                    peak.map(|mb| format!("{mb:.0} MB")).unwrap_or_else(|| "unknown".into()),
+                );
+            }
+            Ok(())
+        }
         DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed } => {
             use flychess::label::{LabelOptions, label, sample};
             let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
@@ -882,28 +932,47 @@ pub fn cache(
     batch: Option<usize>,
     engine: EngineChoice,
 ) -> Result<(flychess_sim::cache::Cache, Loaded)> {
+    cache_of(which, data, &flychess_sim::data::shipped_path(), positions, batch, engine)
+}
+
+/// Fills (or resumes) the DN-rate cache of a brain over the dataset at `dataset` (its first
+/// `positions` rows, default all), reading the rows off the file as it goes: memory is one batch
+/// and the brain, whatever the dataset's size. Prints the speed, the bytes a position takes and
+/// the peak memory.
+pub fn cache_of(
+    which: &WhichBrain,
+    data: &Path,
+    dataset: &Path,
+    positions: Option<usize>,
+    batch: Option<usize>,
+    engine: EngineChoice,
+) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
-    use flychess_sim::data::{Dataset, shipped_path};
+    use flychess_sim::data::Dataset;
     let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
-    let dataset = Dataset::load(&shipped_path())?;
-    let rows = &dataset.rows[..positions.unwrap_or(dataset.rows.len()).min(dataset.rows.len())];
-    let meta = CacheMeta::new(
+    let stream = Dataset::stream(dataset)?;
+    let meta = stream.meta.clone();
+    let total = positions.unwrap_or(meta.rows).min(meta.rows);
+    let descending = &loaded.connectome.groups.descending;
+    let meta = CacheMeta::of(
         &loaded.checksum,
         &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
-        &dataset,
-        loaded.connectome.groups.descending.len(),
+        &meta.source,
+        meta.rows,
+        &stream.content_hash()?,
+        descending.len(),
     );
     let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &spec.name());
     let mut cache = Cache::open(&path, meta)?;
-    if cache.positions >= rows.len() {
-        eprintln!("{}: all {} positions already cached", path.display(), rows.len());
+    if cache.positions >= total {
+        eprintln!("{}: all {total} positions already cached", path.display());
         return Ok((cache, loaded));
     }
     let sim = Simulator::choose(engine, &brain)?;
     let batch = batch.unwrap_or_else(|| sim.preferred_batch());
     eprintln!("thinking on the {}, {batch} positions at a time", sim.describe());
-    let bar = ProgressBar::new(rows.len() as u64);
+    let bar = ProgressBar::new(total as u64);
     bar.set_style(
         ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
             .expect("valid template")
@@ -912,17 +981,22 @@ pub fn cache(
     bar.set_position(cache.positions as u64);
     let started = Instant::now();
     let from = cache.positions;
-    cache.fill(&sim, &brain, &loaded.connectome.groups.descending, rows, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
+    let rows = Dataset::stream(dataset)?;
+    cache.fill_streamed(&sim, &brain, descending, rows, total, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
     bar.finish_and_clear();
     let made = cache.positions - from;
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
     eprintln!(
-        "{}: {} positions cached ({} new in {:.1} s, {:.1} positions/s, {}, batch {batch})",
+        "{}: {} positions cached ({} new in {:.1} s, {:.1} positions/s, {}, batch {batch}); {} bytes a position ({:.2} GB in all); peak memory {}",
         path.display(),
         cache.positions,
         made,
-        started.elapsed().as_secs_f64(),
-        made as f64 / started.elapsed().as_secs_f64().max(1e-9),
-        sim.describe()
+        seconds,
+        made as f64 / seconds,
+        sim.describe(),
+        2 * descending.len(),
+        (cache.positions * 2 * descending.len()) as f64 / 1e9,
+        peak_memory_mb().map(|mb| format!("{mb:.0} MB")).unwrap_or_else(|| "unknown".into()),
     );
     Ok((cache, loaded))
 }
@@ -1157,6 +1231,45 @@ pub enum DataCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Training positions from real games, labelled for free: every position of every game
+    /// before a move, with the move the master played and the game's result (mover's side). The
+    /// games of the shipped HOLD/VAL rows and every position equal to one are left out; 4,096
+    /// games no shipped row came from give the human test (the new dataset's HOLD, one position
+    /// a game) and 2,048 more its VAL. Streams the PGN (plain or .zst) twice; resumable (parts
+    /// beside the output); a broken or unfinished game is skipped and counted.
+    Games {
+        /// The games (default: the book the shipped positions came from,
+        /// sim/brain/data/games/book_1.02.pgn.zst in a checkout).
+        pgn: Option<PathBuf>,
+        /// A name (the file goes to DATA/datasets/NAME.flyd) or a path ending in .flyd.
+        #[arg(long)]
+        out: String,
+        /// A seeded sample of this many TRAIN positions (default: all of them, about 10 million).
+        #[arg(long)]
+        positions: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where a dataset named on the command line lives: a path ending in .flyd as it is, else
+/// `DATA/datasets/NAME.flyd`.
+pub fn dataset_path(name: &str, data: &Path) -> Result<PathBuf> {
+    if name.ends_with(".flyd") {
+        return Ok(PathBuf::from(name));
+    }
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(anyhow!("{name:?} is neither a dataset name (letters, digits, - and _) nor a path ending in .flyd"));
+    }
+    Ok(flychess_sim::files::DataFolder::at(data).datasets().join(format!("{name}.flyd")))
+}
+
+/// The games PGN of a checkout (the book the shipped positions came from).
+pub fn book_pgn() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/brain/data/games/book_1.02.pgn.zst")
 }
 // The arguments of `flychess cache` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -1164,6 +1277,10 @@ pub struct CacheArgs {
     /// How many positions (in dataset order: HOLD, VAL, then TRAIN). Default: all.
     #[arg(long)]
     pub positions: Option<usize>,
+    /// The dataset: a name (DATA/datasets/NAME.flyd, e.g. from `flychess data games`) or a
+    /// path ending in .flyd. Default: the shipped positions.
+    #[arg(long)]
+    pub dataset: Option<String>,
     /// Positions per think (default: 32 on the CPU engine, a few thousand on a GPU).
     #[arg(long)]
     pub batch: Option<usize>,

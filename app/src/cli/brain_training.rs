@@ -54,9 +54,7 @@ fn bar(total: usize, name: &str) -> ProgressBar {
 
 /// The process's peak resident memory (VmHWM), in bytes, where the system says.
 fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    crate::cli::brain::peak_memory_mb().map(|mb| (mb * 1024.0 * 1024.0) as u64)
 }
 
 fn estimate(e: &stats::Estimate) -> serde_json::Value {

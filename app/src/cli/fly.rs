@@ -95,6 +95,7 @@ pub fn train(
     options: &FitOptions,
     lessons: f64,
     engine: EngineChoice,
+    games: Option<flychess::training::GamesMix>,
 ) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
@@ -102,7 +103,7 @@ pub fn train(
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
-    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons };
+    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
@@ -189,7 +190,8 @@ fn shuffled_control(
     hold_t: &[Target],
     val_t: &[Target],
     train_t: &[Target],
-) -> Result<Vec<PositionOutcome>> {
+    human_t: &[Target],
+) -> Result<(Vec<PositionOutcome>, Vec<PositionOutcome>)> {
     let mut shuffled = which.clone();
     shuffled.shuffle_wiring = Some(1);
     eprintln!("shuffled wiring: caching the DN rates of the same brain with its connections handed out again (seed 1)");
@@ -197,7 +199,22 @@ fn shuffled_control(
     let x = |r: std::ops::Range<usize>| cache.read(r, reading);
     let start = Readout::newborn(cache.meta.descending, reading.steps(), 1);
     let (readout, _) = fit_logged("shuffled", options, &start, (&x(HOLD + VAL..n)?, train_t), (&x(HOLD..HOLD + VAL)?, val_t))?;
-    Ok(outcomes(&readout, &x(0..HOLD)?, hold_t))
+    let human = human_features(&shuffled, data, human_t.len(), reading)?;
+    Ok((outcomes(&readout, &x(0..HOLD)?, hold_t), outcomes(&readout, &human, human_t)))
+}
+
+/// The human test (the shipped `human-test.flyd`: positions from master games no training row
+/// came from, each labelled with the move the master played): its first `n` HOLD rows.
+fn human_test(n: Option<usize>) -> Result<Vec<Row>> {
+    let d = Dataset::load(&flychess_sim::data::human_test_path())?;
+    let hold = d.hold();
+    Ok(hold[..n.unwrap_or(hold.len()).min(hold.len())].to_vec())
+}
+
+/// The DN readings of the human test's first `n` positions on a brain (cached like any dataset's).
+fn human_features(which: &WhichBrain, data: &Path, n: usize, reading: Reading) -> Result<Vec<f32>> {
+    let (cache, _) = crate::cli::brain::cache_of(which, data, &flychess_sim::data::human_test_path(), Some(n), None, EngineChoice::Auto)?;
+    Ok(cache.read(0..n, reading)?)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -209,6 +226,7 @@ pub fn eval(
     json: bool,
     options: &FitOptions,
     controls: bool,
+    human_positions: Option<usize>,
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
@@ -242,6 +260,10 @@ pub fn eval(
     let rows = &dataset.rows[..n];
     let (hold_rows, val_rows, train_rows) = (&rows[..HOLD], &rows[HOLD..HOLD + VAL], &rows[HOLD + VAL..]);
     let (hold_t, val_t, train_t) = (targets(hold_rows)?, targets(val_rows)?, targets(train_rows)?);
+    // The human test: does the fly's favourite match the move a master played?
+    let human_rows = human_test(human_positions)?;
+    let human_t = targets(&human_rows)?;
+    let fly_h = outcomes(&f.readout, &human_features(which, data, human_rows.len(), f.meta.reading)?, &human_t);
     let fly_x = cache.read(0..HOLD, f.meta.reading)?;
     let fly_o = outcomes(&f.readout, &fly_x, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
@@ -256,11 +278,23 @@ pub fn eval(
     let board_o = outcomes(&board, &planes(hold_rows)?, &hold_t);
     // Shuffled wiring: only for a fly of an unaltered brain (a control's fly is its own control).
     let is_plain = matches!(loaded.connectome.provenance.control, flychess_sim::connectome::Control::None);
-    let shuffled_o = if controls && is_plain {
-        Some(shuffled_control(which, data, n, f.meta.reading, options, &hold_t, &val_t, &train_t)?)
+    let (shuffled_o, shuffled_h) = if controls && is_plain {
+        let (o, h) = shuffled_control(which, data, n, f.meta.reading, options, &hold_t, &val_t, &train_t, &human_t)?;
+        (Some(o), Some(h))
     } else {
-        None
+        (None, None)
     };
+    let blind_h = outcomes(&blind, &[], &human_t);
+    let board_h = outcomes(&board, &planes(&human_rows)?, &human_t);
+    let mut human_table = vec![
+        PlayerRow::of("fly", &fly_h, &fly_h),
+        PlayerRow::of("blind", &blind_h, &fly_h),
+        PlayerRow::of("board-linear", &board_h, &fly_h),
+    ];
+    if let Some(h) = &shuffled_h {
+        human_table.push(PlayerRow::of("shuffled wiring", h, &fly_h));
+    }
+    let human_random = human_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / human_t.len().max(1) as f64;
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &fly_x, hold_rows)?;
     let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
@@ -286,6 +320,11 @@ pub fn eval(
         "fly_minus_blind_top1": table[1].fly_minus_top1,
         "random_top1": random_top1,
         "players": table.iter().map(PlayerRow::json).collect::<Vec<_>>(),
+        "human_positions": human_t.len(),
+        "human_top1": human_table[0].top1.value,
+        "human_top1_interval": [human_table[0].top1.low, human_table[0].top1.high],
+        "human_random_top1": human_random,
+        "human_players": human_table.iter().map(PlayerRow::json).collect::<Vec<_>>(),
         "won_positions": won,
         "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
@@ -301,6 +340,14 @@ pub fn eval(
             println!("{}", row.line());
         }
         println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * random_top1);
+        println!(
+            "the human test ({} positions from master games no training row came from): top-1 = the master's move is the favourite",
+            human_t.len()
+        );
+        for row in &human_table {
+            println!("{}", row.line());
+        }
+        println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * human_random);
         if won > 0 {
             println!(
                 "  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)",
@@ -1524,6 +1571,16 @@ pub struct TrainArgs {
     /// Share of TRAIN made of finishing lessons (`flychess lessons`), e.g. 0.1.
     #[arg(long, default_value_t = 0.0)]
     pub lessons: f64,
+    /// The fit at scale: also the TRAIN rows of a games dataset (`flychess data games --out
+    /// NAME`; a name or a path ending in .flyd), their DN readings cached and streamed off disk.
+    #[arg(long)]
+    pub games: Option<String>,
+    /// With --games: how many of its TRAIN positions (default: all).
+    #[arg(long, requires = "games")]
+    pub games_positions: Option<usize>,
+    /// With --games: the share of every batch drawn from the shipped Stockfish-labelled rows.
+    #[arg(long, default_value_t = 0.25, requires = "games")]
+    pub stockfish_share: f64,
     #[command(flatten)]
     pub brain_training: BrainTrainArgs,
     #[command(flatten)]
@@ -1555,6 +1612,9 @@ pub struct EvalArgs {
     /// Positions of the shipped dataset the controls train on (default: as many as the fly).
     #[arg(long)]
     pub positions: Option<usize>,
+    /// Positions of the human test measured (default: all 4,096).
+    #[arg(long)]
+    pub human_positions: Option<usize>,
     #[command(flatten)]
     pub fit: FitArgs,
     #[command(flatten)]

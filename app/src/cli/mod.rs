@@ -196,7 +196,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             flychess::uci::serve(start, stdin, &mut std::io::stdout().lock())
         }
         Some(Command::Brain(cmd)) => brain::brain(cmd, &data),
-        Some(Command::Data(cmd)) => brain::data(cmd),
+        Some(Command::Data(cmd)) => brain::data(cmd, &data),
         Some(Command::Bio(bio::BioCommand::Train {
             name,
             lessons,
@@ -232,6 +232,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             ship,
             newborn,
             lessons,
+            games,
+            games_positions,
+            stockfish_share,
             brain_training: b,
             fit,
             engine,
@@ -283,7 +286,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             } else if newborn {
                 fly::newborn(&which, &data, &name, ship)
             } else {
-                fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice())
+                let games = match games {
+                    Some(g) => {
+                        let dataset = brain::dataset_path(&g, &data)?;
+                        let meta = flychess_sim::data::Dataset::stream(&dataset)?.meta;
+                        let all = meta.rows - (meta.hold + meta.val).min(meta.rows);
+                        Some(flychess::training::GamesMix { dataset, positions: games_positions.unwrap_or(all).min(all), stockfish_share })
+                    }
+                    None => None,
+                };
+                fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice(), games)
             }
         }
         Some(Command::Lessons(fly::LessonsArgs { positions, depth, workers })) => fly::lessons(&data, positions, depth, workers),
@@ -316,8 +328,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             "charles" => charles::eval(&which, &data, &charles, &fit.options(), json),
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
         },
-        Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, fit, which, .. })) => {
-            fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls)
+        Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, human_positions, fit, which, .. })) => {
+            fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls, human_positions)
         }
         Some(Command::Charles(charles::CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => {
             match flychess_sim::charles::CharlesConfig::parse(&size) {
@@ -344,8 +356,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             fly::analyse(&which, &data, &fly, positions, json, imagination)
         }
-        Some(Command::Cache(brain::CacheArgs { positions, batch, engine, which })) => {
-            brain::cache(&which, &data, positions, batch, engine.choice()).map(|_| ())
+        Some(Command::Cache(brain::CacheArgs { positions, dataset, batch, engine, which })) => {
+            let dataset = match dataset {
+                Some(name) => brain::dataset_path(&name, &data)?,
+                None => flychess_sim::data::shipped_path(),
+            };
+            brain::cache_of(&which, &data, &dataset, positions, batch, engine.choice()).map(|_| ())
         }
         Some(Command::Bench(brain::BenchArgs { json, render: true, which, .. })) => brain::render_bench(&which, &data, json),
         Some(Command::Bench(brain::BenchArgs { json, batches, reference, which, .. })) => {

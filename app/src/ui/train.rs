@@ -127,6 +127,7 @@ impl TrainTab {
             reading: self.reading,
             options: FitOptions { max_passes: self.max_passes, on: self.fit_on, ..FitOptions::default() },
             lessons: self.lessons,
+            games: None,
         };
         let controls = Arc::new(Controls::default());
         let rx = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);

@@ -45,6 +45,51 @@ pub fn read<H: DeserializeOwned>(path: &Path, magic: &[u8; 8], version: u32, wha
     Ok((header, content[16 + len..].to_vec()))
 }
 
+/// Checks a container without holding it: the checksum over a streamed read, then the header.
+/// Returns the header and where the body starts and ends in the file.
+pub fn check_streamed<H: DeserializeOwned>(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(H, u64, u64)> {
+    use std::io::Read;
+    let bad = |problem: String| Error::table(path, problem);
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if size < 48 {
+        return Err(bad(format!("not a Fly Chess {what}")));
+    }
+    let mut head = [0u8; 16];
+    f.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
+    if &head[..8] != magic {
+        return Err(bad(format!("not a Fly Chess {what}")));
+    }
+    if head[8..12] != version.to_le_bytes() {
+        return Err(bad(format!("a {what} of another format version")));
+    }
+    let len = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as u64;
+    if 16 + len > size - 32 {
+        return Err(bad("damaged header".into()));
+    }
+    let mut header = vec![0u8; len as usize];
+    f.read_exact(&mut header).map_err(|e| Error::io(path, e))?;
+    let mut digest = Sha256::new();
+    digest.update(head);
+    digest.update(&header);
+    let mut rest = (&mut f).take(size - 32 - 16 - len);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = rest.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        digest.update(&buf[..n]);
+    }
+    let mut stored = [0u8; 32];
+    f.read_exact(&mut stored).map_err(|e| Error::io(path, e))?;
+    if digest.finalize().as_slice() != stored {
+        return Err(bad("checksum mismatch: the file is damaged".into()));
+    }
+    let header = serde_json::from_slice(&header).map_err(|_| bad("damaged header".into()))?;
+    Ok((header, 16 + len, size - 32))
+}
+
 /// f32 values as little-endian bytes, and back.
 pub fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
     values.into_iter().flat_map(f32::to_le_bytes).collect()

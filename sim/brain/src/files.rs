@@ -147,6 +147,10 @@ impl DataFolder {
     pub fn cache(&self) -> PathBuf {
         self.root.join("cache")
     }
+    /// Datasets the user made (`NAME.flyd`, e.g. `flychess data games --out NAME`).
+    pub fn datasets(&self) -> PathBuf {
+        self.root.join("datasets")
+    }
     /// The dopamine fly's runs and baselines.
     pub fn bio(&self) -> PathBuf {
         self.root.join("bio")

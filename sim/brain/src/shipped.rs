@@ -1,4 +1,5 @@
-//! What ships inside the binary: the labelled positions (`sim/brain/data/positions.flyd`), the default
+//! What ships inside the binary: the labelled positions (`sim/brain/data/positions.flyd`) and the
+//! human test (`human-test.flyd`), the default
 //! brain's tables (the FlyWire v783 bundle, `sim/brain/data/flywire783-hemispheres/`, with its README
 //! and CC BY-NC 4.0 licence), the shipped flies (`models/*.fly`) and Charles (`models/charles/`), embedded at build time. On first use in a process they are written out
 //! once into a folder of the user's cache named by their content (`…/flychess/shipped-HASH/`), so
@@ -18,6 +19,9 @@ use crate::files::{hex, write_atomically};
 /// (path inside the shipped folder, contents).
 const FILES: &[(&str, &[u8])] = &[
     ("positions.flyd", include_bytes!("../data/positions.flyd")),
+    // The human test: one position from each of 6,144 master games no row above came from, with
+    // the move played (`flychess data games --positions 0`; HOLD 4,096, VAL 2,048).
+    ("human-test.flyd", include_bytes!("../data/human-test.flyd")),
     ("flywire783-hemispheres/README.md", include_bytes!("../data/flywire783-hemispheres/README.md")),
     ("flywire783-hemispheres/LICENSE.md", include_bytes!("../data/flywire783-hemispheres/LICENSE.md")),
     ("flywire783-hemispheres/classification.feather", include_bytes!("../data/flywire783-hemispheres/classification.feather")),

@@ -1,0 +1,224 @@
+//! The fit at scale (the day-long fly): a `train::TrainSet` whose positions are read off a DN
+//! cache a block at a time, so that a pass over a million cached positions holds one block of
+//! features (16,384 positions) and never the whole cache. Each batch mixes two kinds of rows:
+//! the streamed ones (master-move rows of a games dataset, `data::Labels::MasterMove`) and a
+//! fixed set held in memory (the shipped Stockfish-labelled TRAIN rows, soft targets over their
+//! scored moves), a set share of every batch coming from the fixed set, cycled in a shuffled
+//! order. The share is what the caller chooses on VAL.
+//!
+//! Order: the streamed rows are already shuffled in the dataset (games datasets are ordered by a
+//! seeded hash), each block is shuffled again each pass; the fixed rows are reshuffled each time
+//! they have all been used.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use crate::cache::{Cache, Reading};
+use crate::data::{Dataset, Row};
+use crate::error::{Error, Result};
+use crate::train::{BatchStep, Target, TrainSet, shuffle_with};
+
+/// Positions of the streamed part read at once.
+pub const BLOCK: usize = 16_384;
+
+pub struct Mixed<'a> {
+    cache: &'a Cache,
+    dataset: PathBuf,
+    range: Range<usize>,
+    reading: Reading,
+    block: usize,
+    fixed_x: &'a [f32],
+    fixed_t: &'a [Target],
+    share: f64,
+    inputs: usize,
+    state: u64,
+    fixed_order: Vec<usize>,
+    fixed_at: usize,
+}
+
+impl<'a> Mixed<'a> {
+    /// Rows `range` of the dataset at `dataset` (their features in `cache`, which must hold them)
+    /// streamed, with `share` of each batch (0 ≤ share < 1) from the fixed rows.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cache: &'a Cache,
+        dataset: PathBuf,
+        range: Range<usize>,
+        reading: Reading,
+        fixed_x: &'a [f32],
+        fixed_t: &'a [Target],
+        share: f64,
+        seed: u64,
+    ) -> Result<Mixed<'a>> {
+        if range.end > cache.positions {
+            return Err(Error::Invalid(format!("the cache holds {} positions; the fit asks for {}", cache.positions, range.end)));
+        }
+        if !(0.0..1.0).contains(&share) || (share > 0.0 && fixed_t.is_empty()) {
+            return Err(Error::Invalid(format!("a share of {share} from {} fixed rows", fixed_t.len())));
+        }
+        let inputs = cache.meta.descending;
+        if fixed_x.len() != fixed_t.len() * inputs {
+            return Err(Error::Invalid("the fixed rows' features do not match their targets".into()));
+        }
+        Ok(Mixed {
+            cache,
+            dataset,
+            range,
+            reading,
+            block: BLOCK,
+            fixed_x,
+            fixed_t,
+            share,
+            inputs,
+            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            fixed_order: (0..fixed_t.len()).collect(),
+            fixed_at: fixed_t.len(),
+        })
+    }
+
+    /// Smaller blocks (tests).
+    pub fn with_block(mut self, block: usize) -> Mixed<'a> {
+        self.block = block.max(1);
+        self
+    }
+
+    /// The next fixed row (reshuffling the fixed rows when all have been used).
+    fn next_fixed(&mut self) -> usize {
+        if self.fixed_at >= self.fixed_order.len() {
+            shuffle_with(&mut self.fixed_order, &mut self.state);
+            self.fixed_at = 0;
+        }
+        self.fixed_at += 1;
+        self.fixed_order[self.fixed_at - 1]
+    }
+}
+
+impl TrainSet for Mixed<'_> {
+    fn positions(&self) -> usize {
+        let streamed = self.range.len();
+        streamed + (streamed as f64 * self.share / (1.0 - self.share)).round() as usize
+    }
+
+    fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()> {
+        let d = self.inputs;
+        let batch = batch.max(1);
+        // Of each batch, this many streamed rows (at least one) and the rest fixed.
+        let streamed_per = (((batch as f64) * (1.0 - self.share)).round() as usize).clamp(1, batch);
+        let mut rows = Dataset::stream(&self.dataset)?;
+        for _ in 0..self.range.start {
+            rows.next().transpose()?;
+        }
+        let mut at = self.range.start;
+        while at < self.range.end {
+            let end = (at + self.block).min(self.range.end);
+            let block_rows: Vec<Row> = rows.by_ref().take(end - at).collect::<Result<_>>()?;
+            if block_rows.len() < end - at {
+                return Err(Error::Invalid(format!("{}: the dataset ended before row {end}", self.dataset.display())));
+            }
+            let targets: Vec<Target> = block_rows.par_iter().map(Target::of).collect::<Result<_>>()?;
+            let x = self.cache.read(at..end, self.reading)?;
+            let mut order: Vec<usize> = (0..targets.len()).collect();
+            shuffle_with(&mut order, &mut self.state);
+            for chunk in order.chunks(streamed_per) {
+                let fixed: Vec<usize> = (0..batch - streamed_per).map(|_| self.next_fixed()).collect();
+                let mut bx = Vec::with_capacity((chunk.len() + fixed.len()) * d);
+                let mut bt: Vec<&Target> = Vec::with_capacity(chunk.len() + fixed.len());
+                for &i in chunk {
+                    bx.extend_from_slice(&x[i * d..(i + 1) * d]);
+                    bt.push(&targets[i]);
+                }
+                for &i in &fixed {
+                    bx.extend_from_slice(&self.fixed_x[i * d..(i + 1) * d]);
+                    bt.push(&self.fixed_t[i]);
+                }
+                step(bx, &bt)?;
+            }
+            at = end;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::CacheMeta;
+    use crate::data::{Labels, Meta, MoveCode, Result3, master_label};
+    use std::io::Write;
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    /// A cache of 24 positions of 3 descending neurons whose mean reading is the position's
+    /// number (÷ 255), over a master-move dataset of 24 rows.
+    fn setup(dir: &std::path::Path) -> (Cache, PathBuf) {
+        let row = |i: u32| Row {
+            fen: START.into(),
+            game: i,
+            ply: 0,
+            legal: 20,
+            moves: vec![master_label(MoveCode::parse_uci("e2e4").unwrap(), Result3::Won)],
+        };
+        let rows: Vec<Row> = (0..24).map(row).collect();
+        let meta = Meta { source: "t".into(), labeller: "t".into(), rows: 24, hold: 0, val: 0, labels: Labels::MasterMove };
+        let path = dir.join("games.flyd");
+        Dataset { meta, rows }.save(&path).unwrap();
+        let meta = CacheMeta::of("brain", "h", "t", 24, "x", 3);
+        let cpath = dir.join("c.dn");
+        let cache = Cache::open(&cpath, meta.clone()).unwrap();
+        let mut f = std::fs::OpenOptions::new().append(true).open(&cache.path).unwrap();
+        for i in 0..24u8 {
+            f.write_all(&[i, i, i, 0, 0, 0]).unwrap();
+        }
+        drop(f);
+        (Cache::open(&cpath, meta).unwrap(), path)
+    }
+
+    #[test]
+    fn a_pass_reads_every_streamed_row_once_and_mixes_in_the_share_of_fixed_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, path) = setup(dir.path());
+        let fixed_t: Vec<Target> = (0..5)
+            .map(|_| {
+                Target::of(&Row {
+                    fen: START.into(),
+                    game: 0,
+                    ply: 0,
+                    legal: 20,
+                    moves: vec![master_label(MoveCode::parse_uci("d2d4").unwrap(), Result3::Drawn)],
+                })
+                .unwrap()
+            })
+            .collect();
+        // Fixed rows read 1.0 on every neuron (no streamed row does).
+        let fixed_x = vec![1.0f32; 5 * 3];
+        let mut m = Mixed::new(&cache, path.clone(), 2..22, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).unwrap().with_block(7);
+        for _pass in 0..2 {
+            let mut seen = Vec::new();
+            let mut fixed = 0;
+            let mut batches = 0;
+            m.pass(8, &mut |x, t| {
+                assert_eq!(x.len(), t.len() * 3);
+                batches += 1;
+                for (i, row) in x.chunks(3).enumerate() {
+                    if row[0] == 1.0 {
+                        fixed += 1;
+                        assert_eq!(t[i].value, 0.0, "a fixed row's own target");
+                    } else {
+                        seen.push((row[0] * 255.0).round() as usize);
+                        assert!(t[i].value > 0.9, "a streamed row's own target");
+                    }
+                }
+                assert!(t.len() <= 8);
+                Ok(0.0)
+            })
+            .unwrap();
+            seen.sort();
+            assert_eq!(seen, (2..22).collect::<Vec<_>>(), "every streamed row once");
+            assert_eq!(fixed, 2 * batches, "a quarter of each batch of 8 is fixed rows");
+        }
+        // A range past what the cache holds is refused.
+        assert!(Mixed::new(&cache, path, 0..25, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).is_err());
+    }
+}
