@@ -11,6 +11,7 @@ pub mod game_positions;
 pub mod grader;
 pub mod lab;
 pub mod label;
+pub mod learning_curve;
 pub mod openings;
 pub mod opponent;
 pub mod pieces;

@@ -141,6 +141,11 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
         if k == 40 {
             text.push_str("this is not a position\n\n");
         }
+        if k == 60 {
+            // A line of 2 MB: read past, reported with its first characters only.
+            text.push_str(&"rnbqkbnr".repeat(250_000));
+            text.push('\n');
+        }
         text.push_str(if k % 2 == 0 { start } else { "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2" });
         text.push('\n');
     }
@@ -149,16 +154,20 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     assert!(!streamed.status.success(), "a bad line makes the exit status say so");
     let lines: Vec<serde_json::Value> =
         String::from_utf8_lossy(&streamed.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
-    assert_eq!(lines.len(), 71, "70 positions and the bad line");
+    assert_eq!(lines.len(), 72, "70 positions and the two bad lines");
     let bad_line = lines.iter().find(|v| v.get("error").is_some()).expect("the bad line is reported");
     assert_eq!(bad_line["line"], 41);
     assert!(String::from_utf8_lossy(&streamed.stderr).contains("line 41"));
+    let long = lines.iter().find(|v| v["line"] == 63).expect("the long line is reported");
+    assert!(long["error"].as_str().unwrap().contains("2000000 bytes long"), "{}", long["error"]);
+    assert!(long["fen"].as_str().unwrap().chars().count() <= 41, "the error quotes a short prefix, not the line");
+    assert!(streamed.stdout.len() < 200_000 && streamed.stderr.len() < 10_000, "nothing echoes the 2 MB line");
     assert_eq!(
         lines.iter().filter(|v| v["moves"].as_array().is_some_and(|m| m.len() == 20)).count(),
         35,
         "every start position, before and after the bad line"
     );
-    assert_eq!(lines.last().unwrap()["line"], 72);
+    assert_eq!(lines.last().unwrap()["line"], 73);
     // The same positions one at a time give the same probabilities as in the batch.
     assert_eq!(lines[0]["moves"], a["moves"]);
     // With imagination: the move it plays and the value seen after each move.
@@ -298,9 +307,17 @@ fn brain_info_on_the_default_brain_is_flywire_with_its_eye_recovered_from_the_wi
     assert!(info["retinotopy_ratio"].as_f64().unwrap() >= 3.0, "{info}");
     assert!(info["min_typed_cells_per_square"].as_u64().unwrap() >= 8);
     assert!(info["positions"].as_str().unwrap().contains("layout from wiring"));
-    // The stand-in stays one flag away.
+    // Is the eye right? The recovered right eye against the real column map: most columns paired
+    // by their Mi1, and far closer to their real places than a shuffled pairing.
+    let eye = &info["eye_map_vs_columns"];
+    assert!(eye["columns_compared"].as_u64().unwrap() >= 700, "{eye}");
+    let (median, chance) = (eye["median_error_columns"].as_f64().unwrap(), eye["shuffled_median_error_columns"].as_f64().unwrap());
+    assert!(median < 0.5 * chance, "{eye}");
+    assert!(eye["neighbours_kept"].as_f64().unwrap() > 2.0 * eye["shuffled_neighbours_kept"].as_f64().unwrap(), "{eye}");
+    // The stand-in stays one flag away (its eye is annotated, not recovered: nothing to compare).
     let standin = json(&flychess(t.path(), &["brain", "info", "--json", "--brain", "standin", "--seed", "3"]));
     assert_eq!(standin["source"], "synthetic stand-in (seed 3)");
+    assert!(standin["eye_map_vs_columns"].is_null());
 }
 
 #[test]
@@ -541,4 +558,79 @@ fn a_search_and_a_judge_play_as_labelled_players_and_the_ceiling_bounds_every_se
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("+search64"));
     let no_value = flychess(&data, &["duel", "charles+judge", "flywire"]);
     assert!(!no_value.status.success() && String::from_utf8_lossy(&no_value.stderr).contains("no value head"));
+}
+
+#[test]
+fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
+    let t = tempfile::tempdir().unwrap();
+    let brain = ["--brain", "standin", "--seed", "3"];
+    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
+    // Twelve finished games of 20 plies: two make the human test, two its VAL, eight TRAIN.
+    let openings = [
+        "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7",
+        "d4 d5 c4 e6 Nc3 Nf6 Bg5 Be7 e3 O-O Nf3 h6 Bh4 b6 cxd5 Nxd5 Bxe7 Qxe7 Nxd5 exd5",
+        "c4 e5 Nc3 Nf6 g3 d5 cxd5 Nxd5 Bg2 Nb6 Nf3 Nc6 O-O Be7 d3 O-O a3 Be6 b4 f6",
+        "e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6 Be3 e5 Nb3 Be6 f3 Be7 Qd2 O-O O-O-O Nbd7",
+    ];
+    let mut pgn = String::new();
+    for g in 0..12 {
+        let moves: Vec<&str> = openings[g % 4].split(' ').collect();
+        let numbered: String = moves.chunks(2).enumerate().map(|(i, m)| format!("{}. {} ", i + 1, m.join(" "))).collect();
+        let result = ["1-0", "0-1", "1/2-1/2"][g % 3];
+        pgn.push_str(&format!("[Event \"g{g}\"]\n[Result \"{result}\"]\n\n{numbered}{result}\n\n"));
+    }
+    let pgn_path = t.path().join("games.pgn");
+    std::fs::write(&pgn_path, pgn).unwrap();
+    let d = json(&flychess(
+        t.path(),
+        &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
+    ));
+    assert_eq!((d["human_test_positions"].as_u64(), d["human_val_positions"].as_u64()), (Some(2), Some(2)), "{d}");
+    let train = d["train_positions"].as_u64().unwrap() as usize;
+    assert!(train >= 64, "{d}");
+    // The games' DN cache, filled only part of the way: 4 held-out rows and 32 TRAIN rows.
+    let cached = with_brain(&["cache", "--dataset", "g", "--positions", "36"]);
+    assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
+    // The curve: 64 shipped Stockfish rows, then 32 games rows more; the point that needs 64
+    // games rows is listed, not fitted (its rows are not cached).
+    let png = t.path().join("curve.png");
+    let curve_args = [
+        "curve",
+        "--games",
+        "g",
+        "--shipped-positions",
+        "64",
+        "--points",
+        "64,96,128",
+        "--passes",
+        "3",
+        "--json",
+        "--png",
+        png.to_str().unwrap(),
+    ];
+    let c = json(&with_brain(&curve_args));
+    let points = c["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{c}");
+    assert_eq!(c["not_cached"], serde_json::json!([128]));
+    assert_eq!((points[0]["games_positions"].as_u64(), points[1]["games_positions"].as_u64()), (Some(0), Some(32)));
+    for p in points {
+        for f in ["top1", "good", "loss", "human_top1"] {
+            let (v, i) = (p[f].as_f64().unwrap(), p[format!("{f}_interval")].as_array().unwrap().clone());
+            assert!(i[0].as_f64().unwrap() <= v && v <= i[1].as_f64().unwrap(), "{f}: {p}");
+        }
+        assert!(p["passes"].as_u64().unwrap() >= 1);
+    }
+    let slope = &c["loss"];
+    assert!(slope["interval"][0].as_f64().unwrap() <= slope["per_doubling"].as_f64().unwrap(), "{c}");
+    assert_eq!(c["seed_loss_per_doubling"], -0.026);
+    let img = image::open(&png).unwrap();
+    assert_eq!((img.width(), img.height()), (1400, 560));
+    // The Train tab's copy, and a second run reads the fitted points back instead of fitting again.
+    assert!(t.path().join("learning-curve.json").exists());
+    let again = json(&with_brain(&curve_args));
+    assert_eq!(again["points"], c["points"], "the same runs, read back");
+    // The second point's fly learnt from both kinds of rows.
+    let fly =
+        std::fs::read_dir(t.path().join("flies")).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("curve-96-"));
+    assert!(fly);
 }

@@ -92,7 +92,9 @@ fn row_bytes(descending: usize) -> usize {
 
 impl Cache {
     /// Opens (or starts) the cache at `path`; a cache of another brain, homeostasis or dataset is
-    /// started again, and a half-written last position is cut off.
+    /// started again. Opening only reads: `positions` counts the whole positions in the file, and
+    /// a half-written last one is cut off by the next `fill`, under the file's lock (so a reader
+    /// never cuts what another process is in the middle of writing).
     pub fn open(path: &Path, meta: CacheMeta) -> Result<Cache> {
         let sidecar = path.with_extension("json");
         let same = std::fs::read(&sidecar).ok().and_then(|b| serde_json::from_slice::<CacheMeta>(&b).ok()).is_some_and(|m| m == meta);
@@ -105,12 +107,7 @@ impl Cache {
         }
         let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
         let per = row_bytes(meta.descending);
-        let positions = len / per;
-        if !len.is_multiple_of(per) {
-            let f = OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
-            f.set_len((positions * per) as u64).map_err(|e| Error::io(path, e))?;
-        }
-        Ok(Cache { path: path.to_path_buf(), meta, positions })
+        Ok(Cache { path: path.to_path_buf(), meta, positions: len / per })
     }
 
     /// Runs the brain over `rows[self.positions..]` in batches on `sim` (the CPU or the GPU
@@ -146,7 +143,23 @@ impl Cache {
         stop: &dyn Fn() -> bool,
     ) -> Result<()> {
         let mut file = OpenOptions::new().append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        // One writer at a time: a second `cache` of the same positions (another window, a shard
+        // started twice) is refused instead of interleaving its batches with this one's.
+        file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => Error::Invalid(format!(
+                "{}: another flychess is filling this cache now; wait for it to finish (or stop it) and run this again",
+                self.path.display()
+            )),
+            std::fs::TryLockError::Error(e) => Error::io(&self.path, e),
+        })?;
+        // Under the lock: the whole positions in the file, a half-written last one (a killed
+        // run's) cut off.
         let per = row_bytes(self.meta.descending);
+        let len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len() as usize;
+        self.positions = len / per;
+        if !len.is_multiple_of(per) {
+            file.set_len((self.positions * per) as u64).map_err(|e| Error::io(&self.path, e))?;
+        }
         let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
         for _ in 0..self.positions.min(total) {
             rows.next().transpose()?;

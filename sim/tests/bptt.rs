@@ -125,7 +125,17 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     // Stopped after the first checkpoint and run again: the same end, bit for bit.
     let partial = go("resumed", &mut brain, Some(16), &o);
     assert!(!partial.finished);
+    // A kill between a point and its checkpoint (as earlier versions wrote them: the point first)
+    // leaves a point in the curve file that the checkpoint does not hold: the resumed run must not
+    // keep it beside its own.
+    let curve_file = dir.path().join("resumed.jsonl");
+    let mut text = std::fs::read_to_string(&curve_file).unwrap();
+    let stray = text.lines().last().unwrap().replace("\"positions\":16", "\"positions\":32");
+    text.push_str(&format!("{stray}\n"));
+    std::fs::write(&curve_file, text).unwrap();
     let resumed = go("resumed", &mut brain, None, &o);
+    let kept: Vec<usize> = run::read_curve(&dir.path().join("resumed")).iter().map(|p| p.positions).collect();
+    assert_eq!(kept, [0, 16, 32, 48], "the curve file is the checkpoint's curve, each point once");
     assert_eq!(resumed.last, straight.last);
     // (the points before the stop come back from the checkpoint's JSON, to its precision)
     assert_eq!(resumed.curve.len(), straight.curve.len());

@@ -261,10 +261,19 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     let mut c = Cache::open(&path, meta.clone()).unwrap();
     c.fill(&Simulator::Cpu, &brain, &descending, &rows[..5], 2, &|_, _| {}, &|| false).unwrap();
     assert_eq!(c.positions, 5);
-    // A kill mid-write leaves half a position: it is cut off on reopening.
+    // A kill mid-write leaves half a position: opening counts the whole ones and leaves the file
+    // alone (another process may be writing it), the next fill cuts it off.
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&[7u8; 13]).unwrap();
     let mut c = Cache::open(&path, meta.clone()).unwrap();
     assert_eq!(c.positions, 5);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 5 * 80 + 13, "opening to read writes nothing");
+    // While another writer holds the cache, a fill is refused and the file left as it is.
+    let other_writer = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    other_writer.lock().unwrap();
+    let refused = c.fill(&Simulator::Cpu, &brain, &descending, rows, 4, &|_, _| {}, &|| false).unwrap_err().to_string();
+    assert!(refused.contains("another flychess is filling this cache"), "{refused}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 5 * 80 + 13);
+    drop(other_writer);
     c.fill(&Simulator::Cpu, &brain, &descending, rows, 4, &|_, _| {}, &|| false).unwrap();
     assert_eq!(c.positions, 10);
     let fresh_path = dir.path().join("b.dn");

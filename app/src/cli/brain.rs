@@ -16,6 +16,7 @@ use flychess_sim::brain::{Brain, STEPS, cpu, gpu as gpu_engine, signal as region
 use flychess_sim::calibrate::CalibrationOptions;
 use flychess_sim::chess::{Planes, planes, sample_positions};
 use flychess_sim::connectome::brain_file::Loaded;
+use flychess_sim::connectome::column_map::{self, ColumnMap};
 use flychess_sim::connectome::download::Outcome;
 use flychess_sim::connectome::release;
 use flychess_sim::connectome::rules::Region;
@@ -138,6 +139,11 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
     // Always time a load from the file, the cost every later start pays.
     let reloaded = brain_file::load(&path).with_context(|| format!("reading back {}", path.display()))?;
     let info = loaded.connectome.info();
+    // Is the eye right? The eye recovered from the wiring against the real column map.
+    let eye_vs_columns = match ColumnMap::read(&flychess_sim::shipped::column_map()) {
+        Ok(map) => column_map::eye_map_vs_columns(&loaded.connectome, &map).map_err(|e| anyhow!("the eye against the column map: {e}"))?,
+        Err(e) => return Err(anyhow!("the real column map: {e}")),
+    };
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     if json {
         let mut v = serde_json::to_value(&info)?;
@@ -148,6 +154,7 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
             "built_now": !existed || loaded.load_seconds == 0.0,
             "generate_and_build_seconds": if loaded.load_seconds == 0.0 { Some(ensure_seconds) } else { None },
             "load_seconds": reloaded.load_seconds,
+            "eye_map_vs_columns": eye_vs_columns,
         });
         if let (Some(obj), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
             obj.extend(extra.clone());
@@ -169,6 +176,20 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
                     e.side, e.columns, e.in_columns, e.photoreceptors, e.placed, e.retinotopy_ratio, e.retinotopy_ratio_held_out
                 );
             }
+        }
+        if let Some(c) = &eye_vs_columns {
+            println!(
+                "  the {} eye against the real column map (Matsliah et al. 2024): {} of {} columns paired by their Mi1; after the best similarity transform{} the median column is {:.2} columns from its real place (90 % within {:.2}; a shuffled pairing: {:.2}); {:.0} % of real neighbours kept (shuffled: {:.0} %)",
+                c.eye,
+                c.columns_compared,
+                c.columns_real,
+                if c.mirrored { " (a mirror)" } else { "" },
+                c.median_error_columns,
+                c.p90_error_columns,
+                c.shuffled_median_error_columns,
+                100.0 * c.neighbours_kept,
+                100.0 * c.shuffled_neighbours_kept
+            );
         }
         println!(
             "  descending {}  Kenyon {}  MBON {} ({} approach, {} avoid)  PAM {}  PPL1 {}",
@@ -790,7 +811,7 @@ fn scipy_reference(brain: &Brain, boards: &[Planes], data: &Path) -> Result<serd
 pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
     use flychess_sim::data::{Dataset, shipped_path};
     match cmd {
-        DataCommand::Games { pgn, out, positions, seed, json } => {
+        DataCommand::Games { pgn, out, positions, seed, human_games, val_games, json } => {
             use flychess::game_positions::{GamesOptions, positions_from_games};
             let pgn = pgn.unwrap_or_else(book_pgn);
             let out = dataset_path(&out, data)?;
@@ -802,11 +823,17 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                     .progress_chars("=> "),
             );
             let started = Instant::now();
-            let report = positions_from_games(&pgn, &shipped, &GamesOptions::new(positions, seed), &out, &|pass, done, total| {
-                bar.set_message(pass.to_string());
-                bar.set_length(total);
-                bar.set_position(done);
-            })?;
+            let report = positions_from_games(
+                &pgn,
+                &shipped,
+                &GamesOptions { human_games, val_games, ..GamesOptions::new(positions, seed) },
+                &out,
+                &|pass, done, total| {
+                    bar.set_message(pass.to_string());
+                    bar.set_length(total);
+                    bar.set_position(done);
+                },
+            )?;
             bar.finish_and_clear();
             let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
             let peak = peak_memory_mb();
@@ -1249,6 +1276,12 @@ pub enum DataCommand {
         positions: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Games whose one position each makes the human test (the dataset's HOLD).
+        #[arg(long, default_value_t = flychess::game_positions::HUMAN_TEST_GAMES)]
+        human_games: usize,
+        /// Games whose one position each makes the dataset's VAL.
+        #[arg(long, default_value_t = flychess::game_positions::HUMAN_VAL_GAMES)]
+        val_games: usize,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

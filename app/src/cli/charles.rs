@@ -100,7 +100,8 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     let (train_t, val_t, hold_t) =
         (crate::cli::fly::targets(train_rows)?, crate::cli::fly::targets(dataset.val())?, crate::cli::fly::targets(dataset.hold())?);
     let (blind, _) = crate::cli::fly::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
-    let blind = outcomes(&blind, &[], &hold_t);
+    // Charles has no value head: every loss in this report is the policy loss (cross-entropy).
+    let blind = policy_only(&outcomes(&blind, &[], &hold_t));
     let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| {
         o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>()
     };
@@ -112,7 +113,7 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     };
     // The brain's own fly on the same HOLD positions (its descending neurons cached once), so
     // the table has "fly − this" for Charles as for every control.
-    let fly = fly_on_hold(which, data, &dataset)?;
+    let fly = fly_on_hold(which, data, &dataset)?.map(|(n, o)| (n, policy_only(&o)));
     let mut players = Vec::new();
     if let Some((fly_name, fly_o)) = &fly {
         players =
@@ -132,7 +133,7 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
         "charles": row(&charles), "blind": row(&blind),
         "top1": c.top1, "good": c.good, "loss": c.loss, "blind_top1": b.top1, "blind_good": b.good, "blind_loss": b.policy_loss,
         "charles_minus_blind_top1": minus_top1, "charles_minus_blind_good": minus_good,
-        "note": "Charles has no value head: its loss is the cross-entropy alone (the flies' policy_loss); the blind baseline's loss here is its policy loss too.",
+        "note": "Charles has no value head: every loss in this report (Charles's, the blind baseline's, the fly's) is the policy loss, the cross-entropy alone.",
         "move_ms": move_ms, "hold_seconds": eval_seconds,
         "fly": fly.as_ref().map(|(n, _)| n.clone()),
         "players": players.iter().map(PlayerRow::json).collect::<Vec<_>>(),
@@ -167,6 +168,11 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
 /// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
 /// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
 /// the brain has no trained fly.
+/// Outcomes whose `loss` is their policy loss alone: what Charles (no value head) is compared on.
+fn policy_only(outcomes: &[PositionOutcome]) -> Vec<PositionOutcome> {
+    outcomes.iter().map(|o| PositionOutcome { loss: o.policy_loss, ..*o }).collect()
+}
+
 fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
     use flychess_sim::fly::{self, Fly};
     let spec = crate::cli::brain::spec(which, data)?;
@@ -208,4 +214,21 @@ pub enum CharlesCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_compares_policy_losses_only() {
+        // A fly or blind outcome carries a total loss (policy + value) beside its policy loss;
+        // beside Charles (policy only) its row must show the policy loss.
+        let with_value = [PositionOutcome { loss: 3.5, policy_loss: 3.0, top1: true, good: true }; 4];
+        let charles = [PositionOutcome { loss: 2.9, policy_loss: 2.9, top1: false, good: true }; 4];
+        let fly = policy_only(&with_value);
+        let rows = [PlayerRow::of("fly", &fly, &fly), PlayerRow::of("charles", &charles, &fly)];
+        assert_eq!(rows[0].json()["loss"], serde_json::json!(3.0), "the fly's policy loss, not its total 3.5");
+        assert_eq!(rows[1].json()["loss"], serde_json::json!(2.9));
+    }
 }

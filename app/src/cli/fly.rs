@@ -123,8 +123,9 @@ pub fn train(
     }
     let (val, hold) = (f.meta.val.unwrap_or_default(), f.meta.hold.unwrap_or_default());
     println!(
-        "{name}: fitted in {:.0} s on {} positions; VAL top-1 {:.1}%, HOLD top-1 {:.1}% (good {:.1}%, loss {:.3})\n  saved {}{}",
+        "{name}: fitted in {:.0} s on {} positions (peak memory {}); VAL top-1 {:.1}%, HOLD top-1 {:.1}% (good {:.1}%, loss {:.3})\n  saved {}{}",
         started.elapsed().as_secs_f64(),
+        crate::cli::brain::peak_memory_mb().map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into()),
         f.meta.train_positions,
         100.0 * val.top1,
         100.0 * hold.top1,
@@ -427,6 +428,8 @@ pub enum Positions {
 
 /// Positions per think in `analyse`: memory stays this many boards' worth, whatever the file.
 const ANALYSE_BATCH: usize = 32;
+/// The longest line `analyse --fens` reads as a FEN (a FEN is under 100 characters).
+const MAX_FEN_LINE: usize = 512;
 
 /// The fly's view of positions: every legal move with its probability (UCI and SAN), its value
 /// and its choice, and with `imagination` the move one-move imagination plays (weight W; the
@@ -442,21 +445,24 @@ pub fn analyse(
     imagination: Option<Option<f32>>,
 ) -> Result<()> {
     use flychess_sim::chess::{planes, position_from_fen};
+    use flychess_sim::files::{BoundedLines, Line, quote};
     use flychess_sim::play::think_and_look_ahead;
     use flychess_sim::readout::{choose, policy, think_features};
     use shakmaty::san::San;
     use shakmaty::{CastlingMode, Position};
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let f = Fly::load(&fly::find(name, data)?)?;
     // Read the input before the brain loads: a missing file or a bad single FEN fails at once.
-    let (lines, single): (Box<dyn Iterator<Item = std::io::Result<String>>>, bool) = match positions {
+    // Lines are bounded (a FEN is under 100 characters): a longer one is read past, not held,
+    // and reported with its first characters only.
+    let (lines, single): (Box<dyn Iterator<Item = std::io::Result<Line>>>, bool) = match positions {
         Positions::One(fen) => {
             position_from_fen(&fen)?;
-            (Box::new(std::iter::once(Ok(fen))), true)
+            (Box::new(std::iter::once(Ok(Line::Text(fen)))), true)
         }
         Positions::File(path) => {
             let file = std::fs::File::open(&path).with_context(|| format!("{}", path.display()))?;
-            (Box::new(std::io::BufReader::new(file).lines()), false)
+            (Box::new(BoundedLines::new(std::io::BufReader::new(file), MAX_FEN_LINE)), false)
         }
     };
     let spec = crate::cli::brain::spec(which, data)?;
@@ -543,7 +549,16 @@ pub fn analyse(
     };
     for (i, line) in lines.enumerate() {
         let number = i + 1;
-        let line = line.with_context(|| format!("reading line {number}"))?;
+        let line = match line.with_context(|| format!("reading line {number}"))? {
+            Line::Text(text) => text,
+            Line::TooLong { start, bytes } => {
+                bad += 1;
+                let error = format!("{bytes} bytes long: not a FEN (a FEN line is at most {MAX_FEN_LINE} bytes)");
+                eprintln!("line {number}: {error}");
+                emit(serde_json::json!({"line": number, "fen": start, "error": error}))?;
+                continue;
+            }
+        };
         let fen = line.trim();
         if fen.is_empty() || fen.starts_with('#') {
             continue;
@@ -560,8 +575,9 @@ pub fn analyse(
             }
             Err(e) => {
                 bad += 1;
-                eprintln!("line {number}: {e}");
-                emit(serde_json::json!({"line": number, "fen": fen, "error": e.to_string()}))?;
+                let error = quote(&e.to_string(), 200);
+                eprintln!("line {number}: {error}");
+                emit(serde_json::json!({"line": number, "fen": quote(fen, 100), "error": error}))?;
             }
         }
         if batch.len() == ANALYSE_BATCH {

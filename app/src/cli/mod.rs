@@ -11,6 +11,7 @@ mod bio;
 mod brain;
 mod brain_training;
 mod charles;
+mod curve;
 mod fly;
 mod options;
 mod views;
@@ -134,6 +135,12 @@ pub enum Command {
     Train(fly::TrainArgs),
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
     Eval(fly::EvalArgs),
+    /// The learning curve of the fit at scale: flies fitted on more and more positions (the
+    /// shipped Stockfish-labelled rows, then master-move rows of a games dataset), each measured
+    /// on HOLD (top-1, good move, loss) and on the human test with 95 % intervals, and the loss
+    /// per doubling beside the seed's. Points whose games rows are not cached yet are listed, not
+    /// fitted. Resumable; kept in DATA/learning-curve.json (the Train tab draws it).
+    Curve(curve::CurveArgs),
     /// A fly's probability for every legal move of a position, its value and its choice.
     Analyse(fly::AnalyseArgs),
     /// Play games: a fly (by name), charles or charles:RUN (a trained Charles), random, greedy,
@@ -298,6 +305,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice(), games)
             }
         }
+        Some(Command::Curve(args)) => curve::curve(&data, &args),
         Some(Command::Lessons(fly::LessonsArgs { positions, depth, workers })) => fly::lessons(&data, positions, depth, workers),
         Some(Command::Play(args)) => fly::play(&data, &args),
         Some(Command::Rate(args)) => fly::rate(&data, &args),

@@ -16,7 +16,7 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
 pub use crate::lab::jobs::train::{BrainChoice, lab_controls};
-use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, JobMsg, Metrics, PassRecord, Reading, VAL};
+use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, JobMsg, LearningCurve, Metrics, PassRecord, Reading, VAL, read_learning_curve};
 
 use crate::lab::ReadyBrain;
 use crate::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
@@ -60,6 +60,8 @@ pub struct TrainTab {
     pub charles: crate::ui::train_charles::CharlesRuns,
     /// Watching it learn: the runs' snapshots answering one position.
     pub learn: crate::ui::learn::LearnPanel,
+    /// The learning curve `flychess curve` keeps (DATA/learning-curve.json), re-read with the runs.
+    pub learning_curve: Option<LearningCurve>,
     last_scan: f64,
 }
 
@@ -110,6 +112,7 @@ impl Default for TrainTab {
             brain_runs: Default::default(),
             charles: Default::default(),
             learn: Default::default(),
+            learning_curve: None,
             last_scan: f64::NEG_INFINITY,
         }
     }
@@ -191,6 +194,7 @@ impl TrainTab {
         let running = self.job.as_ref().is_some_and(RunningJob::running);
         if now - self.last_scan >= 1.0 || (running && now - self.last_scan >= 0.5) {
             self.runs = training::read_runs(data);
+            self.learning_curve = read_learning_curve(data);
             self.last_scan = now;
         }
     }
@@ -277,7 +281,109 @@ impl TrainTab {
         let names: Vec<String> = self.runs.iter().map(|r| r.name.clone()).collect();
         self.learn.show(ui, ready, data, &names, board_fen);
         ui.separator();
+        self.learning_curve(ui);
         self.curves(ui);
+    }
+
+    /// The learning curve of the fit at scale (`flychess curve`): HOLD loss with the seed's slope
+    /// beside it, and top-1 on HOLD and on the human test, each point with its 95 % interval.
+    fn learning_curve(&self, ui: &mut egui::Ui) {
+        let Some(curve) = &self.learning_curve else { return };
+        egui::CollapsingHeader::new(RichText::new("Learning curve: more positions (flychess curve)").strong())
+            .id_salt("learning-curve")
+            .default_open(true)
+            .show(ui, |ui| {
+                let slope = curve
+                    .loss
+                    .map(|s| {
+                        format!(
+                            "HOLD loss per doubling {:+.4} [{:+.4}, {:+.4}]; the seed's {:+.3}",
+                            s.per_doubling, s.interval[0], s.interval[1], curve.seed_loss_per_doubling
+                        )
+                    })
+                    .unwrap_or_else(|| "one point so far: no slope yet".into());
+                ui.label(format!(
+                    "{} on {}, {:.0} % Stockfish rows a batch. {slope}.",
+                    curve.brain,
+                    curve.games,
+                    100.0 * curve.stockfish_share
+                ));
+                if !curve.not_cached.is_empty() {
+                    ui.weak(format!("Not fitted yet (games rows not cached): {:?}", curve.not_cached));
+                }
+                let x = |p: usize| (p.max(1) as f64).log2();
+                let first = curve.points.first().map(|p| (x(p.positions), p.loss));
+                let width = (ui.available_width() / 2.0 - 12.0).max(200.0);
+                // A series and its 95 % intervals as vertical bars, in one colour under one name.
+                let bars = |plot: &mut egui_plot::PlotUi, name: &str, colour: Color32, points: Vec<(f64, f64, f64, f64)>| {
+                    plot.line(Line::new(name.to_string(), points.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>()).color(colour));
+                    for (k, p) in points.iter().enumerate() {
+                        plot.line(Line::new(name.to_string(), vec![[p.0, p.2], [p.0, p.3]]).color(colour).id((name, "interval", k)));
+                    }
+                };
+                let axis = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
+                    let p = 2f64.powf(mark.value);
+                    if p >= 1e6 { format!("{:.1}M", p / 1e6) } else { format!("{:.0}k", p / 1e3) }
+                };
+                ui.horizontal(|ui| {
+                    Plot::new("curve-loss")
+                        .width(width)
+                        .height(220.0)
+                        .legend(Legend::default())
+                        .x_axis_label("positions trained on")
+                        .x_axis_formatter(axis)
+                        .y_axis_label("HOLD loss")
+                        .show(ui, |plot| {
+                            bars(
+                                plot,
+                                "HOLD loss",
+                                RUN_COLOURS[1],
+                                curve.points.iter().map(|p| (x(p.positions), p.loss, p.loss_interval[0], p.loss_interval[1])).collect(),
+                            );
+                            if let Some((x0, l0)) = first {
+                                let seed: Vec<[f64; 2]> = curve
+                                    .points
+                                    .iter()
+                                    .map(|p| [x(p.positions), l0 + curve.seed_loss_per_doubling * (x(p.positions) - x0)])
+                                    .collect();
+                                plot.line(Line::new("the seed's slope", seed).style(LineStyle::dashed_loose()));
+                            }
+                        });
+                    Plot::new("curve-top1")
+                        .width(width)
+                        .height(220.0)
+                        .legend(Legend::default())
+                        .x_axis_label("positions trained on")
+                        .x_axis_formatter(axis)
+                        .y_axis_label("top-1 (%)")
+                        .show(ui, |plot| {
+                            let pct = |v: f64| 100.0 * v;
+                            bars(
+                                plot,
+                                "HOLD top-1",
+                                RUN_COLOURS[1],
+                                curve
+                                    .points
+                                    .iter()
+                                    .map(|p| (x(p.positions), pct(p.top1), pct(p.top1_interval[0]), pct(p.top1_interval[1])))
+                                    .collect(),
+                            );
+                            bars(
+                                plot,
+                                "human test top-1",
+                                RUN_COLOURS[3],
+                                curve
+                                    .points
+                                    .iter()
+                                    .map(|p| {
+                                        (x(p.positions), pct(p.human_top1), pct(p.human_top1_interval[0]), pct(p.human_top1_interval[1]))
+                                    })
+                                    .collect(),
+                            );
+                        });
+                });
+            });
+        ui.separator();
     }
 
     fn job_panel(&mut self, ui: &mut egui::Ui) {

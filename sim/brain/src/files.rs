@@ -4,7 +4,8 @@
 //! and renamed into place, and the folder is synced after the rename: a reader sees the old file
 //! or the new one, never a torn one, whenever the process is killed. `DataFolder` names every
 //! path under the data folder (`$FLYCHESS_DATA`, else the platform's data dir), so the layout is
-//! spelled out here once instead of in every caller.
+//! spelled out here once instead of in every caller. Text a user hands over line by line is read
+//! through `BoundedLines`, which never holds more than a bound of any one line.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -185,6 +186,85 @@ impl DataFolder {
     }
 }
 
+/// One line of `BoundedLines`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    /// The line without its end (`\n` or `\r\n`), invalid UTF-8 replaced.
+    Text(String),
+    /// A line over the bound: read past, never held; its first characters and its length.
+    TooLong { start: String, bytes: u64 },
+}
+
+/// The lines of a reader, each held only up to `max` bytes: a longer one is read past and
+/// reported as `Line::TooLong` (a 50 MB file without a newline costs one buffer, not 50 MB).
+pub struct BoundedLines<R> {
+    reader: R,
+    max: usize,
+}
+
+impl<R: std::io::BufRead> BoundedLines<R> {
+    pub fn new(reader: R, max: usize) -> Self {
+        BoundedLines { reader, max }
+    }
+}
+
+/// The first `chars` characters of `text`, with "…" when there is more: what an error quotes.
+pub fn quote(text: &str, chars: usize) -> String {
+    let mut out: String = text.chars().take(chars).collect();
+    if text.chars().nth(chars).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+impl<R: std::io::BufRead> Iterator for BoundedLines<R> {
+    type Item = std::io::Result<Line>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::io::{BufRead, Read};
+        let mut buf = Vec::new();
+        match (&mut self.reader).take(self.max as u64 + 1).read_until(b'\n', &mut buf) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => return Some(Err(e)),
+        }
+        let ended = buf.last() == Some(&b'\n');
+        if ended || buf.len() <= self.max {
+            if ended {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            }
+            return Some(Ok(Line::Text(String::from_utf8_lossy(&buf).into_owned())));
+        }
+        // Over the bound: read past the rest of the line without keeping it.
+        let mut bytes = buf.len() as u64;
+        loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) => return Some(Err(e)),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    bytes += i as u64;
+                    self.reader.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let n = chunk.len();
+                    bytes += n as u64;
+                    self.reader.consume(n);
+                }
+            }
+        }
+        Some(Ok(Line::TooLong { start: quote(&String::from_utf8_lossy(&buf), 40), bytes }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +310,22 @@ mod tests {
         let names: std::collections::HashSet<_> = (0..100).map(|_| temp_path(p)).collect();
         assert_eq!(names.len(), 100);
         assert!(temp_path_keeping_extension(Path::new("/x/model.bpk")).to_string_lossy().ends_with(".tmp.bpk"));
+    }
+
+    #[test]
+    fn a_line_over_the_bound_is_read_past_not_held() {
+        let long = "x".repeat(5_000_000);
+        let text = format!("first\r\n{long}\nthird\nlast");
+        let lines: Vec<Line> =
+            BoundedLines::new(std::io::BufReader::with_capacity(8192, text.as_bytes()), 100).map(|l| l.unwrap()).collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], Line::Text("first".into()));
+        assert_eq!(lines[1], Line::TooLong { start: format!("{}…", "x".repeat(40)), bytes: 5_000_000 });
+        assert_eq!(lines[2], Line::Text("third".into()));
+        assert_eq!(lines[3], Line::Text("last".into()), "a last line without its newline");
+        // Exactly at the bound is a line; one byte over is not.
+        let at: Vec<Line> = BoundedLines::new("abc\nabcd\n".as_bytes(), 3).map(|l| l.unwrap()).collect();
+        assert_eq!(at, [Line::Text("abc".into()), Line::TooLong { start: "abcd".into(), bytes: 4 }]);
+        assert_eq!(quote("éèê", 2), "éè…");
     }
 }

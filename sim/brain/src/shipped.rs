@@ -1,7 +1,7 @@
 //! What ships inside the binary: the labelled positions (`sim/brain/data/positions.flyd`) and the
 //! human test (`human-test.flyd`), the default
 //! brain's tables (the FlyWire v783 bundle, `sim/brain/data/flywire783-hemispheres/`, with its README
-//! and CC BY-NC 4.0 licence), the shipped flies (`models/*.fly`) and Charles (`models/charles/`), embedded at build time. On first use in a process they are written out
+//! and CC BY-NC 4.0 licence), the real column map of the right eye (`flywire783-columns/`), the shipped flies (`models/*.fly`) and Charles (`models/charles/`), embedded at build time. On first use in a process they are written out
 //! once into a folder of the user's cache named by their content (`…/flychess/shipped-HASH/`), so
 //! every reader that takes a path — datasets, flies, the Flies tab — works the same from an
 //! installed binary as from the repository, and a newer build never reads an older build's copy.
@@ -31,6 +31,11 @@ const FILES: &[(&str, &[u8])] = &[
         include_bytes!("../data/flywire783-hemispheres/consolidated_cell_types.feather"),
     ),
     ("flywire783-hemispheres/connections.feather", include_bytes!("../data/flywire783-hemispheres/connections.feather")),
+    // The real column map of the right eye (Matsliah et al. 2024), against which `brain info`
+    // checks the eye recovered from the wiring.
+    ("flywire783-columns/README.md", include_bytes!("../data/flywire783-columns/README.md")),
+    ("flywire783-columns/LICENSE.md", include_bytes!("../data/flywire783-columns/LICENSE.md")),
+    ("flywire783-columns/column_assignment.csv.gz", include_bytes!("../data/flywire783-columns/column_assignment.csv.gz")),
     ("flies/flywire.fly", include_bytes!("../../../models/flywire.fly")),
     ("flies/flywire-newborn.fly", include_bytes!("../../../models/flywire-newborn.fly")),
     // The dopamine fly (`flychess bio train --name flywire-dopamine --lessons 32000`).
@@ -52,6 +57,11 @@ const FILES: &[(&str, &[u8])] = &[
 /// The shipped FlyWire v783 bundle (connections within each hemisphere), written out.
 pub fn flywire_bundle() -> PathBuf {
     dir().join("flywire783-hemispheres")
+}
+
+/// The real column map of the right eye (`flywire783-columns/column_assignment.csv.gz`), written out.
+pub fn column_map() -> PathBuf {
+    dir().join("flywire783-columns").join("column_assignment.csv.gz")
 }
 
 /// The repository's `models/` (where `--ship` writes; meaningful on a developer's checkout).

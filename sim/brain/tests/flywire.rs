@@ -91,6 +91,14 @@ fn the_eye_is_recovered_from_the_wiring_and_is_retinotopic() {
     assert_eq!(r.eyes.len(), 2);
     for e in &r.eyes {
         assert!((700..900).contains(&e.columns), "{} eye: {} columns (one per Mi1)", e.side, e.columns);
+        // Each eye is retinotopic on its own, held out too (not only the worse one of the two).
+        assert!(
+            e.retinotopy_ratio >= 3.0 && e.retinotopy_ratio_held_out >= 3.0,
+            "{} eye: {:.1}× ({:.1}× held out)",
+            e.side,
+            e.retinotopy_ratio,
+            e.retinotopy_ratio_held_out
+        );
         assert!(e.placed * 2 > e.photoreceptors, "{} eye: {} of {} placed", e.side, e.placed, e.photoreceptors);
         // A disc: the two linear modes come before the rest.
         assert!(e.eigenvalues[1] > 1e-6 && e.eigenvalues[3] > 1.5 * e.eigenvalues[2], "{:?}", e.eigenvalues);

@@ -10,7 +10,7 @@
 //! Every `val_every` positions the run measures VAL and writes its checkpoint atomically
 //! (`NAME.ckpt`: the current state with its optimiser's moments, and the best by VAL loss; the
 //! brain stored as θ − θ⁰, mostly zeros, zstd-packed), so a stopped run resumes where its last
-//! checkpoint left it, and the curve is appended to `NAME.jsonl`.
+//! checkpoint left it, and the curve is written to `NAME.jsonl` after it (from the checkpoint's own).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -381,10 +381,13 @@ pub fn run(
         let v = measure(brain, &states[0]);
         header.best_val_loss = v.loss;
         let point = Point { positions: 0, seconds: 0.0, train_loss: None, val: v, brain_learns: leash.brain_learns() };
-        append_point(&curve_path, &point, true)?;
         header.curve.push(point);
         save(&mut header, &states, &moments)?;
     }
+    // The curve file is the checkpoint's curve, written after it: a kill between the two leaves
+    // the file a point short, and the next start writes it again from the checkpoint (so no point
+    // is ever in the file twice, nor one the checkpoint does not hold).
+    write_curve(&curve_path, &header.curve)?;
     progress(header.done, options.positions, header.curve.last());
     let mut losses = Vec::new();
     while header.done < options.positions {
@@ -473,10 +476,10 @@ pub fn run(
                 header.best_positions = header.done;
                 states[1] = states[0].clone();
             }
-            append_point(&curve_path, &point, false)?;
             header.curve.push(point);
             header.seconds = started.elapsed().as_secs_f64();
             save(&mut header, &states, &moments)?;
+            write_curve(&curve_path, &header.curve)?;
             progress(header.done, options.positions, header.curve.last());
         } else {
             progress(header.done, options.positions, None);
@@ -502,15 +505,14 @@ pub fn summarise_on(base: &Base, brain: &mut Brain, state: &State, descending: &
     crate::train::summarise(&outcomes(base, brain, state, descending, rows))
 }
 
-fn append_point(path: &Path, point: &Point, fresh: bool) -> Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+/// Writes the curve (one JSON line a point) atomically.
+fn write_curve(path: &Path, curve: &[Point]) -> Result<()> {
+    let mut text = String::new();
+    for point in curve {
+        text.push_str(&serde_json::to_string(point).map_err(|e| Error::Invalid(e.to_string()))?);
+        text.push('\n');
     }
-    let mut f =
-        std::fs::OpenOptions::new().create(true).append(!fresh).write(true).truncate(fresh).open(path).map_err(|e| Error::io(path, e))?;
-    let line = serde_json::to_string(point).map_err(|e| Error::Invalid(e.to_string()))?;
-    writeln!(f, "{line}").map_err(|e| Error::io(path, e))
+    crate::files::write_atomically(path, text.as_bytes())
 }
 
 /// The curve kept at `stem.jsonl` (the Train tab draws it).

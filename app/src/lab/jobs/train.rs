@@ -13,6 +13,8 @@ use flychess_sim::calibrate::CalibrationOptions;
 pub use flychess_sim::data::{HOLD, VAL};
 pub use flychess_sim::train::{FitOptions, Metrics, PassRecord};
 
+pub use crate::learning_curve::{LearningCurve, read as read_learning_curve};
+
 use crate::lab::{BrainSpec, Control, ReadyBrain, Wake};
 use crate::training::{self, Controls, Prepared, TrainEvent, TrainJob};
 

@@ -9,6 +9,7 @@
 
 pub mod brain_file;
 pub mod build;
+pub mod column_map;
 pub mod download;
 pub mod feather;
 pub mod flywire;
@@ -279,8 +280,9 @@ impl Connectome {
             excitatory_share: excitatory as f64 / self.inputs.len().max(1) as f64,
             build_seconds: self.build_seconds,
             positions: self.provenance.positions_label().to_string(),
-            retinotopy_ratio: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio),
-            retinotopy_ratio_held_out: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio_held_out),
+            // A figure that could not be measured (NaN) is missing, not a number.
+            retinotopy_ratio: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio).filter(|r| r.is_finite()),
+            retinotopy_ratio_held_out: self.eye.recovered.as_ref().map(|r| r.retinotopy_ratio_held_out).filter(|r| r.is_finite()),
             eye_recovery: self.eye.recovered.clone(),
         }
     }

@@ -491,7 +491,7 @@ pub fn recover(neurons: &Neurons, edges: &[(u32, u32, u32)]) -> Result<Sheet, St
         }
     }
     let mut eye = Eye::place_on_sheet(&photoreceptors);
-    let worst = |f: fn(&EyeReport) -> f64| reports.iter().map(f).fold(f64::INFINITY, f64::min);
+    let worst = |f: fn(&EyeReport) -> f64| worst_of(reports.iter().map(f));
     eye.recovered = Some(Recovered {
         method: format!(
             "columns anchored on {ANCHOR}, grown through columnar types; {NEIGHBOURS}-nearest-neighbour graph of shared wide-field partners; Laplacian eigenmaps; oriented by T4a–d directions"
@@ -503,9 +503,31 @@ pub fn recover(neurons: &Neurons, edges: &[(u32, u32, u32)]) -> Result<Sheet, St
     Ok(Sheet { columns, column_of, eye })
 }
 
+/// The smallest of the eyes' figures, NaN when any eye has none (a build that failed is NaN) or
+/// there is no eye: `f64::min` alone would skip a NaN, and two failures would read as +inf.
+fn worst_of(figures: impl Iterator<Item = f64>) -> f64 {
+    let mut worst = f64::NAN;
+    for (i, f) in figures.enumerate() {
+        if f.is_nan() {
+            return f64::NAN;
+        }
+        worst = if i == 0 { f } else { worst.min(f) };
+    }
+    worst
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_eye_whose_figure_failed_makes_the_worst_figure_missing_not_another_eyes_or_infinity() {
+        assert_eq!(worst_of([3.5, 4.0].into_iter()), 3.5);
+        assert!(worst_of([f64::NAN, 4.0].into_iter()).is_nan(), "one eye failed: no figure, not the other eye's");
+        assert!(worst_of([4.0, f64::NAN].into_iter()).is_nan());
+        assert!(worst_of([f64::NAN, f64::NAN].into_iter()).is_nan(), "both failed: no figure, not +inf");
+        assert!(worst_of(std::iter::empty()).is_nan(), "no eye: no figure");
+    }
 
     #[test]
     fn procrustes_undoes_a_rotation_and_a_mirror() {

@@ -1,0 +1,322 @@
+//! `flychess curve`: the learning curve of the fit at scale. Each point is a training run like
+//! `flychess train --games` (the shipped Stockfish-labelled TRAIN rows, then master-move rows of
+//! the games dataset up to the point's number of positions), named by a hash of everything that
+//! makes it (brain, dataset content, options), so a finished point is read back instead of fitted
+//! again and a stopped one resumes. Only points whose games rows are cached already are fitted
+//! (the cache is `flychess cache --dataset NAME`'s job; `--fill` fills it here instead). Each fly
+//! is measured on the shipped HOLD and on the human test; the curve with its slopes per doubling
+//! goes to DATA/learning-curve.json (the Train tab draws it), and with `--png` to a plot.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use sha2::{Digest, Sha256};
+
+use flychess::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, per_doubling};
+use flychess::training::{self, Controls, GamesMix, Prepared, TrainEvent, TrainJob};
+use flychess_sim::cache::{Cache, CacheMeta, Reading};
+use flychess_sim::data::{Dataset, HOLD, VAL, shipped_path};
+use flychess_sim::files::DataFolder;
+use flychess_sim::fly::{self, Fly};
+use flychess_sim::stats;
+use flychess_sim::train::{PassRecord, PositionOutcome, outcomes};
+
+use crate::cli::fly::targets;
+use crate::cli::{EngineArgs, FitArgs, WhichBrain};
+
+// The arguments of `flychess curve` (its help text is the command's doc comment in `cli::Command`).
+#[derive(Args)]
+pub struct CurveArgs {
+    /// The games dataset (`flychess data games --out NAME`): a name or a path ending in .flyd.
+    #[arg(long, default_value = "games-1200k")]
+    pub games: String,
+    /// Positions trained on at each point (the shipped TRAIN rows first, then games rows).
+    #[arg(long, value_delimiter = ',', default_values_t = [75_000usize, 150_000, 300_000, 600_000, 1_200_000])]
+    pub points: Vec<usize>,
+    /// The share of every batch drawn from the shipped Stockfish-labelled rows.
+    #[arg(long, default_value_t = 0.25)]
+    pub stockfish_share: f64,
+    /// The shipped Stockfish-labelled TRAIN rows a point takes first (default: all 75,329).
+    #[arg(long)]
+    pub shipped_positions: Option<usize>,
+    /// Fill the games cache as far as the points need (default: fit only the points whose rows
+    /// are cached, and list the others).
+    #[arg(long)]
+    pub fill: bool,
+    /// Also draw the curve into this PNG.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fit: FitArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+/// The run name of a point: what makes it, hashed.
+fn run_name(checksum: &str, job: &TrainJob, games_sha256: &str, positions: usize) -> String {
+    let key = serde_json::json!({ "brain": checksum, "job": job, "games": games_sha256 });
+    let hash = flychess_sim::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
+    format!("curve-{positions}-{}", &hash[..10])
+}
+
+/// The fly of a finished run of exactly this job, if there is one.
+fn finished(data: &Path, job: &TrainJob, checksum: &str) -> Option<Fly> {
+    let info: training::RunInfo =
+        serde_json::from_slice(&std::fs::read(training::runs_dir(data).join(&job.name).join("run.json")).ok()?).ok()?;
+    let same = info.finished
+        && info.brain_checksum == checksum
+        && info.reading == job.reading
+        && info.fit == job.options
+        && info.games == job.games
+        && info.lessons == job.lessons;
+    let fly = Fly::load(&DataFolder::at(data).flies().join(format!("{}.fly", job.name))).ok()?;
+    (same && fly.meta.brain_checksum == checksum).then_some(fly)
+}
+
+/// A run's passes and their seconds.
+fn passes(data: &Path, run: &str) -> (usize, f64) {
+    let text = std::fs::read_to_string(training::runs_dir(data).join(run).join("metrics.jsonl")).unwrap_or_default();
+    let records: Vec<PassRecord> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    (records.len(), records.iter().map(|p| p.seconds).sum())
+}
+
+fn interval(e: &stats::Estimate) -> [f64; 2] {
+    [e.low, e.high]
+}
+
+pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
+    let started = Instant::now();
+    if !(0.0..1.0).contains(&args.stockfish_share) {
+        return Err(anyhow!("--stockfish-share is a share of each batch, from 0 up to (not including) 1"));
+    }
+    let spec = crate::cli::brain::spec(&args.which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let prepared = Prepared {
+        connectome: &loaded.connectome,
+        brain: &brain,
+        checksum: &loaded.checksum,
+        spec_name: spec.name(),
+        engine: args.engine.choice(),
+    };
+    let shipped = Dataset::load(&shipped_path())?;
+    let shipped_train = (shipped.rows.len() - HOLD - VAL).min(args.shipped_positions.unwrap_or(usize::MAX));
+    let games_path = crate::cli::brain::dataset_path(&args.games, data)?;
+    let stream = Dataset::stream(&games_path)?;
+    let games_meta = stream.meta.clone();
+    let games_sha256 = stream.content_hash()?;
+    let first = games_meta.hold + games_meta.val;
+    let games_train = games_meta.rows.saturating_sub(first);
+    // How far the games cache goes (opening it only reads).
+    let cache_meta = CacheMeta::of(
+        &loaded.checksum,
+        &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
+        &games_meta.source,
+        games_meta.rows,
+        &games_sha256,
+        loaded.connectome.groups.descending.len(),
+    );
+    let cached = Cache::open(&cache_meta.path_in(&DataFolder::at(data).cache(), &spec.name()), cache_meta)?.positions;
+    let cached_train = cached.saturating_sub(first);
+
+    let bar = ProgressBar::new(1000);
+    bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
+    let controls = Controls::default();
+    let options = args.fit.options();
+    let mut points: Vec<usize> = args.points.clone();
+    points.sort_unstable();
+    points.dedup();
+    let mut fitted: Vec<(usize, usize, Fly)> = Vec::new();
+    let mut not_cached = Vec::new();
+    for &p in &points {
+        let (shipped_n, games_n) = if p <= shipped_train { (p, 0) } else { (shipped_train, p - shipped_train) };
+        if games_n > games_train {
+            return Err(anyhow!(
+                "{} has {games_train} TRAIN positions: a point of {p} needs {games_n} beside the shipped {shipped_train}",
+                games_path.display()
+            ));
+        }
+        if games_n > cached_train && !args.fill {
+            not_cached.push(p);
+            continue;
+        }
+        let mut job = TrainJob {
+            name: String::new(),
+            positions: HOLD + VAL + shipped_n,
+            reading: Reading::Mean9To12,
+            options: options.clone(),
+            lessons: 0.0,
+            games: (games_n > 0).then(|| GamesMix {
+                dataset: games_path.clone(),
+                positions: games_n,
+                stockfish_share: args.stockfish_share,
+            }),
+        };
+        job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
+        let fly = match finished(data, &job, &loaded.checksum) {
+            Some(f) => {
+                bar.suspend(|| eprintln!("{p} positions: {} is fitted already", job.name));
+                f
+            }
+            None => {
+                bar.suspend(|| eprintln!("{p} positions: fitting {} ({shipped_n} shipped + {games_n} games rows)", job.name));
+                let name = job.name.clone();
+                training::train(&prepared, data, &job, &controls, &|e| match e {
+                    TrainEvent::Stage { text, fraction } => {
+                        bar.set_position((fraction * 1000.0) as u64);
+                        bar.set_message(format!("{p}: {text}"));
+                    }
+                    TrainEvent::Pass(r) => bar.suspend(|| {
+                        eprintln!(
+                            "  {name}: pass {:>2}  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)",
+                            r.pass,
+                            r.val.loss,
+                            100.0 * r.val.top1,
+                            r.seconds
+                        )
+                    }),
+                    TrainEvent::Done { .. } | TrainEvent::Stopped => {}
+                })?
+                .ok_or_else(|| anyhow!("the run {} was stopped", job.name))?
+            }
+        };
+        fitted.push((shipped_n, games_n, fly));
+    }
+    bar.finish_and_clear();
+
+    // Every fly on the same HOLD and human-test positions.
+    let hold_cache = training::cache(&prepared, data, &shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
+    let hold_x = hold_cache.read(0..HOLD, Reading::Mean9To12)?;
+    let hold_t = targets(&shipped.rows[..HOLD])?;
+    let human_path = flychess_sim::data::human_test_path();
+    let human = Dataset::load(&human_path)?;
+    let human_rows = human.hold();
+    let human_cache =
+        training::streamed_cache(&prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
+    let human_x = human_cache.read(0..human_rows.len(), Reading::Mean9To12)?;
+    let human_t = targets(human_rows)?;
+    let mut measured: Vec<(Vec<PositionOutcome>, Vec<PositionOutcome>)> = Vec::new();
+    let mut curve_points = Vec::new();
+    for (shipped_n, games_n, fly) in &fitted {
+        if fly.readout.read_steps != Reading::Mean9To12.steps() {
+            return Err(anyhow!("{} reads other steps than the curve's", fly.meta.name));
+        }
+        let (o, h) = (outcomes(&fly.readout, &hold_x, &hold_t), outcomes(&fly.readout, &human_x, &human_t));
+        let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
+        let (top1, good, human_top1) =
+            (stats::rate_of(&hits(&o, |x| x.top1)), stats::rate_of(&hits(&o, |x| x.good)), stats::rate_of(&hits(&h, |x| x.top1)));
+        let loss = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
+        let (pass_count, seconds) = passes(data, &fly.meta.name);
+        curve_points.push(CurvePoint {
+            positions: shipped_n + games_n,
+            shipped_positions: *shipped_n,
+            games_positions: *games_n,
+            fly: fly.meta.name.clone(),
+            passes: pass_count,
+            seconds,
+            top1: top1.value,
+            top1_interval: interval(&top1),
+            good: good.value,
+            good_interval: interval(&good),
+            loss: loss.value,
+            loss_interval: interval(&loss),
+            policy_loss: o.iter().map(|x| x.policy_loss).sum::<f64>() / o.len().max(1) as f64,
+            human_top1: human_top1.value,
+            human_top1_interval: interval(&human_top1),
+        });
+        measured.push((o, h));
+    }
+    let positions: Vec<usize> = curve_points.iter().map(|p| p.positions).collect();
+    let figure = |f: fn(&PositionOutcome) -> f64, human: bool| -> Vec<Vec<f64>> {
+        measured.iter().map(|(o, h)| (if human { h } else { o }).iter().map(f).collect()).collect()
+    };
+    let curve = LearningCurve {
+        brain: loaded.connectome.provenance.label(),
+        brain_checksum: loaded.checksum.clone(),
+        games: games_meta.source.clone(),
+        games_sha256,
+        stockfish_share: args.stockfish_share,
+        hold_positions: HOLD,
+        human_positions: human_rows.len(),
+        points: curve_points,
+        not_cached,
+        loss: per_doubling(&positions, &figure(|x| x.loss, false), RESAMPLES, 1),
+        top1: per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, false), RESAMPLES, 1),
+        human_top1: per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, true), RESAMPLES, 1),
+        seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
+        made: fly::today(),
+    };
+    flychess_sim::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
+    if let Some(png) = &args.png {
+        flychess_sim::files::write_atomically(png, &learning_curve::png(&curve)?)?;
+    }
+    let peak = crate::cli::brain::peak_memory_mb();
+    if args.json {
+        let mut v = serde_json::to_value(&curve)?;
+        v["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+        v["peak_memory_mb"] = serde_json::json!(peak);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "learning curve of {} on {} (mix: {:.0} % Stockfish rows a batch); HOLD {HOLD} positions, human test {}; 95 % intervals:",
+        curve.brain,
+        curve.games,
+        100.0 * curve.stockfish_share,
+        curve.human_positions
+    );
+    for p in &curve.points {
+        println!(
+            "  {:>9} positions  top-1 {:5.1} % [{:.1}, {:.1}]  good {:5.1} %  loss {:.4} [{:.4}, {:.4}]  human top-1 {:5.1} % [{:.1}, {:.1}]  ({} passes, {:.0} s)",
+            p.positions,
+            100.0 * p.top1,
+            100.0 * p.top1_interval[0],
+            100.0 * p.top1_interval[1],
+            100.0 * p.good,
+            p.loss,
+            p.loss_interval[0],
+            p.loss_interval[1],
+            100.0 * p.human_top1,
+            100.0 * p.human_top1_interval[0],
+            100.0 * p.human_top1_interval[1],
+            p.passes,
+            p.seconds
+        );
+    }
+    if let Some(s) = curve.loss {
+        println!(
+            "  loss per doubling {:+.4} [{:+.4}, {:+.4}] (the seed: {SEED_LOSS_PER_DOUBLING:+.3})",
+            s.per_doubling, s.interval[0], s.interval[1]
+        );
+    }
+    for (what, s) in [("top-1", curve.top1), ("human top-1", curve.human_top1)] {
+        if let Some(s) = s {
+            println!(
+                "  {what} per doubling {:+.2} points [{:+.2}, {:+.2}]",
+                100.0 * s.per_doubling,
+                100.0 * s.interval[0],
+                100.0 * s.interval[1]
+            );
+        }
+    }
+    if !curve.not_cached.is_empty() {
+        println!(
+            "  not fitted yet (their games rows are not cached: {cached_train} of {games_train} are; `flychess cache --dataset {}`): {:?}",
+            args.games, curve.not_cached
+        );
+    }
+    println!(
+        "  saved {}{}; {:.0} s, peak memory {}",
+        learning_curve::path(data).display(),
+        args.png.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default(),
+        started.elapsed().as_secs_f64(),
+        peak.map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into())
+    );
+    Ok(())
+}
