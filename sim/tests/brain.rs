@@ -108,7 +108,8 @@ fn reading_matches_run(brain: &Brain, b: &[Planes], neurons: &[u32], first: usiz
     let mut read = Vec::new();
     cpu::run_reading(brain, b, neurons, first, |t, r| {
         assert!(t >= first);
-        read.push(neurons.iter().flat_map(|&j| r[j as usize * batch..(j as usize + 1) * batch].to_vec()).collect::<Vec<f32>>())
+        assert_eq!(r.len(), neurons.len() * batch, "only the neurons read");
+        read.push(r.to_vec())
     });
     assert_eq!(read.len(), STEPS - first);
     assert!(full.iter().flatten().zip(read.iter().flatten()).all(|(a, b)| a.to_bits() == b.to_bits()));
@@ -178,6 +179,37 @@ fn same_input_same_output_bit_for_bit_across_runs_and_batch_sizes() {
         }
     }
     assert_eq!(cpu::think(brain, &b[0..8]), eight, "a second run is identical");
+}
+
+/// The fast layout (neurons renumbered for locality, huge pages) against the brain's own order on
+/// the default brain: every rate of every step of a full think, the descending neurons a reader
+/// gets, and `run`'s rates put back, all the same bits; the renumbering really moves neurons.
+#[test]
+fn the_fast_layout_gives_the_plain_layouts_rates_bit_for_bit_on_the_default_brain() {
+    use cpu::Layout;
+    let d = default_brain();
+    let brain = &d.brain;
+    let local = brain.local_order();
+    let (before, after) = local.mean_sender_distance(brain);
+    assert!(after < 0.5 * before, "senders nearer in the local order: {before} → {after}");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for batch in [1usize, 5, 32] {
+        let b = boards(200..200 + batch);
+        let (plain, fast) = (cpu::think_in(brain, &b, Layout::PLAIN), cpu::think_in(brain, &b, Layout::FAST));
+        assert_eq!(bits(&plain.data), bits(&fast.data), "think, batch {batch}");
+        let read = |layout| {
+            let mut kept = Vec::new();
+            cpu::run_reading_in(brain, &b, &d.descending, 8, layout, |_, r| kept.extend(bits(r)));
+            kept
+        };
+        assert_eq!(read(Layout::PLAIN), read(Layout::FAST), "run_reading, batch {batch}");
+        let mut t = 0;
+        cpu::run_in(brain, &b, Layout::FAST, |step, r| {
+            assert_eq!(bits(r), bits(plain.step(step)), "run, step {step}");
+            t += 1;
+        });
+        assert_eq!(t, STEPS);
+    }
 }
 
 #[test]

@@ -359,11 +359,15 @@ type Think<'a> = dyn FnMut(&mut dyn FnMut(usize, &[f32])) + 'a;
 fn shortcut_report(brain: &Brain, board: &[Planes], descending: &[u32]) -> serde_json::Value {
     let walked = brain.blank_shortcut().walked_share();
     let needed = brain.needed_rows(descending, STEPS - 4).walked_share();
-    let readout_rates = |f: &mut Think| {
+    // `run` gives every neuron, `run_reading` only the descending ones, in their order.
+    let readout_rates = |f: &mut Think, every_neuron: bool| {
         let mut kept = Vec::new();
         f(&mut |t, r| {
             if t >= STEPS - 4 {
-                kept.extend(descending.iter().map(|&j| r[j as usize].to_bits()));
+                match every_neuron {
+                    true => kept.extend(descending.iter().map(|&j| r[j as usize].to_bits())),
+                    false => kept.extend(r.iter().map(|x| x.to_bits())),
+                }
             }
         });
         kept
@@ -375,12 +379,12 @@ fn shortcut_report(brain: &Brain, board: &[Planes], descending: &[u32]) -> serde
         let a = cpu::think_walking(brain, board, false);
         full.push(started.elapsed().as_secs_f64() * 1000.0);
         let started = Instant::now();
-        let b = cpu::think(brain, board);
+        let b = cpu::think_in(brain, board, cpu::Layout::PLAIN);
         blank.push(started.elapsed().as_secs_f64() * 1000.0);
         let started = Instant::now();
-        let c = readout_rates(&mut |v| cpu::run_reading(brain, board, descending, STEPS - 4, v));
+        let c = readout_rates(&mut |v| cpu::run_reading_in(brain, board, descending, STEPS - 4, cpu::Layout::PLAIN, v), false);
         reading.push(started.elapsed().as_secs_f64() * 1000.0);
-        identical &= a == b && c == readout_rates(&mut |v| cpu::run(brain, board, v));
+        identical &= a == b && c == readout_rates(&mut |v| cpu::run_in(brain, board, cpu::Layout::PLAIN, v), true);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -529,6 +533,94 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
     }))
 }
 
+/// How far the CPU engine is from this machine's limits, and what its layout buys, for the job
+/// the DN cache, a fly's move and imagination run (the 12 steps, the descending neurons of steps
+/// 9-12 read): per batch, the plain layout (the brain's order, ordinary pages) and the fast one
+/// (`cpu::Layout::FAST`) timed in alternation in this run, their rates checked bit for bit, the
+/// bytes the engine asks the memory system for per position and step and the multiply-adds, as
+/// GB/s and GFLOP/s beside the machine's peaks measured now (`peaks`). Bytes counted: each
+/// connection walked its sender index and weight (8 bytes) and its sender's rates of the batch
+/// (4 a position); each row worked out its new rates, its previous ones and μ, g. A gather the
+/// core's own cache holds costs less than that, one it misses more (a whole line): the misses of a
+/// 1 MiB cache at batch 32 are given for both orders.
+fn engine_report(brain: &Brain, boards: &[Planes], descending: &[u32], batches: &[usize]) -> Result<serde_json::Value> {
+    use flychess_sim::brain::{local_order, peaks};
+    let peaks = peaks::measure();
+    let work = cpu::work(brain, Some((descending, STEPS - 4)));
+    let local = brain.local_order();
+    let held = (1usize << 20) / (4 * 32);
+    let misses = serde_json::json!({
+        "senders_a_1mib_cache_holds_at_batch_32": held,
+        "plain": local_order::cache_misses(brain, held),
+        "local_order": local_order::cache_misses(local.brain(), held),
+        "mean_sender_distance": { "plain": local.mean_sender_distance(brain).0, "local_order": local.mean_sender_distance(brain).1 },
+    });
+    let read = |layout: cpu::Layout, chunk: &[Planes]| {
+        let mut kept = Vec::new();
+        cpu::run_reading_in(brain, chunk, descending, STEPS - 4, layout, |_, r| kept.extend(r.iter().map(|x| x.to_bits())));
+        kept
+    };
+    let mut rows = Vec::new();
+    for &batch in batches {
+        let chunk = &boards[..batch];
+        let identical = read(cpu::Layout::PLAIN, chunk) == read(cpu::Layout::FAST, chunk);
+        let layouts = [cpu::Layout::PLAIN, cpu::Layout { local_order: false, huge_pages: true }, cpu::Layout::FAST];
+        let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
+        let started = Instant::now();
+        let mut turn = 0usize;
+        while seconds[2].len() < 3 || (started.elapsed().as_secs_f64() < 6.0 && seconds[2].len() < 200) {
+            let first = (turn * batch) % (boards.len() - batch + 1);
+            turn += 1;
+            for (l, layout) in layouts.iter().enumerate() {
+                let t = Instant::now();
+                std::hint::black_box(read(*layout, &boards[first..first + batch]));
+                seconds[l].push(t.elapsed().as_secs_f64());
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let timings = seconds[2].len();
+        let [plain, huge, fast] = seconds.map(|mut v| median(&mut v));
+        let b = batch as f64;
+        let bytes: f64 = work.iter().map(|&(r, c)| c as f64 * (8.0 + 4.0 * b) + r as f64 * (8.0 * b + 8.0)).sum();
+        let flops: f64 = work.iter().map(|&(_, c)| 2.0 * c as f64 * b).sum();
+        let figures = |s: f64| {
+            serde_json::json!({
+                "positions_per_second": b / s,
+                "ms_per_think": 1000.0 * s,
+                "gb_per_s": bytes / s / 1e9,
+                "gflop_per_s": flops / s / 1e9,
+                "share_of_copy_bandwidth": bytes / s / 1e9 / peaks.copy_gb_per_s,
+                "share_of_fma_peak": flops / s / 1e9 / peaks.fma_gflop_per_s,
+            })
+        };
+        rows.push(serde_json::json!({
+            "batch": batch,
+            "job": "12 steps; descending neurons of steps 9-12 read",
+            "bytes_per_position_step": bytes / (b * STEPS as f64),
+            "flop_per_position_step": flops / (b * STEPS as f64),
+            "plain": figures(plain),
+            "huge_pages_only": figures(huge),
+            "fast": figures(fast),
+            "speedup": plain / fast,
+            "timings_each": timings,
+            "identical_rates": identical,
+        }));
+    }
+    let best = rows
+        .iter()
+        .max_by(|a, b| {
+            a["fast"]["positions_per_second"].as_f64().unwrap_or(0.0).total_cmp(&b["fast"]["positions_per_second"].as_f64().unwrap_or(0.0))
+        })
+        .map(|r| serde_json::json!({ "batch": r["batch"], "positions_per_second": r["fast"]["positions_per_second"] }));
+    if let Some(bad) = rows.iter().find(|r| r["identical_rates"] != true) {
+        return Err(anyhow!("the fast layout's rates differ from the plain layout's at batch {}", bad["batch"]));
+    }
+    Ok(serde_json::json!({ "peaks": peaks, "cache_misses": misses, "runs": rows, "best": best }))
+}
+
 pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, reference: bool) -> Result<()> {
     let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
@@ -563,7 +655,14 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
     let memory = memory_report(&brain, &boards[..32.min(boards.len())]);
     let gpu = gpu_report(&brain, descending, &boards, batches)?;
     let reference = if reference { Some(scipy_reference(&brain, &boards[..32], data)?) } else { None };
+    let engine = engine_report(&brain, &boards, descending, &batches.iter().copied().filter(|&b| b <= boards.len()).collect::<Vec<_>>())?;
+    // A fly's move and imagination in the plain layout, then in the fast one (every think of the
+    // process uses the layout set).
+    cpu::use_layout(cpu::Layout::PLAIN);
+    let fly_move_plain = fly_move_timing(&brain, &loaded, data);
+    cpu::use_layout(cpu::Layout::FAST);
     let fly_move = fly_move_timing(&brain, &loaded, data)?;
+    let fly_move_plain = fly_move_plain?;
     let report = serde_json::json!({
         "reference": reference,
         "brain": loaded.connectome.provenance.label(),
@@ -576,6 +675,8 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
         "blank_shortcut": shortcut,
         "memory": memory,
         "fly_move": fly_move,
+        "fly_move_plain_layout": fly_move_plain,
+        "engine": engine,
         "peak_memory_mb": peak_memory_mb(),
     });
     if json {
@@ -674,6 +775,48 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 g["games"],
                 g["ms_per_move"].as_f64().unwrap_or(0.0),
                 g["ms_per_move_one_at_a_time"].as_f64().unwrap_or(0.0)
+            );
+        }
+        let e = &report["engine"];
+        let p = &e["peaks"];
+        println!(
+            "  this machine now: copy {:.1} GB/s, {} {:.0} GFLOP/s ({} threads)",
+            p["copy_gb_per_s"].as_f64().unwrap_or(0.0),
+            if p["fma_instructions"] == true { "AVX2 FMA" } else { "plain multiply-add" },
+            p["fma_gflop_per_s"].as_f64().unwrap_or(0.0),
+            p["threads"]
+        );
+        for r in e["runs"].as_array().cloned().unwrap_or_default() {
+            let (plain, fast) = (&r["plain"], &r["fast"]);
+            println!(
+                "  readout job, batch {:>3}: plain layout {:>6.1} positions/s, huge pages only {:>6.1}, fast layout {:>6.1} ({:.2}x); {:.0} bytes and {:.0} FLOP per position and step: {:.1} GB/s ({:.0}% of copy), {:.1} GFLOP/s ({:.1}% of FMA peak); same rates: {}",
+                r["batch"],
+                plain["positions_per_second"].as_f64().unwrap_or(0.0),
+                r["huge_pages_only"]["positions_per_second"].as_f64().unwrap_or(0.0),
+                fast["positions_per_second"].as_f64().unwrap_or(0.0),
+                r["speedup"].as_f64().unwrap_or(0.0),
+                r["bytes_per_position_step"].as_f64().unwrap_or(0.0),
+                r["flop_per_position_step"].as_f64().unwrap_or(0.0),
+                fast["gb_per_s"].as_f64().unwrap_or(0.0),
+                100.0 * fast["share_of_copy_bandwidth"].as_f64().unwrap_or(0.0),
+                fast["gflop_per_s"].as_f64().unwrap_or(0.0),
+                100.0 * fast["share_of_fma_peak"].as_f64().unwrap_or(0.0),
+                r["identical_rates"]
+            );
+        }
+        let m = &e["cache_misses"];
+        println!(
+            "  gathers missing a 1 MiB cache at batch 32: {:.0}% in the brain's order, {:.0}% in the local order (mean sender distance {:.0} → {:.0} neurons)",
+            100.0 * m["plain"].as_f64().unwrap_or(0.0),
+            100.0 * m["local_order"].as_f64().unwrap_or(0.0),
+            m["mean_sender_distance"]["plain"].as_f64().unwrap_or(0.0),
+            m["mean_sender_distance"]["local_order"].as_f64().unwrap_or(0.0)
+        );
+        if let Some(m) = report["fly_move_plain_layout"].as_object() {
+            println!(
+                "  the same fly move in the plain layout: {:.0} ms, with imagination {:.0} ms",
+                m["ms"].as_f64().unwrap_or(0.0),
+                m["ms_imagination"].as_f64().unwrap_or(0.0)
             );
         }
         match report["gpu"]["adapter"].as_str() {

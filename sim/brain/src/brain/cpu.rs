@@ -6,7 +6,9 @@
 //! for the senders' rates 24 connections ahead (a prefetch), the first step (all rates 0) skips the
 //! connections, the rows the board cannot have reached yet take a blank board's input instead of
 //! being walked (`BlankShortcut`), and every batch size up to 32 has its own register-resident
-//! kernel.
+//! kernel. A think runs in the brain renumbered for locality (`local_order`) with its buffers on
+//! huge pages (`buffer`), both only places in memory (`Layout`): `flychess bench` measures each
+//! against the plain layout in the same run.
 //!
 //! Every operation is a plain IEEE multiply or add (never fused), in the same order as
 //! `shaders/brain_step.wgsl`: WGSL leaves the precision of `fma` to the driver (Mesa lavapipe does
@@ -383,13 +385,65 @@ pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize
     rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), r_new);
 }
 
-/// All 12 steps of a batch of boards, every step kept (what the viewer replays).
-pub fn think(brain: &Brain, boards: &[Planes]) -> Rates {
-    think_walking(brain, boards, true)
+/// How the CPU engine lays a think out in memory; never what it computes (every layout gives the
+/// same rates, bit for bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Think in the brain renumbered for locality (`local_order`), rates handed back in the
+    /// brain's own numbering.
+    pub local_order: bool,
+    /// Working buffers offered huge pages (`buffer`).
+    pub huge_pages: bool,
 }
 
-/// `think`, with or without the blank-board shortcut (the same rates either way; without it every
-/// row is walked at every step, which the tests and `flychess bench` compare against).
+impl Layout {
+    /// What every think uses.
+    pub const FAST: Layout = Layout { local_order: true, huge_pages: true };
+    /// The engine as it was before both (the brain's order, ordinary pages): `flychess bench`
+    /// measures it beside `FAST` in the same run.
+    pub const PLAIN: Layout = Layout { local_order: false, huge_pages: false };
+}
+
+/// The layout `think`, `run` and `run_reading` use: `FAST` unless `use_layout` set another (a
+/// bench measuring the plain layout's fly moves beside the fast one's, in one process).
+pub fn default_layout() -> Layout {
+    match DEFAULT_LAYOUT.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Layout::FAST,
+        bits => Layout { local_order: bits & 2 != 0, huge_pages: bits & 4 != 0 },
+    }
+}
+
+/// Sets the layout every later think of this process uses (see `default_layout`).
+pub fn use_layout(layout: Layout) {
+    let bits = if layout == Layout::FAST { 0 } else { 1 | (layout.local_order as u8) << 1 | (layout.huge_pages as u8) << 2 };
+    DEFAULT_LAYOUT.store(bits, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// 0: `FAST`; otherwise bit 0 set, bit 1 the local order, bit 2 huge pages.
+static DEFAULT_LAYOUT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// All 12 steps of a batch of boards, every step kept (what the viewer replays).
+pub fn think(brain: &Brain, boards: &[Planes]) -> Rates {
+    think_in(brain, boards, default_layout())
+}
+
+/// `think` in a given layout.
+pub fn think_in(brain: &Brain, boards: &[Planes], layout: Layout) -> Rates {
+    if !layout.local_order {
+        return think_walking(brain, boards, true);
+    }
+    let (batch, n) = (boards.len(), brain.neurons);
+    let local = brain.local_order();
+    let mut data = vec![0f32; STEPS * n * batch];
+    steps(&local.brain, &brain.eye_input(boards), batch, None, layout.huge_pages, |t, rates| {
+        hand_back(rates, &local.place, batch, &mut data[t * n * batch..(t + 1) * n * batch])
+    });
+    Rates { batch, neurons: n, data }
+}
+
+/// `think`, with or without the blank-board shortcut, in the brain's own order (the same rates
+/// either way; without the shortcut every row is walked at every step: the reference the tests and
+/// `flychess bench` compare against).
 pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates {
     let batch = boards.len();
     let n = brain.neurons;
@@ -404,38 +458,102 @@ pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates 
     Rates { batch, neurons: n, data }
 }
 
-/// The 12 steps with only two buffers; `visit(t, rates)` sees every step (for readouts that keep
-/// a few neurons of a few steps, without holding all 12 steps of a large batch).
+/// The 12 steps with only two buffers; `visit(t, rates)` sees every step, every neuron in the
+/// brain's numbering (for readers of whole regions, without holding all 12 steps of a batch).
 pub fn run(brain: &Brain, boards: &[Planes], visit: impl FnMut(usize, &[f32])) {
-    run_with(brain, boards, None, visit)
+    run_in(brain, boards, default_layout(), visit)
 }
 
-/// `run` for a caller that reads only `neurons`, and only from step `first_read` (0-based) on:
-/// each step works out only the rows those rates depend on (`NeededRows`), so `visit(t, rates)`
-/// sees meaningful rates for `neurons` (the same, bit for bit, as `run` gives) and arbitrary
-/// values elsewhere, and is called for steps `first_read..` only.
-pub fn run_reading(brain: &Brain, boards: &[Planes], neurons: &[u32], first_read: usize, mut visit: impl FnMut(usize, &[f32])) {
-    let needed = brain.needed_rows(neurons, first_read);
-    run_with(brain, boards, Some(&needed), |t, rates| {
-        if t >= first_read {
-            visit(t, rates)
-        }
-    })
-}
-
-fn run_with(brain: &Brain, boards: &[Planes], needed: Option<&NeededRows>, mut visit: impl FnMut(usize, &[f32])) {
-    let batch = boards.len();
-    let n = brain.neurons;
+/// `run` in a given layout.
+pub fn run_in(brain: &Brain, boards: &[Planes], layout: Layout, mut visit: impl FnMut(usize, &[f32])) {
     let x = brain.eye_input(boards);
-    let mut prev = vec![0f32; n * batch];
-    let mut next = vec![0f32; n * batch];
+    let batch = boards.len();
+    if !layout.local_order {
+        return steps(brain, &x, batch, None, layout.huge_pages, visit);
+    }
+    let local = brain.local_order();
+    let mut view = super::buffer::RateBuffer::zeroed(brain.neurons * batch, layout.huge_pages);
+    steps(&local.brain, &x, batch, None, layout.huge_pages, |t, rates| {
+        hand_back(rates, &local.place, batch, &mut view);
+        visit(t, &view)
+    });
+}
+
+/// The rates of only `neurons`, from step `first_read` (0-based) on: `visit(t, rates)` gets
+/// `rates[k · batch + position]` for the k-th of `neurons`, the same floats bit for bit as `run`
+/// gives, and each step works out only the rows those rates depend on (`NeededRows`).
+pub fn run_reading(brain: &Brain, boards: &[Planes], neurons: &[u32], first_read: usize, visit: impl FnMut(usize, &[f32])) {
+    run_reading_in(brain, boards, neurons, first_read, default_layout(), visit)
+}
+
+/// `run_reading` in a given layout.
+pub fn run_reading_in(
+    brain: &Brain,
+    boards: &[Planes],
+    neurons: &[u32],
+    first_read: usize,
+    layout: Layout,
+    mut visit: impl FnMut(usize, &[f32]),
+) {
+    let x = brain.eye_input(boards);
+    let batch = boards.len();
+    let local = layout.local_order.then(|| brain.local_order());
+    let (inner, rows_read) = match &local {
+        Some(l) => (&l.brain, l.places_of(neurons)),
+        None => (brain, neurons.to_vec()),
+    };
+    let needed = inner.needed_rows(&rows_read, first_read);
+    let mut read = vec![0f32; neurons.len() * batch];
+    steps(inner, &x, batch, Some(&needed), layout.huge_pages, |t, rates| {
+        if t >= first_read {
+            for (out, &j) in read.chunks_exact_mut(batch).zip(&rows_read) {
+                out.copy_from_slice(&rates[j as usize * batch..(j as usize + 1) * batch]);
+            }
+            visit(t, &read)
+        }
+    });
+}
+
+/// The 12 steps of a brain (renumbered or not) in two buffers, `visit(t, rates)` after each.
+fn steps(brain: &Brain, x: &[f32], batch: usize, needed: Option<&NeededRows>, huge_pages: bool, mut visit: impl FnMut(usize, &[f32])) {
+    let n = brain.neurons;
+    let mut prev = super::buffer::RateBuffer::zeroed(n * batch, huge_pages);
+    let mut next = super::buffer::RateBuffer::zeroed(n * batch, huge_pages);
     let blank = brain.blank_shortcut();
     for t in 0..STEPS {
         let skip = Skip { blank: blank.step(t), needed: needed.and_then(|m| m.steps[t].as_deref()) };
-        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), &x, batch, skip, &mut next);
+        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), x, batch, skip, &mut next);
         visit(t, &next);
         std::mem::swap(&mut prev, &mut next);
     }
+}
+
+/// Rates of a renumbered brain back into the brain's numbering: neuron j's batch from row
+/// `place[j]`.
+fn hand_back(renumbered: &[f32], place: &[u32], batch: usize, out: &mut [f32]) {
+    const NEURONS_A_TASK: usize = 4096;
+    out.par_chunks_mut(NEURONS_A_TASK * batch).enumerate().for_each(|(c, chunk)| {
+        for (k, dest) in chunk.chunks_exact_mut(batch).enumerate() {
+            let p = place[c * NEURONS_A_TASK + k] as usize;
+            dest.copy_from_slice(&renumbered[p * batch..(p + 1) * batch]);
+        }
+    });
+}
+
+/// The work of one think, step by step: (rows worked out, connections walked). A row is worked
+/// out unless the blank-board shortcut or a reader's `NeededRows` spares it; the first step walks
+/// no connections (every rate is 0). The same in every layout.
+pub fn work(brain: &Brain, reading: Option<(&[u32], usize)>) -> [(usize, usize); STEPS] {
+    let blank = brain.blank_shortcut();
+    let needed = reading.map(|(neurons, first)| brain.needed_rows(neurons, first));
+    std::array::from_fn(|t| {
+        let mask = needed.as_ref().and_then(|m| m.steps[t].as_deref());
+        let varies = blank.step(t).map(|s| &s.varies);
+        let walked = |j: &usize| mask.is_none_or(|m| m[*j]) && varies.is_none_or(|v| v[*j]);
+        let rows: Vec<usize> = (0..brain.neurons).filter(walked).collect();
+        let connections = if t == 0 { 0 } else { rows.iter().map(|&j| brain.row(j).len()).sum() };
+        (rows.len(), connections)
+    })
 }
 
 /// The rows a reader of some neurons from some step on needs at each step: at the last step the

@@ -144,8 +144,8 @@ pub fn read_on_cpu(brain: &Brain, boards: &[Planes], neurons: &[u32], steps: &[u
     cpu::run_reading(brain, boards, neurons, first, |t, rates| {
         for (s, _) in steps.iter().enumerate().filter(|&(_, &st)| st == t) {
             for p in 0..b {
-                for (i, &j) in neurons.iter().enumerate() {
-                    out[(p * r + s) * k + i] = rates[j as usize * b + p];
+                for i in 0..k {
+                    out[(p * r + s) * k + i] = rates[i * b + p];
                 }
             }
         }
