@@ -549,11 +549,12 @@ fn engine_report(brain: &Brain, boards: &[Planes], descending: &[u32], batches: 
     let work = cpu::work(brain, Some((descending, STEPS - 4)));
     let local = brain.local_order();
     let held = (1usize << 20) / (4 * 32);
+    let (distance_plain, distance_local) = local.mean_sender_distance(brain);
     let misses = serde_json::json!({
         "senders_a_1mib_cache_holds_at_batch_32": held,
         "plain": local_order::cache_misses(brain, held),
         "local_order": local_order::cache_misses(local.brain(), held),
-        "mean_sender_distance": { "plain": local.mean_sender_distance(brain).0, "local_order": local.mean_sender_distance(brain).1 },
+        "mean_sender_distance": { "plain": distance_plain, "local_order": distance_local },
     });
     let read = |layout: cpu::Layout, chunk: &[Planes]| {
         let mut kept = Vec::new();
