@@ -2,8 +2,11 @@
 //! PGN file (one per game, sometimes two, at a uniformly random ply, seeded; finished positions and
 //! positions already taken — same placement, side to move, castling, en passant — are skipped),
 //! shuffled with the seed, and labelled by Stockfish (MultiPV 8 at a fixed depth, one thread per
-//! engine, one engine per worker) in the JSONL format `flychess data import` reads. Lines are
-//! written in sample order, so a killed run leaves a clean prefix and resumes after it.
+//! engine, one engine per worker, its hash cleared before each position so a label depends on the
+//! position alone) in the JSONL format `flychess data import` reads. Lines are written in sample
+//! order, so a killed run leaves a clean prefix and resumes after it. A shard (`--shard I/N`)
+//! labels its range of the samples into `labels.part-I-of-N.jsonl` beside a sidecar of what it
+//! belongs to; `merge` joins the parts into the `labels.jsonl` one run writes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
@@ -14,9 +17,12 @@ use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
+use serde::{Deserialize, Serialize};
+
 use flychess_sim::grading::Score;
 use flychess_sim::play::Dice;
 use flychess_sim::readout::position_key;
+use flychess_sim::shard::{Part, PartFile};
 use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 
 /// A position picked from a game.
@@ -75,6 +81,8 @@ pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::
 }
 
 pub struct LabelOptions {
+    /// The number of the first sample given (a shard's start), for each line's `i`.
+    pub first_index: usize,
     pub depth: u32,
     pub multipv: usize,
     pub workers: usize,
@@ -132,17 +140,18 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                     };
                     let sample = &samples[i];
                     let want = options.multipv.min(sample.legal as usize).max(1);
-                    let text = match engine.analyse(&sample.fen, Limit::Depth(options.depth), want, std::time::Duration::from_secs(120)) {
-                        Ok(lines) if !lines.is_empty() => line(i, sample, options.depth, &lines),
-                        Ok(_) => {
-                            *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
-                            break;
-                        }
-                        Err(e) => {
-                            *failure.lock().expect("lock") = Some(anyhow!("{e}"));
-                            break;
-                        }
-                    };
+                    let text =
+                        match engine.analyse_fresh(&sample.fen, Limit::Depth(options.depth), want, std::time::Duration::from_secs(120)) {
+                            Ok(lines) if !lines.is_empty() => line(options.first_index + i, sample, options.depth, &lines),
+                            Ok(_) => {
+                                *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
+                                break;
+                            }
+                            Err(e) => {
+                                *failure.lock().expect("lock") = Some(anyhow!("{e}"));
+                                break;
+                            }
+                        };
                     let mut guard = pending.lock().expect("lock");
                     let (written, waiting) = &mut *guard;
                     waiting.insert(i, text);
@@ -163,4 +172,82 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
         return Err(e);
     }
     Ok(pending.into_inner().map(|p| p.0).unwrap_or(done))
+}
+
+/// What a labelling run's lines depend on: the games (by content), the sample's seed, the search.
+/// A shard's part carries it in its sidecar so parts of different runs are never joined.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabelKey {
+    pub pgn_sha256: String,
+    pub seed: u64,
+    pub depth: u32,
+    pub multipv: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PartSidecar {
+    #[serde(flatten)]
+    key: LabelKey,
+    part: Part,
+}
+
+/// Writes the sidecar of a shard's part file `part_file` (`….part-I-of-N.jsonl` → `.json`); a
+/// part file left by another run (another key or cut) is set aside as `NAME.stale-N` first, so
+/// a shard never appends to lines of a different job.
+pub fn start_part(part_file: &Path, key: &LabelKey, part: Part) -> Result<()> {
+    let sidecar = part_file.with_extension("json");
+    let same = std::fs::read(&sidecar)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<PartSidecar>(&b).ok())
+        .is_some_and(|m| m.key == *key && m.part == part);
+    if !same {
+        if part_file.exists() {
+            let stale = (1..).map(|n| part_file.with_extension(format!("jsonl.stale-{n}"))).find(|p| !p.exists()).expect("a free name");
+            std::fs::rename(part_file, &stale)?;
+        }
+        if let Some(dir) = part_file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let meta = PartSidecar { key: key.clone(), part };
+        flychess_sim::files::write_atomically(&sidecar, &serde_json::to_vec_pretty(&meta)?)?;
+    }
+    Ok(())
+}
+
+/// The complete lines at the start of a labels file, and the bytes they take.
+fn complete_lines(path: &Path) -> Result<(usize, u64)> {
+    let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?);
+    let (mut lines, mut bytes) = (0usize, 0u64);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 || buf.last() != Some(&b'\n') || serde_json::from_slice::<serde_json::Value>(&buf).is_err() {
+            return Ok((lines, bytes));
+        }
+        lines += 1;
+        bytes += n as u64;
+    }
+}
+
+/// Joins the shards' part files into the `labels.jsonl` beside them: the bytes one unsharded run
+/// writes. Refused, naming the file, when a part is missing, unfinished or of another run.
+/// Returns the whole file, its lines and bytes.
+pub fn merge(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
+    let mut found = Vec::new();
+    for path in parts {
+        let sidecar = path.with_extension("json");
+        let bytes = std::fs::read(&sidecar).map_err(|e| anyhow!("{}: {e}", sidecar.display()))?;
+        let meta: PartSidecar =
+            serde_json::from_slice(&bytes).map_err(|e| anyhow!("{}: not a labels part's sidecar: {e}", sidecar.display()))?;
+        let (records, _) = complete_lines(path)?;
+        found.push(PartFile { path: path.clone(), key: meta.key, part: meta.part, records });
+    }
+    let parts = flychess_sim::shard::check_parts(found, "positions")?;
+    let whole = flychess_sim::shard::whole_path(&parts[0].path)
+        .map(|(w, _)| w)
+        .ok_or_else(|| anyhow!("{}: not named as a part (NAME.part-I-of-N.jsonl)", parts[0].path.display()))?;
+    let pieces = parts.iter().map(|p| complete_lines(&p.path).map(|(_, b)| (p.path.clone(), b))).collect::<Result<Vec<_>>>()?;
+    let bytes = flychess_sim::shard::concatenate(&pieces, &whole)?;
+    Ok((whole, parts[0].part.total, bytes))
 }

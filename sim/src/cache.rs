@@ -21,6 +21,7 @@ use crate::brain::{Brain, STEPS};
 use crate::chess::{Planes, planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
+use crate::shard::{Part, PartFile, Shard};
 
 /// Which of the stored readings a readout uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +48,10 @@ pub struct CacheMeta {
     pub homeostasis: String,
     pub dataset: String,
     pub descending: usize,
+    /// For a shard's part file: which shard of how many positions (absent for the whole cache,
+    /// whose key and sidecar are as they were before shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<Part>,
 }
 
 /// What the cache stores for every position: both readings, in this order.
@@ -67,15 +72,27 @@ impl CacheMeta {
             homeostasis: homeostasis.to_string(),
             dataset: format!("{source} ({rows} rows), sha256 {content_hash}; {READINGS}"),
             descending,
+            part: None,
         }
+    }
+
+    /// The meta of shard `shard`'s part of this cache filled up to `total` positions.
+    pub fn part(&self, shard: Shard, total: usize) -> CacheMeta {
+        CacheMeta { part: Some(Part { shard, total }), ..self.clone() }
     }
 
     /// Where this cache lives in `dir`: named by the brain spec (for people) and a hash of
     /// everything it belongs to (for the program).
+    /// A shard's part lies beside the whole cache (`….part-I-of-N.dn`), under the same key.
     pub fn path_in(&self, dir: &Path, spec_name: &str) -> PathBuf {
         use sha2::{Digest, Sha256};
-        let key = crate::files::hex(&Sha256::digest(serde_json::to_vec(self).expect("plain struct")));
-        dir.join(format!("{spec_name}-{}-{}.dn", &self.brain_checksum.get(..12).unwrap_or(&self.brain_checksum), &key[..12]))
+        let whole = CacheMeta { part: None, ..self.clone() };
+        let key = crate::files::hex(&Sha256::digest(serde_json::to_vec(&whole).expect("plain struct")));
+        let path = dir.join(format!("{spec_name}-{}-{}.dn", &self.brain_checksum.get(..12).unwrap_or(&self.brain_checksum), &key[..12]));
+        match self.part {
+            Some(part) => crate::shard::part_path(&path, part.shard),
+            None => path,
+        }
     }
 }
 
@@ -222,6 +239,52 @@ impl Cache {
         f.read_exact(&mut raw).map_err(|e| Error::io(&self.path, e))?;
         let offset = if reading == Reading::Mean9To12 { 0 } else { d };
         Ok(raw.chunks_exact(per).flat_map(|row| row[offset..offset + d].iter().map(|&x| x as f32 / 255.0)).collect())
+    }
+}
+
+/// What a merge did: the whole cache and the bytes joined.
+pub struct Merged {
+    pub cache: Cache,
+    pub parts: usize,
+    pub bytes: u64,
+}
+
+impl Cache {
+    /// Joins the part files of a sharded cache (`cache --shard I/N`) into the whole cache they
+    /// belong to (the path without `.part-I-of-N`): the same bytes, in the same order, as one
+    /// unsharded run. Refused, naming the file and what differs, when the parts are not all the
+    /// parts of one cache (brain, homeostasis, dataset, positions, shard count) or one is unfinished.
+    pub fn merge(parts: &[PathBuf]) -> Result<Merged> {
+        let mut found = Vec::new();
+        for path in parts {
+            let sidecar = path.with_extension("json");
+            let bytes = std::fs::read(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
+            let meta: CacheMeta =
+                serde_json::from_slice(&bytes).map_err(|e| Error::Invalid(format!("{}: not a cache's sidecar: {e}", sidecar.display())))?;
+            let Some(part) = meta.part else {
+                return Err(Error::Invalid(format!("{}: a whole cache, not a shard's part", path.display())));
+            };
+            let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
+            let records = len / row_bytes(meta.descending.max(1));
+            found.push(PartFile { path: path.clone(), key: CacheMeta { part: None, ..meta }, part, records });
+        }
+        let parts = crate::shard::check_parts(found, "positions")?;
+        let whole = crate::shard::whole_path(&parts[0].path)
+            .map(|(w, _)| w)
+            .ok_or_else(|| Error::Invalid(format!("{}: not named as a part (NAME.part-I-of-N.dn)", parts[0].path.display())))?;
+        let meta = parts[0].key.clone();
+        let per = row_bytes(meta.descending);
+        let pieces: Vec<(PathBuf, u64)> = parts.iter().map(|p| (p.path.clone(), (p.records * per) as u64)).collect();
+        let bytes = crate::shard::concatenate(&pieces, &whole)?;
+        crate::files::write_atomically(&whole.with_extension("json"), &serde_json::to_vec_pretty(&meta).expect("plain struct"))?;
+        let positions = parts[0].part.total;
+        Ok(Merged { cache: Cache { path: whole, meta, positions }, parts: parts.len(), bytes })
+    }
+
+    /// The part files of every shard of the cache at `whole` cut `count` ways that exist on disk
+    /// (a missing one is named by `merge`'s check).
+    pub fn part_files(whole: &Path, count: usize) -> Vec<PathBuf> {
+        Shard::all(count).map(|s| crate::shard::part_path(whole, s)).filter(|p| p.exists() && p.with_extension("json").exists()).collect()
     }
 }
 

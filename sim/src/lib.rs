@@ -28,6 +28,7 @@ pub mod profile;
 pub mod rating;
 pub mod readout;
 pub mod search;
+pub mod shard;
 pub mod stats;
 pub mod stockfish;
 pub mod stream_fit;

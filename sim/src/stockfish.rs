@@ -182,6 +182,14 @@ impl Engine {
         self.wait_for(|l| l == "readyok", timeout).map(|_| ())
     }
 
+    /// Forgets everything searched so far (`ucinewgame`, its hash table cleared): the next
+    /// analysis at a fixed depth then depends only on its position, not on what the engine saw
+    /// before it (so labels are the same whichever worker, shard or order gave them).
+    pub fn forget(&mut self) -> Result<()> {
+        self.send("ucinewgame")?;
+        self.ready(START_TIMEOUT)
+    }
+
     /// MultiPV analysis of `fen`: the best `multipv` lines, best first.
     pub fn analyse(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
         self.analyse_among(fen, limit, multipv, &[], timeout)
@@ -350,6 +358,14 @@ impl Supervised {
 
     pub fn analyse_among(&mut self, fen: &str, limit: Limit, multipv: usize, among: &[String], timeout: Duration) -> Result<Vec<Line>> {
         self.with(|e| e.analyse_among(fen, limit, multipv, among, timeout))
+    }
+
+    /// `analyse` by an engine that has forgotten every earlier search (`Engine::forget`).
+    pub fn analyse_fresh(&mut self, fen: &str, limit: Limit, multipv: usize, timeout: Duration) -> Result<Vec<Line>> {
+        self.with(|e| {
+            e.forget()?;
+            e.analyse(fen, limit, multipv, timeout)
+        })
     }
 
     pub fn best_move(&mut self, fen: &str, limit: Limit, timeout: Duration) -> Result<Option<String>> {

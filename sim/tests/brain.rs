@@ -289,7 +289,7 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     let brain = small_brain(11);
     let rows = &Dataset::load(&shipped_path()).unwrap().rows[..10];
     let descending: Vec<u32> = (0..40).map(|i| 390 - i).collect();
-    let meta = CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: 40 };
+    let meta = CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: 40, part: None };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.dn");
     let mut c = Cache::open(&path, meta.clone()).unwrap();

@@ -29,6 +29,7 @@ fn measured_on_hold(name: &str, spec: &BrainSpec) -> (f64, f64) {
         homeostasis: fly.meta.homeostasis.clone(),
         dataset: "hold".into(),
         descending: loaded.connectome.groups.descending.len(),
+        part: None,
     };
     let mut cache = Cache::open(&dir.path().join("hold.dn"), meta).unwrap();
     cache.fill(&Simulator::Cpu, &brain, &loaded.connectome.groups.descending, hold, 32, &|_, _| {}, &|| false).unwrap();

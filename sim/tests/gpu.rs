@@ -233,8 +233,13 @@ fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     assert!(simulator::installed(&brain).is_none(), "the guard took it out again");
     // The DN cache: the same bytes from either engine, whatever the batch.
     let rows = &Dataset::load(&shipped_path()).unwrap().rows[..30];
-    let meta =
-        CacheMeta { brain_checksum: "small".into(), homeostasis: "h".into(), dataset: "shipped".into(), descending: descending.len() };
+    let meta = CacheMeta {
+        brain_checksum: "small".into(),
+        homeostasis: "h".into(),
+        dataset: "shipped".into(),
+        descending: descending.len(),
+        part: None,
+    };
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("cpu.dn"), dir.path().join("gpu.dn"));
     Cache::open(&a, meta.clone()).unwrap().fill(&Simulator::Cpu, &brain, &descending, rows, 8, &|_, _| {}, &|| false).unwrap();

@@ -1011,33 +1011,67 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             }
             Ok(())
         }
-        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed } => {
-            use flychess::label::{LabelOptions, label, sample};
+        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed, shard, merge_shards } => {
+            use flychess::label::{LabelKey, LabelOptions, label, merge, sample, start_part};
+            let file = out.join("labels.jsonl");
+            if let Some(count) = merge_shards {
+                let parts: Vec<PathBuf> = flychess_sim::shard::Shard::all(count as usize)
+                    .map(|s| flychess_sim::shard::part_path(&file, s))
+                    .filter(|p| p.exists())
+                    .collect();
+                if parts.is_empty() {
+                    return Err(anyhow!(
+                        "no part of labels cut {count} ways in {} (run `data label --shard I/{count}` first)",
+                        out.display()
+                    ));
+                }
+                let (whole, lines, bytes) = merge(&parts)?;
+                println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
+                return Ok(());
+            }
             let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
             println!("sampling positions from {}…", pgn.display());
             let samples = sample(&pgn, seed)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-            let file = out.join("labels.jsonl");
             let total = positions.min(samples.len());
+            let (file, range) = match shard {
+                Some(shard) => {
+                    let key = LabelKey { pgn_sha256: flychess_sim::connectome::download::sha256_file(&pgn)?, seed, depth, multipv };
+                    let part_file = flychess_sim::shard::part_path(&file, shard);
+                    start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
+                    (part_file, shard.range(total))
+                }
+                None => (file, 0..total),
+            };
             println!(
-                "{} positions sampled; labelling {total} with {} at depth {depth}, MultiPV {multipv}, {workers} engines",
+                "{} positions sampled; labelling {} (positions {}..{} of {total}) with {} at depth {depth}, MultiPV {multipv}, {workers} engines",
                 samples.len(),
+                range.len(),
+                range.start,
+                range.end,
                 stockfish.display()
             );
-            let bar = ProgressBar::new(total as u64);
+            let bar = ProgressBar::new(range.len() as u64);
             bar.set_style(
                 ProgressStyle::with_template("labelling [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
                     .expect("valid template")
                     .progress_chars("=> "),
             );
-            let options = LabelOptions { depth, multipv, workers, positions, seed, stockfish };
-            let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
+            let options = LabelOptions { first_index: range.start, depth, multipv, workers, positions: range.len(), seed, stockfish };
+            let done = label(&samples[range.clone()], &file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
-            println!(
-                "{done} positions labelled in {} (import with `flychess data import --jsonl {} --out FILE.flyd`)",
-                file.display(),
-                file.display()
-            );
+            match shard {
+                Some(shard) => println!(
+                    "{done} positions labelled in {} (shard {shard}; join the parts with --merge-shards {})",
+                    file.display(),
+                    shard.count
+                ),
+                None => println!(
+                    "{done} positions labelled in {} (import with `flychess data import --jsonl {} --out FILE.flyd`)",
+                    file.display(),
+                    file.display()
+                ),
+            }
             Ok(())
         }
         DataCommand::Import { jsonl, out, source, labeller } => {
@@ -1106,6 +1140,17 @@ pub fn cache(
     cache_of(which, data, &flychess_sim::data::shipped_path(), positions, batch, engine)
 }
 
+/// Which part of a cache job a run does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CacheJob {
+    /// Every position, into the whole cache.
+    Whole,
+    /// One shard's positions into its part file.
+    Shard(flychess_sim::shard::Shard),
+    /// No thinking: the parts of a job cut this many ways joined into the whole cache.
+    Merge(usize),
+}
+
 /// Fills (or resumes) the DN-rate cache of a brain over the dataset at `dataset` (its first
 /// `positions` rows, default all), reading the rows off the file as it goes: memory is one batch
 /// and the brain, whatever the dataset's size. Prints the speed, the bytes a position takes and
@@ -1118,6 +1163,21 @@ pub fn cache_of(
     batch: Option<usize>,
     engine: EngineChoice,
 ) -> Result<(flychess_sim::cache::Cache, Loaded)> {
+    cache_job(which, data, dataset, positions, batch, engine, CacheJob::Whole)
+}
+
+/// `cache_of` for the whole cache, one shard of it (its positions `Shard::range` of the total into
+/// `….part-I-of-N.dn`, resumable on its own), or the merge of the shards' parts into the whole
+/// cache (refused, naming the file, when a part is missing, unfinished or of another job).
+pub fn cache_job(
+    which: &WhichBrain,
+    data: &Path,
+    dataset: &Path,
+    positions: Option<usize>,
+    batch: Option<usize>,
+    engine: EngineChoice,
+    job: CacheJob,
+) -> Result<(flychess_sim::cache::Cache, Loaded)> {
     use flychess_sim::cache::{Cache, CacheMeta};
     use flychess_sim::data::Dataset;
     let spec = spec(which, data)?;
@@ -1126,7 +1186,7 @@ pub fn cache_of(
     let meta = stream.meta.clone();
     let total = positions.unwrap_or(meta.rows).min(meta.rows);
     let descending = &loaded.connectome.groups.descending;
-    let meta = CacheMeta::of(
+    let whole_meta = CacheMeta::of(
         &loaded.checksum,
         &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
         &meta.source,
@@ -1134,16 +1194,52 @@ pub fn cache_of(
         &stream.content_hash()?,
         descending.len(),
     );
-    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &spec.name());
+    let cache_dir = flychess_sim::files::DataFolder::at(data).cache();
+    let whole = whole_meta.path_in(&cache_dir, &spec.name());
+    let (meta, range) = match job {
+        CacheJob::Whole => (whole_meta, 0..total),
+        CacheJob::Shard(shard) => (whole_meta.part(shard, total), shard.range(total)),
+        CacheJob::Merge(count) => {
+            let started = Instant::now();
+            let merged = Cache::merge(&Cache::part_files(&whole, count)).map_err(|e| match e {
+                flychess_sim::error::Error::Invalid(m) if m.starts_with("no part files") => {
+                    anyhow!("no part of this cache cut {count} ways is in {} (run `cache --shard I/{count}` first)", cache_dir.display())
+                }
+                e => e.into(),
+            })?;
+            if merged.cache.positions != total {
+                return Err(anyhow!("the parts hold {} positions, {total} asked for", merged.cache.positions));
+            }
+            eprintln!(
+                "{}: {} positions joined from {} parts ({:.1} MB in {:.2} s)",
+                merged.cache.path.display(),
+                merged.cache.positions,
+                merged.parts,
+                merged.bytes as f64 / 1e6,
+                started.elapsed().as_secs_f64()
+            );
+            return Ok((merged.cache, loaded));
+        }
+    };
+    let path = meta.path_in(&cache_dir, &spec.name());
     let mut cache = Cache::open(&path, meta)?;
-    if cache.positions >= total {
-        eprintln!("{}: all {total} positions already cached", path.display());
+    let want = range.len();
+    if cache.positions >= want {
+        eprintln!("{}: all {want} positions already cached", path.display());
         return Ok((cache, loaded));
     }
     let sim = Simulator::choose(engine, &brain)?;
     let batch = batch.unwrap_or_else(|| sim.preferred_batch());
-    eprintln!("thinking on the {}, {batch} positions at a time", sim.describe());
-    let bar = ProgressBar::new(total as u64);
+    match job {
+        CacheJob::Shard(shard) => eprintln!(
+            "shard {shard}: positions {}..{} of {total}, thinking on the {}, {batch} positions at a time",
+            range.start,
+            range.end,
+            sim.describe()
+        ),
+        _ => eprintln!("thinking on the {}, {batch} positions at a time", sim.describe()),
+    }
+    let bar = ProgressBar::new(want as u64);
     bar.set_style(
         ProgressStyle::with_template("caching DN rates [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
             .expect("valid template")
@@ -1152,8 +1248,8 @@ pub fn cache_of(
     bar.set_position(cache.positions as u64);
     let started = Instant::now();
     let from = cache.positions;
-    let rows = Dataset::stream(dataset)?;
-    cache.fill_streamed(&sim, &brain, descending, rows, total, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
+    let rows = Dataset::stream(dataset)?.skip(range.start);
+    cache.fill_streamed(&sim, &brain, descending, rows, want, batch, &|done, _| bar.set_position(done as u64), &|| false)?;
     bar.finish_and_clear();
     let made = cache.positions - from;
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
@@ -1395,6 +1491,14 @@ pub enum DataCommand {
         workers: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Only shard I of N (1-based): its share of the positions into
+        /// OUT/labels.part-I-of-N.jsonl, resumable on its own.
+        #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
+        shard: Option<flychess_sim::shard::Shard>,
+        /// Label nothing: join the N shards' parts into OUT/labels.jsonl (refused when a part
+        /// is missing, unfinished or of another run).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        merge_shards: Option<u32>,
     },
     /// Summary of a dataset (default: the one shipped with the project).
     Info {
@@ -1461,6 +1565,15 @@ pub struct CacheArgs {
     /// Positions per think (default: 32 on the CPU engine, a few thousand on a GPU).
     #[arg(long)]
     pub batch: Option<usize>,
+    /// Only shard I of N (1-based, e.g. 2/4, a Slurm array task's number): its share of the
+    /// positions into its own part file beside the whole cache, resumable on its own. Join the
+    /// parts with --merge-shards N (or `flychess merge`); `flychess cluster slurm` writes both.
+    #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
+    pub shard: Option<flychess_sim::shard::Shard>,
+    /// Think nothing: join the part files of the N shards into the whole cache, the file one
+    /// unsharded run writes (refused when a part is missing, unfinished or of another job).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub merge_shards: Option<u32>,
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]

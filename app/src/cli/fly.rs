@@ -1196,7 +1196,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
         ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "),
     );
     let file = flychess::training::lessons_path(data);
-    let options = LabelOptions { depth, multipv: 255, workers, positions, seed: 0, stockfish };
+    let options = LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish };
     let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     println!("{done} lessons in {}; mix them into training with `flychess train --lessons 0.1`", file.display());

@@ -11,6 +11,7 @@ mod bio;
 mod brain;
 mod brain_training;
 mod charles;
+mod cluster;
 mod curve;
 mod fly;
 mod options;
@@ -149,6 +150,14 @@ pub enum Command {
     Play(fly::PlayArgs),
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench(brain::BenchArgs),
+    /// Join the part files of a sharded job (`cache --shard I/N`, `data label --shard I/N`) into
+    /// the file one unsharded run writes, byte for byte; refused, naming the file and what
+    /// differs, when a part is missing, unfinished, or of another brain, dataset, option set or
+    /// shard count.
+    Merge(cluster::MergeArgs),
+    /// Run long jobs on a cluster.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
     /// The fly as a UCI engine on stdin/stdout, for any chess program (Cute Chess, Arena, En
     /// Croissant, Scid, lichess-bot, python-chess): `flychess uci --player flywire`.
     Uci(UciArgs),
@@ -364,13 +373,20 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             fly::analyse(&which, &data, &fly, positions, json, imagination)
         }
-        Some(Command::Cache(brain::CacheArgs { positions, dataset, batch, engine, which })) => {
+        Some(Command::Cache(brain::CacheArgs { positions, dataset, batch, shard, merge_shards, engine, which })) => {
             let dataset = match dataset {
                 Some(name) => brain::dataset_path(&name, &data)?,
                 None => flychess_sim::data::shipped_path(),
             };
-            brain::cache_of(&which, &data, &dataset, positions, batch, engine.choice()).map(|_| ())
+            let job = match (shard, merge_shards) {
+                (Some(shard), _) => brain::CacheJob::Shard(shard),
+                (None, Some(n)) => brain::CacheJob::Merge(n as usize),
+                (None, None) => brain::CacheJob::Whole,
+            };
+            brain::cache_job(&which, &data, &dataset, positions, batch, engine.choice(), job).map(|_| ())
         }
+        Some(Command::Merge(args)) => cluster::merge(args),
+        Some(Command::Cluster(cluster::ClusterCommand::Slurm(args))) => cluster::slurm(args, &data),
         Some(Command::Bench(brain::BenchArgs { json, render: true, which, .. })) => brain::render_bench(&which, &data, json),
         Some(Command::Bench(brain::BenchArgs { json, batches, reference, which, .. })) => {
             brain::bench(&which, &data, &batches, json, reference)
