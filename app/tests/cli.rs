@@ -290,6 +290,36 @@ fn positions_sampled_from_a_pgn_are_labelled_resumed_and_imported() {
     assert!(rows.iter().enumerate().all(|(k, r)| r["i"] == k), "in sample order");
     assert!(rows.iter().all(|r| r["moves"].as_array().unwrap().len() == (r["legal"].as_u64().unwrap() as usize).min(8)));
     assert!(rows.iter().all(|r| r["depth"] == 4));
+    // The same labelling in three shards, one engine each, merged: the same bytes (each position
+    // searched by an engine that has forgotten the others, so a label depends on its position only).
+    let sharded = t.path().join("sharded");
+    let shard = |extra: &[&str]| {
+        let args =
+            [
+                &[
+                    "data",
+                    "label",
+                    "--pgn",
+                    pgn.to_str().unwrap(),
+                    "--out",
+                    sharded.to_str().unwrap(),
+                    "--positions",
+                    "100",
+                    "--depth",
+                    "4",
+                ][..],
+                &["--workers", "1"],
+                extra,
+            ]
+            .concat();
+        let out = flychess(t.path(), &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    for i in ["3/3", "1/3", "2/3"] {
+        shard(&["--shard", i]);
+    }
+    shard(&["--merge-shards", "3"]);
+    assert_eq!(std::fs::read_to_string(sharded.join("labels.jsonl")).unwrap(), all, "the merged labels differ from one run's");
     let flyd = t.path().join("new.flyd");
     let import = flychess(t.path(), &["data", "import", "--jsonl", labels.to_str().unwrap(), "--out", flyd.to_str().unwrap()]);
     assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));

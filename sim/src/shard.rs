@@ -120,10 +120,10 @@ pub struct PartFile<K> {
     pub records: usize,
 }
 
-/// The fields of two keys that differ, as `field: A (file a) against B (file b)`.
+/// The fields of two keys that differ, as `field is B (not A)`.
 fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
     let short = |v: Option<&serde_json::Value>| match v {
-        Some(serde_json::Value::String(s)) => crate::files::quote(s, 100),
+        Some(serde_json::Value::String(s)) => format!("\"{}\"", crate::files::quote(s, 100)),
         Some(v) => crate::files::quote(&v.to_string(), 100),
         None => "(absent)".to_string(),
     };
@@ -135,10 +135,10 @@ fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
             fields
                 .into_iter()
                 .filter(|f| x.get(*f) != y.get(*f))
-                .map(|f| format!("{f} {} against {}", short(y.get(f)), short(x.get(f))))
+                .map(|f| format!("{f} is {} (not {})", short(y.get(f)), short(x.get(f))))
                 .collect()
         }
-        _ => vec![format!("{} against {}", short(Some(b)), short(Some(a)))],
+        _ => vec![format!("key is {} (not {})", short(Some(b)), short(Some(a)))],
     }
 }
 
@@ -154,10 +154,10 @@ pub fn check_parts<K: Serialize + PartialEq>(mut parts: Vec<PartFile<K>>, what: 
         if p.key != first.key {
             let diff = differences(&first_key, &serde_json::to_value(&p.key).expect("plain struct"));
             return Err(Error::Invalid(format!(
-                "{}: a part of another job: its {} ({})",
+                "{}: a part of another job than {}: its {}",
                 p.path.display(),
-                diff.join("; its "),
-                first_path.display()
+                first_path.display(),
+                diff.join("; its ")
             )));
         }
         if p.part.shard.count != count {
@@ -297,7 +297,7 @@ mod tests {
         let ok = check_parts(vec![part(2, 2, "d", 5), part(1, 2, "d", 5)], "positions").unwrap();
         assert_eq!(ok.iter().map(|p| p.part.shard.index).collect::<Vec<_>>(), [1, 2]);
         let e = check_parts(vec![part(1, 2, "d", 5), part(2, 2, "other", 5)], "positions").unwrap_err().to_string();
-        assert!(e.contains("x.part-2-of-2.dn") && e.contains("dataset \"other\" against \"d\"") && !e.contains("brain"), "{e}");
+        assert!(e.contains("x.part-2-of-2.dn") && e.contains("its dataset is \"other\" (not \"d\")") && !e.contains("brain"), "{e}");
         let e = check_parts(vec![part(1, 2, "d", 5)], "positions").unwrap_err().to_string();
         assert!(e.contains("shard 2/2 is missing") && e.contains("x.part-2-of-2.dn"), "{e}");
         let e = check_parts(vec![part(1, 2, "d", 5), part(1, 2, "d", 5)], "positions").unwrap_err().to_string();
