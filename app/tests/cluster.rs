@@ -250,3 +250,51 @@ fn a_cache_as_a_slurm_array_job_merges_into_the_single_runs_bytes_even_after_a_t
     );
     assert!(std::fs::read(whole_cache(&data)).unwrap() == reference, "the merged cache differs from the single run's");
 }
+
+fn json(out: Output) -> serde_json::Value {
+    let stdout = out.stdout.clone();
+    ok(out);
+    serde_json::from_slice(&stdout).expect("JSON on stdout")
+}
+
+/// The games file of a duel in `data` (the one `.jsonl` of DATA/ladder without `.part-`), its
+/// lines sorted.
+fn duel_games(data: &Path) -> Vec<String> {
+    let files: Vec<PathBuf> = std::fs::read_dir(data.join("ladder"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().contains(".part-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mut lines: Vec<String> = std::fs::read_to_string(&files[0]).unwrap().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_duel_in_shards_plays_the_same_games_and_gives_the_same_result() {
+    let t = tempfile::tempdir().unwrap();
+    let (one, sharded) = (t.path().join("one"), t.path().join("sharded"));
+    let duel = ["duel", "random", "greedy", "--games", "12"];
+    let whole = json(flychess(&one, &[&duel[..], &["--json"]].concat()));
+    for shard in ["2/3", "3/3"] {
+        let said = ok(flychess(&sharded, &[&duel[..], &["--shard", shard]].concat()));
+        assert!(said.contains(&format!("shard {shard}: 4 games")), "{said}");
+    }
+    let missing = refused(flychess(&sharded, &[&duel[..], &["--merge-shards", "3"]].concat()));
+    assert!(missing.contains("shard 1/3 is missing") && missing.contains(".part-1-of-3.jsonl"), "{missing}");
+    ok(flychess(&sharded, &[&duel[..], &["--shard", "1/3"]].concat()));
+    // Parts of 12 games are not the 14-game duel's (its games file has the same name: more games
+    // are more openings of the same seed).
+    let other = refused(flychess(&sharded, &["duel", "random", "greedy", "--games", "14", "--merge-shards", "3"]));
+    assert!(other.contains(".part-1-of-3.jsonl: the games of another run: its options differ"), "{other}");
+    let merging = flychess(&sharded, &[&duel[..], &["--merge-shards", "3", "--json"]].concat());
+    let said = String::from_utf8_lossy(&merging.stderr).into_owned();
+    assert!(said.contains("12 games of 3 shards added to"), "the merge played games itself: {said}");
+    let merged = json(merging);
+    for field in ["games", "wins", "draws", "losses", "pentanomial", "score", "score_interval", "elo", "elo_interval", "endings"] {
+        assert_eq!(whole[field], merged[field], "{field}");
+    }
+    assert_eq!(whole["games"], 12);
+    assert_eq!(duel_games(&one), duel_games(&sharded), "the same games");
+}

@@ -11,7 +11,11 @@
 //! not time. Every game is appended to a JSONL file with its PGN and how it ended, keyed by what
 //! plays (`Entrant::id`: a fly's content hash, never its name), so a killed run resumes, a fly
 //! retrained under the same name plays its games again, and ratings can be refitted and audited;
-//! ratings come from `rating`, duel statistics from `duel`.
+//! ratings come from `rating`, duel statistics from `duel`. A ladder or a duel also runs in
+//! shards (`play_shard`: shard I of N plays its range of the games in their fixed order, `scheduled`,
+//! into a part file beside the games file) and `merge_shards` adds every part's games to the games
+//! file: the same games as one run, so the same ratings (they are fitted from the games in key
+//! order, whatever order they were played in).
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -39,7 +43,7 @@ pub fn rungs() -> Vec<Entrant> {
     ]
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LadderOptions {
     /// Games per pairing (rounded up to even: each opening twice).
     pub games: usize,
@@ -232,6 +236,25 @@ pub fn run(
     run_pairings(entrants, &pairings(entrants), kit, options, games_file, progress)
 }
 
+/// One game of a run: white and black (indices into the entrants), the opening, swapped or not.
+pub type Scheduled = (usize, usize, usize, bool);
+
+/// Every game of `pairings` in a fixed order (pairing, then opening, then the swapped game): the
+/// order shards cut.
+pub fn scheduled(pairings: &[(usize, usize)], options: &LadderOptions) -> Vec<Scheduled> {
+    let openings = options.games.div_ceil(2);
+    let mut games = Vec::new();
+    for &(a, b) in pairings {
+        for k in 0..openings {
+            for swapped in [false, true] {
+                let (w, bl) = if swapped { (b, a) } else { (a, b) };
+                games.push((w, bl, k, swapped));
+            }
+        }
+    }
+    games
+}
+
 /// `run` for the given pairings (indices into `entrants`; the first of each has White in the
 /// first game of every opening).
 pub fn run_pairings(
@@ -242,20 +265,26 @@ pub fn run_pairings(
     games_file: &Path,
     progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
 ) -> Result<Vec<GameRow>> {
+    let all = scheduled(pairings, options);
+    play_scheduled(entrants, &all, kit, options, games_file, progress)
+}
+
+/// Plays the games of `games` not yet in `games_file`, appending each as it ends.
+fn play_scheduled(
+    entrants: &[Entrant],
+    games: &[Scheduled],
+    kit: Option<&Kit>,
+    options: &LadderOptions,
+    games_file: &Path,
+    progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
+) -> Result<Vec<GameRow>> {
     let mut rows = read_games(games_file)?;
     let done: HashSet<String> = rows.iter().map(GameRow::key).collect();
-    let openings = options.games.div_ceil(2);
-    let mut jobs = Vec::new();
-    for &(a, b) in pairings {
-        for k in 0..openings {
-            for swapped in [false, true] {
-                let (w, bl) = if swapped { (b, a) } else { (a, b) };
-                if !done.contains(&key(&entrants[w].id(), &entrants[bl].id(), k, swapped)) {
-                    jobs.push((w, bl, k, swapped));
-                }
-            }
-        }
-    }
+    let jobs: Vec<Scheduled> = games
+        .iter()
+        .copied()
+        .filter(|&(w, bl, k, swapped)| !done.contains(&key(&entrants[w].id(), &entrants[bl].id(), k, swapped)))
+        .collect();
     let total = jobs.len();
     let needs_engine = entrants.iter().any(Entrant::needs_stockfish);
     let stockfish = if needs_engine { Some(find_stockfish(None)?) } else { None };
@@ -337,6 +366,11 @@ fn players_of(rows: &[GameRow]) -> (Vec<String>, BTreeMap<String, String>) {
 /// Ratings of every player in `rows` (by id), the anchor (an id) fixed at `anchor_elo`; the
 /// bootstrap redraws each pairing's games within the pairing.
 pub fn ratings(rows: &[GameRow], anchor: &str, anchor_elo: f64, refits: usize, seed: u64) -> Vec<Rating> {
+    // In key order: the same games give the same ratings whatever order they were played in
+    // (threads, shards), the bootstrap's draws included.
+    let mut rows = rows.to_vec();
+    rows.sort_by_cached_key(GameRow::key);
+    let rows = &rows[..];
     let (mut ids, names) = players_of(rows);
     if !ids.iter().any(|i| i == anchor) {
         ids.push(anchor.to_string());
@@ -713,4 +747,140 @@ mod tests {
         assert_eq!(r.iter().find(|x| x.name == "random").unwrap().elo, 0.0);
         assert_eq!(endings(&again).values().sum::<usize>(), 4);
     }
+}
+
+/// What a sharded run's games depend on: the players (by content id), the pairings and the
+/// options (the number of games played at once aside). A part's sidecar carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardKey {
+    pub players: Vec<String>,
+    pub pairings: Vec<(usize, usize)>,
+    pub options: LadderOptions,
+}
+
+impl ShardKey {
+    pub fn of(entrants: &[Entrant], pairings: &[(usize, usize)], options: &LadderOptions) -> ShardKey {
+        ShardKey {
+            players: entrants.iter().map(Entrant::id).collect(),
+            pairings: pairings.to_vec(),
+            options: LadderOptions { workers: 0, ..options.clone() },
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct PartSidecar {
+    #[serde(flatten)]
+    key: ShardKey,
+    part: crate::shard::Part,
+}
+
+/// Plays shard `shard`'s range of the games of `pairings` (`scheduled` order) into its part file
+/// beside `games_file` (`….part-I-of-N.jsonl`, a sidecar of its key), resumable on its own; a
+/// part left by another run (other players, pairings or options) is set aside first. Returns the
+/// part file and its games.
+#[allow(clippy::too_many_arguments)]
+pub fn play_shard(
+    entrants: &[Entrant],
+    pairings: &[(usize, usize)],
+    kit: Option<&Kit>,
+    options: &LadderOptions,
+    games_file: &Path,
+    shard: crate::shard::Shard,
+    progress: &(dyn Fn(usize, usize, &GameRow) + Sync),
+) -> Result<(PathBuf, Vec<GameRow>)> {
+    let all = scheduled(pairings, options);
+    let part = crate::shard::Part { shard, total: all.len() };
+    let file = crate::shard::part_path(games_file, shard);
+    let sidecar = file.with_extension("json");
+    let key = ShardKey::of(entrants, pairings, options);
+    let same = std::fs::read(&sidecar)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<PartSidecar>(&b).ok())
+        .is_some_and(|m| m.key == key && m.part == part);
+    if !same {
+        if file.exists() {
+            let stale = (1..).map(|n| file.with_extension(format!("jsonl.stale-{n}"))).find(|p| !p.exists()).expect("a free name");
+            std::fs::rename(&file, &stale).map_err(|e| Error::io(&file, e))?;
+        }
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        crate::files::write_atomically(&sidecar, &serde_json::to_vec_pretty(&PartSidecar { key, part }).expect("plain struct"))?;
+    }
+    let rows = play_scheduled(entrants, &all[part.range()], kit, options, &file, progress)?;
+    Ok((file, rows))
+}
+
+/// Adds the games of the `count` shards' part files of this run to `games_file` (those not in it
+/// yet, in `scheduled` order, the file rewritten atomically). Refused, naming the file, when a
+/// part is missing, unfinished or of another run. Returns how many games were added.
+pub fn merge_shards(
+    entrants: &[Entrant],
+    pairings: &[(usize, usize)],
+    options: &LadderOptions,
+    games_file: &Path,
+    count: usize,
+) -> Result<usize> {
+    let all = scheduled(pairings, options);
+    let ids: Vec<String> = entrants.iter().map(Entrant::id).collect();
+    let key_of = |&(w, b, k, swapped): &Scheduled| key(&ids[w], &ids[b], k, swapped);
+    let mut found = Vec::new();
+    let mut games: BTreeMap<String, GameRow> = BTreeMap::new();
+    for shard in crate::shard::Shard::all(count) {
+        let file = crate::shard::part_path(games_file, shard);
+        if !file.exists() {
+            continue;
+        }
+        let sidecar = file.with_extension("json");
+        let bytes = std::fs::read(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
+        let meta: PartSidecar = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Invalid(format!("{}: not a games part's sidecar: {e}", sidecar.display())))?;
+        let wanted: HashSet<String> = if meta.part.total == all.len() && meta.part.shard.count == count {
+            all[meta.part.range()].iter().map(key_of).collect()
+        } else {
+            HashSet::new()
+        };
+        let mut records = 0;
+        for row in read_games(&file)? {
+            if wanted.contains(&row.key()) && !games.contains_key(&row.key()) {
+                records += 1;
+                games.insert(row.key(), row);
+            }
+        }
+        found.push(crate::shard::PartFile { path: file, key: meta.key, part: meta.part, records });
+    }
+    if found.is_empty() {
+        return Err(Error::Invalid(format!(
+            "no part of these games cut {count} ways beside {} (run the job with --shard I/{count} first)",
+            games_file.display()
+        )));
+    }
+    let expected = ShardKey::of(entrants, pairings, options);
+    if let Some(other) = found.iter().find(|p| p.key != expected) {
+        let differs: Vec<&str> = [
+            ("players", other.key.players != expected.players),
+            ("pairings", other.key.pairings != expected.pairings),
+            ("options", other.key.options != expected.options),
+        ]
+        .into_iter()
+        .filter_map(|(what, differ)| differ.then_some(what))
+        .collect();
+        return Err(Error::Invalid(format!(
+            "{}: the games of another run: its {} differ from this run's",
+            other.path.display(),
+            differs.join(" and ")
+        )));
+    }
+    crate::shard::check_parts(found, "games")?;
+    let existing = read_games(games_file)?;
+    let have: HashSet<String> = existing.iter().map(GameRow::key).collect();
+    let added: Vec<&GameRow> = all.iter().map(key_of).filter(|k| !have.contains(k)).filter_map(|k| games.get(&k)).collect();
+    let mut text = String::new();
+    for row in existing.iter().chain(added.iter().copied()) {
+        text.push_str(&serde_json::to_string(row).expect("a game serialises"));
+        text.push('\n');
+    }
+    crate::files::write_atomically(games_file, text.as_bytes())?;
+    Ok(added.len())
 }

@@ -11,7 +11,22 @@ use clap::{Args, Subcommand};
 use sha2::{Digest, Sha256};
 
 /// The jobs that take `--shard I/N` and `--merge-shards N`, as their command words.
-pub const SHARDED_JOBS: [&[&str]; 2] = [&["cache"], &["data", "label"]];
+pub const SHARDED_JOBS: [&[&str]; 4] = [&["cache"], &["data", "label"], &["rate"], &["duel"]];
+
+/// `--shard I/N` and `--merge-shards N`, for the jobs that play games (`rate`, `duel`).
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct ShardArgs {
+    /// Only shard I of N (1-based, e.g. 2/4, a Slurm array task's number): its share of the games
+    /// (in a fixed order) into a part file beside the games file, resumable on its own; nothing is
+    /// rated. Join the parts with --merge-shards N; `flychess cluster slurm` writes both.
+    #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
+    pub shard: Option<flychess_sim::shard::Shard>,
+    /// First add the games of the N shards' part files to the games file (refused when a part is
+    /// missing, unfinished or of another run), then go on as one run would: the same games, the
+    /// same results.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub merge_shards: Option<u32>,
+}
 
 // The arguments of `flychess merge` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -28,7 +43,7 @@ pub enum ClusterCommand {
     /// $SLURM_ARRAY_TASK_ID/N`) and a merge job that waits for it (`--dependency=afterok`); print
     /// both, and with --submit hand them to sbatch. Usage: `flychess cluster slurm cache --dataset
     /// games-1200k --shards 8 --submit` (the options below may come before or after the job's).
-    /// Jobs: cache, data label.
+    /// Jobs: cache, data label, rate, duel.
     Slurm(SlurmArgs),
 }
 

@@ -721,7 +721,7 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
 pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
-    let RateArgs { games, quick, aided, game_seed: seed, json, ref engine, ref uci, ref which } = *args;
+    let RateArgs { games, quick, aided, game_seed: seed, json, shards, ref engine, ref uci, ref which } = *args;
     let engine = engine.choice();
     use flychess_sim::ladder::{self, LadderOptions};
     use flychess_sim::players::{Entrant, Kit};
@@ -788,6 +788,17 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     let file = games_file(data, "", &loaded.checksum, &options);
     let bar = game_bar();
     let started = Instant::now();
+    let pairings = ladder::pairings(&entrants);
+    if let Some(shard) = shards.shard {
+        let (part, rows) = ladder::play_shard(&entrants, &pairings, Some(&kit), &options, &file, shard, &on_game(&bar))?;
+        bar.finish_and_clear();
+        println!("shard {shard}: {} games in {} (join the parts with --merge-shards {})", rows.len(), part.display(), shard.count);
+        return Ok(());
+    }
+    if let Some(count) = shards.merge_shards {
+        let added = ladder::merge_shards(&entrants, &pairings, &options, &file, count as usize)?;
+        eprintln!("{added} games of {count} shards added to {}", file.display());
+    }
     let rows = ladder::run(&entrants, Some(&kit), &options, &file, &on_game(&bar))?;
     bar.finish_and_clear();
     // The harness check: the first fly (deterministic) against itself, dice by colour.
@@ -901,8 +912,25 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
 /// Elo difference with its 95 % interval from the pentanomial pair scores, optionally as a
 /// sequential test (SPRT) that stops at Wald's bounds. Resumable (DATA/ladder/duel-…).
 pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
-    let DuelArgs { ref first, ref second, games, game_seed: seed, sprt, elo0, elo1, alpha, beta, json, ref engine, ref uci, ref which } =
-        *args;
+    let DuelArgs {
+        ref first,
+        ref second,
+        games,
+        game_seed: seed,
+        sprt,
+        elo0,
+        elo1,
+        alpha,
+        beta,
+        json,
+        shards,
+        ref engine,
+        ref uci,
+        ref which,
+    } = *args;
+    if sprt && (shards.shard.is_some() || shards.merge_shards.is_some()) {
+        return Err(anyhow!("a sequential test (--sprt) decides after each round of games: it cannot run in shards"));
+    }
     let (a, b, engine) = (first.as_str(), second.as_str(), engine.choice());
     let sprt = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
     use flychess_sim::duel::Duel;
@@ -960,6 +988,17 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
     let file = games_file(data, &format!("duel-{}-{}-", &first.id(), &second.id()), checksum.as_deref().unwrap_or("rungs-only"), &options);
     let bar = game_bar();
     let started = Instant::now();
+    let seats = [first.clone(), second.clone()];
+    if let Some(shard) = shards.shard {
+        let (part, rows) = ladder::play_shard(&seats, &[(0, 1)], kit.as_ref(), &options, &file, shard, &on_game(&bar))?;
+        bar.finish_and_clear();
+        println!("shard {shard}: {} games in {} (join the parts with --merge-shards {})", rows.len(), part.display(), shard.count);
+        return Ok(());
+    }
+    if let Some(count) = shards.merge_shards {
+        let added = ladder::merge_shards(&seats, &[(0, 1)], &options, &file, count as usize)?;
+        eprintln!("{added} games of {count} shards added to {}", file.display());
+    }
     // A sequential test plays a round of pairs at a time and stops at a bound (or at `games`).
     let round = if sprt.is_some() { 2 * options.workers.max(1) } else { options.games };
     let mut played = round.min(options.games);
@@ -1459,6 +1498,8 @@ pub struct RateArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub shards: crate::cli::cluster::ShardArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
     pub uci: UciEnginesArgs,
@@ -1489,6 +1530,8 @@ pub struct DuelArgs {
     pub beta: f64,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub shards: crate::cli::cluster::ShardArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
