@@ -262,7 +262,7 @@ impl Cache {
             let meta: CacheMeta =
                 serde_json::from_slice(&bytes).map_err(|e| Error::Invalid(format!("{}: not a cache's sidecar: {e}", sidecar.display())))?;
             let Some(part) = meta.part else {
-                return Err(Error::Invalid(format!("{}: a whole cache, not a shard's part", path.display())));
+                return Err(Error::Invalid(format!("{}: the sidecar of a whole cache, not of a shard's part", sidecar.display())));
             };
             let len = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len() as usize;
             let records = len / row_bytes(meta.descending.max(1));

@@ -864,15 +864,18 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wak
 
 /// Reads one game from a PGN file of at most `PGN_LIMIT` bytes (a larger file is refused before
 /// it is read, so a wrong file never fills the memory).
+/// Every error names the file.
 pub fn read_pgn(path: &Path) -> anyhow::Result<Game> {
+    use anyhow::Context;
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
+    let named = || path.display().to_string();
+    let file = std::fs::File::open(path).with_context(named)?;
     let mut text = String::new();
-    file.take(PGN_LIMIT + 1).read_to_string(&mut text)?;
+    file.take(PGN_LIMIT + 1).read_to_string(&mut text).with_context(|| format!("{}: not text", path.display()))?;
     if text.len() as u64 > PGN_LIMIT {
-        anyhow::bail!("larger than {} kB: not one game's PGN", PGN_LIMIT / 1024);
+        anyhow::bail!("{}: larger than {} kB: not one game's PGN", path.display(), PGN_LIMIT / 1024);
     }
-    Game::from_pgn(&text)
+    Game::from_pgn(&text).with_context(named)
 }
 
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).

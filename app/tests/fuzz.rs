@@ -1,0 +1,528 @@
+//! Every reader of a user's file or stream fed damaged input (issue 39): real files of each kind
+//! (a shipped fly, the dopamine fly, a dataset, a FlyWire table, the column map, ladder games,
+//! ratings, a DN cache and its sidecar, a Charles run's state, Stockfish's `info` lines, a UCI
+//! session, FENs and PGN) cut short, bit-flipped, overwritten with extreme lengths, spliced, or
+//! replaced by random bytes, and for the checksummed containers also damaged inside a valid
+//! checksum (so the reader gets past it). Every case must end in the reader's answer or an error
+//! that names the file, never a panic, and no single allocation may exceed `ALLOCATION_BOUND`
+//! (this binary counts every allocation's size).
+//!
+//! `FLYCHESS_FUZZ_CASES=10000 cargo test --release -p flychess --test fuzz -- --nocapture` runs
+//! the measured count per reader and prints the table; CI runs `CI_CASES`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The largest single allocation any reader may make on these inputs (all under 1 MB).
+const ALLOCATION_BOUND: usize = 64 << 20;
+/// Cases per reader when FLYCHESS_FUZZ_CASES is not set.
+const CI_CASES: usize = 150;
+
+struct Counting;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(false);
+/// The largest allocation made meanwhile by threads the reader did not start (kept apart).
+static LARGEST_ELSEWHERE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static READER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn count(size: usize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        if READER_THREAD.try_with(|r| r.get()).unwrap_or(false) {
+            LARGEST.fetch_max(size, Ordering::Relaxed);
+        } else {
+            LARGEST_ELSEWHERE.fetch_max(size, Ordering::Relaxed);
+        }
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A seeded source of choices (splitmix64).
+struct Dice(u64);
+
+impl Dice {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    }
+}
+
+/// One damaged copy of `base`.
+fn mutate(base: &[u8], dice: &mut Dice) -> Vec<u8> {
+    let mut b = base.to_vec();
+    let len = b.len();
+    match dice.below(7) {
+        0 => (0..dice.below(2 * len + 64)).map(|_| dice.next() as u8).collect(),
+        1 => {
+            b.truncate(dice.below(len + 1));
+            b
+        }
+        2 => {
+            for _ in 0..1 + dice.below(8) {
+                if len > 0 {
+                    let at = dice.below(len);
+                    b[at] ^= 1 << dice.below(8);
+                }
+            }
+            b
+        }
+        3 => {
+            // A length or count field overwritten with an extreme value.
+            let width = if dice.below(2) == 0 { 4 } else { 8 };
+            if len >= width {
+                let at = dice.below(len - width + 1);
+                let value: u64 = [u64::MAX, u32::MAX as u64, 0, 1 << 31, dice.next()][dice.below(5)];
+                b[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+            }
+            b
+        }
+        4 => {
+            let (at, n) = (dice.below(len + 1), dice.below(64));
+            b.drain(at..(at + n).min(len));
+            b
+        }
+        5 => {
+            let (at, n) = (dice.below(len + 1), dice.below(64));
+            let chunk: Vec<u8> = b[at..(at + n).min(len)].to_vec();
+            let to = dice.below(len + 1);
+            b.splice(to..to, chunk);
+            b
+        }
+        _ => {
+            let at = dice.below(len + 1);
+            let noise: Vec<u8> = (0..1 + dice.below(32)).map(|_| dice.next() as u8).collect();
+            b.splice(at..at, noise);
+            b
+        }
+    }
+}
+
+/// A container file (magic, version, header length, header, body, sha256) damaged inside and
+/// sealed again with a valid checksum, so the reader gets past the checksum.
+fn resealed(base: &[u8], dice: &mut Dice) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let content = &base[..base.len().saturating_sub(32)];
+    let mut inner = mutate(content, dice);
+    // Mostly keep the magic and version, so the header and body are what is read.
+    if inner.len() >= 12 && dice.below(4) != 0 {
+        inner[..12].copy_from_slice(&content[..12]);
+    }
+    let digest = Sha256::digest(&inner);
+    inner.extend_from_slice(&digest);
+    inner
+}
+
+/// A dataset whose rows are damaged before compression (header and checksum valid).
+fn damaged_rows(base: &[u8], dice: &mut Dice) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let len = u32::from_le_bytes(base[12..16].try_into().unwrap()) as usize;
+    let (head, body) = (&base[..16 + len], &base[16 + len..base.len() - 32]);
+    let rows = zstd::decode_all(body).unwrap();
+    let packed = zstd::encode_all(&mutate(&rows, dice)[..], 1).unwrap();
+    let mut out = head.to_vec();
+    out.extend_from_slice(&packed);
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    out
+}
+
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    accepted: usize,
+    refused: usize,
+    panics: usize,
+    unnamed: usize,
+    largest: usize,
+    first_panic: Option<String>,
+    first_unnamed: Option<String>,
+    /// The input of the largest allocation.
+    largest_input: Vec<u8>,
+}
+
+/// How damaged copies of a reader's input are made.
+#[derive(Clone, Copy)]
+enum Damage {
+    Bytes,
+    Container,
+    DatasetRows,
+}
+
+struct Reader<'a> {
+    name: &'static str,
+    bases: Vec<Vec<u8>>,
+    damage: Damage,
+    /// Where the damaged bytes are written before the reader reads them (None: the reader takes the bytes).
+    file: Option<PathBuf>,
+    read: Box<dyn Fn(&[u8]) -> Result<(), String> + 'a>,
+}
+
+fn run(reader: &Reader, cases: usize, seed: u64) -> Tally {
+    let mut tally = Tally::default();
+    let mut dice = Dice(seed);
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for case in 0..cases {
+        let base = &reader.bases[case % reader.bases.len()];
+        let bytes = match reader.damage {
+            Damage::Container if dice.below(2) == 0 => resealed(base, &mut dice),
+            Damage::DatasetRows if dice.below(3) == 0 => damaged_rows(base, &mut dice),
+            Damage::DatasetRows if dice.below(2) == 0 => resealed(base, &mut dice),
+            _ => mutate(base, &mut dice),
+        };
+        if let Some(path) = &reader.file {
+            std::fs::write(path, &bytes).unwrap();
+        }
+        LARGEST.store(0, Ordering::SeqCst);
+        READER_THREAD.with(|r| r.set(true));
+        COUNTING.store(true, Ordering::SeqCst);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (reader.read)(&bytes)));
+        COUNTING.store(false, Ordering::SeqCst);
+        READER_THREAD.with(|r| r.set(false));
+        let largest = LARGEST.load(Ordering::SeqCst);
+        if largest > tally.largest {
+            tally.largest = largest;
+            tally.largest_input = bytes.clone();
+        }
+        tally.cases += 1;
+        match outcome {
+            Ok(Ok(())) => tally.accepted += 1,
+            Ok(Err(message)) => {
+                tally.refused += 1;
+                let named = reader.file.as_ref().is_none_or(|p| message.contains(&*p.file_name().unwrap().to_string_lossy()));
+                if !named {
+                    tally.unnamed += 1;
+                    tally.first_unnamed.get_or_insert(message);
+                }
+            }
+            Err(panic) => {
+                tally.panics += 1;
+                let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                tally.first_panic.get_or_insert(format!("case {case}: {}", what.unwrap_or_default()));
+            }
+        }
+    }
+    std::panic::set_hook(quiet);
+    tally
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+fn flychess(data: &Path, args: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flychess")).arg("--data").arg(data).args(args).output().unwrap();
+    assert!(out.status.success(), "flychess {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_beyond_the_bound() {
+    use flychess_sim::cache::{Cache, CacheMeta, Reading};
+    use flychess_sim::data::Dataset;
+    let cases: usize = std::env::var("FLYCHESS_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_CASES);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let at = |name: &str| dir.join(name);
+    let s = |e: &dyn std::fmt::Display| e.to_string();
+
+    // Real inputs of each kind.
+    let fly = std::fs::read(repo("models/flywire.fly")).unwrap();
+    let dopamine = std::fs::read(repo("models/flywire-dopamine.fly")).unwrap();
+    let ratings = std::fs::read(repo("models/ratings.json")).unwrap();
+    let mut small = Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    small.rows.truncate(48);
+    small.save(&at("small.flyd")).unwrap();
+    let dataset = std::fs::read(at("small.flyd")).unwrap();
+    let fens: Vec<Vec<u8>> = small.rows.iter().take(16).map(|r| r.fen.clone().into_bytes()).collect();
+    let table = std::fs::read(repo("sim/brain/data/flywire783-hemispheres/consolidated_cell_types.feather")).unwrap();
+    let columns = {
+        use std::io::Read;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(repo("sim/brain/data/flywire783-columns/column_assignment.csv.gz")).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        text.lines().take(400).collect::<Vec<_>>().join("\n").into_bytes()
+    };
+    // Games played by the program itself, and a PGN it wrote.
+    let games_data = at("games-data");
+    flychess(&games_data, &["duel", "random", "greedy", "--games", "2"]);
+    let games_file = std::fs::read_dir(games_data.join("ladder"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let games = std::fs::read(&games_file).unwrap();
+    let rows = flychess_sim::ladder::read_games(&games_file).unwrap();
+    let pgns: Vec<Vec<u8>> = rows.iter().map(|r| r.pgn.clone().into_bytes()).collect();
+    // A DN cache of three positions (its rates are bytes; any bytes are rates) and its sidecar.
+    let meta = CacheMeta::of("0123456789abcdef", "h", "small", 48, "c0ffee", 20);
+    let cache_path = at("cache/x.dn");
+    Cache::open(&cache_path, meta.clone()).unwrap();
+    std::fs::write(&cache_path, (0..120u8).collect::<Vec<u8>>()).unwrap();
+    let sidecar = std::fs::read(cache_path.with_extension("json")).unwrap();
+    let part_meta = meta.part("1/1".parse().unwrap(), 3);
+    let part_path = at("cache/x.part-1-of-1.dn");
+    std::fs::write(&part_path, (0..120u8).collect::<Vec<u8>>()).unwrap();
+    let part_sidecar = serde_json::to_vec_pretty(&part_meta).unwrap();
+    // A Charles run's state (what a resumed run reads first).
+    let charles = flychess_sim::charles::run::RunFiles::of(dir, "fuzz");
+    let state = std::fs::read(repo("models/charles/state.json")).unwrap();
+    // Stockfish's replies, as Stockfish 15.1 prints them.
+    let info: Vec<Vec<u8>> = [
+        "info depth 10 seldepth 13 multipv 1 score cp -309 wdl 0 0 1000 nodes 83569 nps 733061 hashfull 18 tbhits 0 time 114 pv c6e5 d4e5 f6d7",
+        "info depth 22 seldepth 30 multipv 3 score mate -4 wdl 0 0 1000 nodes 1234567 nps 900000 time 1371 pv e1g1 e8g8",
+        "info depth 5 currmove e2e4 currmovenumber 1",
+        "info depth 12 seldepth 16 multipv 2 score cp 31 upperbound wdl 55 900 45 nodes 200000 pv g1f3",
+    ]
+    .iter()
+    .map(|l| l.as_bytes().to_vec())
+    .collect();
+    // A UCI session as a GUI sends it, without what loads a brain (`uci`, `isready`, `go`, the
+    // `Player` option): the brain's own arrays are not sized by the input.
+    let uci_sessions: Vec<Vec<u8>> = [
+        "uci\nsetoption name MultiPV value 3\nsetoption name Threads value 1\nucinewgame\nposition startpos moves e2e4 e7e5 g1f3\nstop\nquit\n",
+        "uci\nposition fen rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 moves g1f3 b8c6\nsetoption name Imagination value 4\nquit\n",
+    ]
+    .iter()
+    .map(|l| l.as_bytes().to_vec())
+    .collect();
+    let uci_data = at("uci-data");
+
+    let readers: Vec<Reader> = vec![
+        Reader {
+            name: "FEN",
+            bases: fens,
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| flychess_sim::chess::position_from_fen(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "PGN (the window's import)",
+            bases: pgns.clone(),
+            damage: Damage::Bytes,
+            file: Some(at("import.pgn")),
+            read: Box::new(|_| flychess::lab::read_pgn(&at("import.pgn")).map(|_| ()).map_err(|e| format!("{e:#}"))),
+        },
+        Reader {
+            name: "PGN (a game's text)",
+            bases: pgns,
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| flychess::game::Game::from_pgn(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| format!("{e:#}"))),
+        },
+        Reader {
+            name: "fly (.fly)",
+            bases: vec![fly],
+            damage: Damage::Container,
+            file: Some(at("x.fly")),
+            read: Box::new(|_| flychess_sim::fly::Fly::load(&at("x.fly")).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "dopamine fly (.fly)",
+            bases: vec![dopamine],
+            damage: Damage::Container,
+            file: Some(at("d.fly")),
+            read: Box::new(|_| flychess_sim::bio::file::DopamineFly::load(&at("d.fly")).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "dataset (.flyd), loaded",
+            bases: vec![dataset.clone()],
+            damage: Damage::DatasetRows,
+            file: Some(at("d1.flyd")),
+            read: Box::new(|_| Dataset::load(&at("d1.flyd")).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "dataset (.flyd), streamed",
+            bases: vec![dataset],
+            damage: Damage::DatasetRows,
+            file: Some(at("d2.flyd")),
+            read: Box::new(|_| {
+                let stream = Dataset::stream(&at("d2.flyd")).map_err(|e| s(&e))?;
+                stream.content_hash().map_err(|e| s(&e))?;
+                for row in Dataset::stream(&at("d2.flyd")).map_err(|e| s(&e))? {
+                    row.map_err(|e| s(&e))?;
+                }
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "FlyWire table (feather)",
+            bases: vec![table],
+            damage: Damage::Bytes,
+            file: Some(at("cell_types.feather")),
+            read: Box::new(|_| {
+                let path = at("cell_types.feather");
+                let mut table =
+                    flychess_sim::connectome::feather::Table::open(&path, &["root_id", "primary_type"], &[]).map_err(|e| s(&e))?;
+                while let Some(batch) = table.next_batch().map_err(|e| s(&e))? {
+                    batch.ints("root_id").map_err(|e| s(&e))?;
+                    batch.strings("primary_type").map_err(|e| s(&e))?;
+                }
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "column map (CSV)",
+            bases: vec![columns],
+            damage: Damage::Bytes,
+            file: Some(at("columns.csv")),
+            read: Box::new(|_| flychess_sim::connectome::column_map::ColumnMap::read(&at("columns.csv")).map(|_| ())),
+        },
+        Reader {
+            name: "ladder games (.jsonl)",
+            bases: vec![games],
+            damage: Damage::Bytes,
+            file: Some(at("games.jsonl")),
+            read: Box::new(|_| flychess_sim::ladder::read_games(&at("games.jsonl")).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "ratings (ratings.json)",
+            bases: vec![ratings],
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| {
+                std::fs::write(at("ratings.json"), b).unwrap();
+                flychess::lab::flies::ratings_report(dir);
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "DN cache (.dn)",
+            bases: vec![(0..120u8).collect()],
+            damage: Damage::Bytes,
+            file: Some(cache_path.clone()),
+            read: Box::new(|_| {
+                let c = Cache::open(&cache_path, meta.clone()).map_err(|e| s(&e))?;
+                c.read(0..c.positions, Reading::Step12).map(|_| ()).map_err(|e| s(&e))
+            }),
+        },
+        Reader {
+            name: "DN cache sidecar (.json)",
+            bases: vec![sidecar],
+            damage: Damage::Bytes,
+            file: Some(cache_path.with_extension("json")),
+            read: Box::new(|_| {
+                let c = Cache::open(&cache_path, meta.clone()).map_err(|e| s(&e))?;
+                c.read(0..c.positions, Reading::Mean9To12).map(|_| ()).map_err(|e| s(&e))
+            }),
+        },
+        Reader {
+            name: "cache part's sidecar (merge)",
+            bases: vec![part_sidecar],
+            damage: Damage::Bytes,
+            file: Some(part_path.with_extension("json")),
+            read: Box::new(|_| Cache::merge(std::slice::from_ref(&part_path)).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "Charles run state (state.json)",
+            bases: vec![state],
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| {
+                std::fs::create_dir_all(charles.state().parent().unwrap()).unwrap();
+                std::fs::write(charles.state(), b).unwrap();
+                charles.read_state();
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "Stockfish info line",
+            bases: info,
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| {
+                flychess_sim::stockfish::parse_info(&String::from_utf8_lossy(b));
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "UCI input (no brain loaded)",
+            bases: uci_sessions,
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| {
+                let loads_brain = |l: &str| {
+                    let words: Vec<&str> = l.split_whitespace().collect();
+                    matches!(words.first(), Some(&"uci" | &"go" | &"isready"))
+                        || (words.first() == Some(&"setoption") && words.iter().any(|w| w.eq_ignore_ascii_case("player")))
+                };
+                let text: String = String::from_utf8_lossy(b).lines().filter(|l| !loads_brain(l)).map(|l| format!("{l}\n")).collect();
+                let start = flychess::uci::Start {
+                    data: uci_data.clone(),
+                    spec: flychess_sim::store::BrainSpec::standin(),
+                    player: None,
+                    engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
+                };
+                let mut out = Vec::new();
+                flychess::uci::serve(start, std::io::Cursor::new(text.into_bytes()), &mut out).map_err(|e| format!("{e:#}"))
+            }),
+        },
+    ];
+
+    let mut table = format!(
+        "{:<32} {:>7} {:>9} {:>8} {:>7} {:>9} {:>13} {:>8}\n",
+        "reader", "cases", "accepted", "refused", "panics", "unnamed", "largest alloc", "seconds"
+    );
+    let mut failures = Vec::new();
+    for (k, reader) in readers.iter().enumerate() {
+        let started = std::time::Instant::now();
+        let tally = run(reader, cases, 0xF1C5 + k as u64);
+        let seconds = started.elapsed().as_secs_f64();
+        table.push_str(&format!(
+            "{:<32} {:>7} {:>9} {:>8} {:>7} {:>9} {:>10.1} MB {:>8.1}\n",
+            reader.name,
+            tally.cases,
+            tally.accepted,
+            tally.refused,
+            tally.panics,
+            tally.unnamed,
+            tally.largest as f64 / (1 << 20) as f64,
+            seconds
+        ));
+        if let Some(p) = &tally.first_panic {
+            failures.push(format!("{}: panicked ({} cases), first: {p}", reader.name, tally.panics));
+        }
+        if let Some(m) = &tally.first_unnamed {
+            failures.push(format!("{}: {} errors do not name the file, first: {m}", reader.name, tally.unnamed));
+        }
+        if tally.largest > ALLOCATION_BOUND {
+            let input = String::from_utf8_lossy(&tally.largest_input[..tally.largest_input.len().min(400)]).into_owned();
+            failures.push(format!("{}: an allocation of {} bytes (bound {ALLOCATION_BOUND}) on {input:?}", reader.name, tally.largest));
+        }
+    }
+    println!("{table}");
+    println!("largest allocation by other threads meanwhile: {} bytes", LARGEST_ELSEWHERE.load(Ordering::SeqCst));
+    std::io::stdout().flush().unwrap();
+    assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
+}
