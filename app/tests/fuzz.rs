@@ -220,7 +220,11 @@ fn run(reader: &Reader, cases: usize, seed: u64) -> Tally {
             Ok(Ok(())) => tally.accepted += 1,
             Ok(Err(message)) => {
                 tally.refused += 1;
-                let named = reader.file.as_ref().is_none_or(|p| message.contains(&*p.file_name().unwrap().to_string_lossy()));
+                // A part's sidecar is named by its part (`x.part-1-of-1.dn` for `x.part-1-of-1.json`).
+                let named = reader.file.as_ref().is_none_or(|p| {
+                    let stem = p.file_stem().unwrap().to_string_lossy();
+                    message.contains(&*p.file_name().unwrap().to_string_lossy()) || (stem.contains(".part-") && message.contains(&*stem))
+                });
                 if !named {
                     tally.unnamed += 1;
                     tally.first_unnamed.get_or_insert(message);

@@ -186,7 +186,8 @@ pub fn check_parts<K: Serialize + PartialEq>(mut parts: Vec<PartFile<K>>, what: 
                 Error::Invalid(format!("{}: shard {} is given twice", p.path.display(), p.part.shard))
             } else {
                 Error::Invalid(format!(
-                    "shard {missing} is missing (its file would be {})",
+                    "shard {missing} is missing: {} is a part of a job cut {count} ways, and {} is not among the parts",
+                    first_path.display(),
                     part_path(&whole_of(&first_path), missing).display()
                 ))
             });
@@ -195,7 +196,8 @@ pub fn check_parts<K: Serialize + PartialEq>(mut parts: Vec<PartFile<K>>, what: 
     if parts.len() != count {
         let missing = Shard { index: parts.len() + 1, count };
         return Err(Error::Invalid(format!(
-            "shard {missing} is missing (its file would be {})",
+            "shard {missing} is missing: {} is a part of a job cut {count} ways, and {} is not among the parts",
+            first_path.display(),
             part_path(&whole_of(&first_path), missing).display()
         )));
     }

@@ -32,6 +32,90 @@ pub struct Table {
 /// The first bytes of an Arrow IPC file (Feather v2).
 const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
 
+/// The largest ratio of a buffer's unpacked length to its packed length believed: LZ4 and zstd
+/// reach a few hundred on runs of one value; a header that claims more is damage, refused before
+/// anything is allocated for it.
+const MAX_UNPACK_RATIO: u64 = 1024;
+
+/// Checks the file's layout before the Arrow reader trusts it: every record batch (and
+/// dictionary) inside the file, every buffer inside its batch, and no compressed buffer claiming
+/// to unpack to more than `MAX_UNPACK_RATIO` times its size. The Arrow reader sizes its
+/// allocations by these numbers, so a damaged table is refused here with what is wrong instead
+/// of asking for any amount of memory.
+fn check_layout(path: &Path) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let bad = |what: String| Error::table(path, format!("damaged Arrow IPC file: {what}"));
+    let io = |e: std::io::Error| Error::io(path, e);
+    let mut f = File::open(path).map_err(io)?;
+    let size = f.metadata().map_err(io)?.len();
+    if size < 6 + 2 + 10 {
+        return Err(bad(format!("{size} bytes is too short")));
+    }
+    let mut tail = [0u8; 10];
+    f.seek(SeekFrom::End(-10)).and_then(|_| f.read_exact(&mut tail)).map_err(io)?;
+    if &tail[4..] != ARROW_MAGIC {
+        return Err(bad("it does not end with ARROW1 (cut short?)".into()));
+    }
+    let footer_len = i32::from_le_bytes(tail[..4].try_into().expect("4 bytes"));
+    if footer_len <= 0 || footer_len as u64 > size - 18 {
+        return Err(bad(format!("a footer of {footer_len} bytes")));
+    }
+    let mut footer = vec![0u8; footer_len as usize];
+    f.seek(SeekFrom::End(-10 - footer_len as i64)).and_then(|_| f.read_exact(&mut footer)).map_err(io)?;
+    let footer = arrow_ipc::root_as_footer(&footer).map_err(|e| bad(format!("its footer: {e}")))?;
+    let blocks: Vec<arrow_ipc::Block> =
+        footer.recordBatches().iter().flatten().chain(footer.dictionaries().iter().flatten()).copied().collect();
+    for block in blocks {
+        let (offset, meta_len, body_len) = (block.offset(), block.metaDataLength(), block.bodyLength());
+        let inside = offset >= 0
+            && meta_len >= 8
+            && body_len >= 0
+            && (offset as u64).checked_add(meta_len as u64).and_then(|m| m.checked_add(body_len as u64)).is_some_and(|end| end <= size);
+        if !inside {
+            return Err(bad(format!("a record batch at {offset} ({meta_len} + {body_len} bytes) lies outside the file of {size} bytes")));
+        }
+        let mut meta = vec![0u8; meta_len as usize];
+        f.seek(SeekFrom::Start(offset as u64)).and_then(|_| f.read_exact(&mut meta)).map_err(io)?;
+        // A message: the continuation marker (0xFFFFFFFF) and its length, or the length alone.
+        let start = if meta[..4] == [0xFF; 4] { 8 } else { 4 };
+        let n = i32::from_le_bytes(meta[start - 4..start].try_into().expect("4 bytes"));
+        let message = usize::try_from(n)
+            .ok()
+            .and_then(|n| meta.get(start..start + n))
+            .ok_or_else(|| bad(format!("a message of {n} bytes in a block of {meta_len}")))?;
+        let message = arrow_ipc::root_as_message(message).map_err(|e| bad(format!("a record batch's header: {e}")))?;
+        let batch = message.header_as_record_batch().or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+        let Some(batch) = batch else { continue };
+        let compressed = batch.compression().is_some();
+        let body = offset as u64 + meta_len as u64;
+        for buffer in batch.buffers().iter().flatten() {
+            let (o, l) = (buffer.offset(), buffer.length());
+            if o < 0 || l < 0 || (o as u64).checked_add(l as u64).is_none_or(|end| end > body_len as u64) {
+                return Err(bad(format!("a buffer at {o} of {l} bytes lies outside its record batch of {body_len} bytes")));
+            }
+            if compressed && l >= 8 {
+                let mut prefix = [0u8; 8];
+                f.seek(SeekFrom::Start(body + o as u64)).and_then(|_| f.read_exact(&mut prefix)).map_err(io)?;
+                let unpacked = i64::from_le_bytes(prefix);
+                if unpacked != -1 && (unpacked < 0 || unpacked as u64 > (l as u64).saturating_mul(MAX_UNPACK_RATIO)) {
+                    return Err(bad(format!("a buffer of {l} bytes claims to unpack to {unpacked}")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a call into the Arrow reader, turning a panic of its own on damaged input into an error
+/// naming the file.
+fn guarded<T>(path: &Path, what: &str, call: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|panic| {
+        let why =
+            panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        Err(Error::table(path, format!("{what}: the Arrow reader failed on it: {}", crate::files::quote(&why, 200))))
+    })
+}
+
 impl Table {
     /// Opens `path` and projects it onto `required` columns (all must exist) plus any of
     /// `optional` that exist. Missing required columns are an error naming them.
@@ -45,8 +129,11 @@ impl Table {
         if file.read_exact(&mut magic).is_err() || &magic != ARROW_MAGIC {
             return Err(Error::table(path, "not a Feather v2 / Arrow IPC file (it does not start with ARROW1)"));
         }
+        check_layout(path)?;
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let probe = FileReader::try_new_buffered(file, None).map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))?;
+        let probe = guarded(path, "unreadable Arrow IPC file", || {
+            FileReader::try_new_buffered(file, None).map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))
+        })?;
         let schema = probe.schema();
         let mut projection = Vec::new();
         let mut names = Vec::new();
@@ -68,8 +155,9 @@ impl Table {
         let metadata = schema.metadata().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         drop(probe);
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = FileReader::try_new_buffered(file, Some(projection))
-            .map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))?;
+        let reader = guarded(path, "unreadable Arrow IPC file", || {
+            FileReader::try_new_buffered(file, Some(projection)).map_err(|e| Error::table(path, format!("unreadable Arrow IPC file: {e}")))
+        })?;
         Ok(Table { path: path.to_path_buf(), reader, names, metadata })
     }
 
@@ -85,11 +173,14 @@ impl Table {
 
     /// The next record batch, or None at the end. A damaged batch is an error naming the file.
     pub fn next_batch(&mut self) -> Result<Option<Batch<'_>>> {
-        match self.reader.next() {
+        let path = self.path.clone();
+        let reader = &mut self.reader;
+        let next = guarded(&path, "damaged record batch", || match reader.next() {
             None => Ok(None),
-            Some(Err(e)) => Err(Error::table(&self.path, format!("damaged record batch: {e}"))),
-            Some(Ok(batch)) => Ok(Some(Batch { batch, path: &self.path })),
-        }
+            Some(Err(e)) => Err(Error::table(&path, format!("damaged record batch: {e}"))),
+            Some(Ok(batch)) => Ok(Some(batch)),
+        })?;
+        Ok(next.map(|batch| Batch { batch, path: &self.path }))
     }
 }
 

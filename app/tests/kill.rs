@@ -1,0 +1,302 @@
+//! Every long job killed (issue 39): each job runs once to its end in one data folder (the
+//! reference), then again in a copy of the same starting folder where it is killed with SIGKILL
+//! at seeded random moments within the reference's run time and started again each time, until
+//! it has been killed `FLYCHESS_KILLS` times (CI: `CI_KILLS`) and then runs to its end. After every
+//! kill each file the job writes must read back whole (its own reader accepts it: never a torn
+//! file), and the final files must equal the reference's (their content, games compared as sets).
+//!
+//! `FLYCHESS_KILLS=20 cargo test --release -p flychess --test kill -- --nocapture` prints the table.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CI_KILLS: usize = 2;
+const BRAIN: [&str; 4] = ["--brain", "standin", "--seed", "3"];
+
+fn flychess(data: &Path, args: &[String]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flychess"));
+    c.arg("--data").arg(data).args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    c
+}
+
+fn run_to_end(data: &Path, args: &[String]) {
+    let out = flychess(data, args).output().unwrap();
+    assert!(out.status.success(), "flychess {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir`, relative to it.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path().strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A job: its arguments, what it writes (paths relative to the data folder for which `writes`
+/// holds), how such a file is checked whole, and how its final content is compared.
+struct Job {
+    name: &'static str,
+    args: Vec<String>,
+    writes: fn(&Path) -> bool,
+    /// Reads a file back as its reader would; Err when it is torn.
+    whole: fn(&Path) -> Result<(), String>,
+    /// The content compared with the reference's at the end.
+    content: fn(&Path) -> Vec<u8>,
+}
+
+fn bytes(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+fn sorted_lines(p: &Path) -> Vec<u8> {
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    lines.join("\n").into_bytes()
+}
+
+/// A fly's content without the wall-clock fields of its header (`seconds`, `created`).
+fn dopamine_content(p: &Path) -> Vec<u8> {
+    if !p.to_string_lossy().ends_with(".fly") {
+        return Vec::new();
+    }
+    match flychess_sim::bio::file::DopamineFly::load(p) {
+        Ok(mut fly) => {
+            fly.meta.seconds = 0.0;
+            fly.meta.created.clear();
+            for point in &mut fly.meta.curve {
+                point.seconds = 0.0;
+            }
+            let mut out = serde_json::to_vec(&fly.meta).unwrap();
+            out.extend(fly.m.iter().flat_map(|v| v.to_le_bytes()));
+            out
+        }
+        Err(_) => bytes(p),
+    }
+}
+
+fn json_lines_whole(p: &Path) -> Result<(), String> {
+    // An append-only file of lines: every whole line parses; a last line cut by the kill (no
+    // newline yet) is the one the next run cuts off.
+    let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    for l in whole.lines() {
+        serde_json::from_str::<serde_json::Value>(l).map_err(|e| format!("{}: {e}: {l}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn json_whole(p: &Path) -> Result<(), String> {
+    serde_json::from_slice::<serde_json::Value>(&bytes(p)).map(|_| ()).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn fly_whole(p: &Path) -> Result<(), String> {
+    if flychess_sim::fly::Fly::load(p).is_ok() || flychess_sim::bio::file::DopamineFly::load(p).is_ok() {
+        Ok(())
+    } else {
+        Err(format!("{}: neither a fly nor a dopamine fly", p.display()))
+    }
+}
+
+fn any_whole(p: &Path) -> Result<(), String> {
+    let name = p.to_string_lossy();
+    if name.ends_with(".fly") {
+        fly_whole(p)
+    } else if name.ends_with(".jsonl") {
+        json_lines_whole(p)
+    } else if name.ends_with(".json") {
+        json_whole(p)
+    } else {
+        Ok(())
+    }
+}
+
+#[test]
+fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a_torn_file() {
+    let kills: usize = std::env::var("FLYCHESS_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_KILLS);
+    let have_stockfish = flychess_sim::stockfish::find_stockfish(None).is_ok();
+    assert!(have_stockfish || std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Stockfish");
+    let t = tempfile::tempdir().unwrap();
+    // The starting folder every run copies: the stand-in brain and its homeostasis built, 6,400
+    // positions. DN rates cached (what `train` fits).
+    let base = t.path().join("base");
+    let brain: Vec<String> = BRAIN.iter().map(|s| s.to_string()).collect();
+    let with_brain = |args: &[&str]| -> Vec<String> { args.iter().map(|s| s.to_string()).chain(brain.iter().cloned()).collect() };
+    run_to_end(&base, &with_brain(&["cache", "--positions", "6400"]));
+    let pgn = t.path().join("games.pgn");
+    // The first 80 master games of the book the shipped positions came from.
+    {
+        use std::io::BufRead;
+        let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/brain/data/games/book_1.02.pgn.zst");
+        let lines = std::io::BufReader::new(zstd::stream::read::Decoder::new(std::fs::File::open(book).unwrap()).unwrap()).lines();
+        let (mut text, mut events) = (String::new(), 0);
+        for line in lines {
+            let line = line.unwrap();
+            if line.starts_with("[Event ") {
+                events += 1;
+                if events > 80 {
+                    break;
+                }
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        std::fs::write(&pgn, text).unwrap();
+    }
+    let labels = t.path().join("labels");
+
+    let mut jobs = vec![
+        Job {
+            name: "cache",
+            args: with_brain(&["cache", "--positions", "6720", "--batch", "8"]),
+            writes: |p| p.starts_with("cache"),
+            whole: |p| if p.to_string_lossy().ends_with(".json") { json_whole(p) } else { Ok(()) },
+            content: bytes,
+        },
+        Job {
+            name: "train (readout)",
+            args: with_brain(&["train", "--name", "k", "--positions", "6400", "--passes", "4"]),
+            writes: |p| p.starts_with("flies") || p.starts_with("runs"),
+            whole: any_whole,
+            content: |p| if p.to_string_lossy().ends_with(".fly") { bytes(p) } else { Vec::new() },
+        },
+        Job {
+            name: "duel",
+            args: ["duel", "random", "greedy", "--games", "4000"].iter().map(|s| s.to_string()).collect(),
+            writes: |p| p.starts_with("ladder"),
+            whole: json_lines_whole,
+            content: sorted_lines,
+        },
+        Job {
+            name: "bio train",
+            args: with_brain(&["bio", "train", "--name", "d", "--lessons", "48", "--every", "16", "--monitor", "32"]),
+            writes: |p| p.starts_with("flies") || p.starts_with("bio"),
+            whole: any_whole,
+            content: dopamine_content,
+        },
+    ];
+    if have_stockfish {
+        let out = labels.to_string_lossy().into_owned();
+        jobs.push(Job {
+            name: "data label",
+            args: ["data", "label", "--pgn", &pgn.to_string_lossy(), "--out", &out, "--positions", "80", "--depth", "8", "--workers", "2"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            writes: |_| false,
+            whole: json_lines_whole,
+            content: bytes,
+        });
+    }
+
+    let mut table = format!("{:<18} {:>6} {:>12} {:>14} {:>16}\n", "job", "kills", "files torn", "resumed equal", "reference (s)");
+    let mut failures = Vec::new();
+    for (k, job) in jobs.iter().enumerate() {
+        let reference = t.path().join(format!("ref-{k}"));
+        copy_dir(&base, &reference);
+        // data label writes outside the data folder: into its --out, per run.
+        let outside = |data: &Path| data.join("labels-out");
+        let args_in = |data: &Path| -> Vec<String> {
+            job.args.iter().map(|a| if Path::new(a) == labels { outside(data).to_string_lossy().into_owned() } else { a.clone() }).collect()
+        };
+        let written = |data: &Path| -> Vec<PathBuf> {
+            let mut w: Vec<PathBuf> = files(data).into_iter().filter(|p| (job.writes)(p)).map(|p| data.join(p)).collect();
+            w.extend(files(&outside(data)).into_iter().map(|p| outside(data).join(p)));
+            w
+        };
+        let compare = |data: &Path| -> Vec<(String, Vec<u8>)> {
+            written(data)
+                .into_iter()
+                .filter(|p| {
+                    let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                    !n.starts_with('.') && !n.contains(".tmp") && !n.contains(".stale")
+                })
+                .map(|p| (p.strip_prefix(data).unwrap().to_string_lossy().into_owned(), (job.content)(&p)))
+                .filter(|(_, c)| !c.is_empty())
+                .collect()
+        };
+        let started = Instant::now();
+        run_to_end(&reference, &args_in(&reference));
+        let seconds = started.elapsed().as_secs_f64();
+        let want = compare(&reference);
+        assert!(!want.is_empty(), "{}: the reference run wrote nothing to compare", job.name);
+        // Each trial: a fresh copy of the start, the job killed at a random moment of its run,
+        // every file it wrote checked whole, then run again to its end and compared.
+        let mut dice = 0x5EED_u64 + k as u64;
+        let (mut torn, mut done_early, mut equal) = (0usize, 0usize, 0usize);
+        for trial in 0..kills {
+            let killed = t.path().join(format!("killed-{k}-{trial}"));
+            copy_dir(&base, &killed);
+            dice = dice.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let wait = Duration::from_secs_f64(seconds * ((dice >> 11) as f64 / (1u64 << 53) as f64));
+            let mut child = flychess(&killed, &args_in(&killed)).spawn().unwrap();
+            std::thread::sleep(wait);
+            if child.try_wait().unwrap().is_some() {
+                done_early += 1;
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            for f in written(&killed) {
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                // Temporary files of an atomic write that the kill left are never read.
+                if name.starts_with('.') || name.contains(".tmp") {
+                    continue;
+                }
+                if let Err(e) = (job.whole)(&f) {
+                    torn += 1;
+                    failures.push(format!("{}: after a kill at {:.2} s: {e}", job.name, wait.as_secs_f64()));
+                }
+            }
+            run_to_end(&killed, &args_in(&killed));
+            let got = compare(&killed);
+            if got == want {
+                equal += 1;
+            } else {
+                let names =
+                    |v: &[(String, Vec<u8>)]| v.iter().map(|(n, c)| format!("{n} ({} bytes)", c.len())).collect::<Vec<_>>().join(", ");
+                failures.push(format!(
+                    "{}: killed at {:.2} s and resumed, the result differs: reference {} / resumed {}",
+                    job.name,
+                    wait.as_secs_f64(),
+                    names(&want),
+                    names(&got)
+                ));
+            }
+            std::fs::remove_dir_all(&killed).unwrap();
+        }
+        table.push_str(&format!(
+            "{:<18} {:>6} {:>12} {:>14} {:>16.1}{}\n",
+            job.name,
+            kills,
+            torn,
+            format!("{equal} of {kills}"),
+            seconds,
+            if done_early > 0 { format!("  ({done_early} ended before their kill)") } else { String::new() }
+        ));
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
+}
