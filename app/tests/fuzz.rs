@@ -179,13 +179,16 @@ enum Damage {
     DatasetRows,
 }
 
+/// A reader under test: the damaged bytes in, its answer or its error message out.
+type ReadFn<'a> = Box<dyn Fn(&[u8]) -> Result<(), String> + 'a>;
+
 struct Reader<'a> {
     name: &'static str,
     bases: Vec<Vec<u8>>,
     damage: Damage,
     /// Where the damaged bytes are written before the reader reads them (None: the reader takes the bytes).
     file: Option<PathBuf>,
-    read: Box<dyn Fn(&[u8]) -> Result<(), String> + 'a>,
+    read: ReadFn<'a>,
 }
 
 fn run(reader: &Reader, cases: usize, seed: u64) -> Tally {
