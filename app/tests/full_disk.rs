@@ -1,0 +1,144 @@
+//! A full disk (issue 39): each writer pointed at a small tmpfs this test mounts (and unmounts)
+//! over a folder that already holds the earlier version of its file. Every write must fail with
+//! an error that names the file and says the disk is full, leave the earlier file whole, and
+//! leave no temporary file behind; an append-only file keeps every record it had.
+//!
+//! Mounting needs root (CI runs as root); where mounting is refused the test says so and skips.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs of `kib` KiB mounted on a fresh folder, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(kib: usize) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"]).arg(dir.path()).output().ok()?;
+        out.status.success().then_some(SmallDisk { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills the disk up to `left` bytes of free space.
+    fn fill_leaving(&self, left: u64) {
+        let free = || {
+            let out = Command::new("df").args(["-B1", "--output=avail"]).arg(self.path()).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse::<u64>().unwrap()
+        };
+        let filler = self.path().join("filler");
+        let now = free();
+        if now > left {
+            let _ = std::fs::write(&filler, vec![0u8; (now - left) as usize]);
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn no_temporary_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".tmp"))
+        .collect()
+}
+
+fn says_full(e: &str, file: &str) -> bool {
+    e.contains(file) && (e.contains("No space left") || e.contains("os error 28"))
+}
+
+#[test]
+fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole() {
+    let Some(disk) = SmallDisk::mount(1024) else {
+        eprintln!("skipped: mounting a tmpfs was refused (this test needs root)");
+        return;
+    };
+    let dir = disk.path();
+
+    // A fly saved over an earlier one (write_atomically: temporary file, sync, rename).
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/flywire.fly");
+    let fly = flychess_sim::fly::Fly::load(&shipped).unwrap();
+    let path = dir.join("old.fly");
+    std::fs::copy(&shipped, &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    disk.fill_leaving(64 * 1024);
+    let e = fly.save(&path).unwrap_err().to_string();
+    assert!(says_full(&e, "old.fly"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the earlier fly changed");
+    assert!(no_temporary_files(dir).is_empty(), "{:?}", no_temporary_files(dir));
+    let _ = std::fs::remove_file(dir.join("filler"));
+
+    std::fs::remove_file(&path).unwrap();
+
+    // A dataset saved over an earlier one.
+    let mut dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let path = dir.join("old.flyd");
+    dataset.rows.truncate(64);
+    dataset.save(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let mut bigger = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    bigger.rows.truncate(5_000);
+    disk.fill_leaving(32 * 1024);
+    let e = bigger.save(&path).unwrap_err().to_string();
+    assert!(says_full(&e, "old.flyd"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the earlier dataset changed");
+    assert!(no_temporary_files(dir).is_empty(), "{:?}", no_temporary_files(dir));
+    let _ = std::fs::remove_file(dir.join("filler"));
+
+    std::fs::remove_file(&path).unwrap();
+
+    // A merge's output over an earlier whole cache.
+    use flychess_sim::cache::{Cache, CacheMeta};
+    let meta = CacheMeta::of("0123456789abcdef", "h", "small", 4000, "c0ffee", 1000);
+    let whole = dir.join("cache/x.dn");
+    Cache::open(&whole, meta.clone()).unwrap();
+    std::fs::write(&whole, vec![7u8; 2000 * 4]).unwrap();
+    let before = std::fs::read(&whole).unwrap();
+    let part = dir.join("cache/x.part-1-of-1.dn");
+    std::fs::write(part.with_extension("json"), serde_json::to_vec(&meta.part("1/1".parse().unwrap(), 200)).unwrap()).unwrap();
+    std::fs::write(&part, vec![9u8; 2000 * 200]).unwrap();
+    disk.fill_leaving(16 * 1024);
+    let e = Cache::merge(std::slice::from_ref(&part)).err().unwrap().to_string();
+    assert!(says_full(&e, "x.dn"), "{e}");
+    assert_eq!(std::fs::read(&whole).unwrap(), before, "the earlier cache changed");
+    assert!(no_temporary_files(&dir.join("cache")).is_empty(), "{:?}", no_temporary_files(&dir.join("cache")));
+    let _ = std::fs::remove_file(dir.join("filler"));
+
+    std::fs::remove_dir_all(dir.join("cache")).unwrap();
+
+    // Games appended to a ladder's file by the program: the games already there stay, whole.
+    let data = dir.join("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(&data)
+        .args(["duel", "random", "greedy", "--games", "4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let games = std::fs::read_dir(data.join("ladder"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let before = flychess_sim::ladder::read_games(&games).unwrap();
+    disk.fill_leaving(0);
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(&data)
+        .args(["duel", "random", "greedy", "--games", "400"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success() && says_full(&e, &games.file_name().unwrap().to_string_lossy()), "{e}");
+    let after = flychess_sim::ladder::read_games(&games).unwrap();
+    assert!(after.len() >= before.len() && after[..before.len()] == before[..], "the games already played changed");
+}
