@@ -338,8 +338,8 @@ mod tests {
     fn only_sharded_jobs_are_written_and_their_arguments_must_parse() {
         let t = tempfile::tempdir().unwrap();
         let bin = Path::new("/opt/fly chess/flychess");
-        let e = write_scripts(&args(&["rate"]), bin, t.path()).err().unwrap().to_string();
-        assert!(e.contains("cannot run in shards") && e.contains("data label"), "{e}");
+        let e = write_scripts(&args(&["eval"]), bin, t.path()).err().unwrap().to_string();
+        assert!(e.contains("cannot run in shards") && e.contains("data label, rate, duel"), "{e}");
         let e = write_scripts(&args(&["cache", "--no-such-option"]), bin, t.path()).err().unwrap().to_string();
         assert!(e.contains("the job's arguments"), "{e}");
         let e = write_scripts(&args(&["cache", "--shard", "1/2"]), bin, t.path()).err().unwrap().to_string();
