@@ -286,27 +286,31 @@ pub fn svg(curve: &LearningCurve) -> String {
         dashed: false,
     };
     let mut svg = String::from(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="560" viewBox="0 0 1400 560" font-family="Ubuntu"><rect width="1400" height="560" fill="white"/>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="580" viewBox="0 0 1400 580" font-family="Ubuntu"><rect width="1400" height="580" fill="white"/>"##,
     );
     let mut left = vec![loss];
     left.extend(seed);
     panel(&mut svg, (0.0, 0.0), (700.0, 520.0), "Loss on HOLD (lower is better)", "loss", &xs, &left);
     panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &[top1, human]);
+    // Two lines that fit the width: the slope, then what was fitted on what (shortened).
     let slope_text = match curve.loss {
         Some(s) => format!(
-            "loss per doubling {:+.4} [{:+.4}, {:+.4}] (seed {:+.3}); {} on {}, mix {:.0} % Stockfish rows",
+            "loss per doubling {:+.4} [{:+.4}, {:+.4}] (seed {:+.3}); mix {:.0} % Stockfish rows; {}",
             s.per_doubling,
             s.interval[0],
             s.interval[1],
             curve.seed_loss_per_doubling,
-            curve.brain,
-            curve.games,
-            100.0 * curve.stockfish_share
+            100.0 * curve.stockfish_share,
+            curve.brain
         ),
-        None => format!("{} on {} (one point: no slope yet)", curve.brain, curve.games),
+        None => format!("{} (one point: no slope yet)", curve.brain),
     };
+    let games_text = flychess_sim::files::quote(&curve.games, 170);
     use std::fmt::Write;
-    let _ = write!(svg, r##"<text x="700" y="548" font-size="14" text-anchor="middle" fill="#444">{}</text></svg>"##, escape(&slope_text));
+    for (y, text) in [(540, &slope_text), (562, &games_text)] {
+        let _ = write!(svg, r##"<text x="700" y="{y}" font-size="14" text-anchor="middle" fill="#444">{}</text>"##, escape(text));
+    }
+    svg.push_str("</svg>");
     svg
 }
 
@@ -374,7 +378,8 @@ mod tests {
         let curve = LearningCurve {
             brain: "FlyWire v783".into(),
             brain_checksum: "x".into(),
-            games: "games-1200k".into(),
+            // As long as a real games dataset's description: the caption must still fit the image.
+            games: "book_1.02.pgn.zst: every position before a move (a sample of 1200000), seed 1; HOLD: the human test (4096 games no shipped row came from, one position each), VAL 2048 more; and more words, as many as a long name of a dataset made by hand can have, and then some more of them".into(),
             games_sha256: "y".into(),
             stockfish_share: 0.25,
             hold_positions: 4096,
@@ -391,7 +396,11 @@ mod tests {
         assert!(svg.contains("75k") && svg.contains("300k") && svg.contains("the seed"), "{svg}");
         let bytes = png(&curve).unwrap();
         let img = image::load_from_memory(&bytes).unwrap().to_rgba8();
-        assert_eq!(img.dimensions(), (1400, 560));
+        assert_eq!(img.dimensions(), (1400, 580));
+        // The caption lies inside the image: nothing drawn in the outer 12 pixels of its band.
+        let cut =
+            (525..580).flat_map(|y| (0..12).chain(1388..1400).map(move |x| (x, y))).filter(|&(x, y)| img.get_pixel(x, y)[0] < 200).count();
+        assert_eq!(cut, 0, "the caption runs off the image");
         // Text and lines were drawn: dark pixels in the title band and blue ones in the plot.
         let dark_in_title = (300..400).flat_map(|x| (8..30).map(move |y| (x, y))).filter(|&(x, y)| img.get_pixel(x, y)[0] < 100).count();
         assert!(dark_in_title > 20, "the title's glyphs are drawn ({dark_in_title} dark pixels)");
