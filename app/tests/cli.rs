@@ -654,7 +654,7 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
     assert!(slope["interval"][0].as_f64().unwrap() <= slope["per_doubling"].as_f64().unwrap(), "{c}");
     assert_eq!(c["seed_loss_per_doubling"], -0.026);
     let img = image::open(&png).unwrap();
-    assert_eq!((img.width(), img.height()), (1400, 560));
+    assert_eq!((img.width(), img.height()), (1400, 580));
     // The Train tab's copy, and a second run reads the fitted points back instead of fitting again.
     assert!(t.path().join("learning-curve.json").exists());
     let again = json(&with_brain(&curve_args));
