@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use flychess_sim::grading::Score;
 use flychess_sim::play::Dice;
 use flychess_sim::readout::position_key;
-use flychess_sim::shard::{Part, PartFile};
+use flychess_sim::shard::PartFile;
 use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
 
 /// A position picked from a game.
@@ -184,36 +184,6 @@ pub struct LabelKey {
     pub multipv: usize,
 }
 
-#[derive(Serialize, Deserialize)]
-struct PartSidecar {
-    #[serde(flatten)]
-    key: LabelKey,
-    part: Part,
-}
-
-/// Writes the sidecar of a shard's part file `part_file` (`….part-I-of-N.jsonl` → `.json`); a
-/// part file left by another run (another key or cut) is set aside as `NAME.stale-N` first, so
-/// a shard never appends to lines of a different job.
-pub fn start_part(part_file: &Path, key: &LabelKey, part: Part) -> Result<()> {
-    let sidecar = part_file.with_extension("json");
-    let same = std::fs::read(&sidecar)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<PartSidecar>(&b).ok())
-        .is_some_and(|m| m.key == *key && m.part == part);
-    if !same {
-        if part_file.exists() {
-            let stale = (1..).map(|n| part_file.with_extension(format!("jsonl.stale-{n}"))).find(|p| !p.exists()).expect("a free name");
-            std::fs::rename(part_file, &stale)?;
-        }
-        if let Some(dir) = part_file.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let meta = PartSidecar { key: key.clone(), part };
-        flychess_sim::files::write_atomically(&sidecar, &serde_json::to_vec_pretty(&meta)?)?;
-    }
-    Ok(())
-}
-
 /// The complete lines at the start of a labels file, and the bytes they take.
 fn complete_lines(path: &Path) -> Result<(usize, u64)> {
     let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?);
@@ -235,19 +205,16 @@ fn complete_lines(path: &Path) -> Result<(usize, u64)> {
 /// Returns the whole file, its lines and bytes.
 pub fn merge(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
     let mut found = Vec::new();
+    let mut bytes_of = std::collections::HashMap::new();
     for path in parts {
-        let sidecar = path.with_extension("json");
-        let bytes = std::fs::read(&sidecar).map_err(|e| anyhow!("{}: {e}", sidecar.display()))?;
-        let meta: PartSidecar =
-            serde_json::from_slice(&bytes).map_err(|e| anyhow!("{}: not a labels part's sidecar: {e}", sidecar.display()))?;
-        let (records, _) = complete_lines(path)?;
-        found.push(PartFile { path: path.clone(), key: meta.key, part: meta.part, records });
+        let (key, part) = flychess_sim::shard::read_sidecar::<LabelKey>(path, "a labels part")?;
+        let (records, bytes) = complete_lines(path)?;
+        bytes_of.insert(path.clone(), bytes);
+        found.push(PartFile { path: path.clone(), key, part, records });
     }
     let parts = flychess_sim::shard::check_parts(found, "positions")?;
-    let whole = flychess_sim::shard::whole_path(&parts[0].path)
-        .map(|(w, _)| w)
-        .ok_or_else(|| anyhow!("{}: not named as a part (NAME.part-I-of-N.jsonl)", parts[0].path.display()))?;
-    let pieces = parts.iter().map(|p| complete_lines(&p.path).map(|(_, b)| (p.path.clone(), b))).collect::<Result<Vec<_>>>()?;
+    let whole = flychess_sim::shard::whole_file(&parts[0].path)?;
+    let pieces: Vec<(PathBuf, u64)> = parts.iter().map(|p| (p.path.clone(), bytes_of[&p.path])).collect();
     let bytes = flychess_sim::shard::concatenate(&pieces, &whole)?;
     Ok((whole, parts[0].part.total, bytes))
 }

@@ -269,9 +269,7 @@ impl Cache {
             found.push(PartFile { path: path.clone(), key: CacheMeta { part: None, ..meta }, part, records });
         }
         let parts = crate::shard::check_parts(found, "positions")?;
-        let whole = crate::shard::whole_path(&parts[0].path)
-            .map(|(w, _)| w)
-            .ok_or_else(|| Error::Invalid(format!("{}: not named as a part (NAME.part-I-of-N.dn)", parts[0].path.display())))?;
+        let whole = crate::shard::whole_file(&parts[0].path)?;
         let meta = parts[0].key.clone();
         let per = row_bytes(meta.descending);
         let pieces: Vec<(PathBuf, u64)> = parts.iter().map(|p| (p.path.clone(), (p.records * per) as u64)).collect();

@@ -768,13 +768,6 @@ impl ShardKey {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-struct PartSidecar {
-    #[serde(flatten)]
-    key: ShardKey,
-    part: crate::shard::Part,
-}
-
 /// Plays shard `shard`'s range of the games of `pairings` (`scheduled` order) into its part file
 /// beside `games_file` (`….part-I-of-N.jsonl`, a sidecar of its key), resumable on its own; a
 /// part left by another run (other players, pairings or options) is set aside first. Returns the
@@ -792,22 +785,7 @@ pub fn play_shard(
     let all = scheduled(pairings, options);
     let part = crate::shard::Part { shard, total: all.len() };
     let file = crate::shard::part_path(games_file, shard);
-    let sidecar = file.with_extension("json");
-    let key = ShardKey::of(entrants, pairings, options);
-    let same = std::fs::read(&sidecar)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<PartSidecar>(&b).ok())
-        .is_some_and(|m| m.key == key && m.part == part);
-    if !same {
-        if file.exists() {
-            let stale = (1..).map(|n| file.with_extension(format!("jsonl.stale-{n}"))).find(|p| !p.exists()).expect("a free name");
-            std::fs::rename(&file, &stale).map_err(|e| Error::io(&file, e))?;
-        }
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        crate::files::write_atomically(&sidecar, &serde_json::to_vec_pretty(&PartSidecar { key, part }).expect("plain struct"))?;
-    }
+    crate::shard::start_part(&file, &ShardKey::of(entrants, pairings, options), part)?;
     let rows = play_scheduled(entrants, &all[part.range()], kit, options, &file, progress)?;
     Ok((file, rows))
 }
@@ -832,12 +810,9 @@ pub fn merge_shards(
         if !file.exists() {
             continue;
         }
-        let sidecar = file.with_extension("json");
-        let bytes = std::fs::read(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
-        let meta: PartSidecar = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Invalid(format!("{}: not a games part's sidecar: {e}", sidecar.display())))?;
-        let wanted: HashSet<String> = if meta.part.total == all.len() && meta.part.shard.count == count {
-            all[meta.part.range()].iter().map(key_of).collect()
+        let (part_key, part) = crate::shard::read_sidecar::<ShardKey>(&file, "a games part")?;
+        let wanted: HashSet<String> = if part.total == all.len() && part.shard.count == count {
+            all[part.range()].iter().map(key_of).collect()
         } else {
             HashSet::new()
         };
@@ -848,7 +823,7 @@ pub fn merge_shards(
                 games.insert(row.key(), row);
             }
         }
-        found.push(crate::shard::PartFile { path: file, key: meta.key, part: meta.part, records });
+        found.push(crate::shard::PartFile { path: file, key: part_key, part, records });
     }
     if found.is_empty() {
         return Err(Error::Invalid(format!(

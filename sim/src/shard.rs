@@ -17,6 +17,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -108,6 +109,54 @@ pub fn whole_path(part: &Path) -> Option<(PathBuf, Shard)> {
         None => stem.to_string(),
     };
     Some((part.with_file_name(whole), shard))
+}
+
+/// A part file's sidecar (`….part-I-of-N.json`): the whole job's key and the part.
+#[derive(Serialize, Deserialize)]
+struct Sidecar<K> {
+    #[serde(flatten)]
+    key: K,
+    part: Part,
+}
+
+/// Makes `file` ready for its shard to write: its sidecar says `key` and `part`. A part file left
+/// by another job or cut (another sidecar) is set aside as `NAME.EXT.stale-N` first, so a shard
+/// never appends to records of another job; a part of this job is kept, to be resumed.
+pub fn start_part<K: Serialize + DeserializeOwned + PartialEq + Clone>(file: &Path, key: &K, part: Part) -> Result<()> {
+    let sidecar = file.with_extension("json");
+    let same = std::fs::read(&sidecar)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Sidecar<K>>(&b).ok())
+        .is_some_and(|m| m.key == *key && m.part == part);
+    if same {
+        return Ok(());
+    }
+    if file.exists() {
+        let ext = file.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        let stale = (1..).map(|n| file.with_extension(format!("{ext}.stale-{n}"))).find(|p| !p.exists()).expect("a free name");
+        std::fs::rename(file, &stale).map_err(|e| Error::io(file, e))?;
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let sidecar_bytes = serde_json::to_vec_pretty(&Sidecar { key: key.clone(), part }).expect("plain struct");
+    crate::files::write_atomically(&sidecar, &sidecar_bytes)
+}
+
+/// The key and part in the sidecar of the part file `file` (`what` names the kind in errors).
+pub fn read_sidecar<K: DeserializeOwned>(file: &Path, what: &str) -> Result<(K, Part)> {
+    let sidecar = file.with_extension("json");
+    let bytes = std::fs::read(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
+    let meta: Sidecar<K> =
+        serde_json::from_slice(&bytes).map_err(|e| Error::Invalid(format!("{}: not the sidecar of {what}: {e}", sidecar.display())))?;
+    Ok((meta.key, meta.part))
+}
+
+/// The whole output a part file belongs to, or an error naming a file not named as a part.
+pub fn whole_file(part: &Path) -> Result<PathBuf> {
+    whole_path(part)
+        .map(|(w, _)| w)
+        .ok_or_else(|| Error::Invalid(format!("{}: not named as a part (NAME.part-I-of-N.EXT)", part.display())))
 }
 
 /// One part file as its job's reader found it: the whole job's key (its sidecar without the

@@ -1011,8 +1011,9 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             }
             Ok(())
         }
-        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed, shard, merge_shards } => {
-            use flychess::label::{LabelKey, LabelOptions, label, merge, sample, start_part};
+        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed, shards } => {
+            use flychess::label::{LabelKey, LabelOptions, label, merge, sample};
+            let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
             let file = out.join("labels.jsonl");
             if let Some(count) = merge_shards {
                 let parts: Vec<PathBuf> = flychess_sim::shard::Shard::all(count as usize)
@@ -1038,7 +1039,7 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 Some(shard) => {
                     let key = LabelKey { pgn_sha256: flychess_sim::connectome::download::sha256_file(&pgn)?, seed, depth, multipv };
                     let part_file = flychess_sim::shard::part_path(&file, shard);
-                    start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
+                    flychess_sim::shard::start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
                     (part_file, shard.range(total))
                 }
                 None => (file, 0..total),
@@ -1491,14 +1492,8 @@ pub enum DataCommand {
         workers: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Only shard I of N (1-based): its share of the positions into
-        /// OUT/labels.part-I-of-N.jsonl, resumable on its own.
-        #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
-        shard: Option<flychess_sim::shard::Shard>,
-        /// Label nothing: join the N shards' parts into OUT/labels.jsonl (refused when a part
-        /// is missing, unfinished or of another run).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        merge_shards: Option<u32>,
+        #[command(flatten)]
+        shards: crate::cli::cluster::ShardArgs,
     },
     /// Summary of a dataset (default: the one shipped with the project).
     Info {
@@ -1565,15 +1560,8 @@ pub struct CacheArgs {
     /// Positions per think (default: 32 on the CPU engine, a few thousand on a GPU).
     #[arg(long)]
     pub batch: Option<usize>,
-    /// Only shard I of N (1-based, e.g. 2/4, a Slurm array task's number): its share of the
-    /// positions into its own part file beside the whole cache, resumable on its own. Join the
-    /// parts with --merge-shards N (or `flychess merge`); `flychess cluster slurm` writes both.
-    #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
-    pub shard: Option<flychess_sim::shard::Shard>,
-    /// Think nothing: join the part files of the N shards into the whole cache, the file one
-    /// unsharded run writes (refused when a part is missing, unfinished or of another job).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub merge_shards: Option<u32>,
+    #[command(flatten)]
+    pub shards: crate::cli::cluster::ShardArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]

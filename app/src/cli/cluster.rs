@@ -13,17 +13,17 @@ use sha2::{Digest, Sha256};
 /// The jobs that take `--shard I/N` and `--merge-shards N`, as their command words.
 pub const SHARDED_JOBS: [&[&str]; 4] = [&["cache"], &["data", "label"], &["rate"], &["duel"]];
 
-/// `--shard I/N` and `--merge-shards N`, for the jobs that play games (`rate`, `duel`).
+/// `--shard I/N` and `--merge-shards N`, the same for every job in `SHARDED_JOBS`.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct ShardArgs {
-    /// Only shard I of N (1-based, e.g. 2/4, a Slurm array task's number): its share of the games
-    /// (in a fixed order) into a part file beside the games file, resumable on its own; nothing is
-    /// rated. Join the parts with --merge-shards N; `flychess cluster slurm` writes both.
+    /// Only shard I of N (1-based, e.g. 2/4, a Slurm array task's number): its share of the job's
+    /// positions or games (in a fixed order) into a part file beside the job's output, resumable
+    /// on its own. Join the parts with --merge-shards N; `flychess cluster slurm` writes both.
     #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
     pub shard: Option<flychess_sim::shard::Shard>,
-    /// First add the games of the N shards' part files to the games file (refused when a part is
-    /// missing, unfinished or of another run), then go on as one run would: the same games, the
-    /// same results.
+    /// Join the N shards' part files into the output one unsharded run writes (refused when a
+    /// part is missing, unfinished or of another job): the cache and labels byte for byte; `rate`
+    /// and `duel` add the games to their games file and go on as one run would.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub merge_shards: Option<u32>,
 }

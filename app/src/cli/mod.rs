@@ -373,7 +373,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             fly::analyse(&which, &data, &fly, positions, json, imagination)
         }
-        Some(Command::Cache(brain::CacheArgs { positions, dataset, batch, shard, merge_shards, engine, which })) => {
+        Some(Command::Cache(brain::CacheArgs {
+            positions,
+            dataset,
+            batch,
+            shards: cluster::ShardArgs { shard, merge_shards },
+            engine,
+            which,
+        })) => {
             let dataset = match dataset {
                 Some(name) => brain::dataset_path(&name, &data)?,
                 None => flychess_sim::data::shipped_path(),
