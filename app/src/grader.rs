@@ -1,5 +1,5 @@
 //! Stockfish's grades, in the background. A worker thread owns one supervised Stockfish process
-//! (found from the setting, `$FLYCHESS_STOCKFISH`, PATH or /usr/games) and answers two kinds of
+//! (found from the setting, `$FLYCHESS_STOCKFISH`, beside the program, PATH or the usual install folders) and answers two kinds of
 //! job: grade a position (its best line, and a score for each listed move: the fly's candidates
 //! and the move played, through UCI `searchmoves`) and a hint (the best move, asked before any
 //! grading waiting in line). Without Stockfish it reports why and how to install it, and

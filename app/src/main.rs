@@ -17,11 +17,31 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    #[cfg(windows)]
+    if args.len() == 1 {
+        let_go_of_a_console_of_its_own();
+    }
     let started_as = args.first().and_then(|a| std::path::Path::new(a).file_stem()).map(|s| s.to_string_lossy().to_lowercase());
     if started_as.is_some_and(|s| s.starts_with("flychess-uci")) {
         args.insert(1, "uci".into());
     }
     report(cli::run(cli::Cli::parse_from(args)))
+}
+
+/// Windows: `flychess.exe` is a console program (so `flychess.exe eval --json` prints where it
+/// was started), and Windows gives a double-clicked console program a console window of its own.
+/// Started with no arguments (the window) and alone on its console, it closes that console.
+#[cfg(windows)]
+fn let_go_of_a_console_of_its_own() {
+    use windows_sys::Win32::System::Console::{FreeConsole, GetConsoleProcessList};
+    let mut processes = [0u32; 2];
+    // SAFETY: the buffer holds `processes.len()` process ids and outlives the call; FreeConsole
+    // takes no arguments and only detaches this process from its console.
+    unsafe {
+        if GetConsoleProcessList(processes.as_mut_ptr(), processes.len() as u32) == 1 {
+            FreeConsole();
+        }
+    }
 }
 
 fn report(result: anyhow::Result<()>) -> std::process::ExitCode {

@@ -24,7 +24,7 @@ use flychess_sim::connectome::Connectome;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
-use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_over};
+use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_from};
 
 /// What to train.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -310,7 +310,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let dir = runs_dir(data).join(&job.name);
     std::fs::create_dir_all(&dir)?;
     let info_path = dir.join("run.json");
-    let checkpoint = dir.join("checkpoint.fly");
+    let checkpoint = dir.join("checkpoint.fit");
     let metrics_path = dir.join("metrics.jsonl");
     let previous: Option<RunInfo> = std::fs::read(&info_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let resumable = previous.as_ref().is_some_and(|p| {
@@ -327,15 +327,24 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     if !resumable {
         let _ = std::fs::remove_dir_all(&snapshots);
     }
-    let (start, done_passes) = match (resumable, Fly::load(&checkpoint)) {
-        (true, Ok(f)) => {
-            let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
+    // The checkpoint holds the best readout and the fit's state after its last pass; the pass
+    // log is cut back to that pass (a pass logged after it, its checkpoint lost to a kill, is made
+    // again, the same way).
+    let (start, resume) = match (resumable, flychess_sim::fly::Checkpoint::load(&checkpoint)) {
+        (true, Ok(c)) => {
+            let passes = c.state.passes;
+            let log = std::fs::read_to_string(&metrics_path).unwrap_or_default();
+            let kept: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).take(passes).collect();
+            if kept.len() < passes {
+                return Err(anyhow!("{}: the pass log has {} passes, the checkpoint {passes}", metrics_path.display(), kept.len()));
+            }
+            flychess_sim::files::write_atomically(&metrics_path, kept.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes())?;
             events(TrainEvent::Stage { text: format!("resuming after pass {passes}"), fraction: 0.0 });
-            (f.readout, passes)
+            (c.fly.readout, Some(c.state))
         }
         _ => {
             let _ = std::fs::remove_file(&metrics_path);
-            (Readout::newborn(cache.meta.descending, steps, 1), 0)
+            (Readout::newborn(cache.meta.descending, steps, 1), None)
         }
     };
     // The blind baseline: the same fit with no input at all.
@@ -375,15 +384,18 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         hold,
         created: fly::today(),
     };
-    let mut failure = None;
     let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| {
         (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")))
     };
-    if done_passes == 0 {
-        snapshot(0, &start, None)?;
+    match &resume {
+        None => snapshot(0, &start, None)?,
+        // A kill between the checkpoint and the snapshot of a pass that keeps one.
+        Some(r) if r.passes.is_power_of_two() && !snapshots.join(format!("pass-{:04}.fly", r.passes)).exists() => {
+            snapshot(r.passes, &start, Some(r.best_val))?
+        }
+        Some(_) => {}
     }
-    let mut options = job.options.clone();
-    options.max_passes = options.max_passes.saturating_sub(done_passes);
+    let options = job.options.clone();
     events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
     let mut in_memory;
     let mut mixed;
@@ -406,34 +418,30 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             &mut in_memory
         }
     };
-    let (readout, val) = fit_over(
+    let (readout, val) = fit_from(
         &start,
+        resume.as_ref(),
         train_set,
         &val_x,
         &val_t,
         &options,
-        &mut |p, best| {
-            let mut p = p.clone();
-            p.pass += done_passes;
-            let line = serde_json::to_string(&p).expect("a pass serialises");
-            if let Err(e) = writeln!(log, "{line}").and_then(|_| log.flush()) {
-                failure = Some(e.to_string());
+        &mut |p, best, state| {
+            let recorded = |what: &str, e: &dyn std::fmt::Display| {
+                flychess_sim::error::Error::Invalid(format!("could not record pass {} of the run ({what}): {e}", p.pass))
+            };
+            // The pass's line, then the checkpoint (on resume the log is cut back to it).
+            let line = serde_json::to_string(p).expect("a pass serialises");
+            writeln!(log, "{line}").and_then(|_| log.flush()).map_err(|e| recorded(&metrics_path.display().to_string(), &e))?;
+            let fly = Fly { meta: meta(Some(p.val), None), readout: best.clone() };
+            flychess_sim::fly::Checkpoint { fly, state: state()? }.save(&checkpoint)?;
+            if p.pass.is_power_of_two() {
+                snapshot(p.pass, best, Some(p.val))?;
             }
-            if let Err(e) = (Fly { meta: meta(Some(p.val), None), readout: best.clone() }).save(&checkpoint) {
-                failure = Some(e.to_string());
-            }
-            if p.pass.is_power_of_two()
-                && let Err(e) = snapshot(p.pass, best, Some(p.val))
-            {
-                failure = Some(e.to_string());
-            }
-            events(TrainEvent::Pass(p));
+            events(TrainEvent::Pass(p.clone()));
+            Ok(())
         },
         &|| controls.should_stop(),
     )?;
-    if let Some(e) = failure {
-        return Err(anyhow!("could not record the run: {e}"));
-    }
     if controls.stop.load(Ordering::Relaxed) {
         events(TrainEvent::Stopped);
         return Ok(None);

@@ -302,6 +302,23 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     let part_path = at("cache/x.part-1-of-1.dn");
     std::fs::write(&part_path, (0..120u8).collect::<Vec<u8>>()).unwrap();
     let part_sidecar = serde_json::to_vec_pretty(&part_meta).unwrap();
+    // A readout fit's checkpoint after a real Adam step (the best fly and the fit's state).
+    let checkpoint = {
+        use flychess_sim::burn_fit::{BurnFit, FitOn};
+        use flychess_sim::train::{FitState, Metrics, Target};
+        let readout = flychess_sim::readout::Readout::newborn(8, vec![11], 1);
+        let targets: Vec<Target> = small.rows.iter().take(4).map(|r| Target::of(r).unwrap()).collect();
+        let mut fit = BurnFit::on(&readout, FitOn::Cpu).unwrap();
+        fit.step(vec![0.5; 4 * 8], &targets.iter().collect::<Vec<_>>(), 1e-3).unwrap();
+        let fly = flychess_sim::fly::Fly {
+            meta: flychess_sim::fly::Fly::load(&repo("models/flywire.fly")).unwrap().meta,
+            readout: fit.readout(&readout).unwrap(),
+        };
+        let state =
+            FitState { passes: 3, learning_rate: 1e-3, misses: 1, best_val: Metrics::default(), adam: Some(fit.adam_state().unwrap()) };
+        flychess_sim::fly::Checkpoint { fly, state }.save(&at("base.fit")).unwrap();
+        std::fs::read(at("base.fit")).unwrap()
+    };
     // A Charles run's state (what a resumed run reads first).
     let charles = flychess_sim::charles::run::RunFiles::of(dir, "fuzz");
     let state = std::fs::read(repo("models/charles/state.json")).unwrap();
@@ -354,6 +371,19 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             damage: Damage::Container,
             file: Some(at("x.fly")),
             read: Box::new(|_| flychess_sim::fly::Fly::load(&at("x.fly")).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "fit checkpoint (.fit)",
+            bases: vec![checkpoint],
+            damage: Damage::Container,
+            file: Some(at("x.fit")),
+            read: Box::new(|_| {
+                // As a resumed fit reads it: the container, then Adam's state into burn's optimiser.
+                let c = flychess_sim::fly::Checkpoint::load(&at("x.fit")).map_err(|e| s(&e))?;
+                flychess_sim::burn_fit::BurnFit::resume(&c.fly.readout, flychess_sim::burn_fit::FitOn::Cpu, c.state.adam.as_deref())
+                    .map(|_| ())
+                    .map_err(|e| format!("{}: {e}", at("x.fit").display()))
+            }),
         },
         Reader {
             name: "dopamine fly (.fly)",

@@ -8,7 +8,7 @@
 //! hand-written gradient in `train` is the reference both are tested against.
 
 use burn::module::{Module, Param};
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, OptimizerRecord};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
@@ -79,12 +79,23 @@ impl Batch {
     }
 }
 
+/// The parameters' fixed ids: Adam's saved state (keyed by parameter id) fits every module built
+/// from a readout, so a fit resumed from a checkpoint goes on with its moments.
+const WEIGHT: u64 = 1;
+const BIAS: u64 = 2;
+
+fn with_id<T: burn::module::Parameter>(mut p: Param<T>, id: u64) -> Param<T> {
+    p.id = burn::module::ParamId::from(id);
+    p
+}
+
 impl HeadsModule {
     pub fn from_readout(r: &Readout, device: &Device) -> HeadsModule {
         HeadsModule {
-            weight: (r.inputs > 0)
-                .then(|| Param::from_tensor(Tensor::<2>::from_data(TensorData::new(r.weights.clone(), [OUTPUTS, r.inputs]), device))),
-            bias: Param::from_tensor(Tensor::<1>::from_data(TensorData::new(r.bias.clone(), [OUTPUTS]), device)),
+            weight: (r.inputs > 0).then(|| {
+                with_id(Param::from_tensor(Tensor::<2>::from_data(TensorData::new(r.weights.clone(), [OUTPUTS, r.inputs]), device)), WEIGHT)
+            }),
+            bias: with_id(Param::from_tensor(Tensor::<1>::from_data(TensorData::new(r.bias.clone(), [OUTPUTS]), device)), BIAS),
         }
     }
 
@@ -226,6 +237,26 @@ impl BurnFit {
 
     pub fn new(start: &Readout, device: Device) -> BurnFit {
         BurnFit { module: HeadsModule::from_readout(start, &device), device, adam: adam(), inputs: start.inputs }
+    }
+
+    /// A fit starting from `start` with Adam's state as [`BurnFit::adam_state`] saved it (None: a
+    /// fresh Adam). A state that cannot be read is an error, never a panic.
+    pub fn resume(start: &Readout, on: FitOn, adam_state: Option<&[u8]>) -> Result<BurnFit> {
+        let mut fit = BurnFit::on(start, on)?;
+        if let Some(bytes) = adam_state {
+            let bytes = bytes.to_vec();
+            let record = std::panic::catch_unwind(move || OptimizerRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes)))
+                .map_err(|_| Error::Invalid("Adam's saved state is damaged (reading it failed)".into()))?
+                .map_err(|e| Error::Invalid(format!("Adam's saved state is damaged: {e:?}")))?;
+            fit.adam = adam().load_record(record);
+        }
+        Ok(fit)
+    }
+
+    /// Adam's state (its moments and step count), as bytes for a checkpoint.
+    pub fn adam_state(&self) -> Result<Vec<u8>> {
+        let bytes = self.adam.to_record().into_bytes().map_err(|e| Error::Invalid(format!("saving Adam's state: {e:?}")))?;
+        Ok(bytes.to_vec())
     }
 
     /// Goes back to `r` with a fresh Adam (after a pass that did not improve).

@@ -20,7 +20,7 @@ pub fn elo_of(score: f64, edge: f64) -> f64 {
 
 /// The expected score share of an Elo difference.
 pub fn score_of(elo: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+    1.0 / (1.0 + libm::pow(10.0, -elo / 400.0))
 }
 
 /// Student's t for a two-sided 95 % interval with `dof` degrees of freedom: exact table values
@@ -136,7 +136,7 @@ pub struct SprtState {
 impl Sprt {
     /// Wald's bounds: (ln(β/(1−α)), ln((1−β)/α)).
     pub fn bounds(&self) -> (f64, f64) {
-        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+        (libm::log(self.beta / (1.0 - self.alpha)), libm::log((1.0 - self.beta) / self.alpha))
     }
 
     /// The log-likelihood ratio of the pair scores under H1 against H0 (normal approximation:

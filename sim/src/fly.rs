@@ -57,6 +57,73 @@ impl Fly {
     }
 }
 
+const CHECKPOINT_MAGIC: &[u8; 8] = b"FLYFIT01";
+const CHECKPOINT_VERSION: u32 = 1;
+
+/// A readout fit stopped after a pass: the best fly so far and the fit's state (`FitState`), in
+/// one file (`runs/NAME/checkpoint.fit`, the project's checksummed container), so that a killed
+/// run resumes exactly where it was: both or neither are read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    pub fly: Fly,
+    pub state: crate::train::FitState,
+}
+
+/// The checkpoint's header (the body is the readout's weights and biases, then Adam's bytes).
+#[derive(Serialize, Deserialize)]
+struct CheckpointHeader {
+    meta: FlyMeta,
+    inputs: usize,
+    read_steps: Vec<usize>,
+    passes: usize,
+    learning_rate: f32,
+    misses: usize,
+    best_val: Metrics,
+    adam_bytes: Option<usize>,
+}
+
+impl Checkpoint {
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let (r, st) = (&self.fly.readout, &self.state);
+        let header = CheckpointHeader {
+            meta: self.fly.meta.clone(),
+            inputs: r.inputs,
+            read_steps: r.read_steps.clone(),
+            passes: st.passes,
+            learning_rate: st.learning_rate,
+            misses: st.misses,
+            best_val: st.best_val,
+            adam_bytes: st.adam.as_ref().map(Vec::len),
+        };
+        let mut body = container::f32_bytes(r.weights.iter().chain(&r.bias).copied());
+        body.extend_from_slice(st.adam.as_deref().unwrap_or_default());
+        container::write(path, CHECKPOINT_MAGIC, CHECKPOINT_VERSION, &header, &body)
+    }
+
+    pub fn load(path: &Path) -> Result<Checkpoint> {
+        let (h, body): (CheckpointHeader, Vec<u8>) = container::read(path, CHECKPOINT_MAGIC, CHECKPOINT_VERSION, "fit checkpoint")?;
+        let weights = OUTPUTS.checked_mul(h.inputs).and_then(|w| w.checked_add(OUTPUTS)).and_then(|n| n.checked_mul(4));
+        let adam = h.adam_bytes.unwrap_or(0);
+        if weights.and_then(|w| w.checked_add(adam)) != Some(body.len()) {
+            return Err(Error::table(path, "the weights and Adam's state do not match the checkpoint's sizes"));
+        }
+        let weights = weights.unwrap_or_default();
+        let values = container::f32_values(&body[..weights]);
+        let (w, bias) = values.split_at(OUTPUTS * h.inputs);
+        let readout = Readout { inputs: h.inputs, read_steps: h.read_steps, weights: w.to_vec(), bias: bias.to_vec() };
+        Ok(Checkpoint {
+            fly: Fly { meta: h.meta, readout },
+            state: crate::train::FitState {
+                passes: h.passes,
+                learning_rate: h.learning_rate,
+                misses: h.misses,
+                best_val: h.best_val,
+                adam: h.adam_bytes.map(|_| body[weights..].to_vec()),
+            },
+        })
+    }
+}
+
 impl Fly {
     /// What plays, as a key (16 hex digits): a hash of the readout's weights, biases and read
     /// steps, the brain it belongs to, the homeostasis it was fitted under, and the imagination

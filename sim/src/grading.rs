@@ -8,7 +8,7 @@ pub const CP_CLIP: f64 = 1000.0;
 /// Win chance in percent for the side whose score this is: 50 + 50·(2/(1+e^(−0.00368208·cp)) − 1).
 pub fn win_percent(cp: f64) -> f64 {
     let cp = cp.clamp(-CP_CLIP, CP_CLIP);
-    50.0 + 50.0 * (2.0 / (1.0 + (-0.00368208 * cp).exp()) - 1.0)
+    50.0 + 50.0 * (2.0 / (1.0 + libm::exp(-0.00368208 * cp)) - 1.0)
 }
 
 /// A score as Stockfish gives it: centipawns, or a forced mate in `n` moves (positive: the side to
@@ -47,7 +47,7 @@ pub fn accuracy(drop: f64) -> f64 {
     if drop <= 0.0 {
         return 100.0;
     }
-    (103.1668100711649 * (-0.04354415386753951 * drop).exp() - 3.166924740191411 + 1.0).clamp(0.0, 100.0)
+    (103.1668100711649 * libm::exp(-0.04354415386753951 * drop) - 3.166924740191411 + 1.0).clamp(0.0, 100.0)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

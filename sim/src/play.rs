@@ -156,7 +156,7 @@ impl LookAhead {
         let fresh_exists = self.repeats.iter().any(|r| !r);
         let value = |i: usize| if self.draws[i] { 0.0 } else { self.ours[i] };
         let key = |i: usize| -> (f32, f32) {
-            let lp = self.probability[i].max(1e-12).ln();
+            let lp = libm::logf(self.probability[i].max(1e-12));
             if w.is_infinite() { (value(i), lp) } else { (lp + w * value(i), 0.0) }
         };
         let better = |a: &usize, b: &usize| {

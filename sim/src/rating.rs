@@ -16,7 +16,7 @@ pub struct Outcome {
 const SCALE: f64 = std::f64::consts::LN_10 / 400.0;
 
 fn expected(ri: f64, rj: f64) -> f64 {
-    1.0 / (1.0 + (-(ri - rj) * SCALE).exp())
+    1.0 / (1.0 + libm::exp(-(ri - rj) * SCALE))
 }
 
 /// The games plus one virtual draw for every pair of players that met.

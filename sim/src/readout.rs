@@ -74,7 +74,7 @@ impl Readout {
             from: out[..FROM].try_into().expect("64"),
             to: out[FROM..FROM + TO].try_into().expect("64"),
             promotion: out[FROM + TO..FROM + TO + PROMOTIONS].try_into().expect("5"),
-            value: out[OUTPUTS - 1].tanh(),
+            value: libm::tanhf(out[OUTPUTS - 1]),
         }
     }
 }
@@ -165,7 +165,7 @@ pub fn policy(pos: &Chess, heads: &Heads) -> Policy {
         })
         .collect();
     let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let exp: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
+    let exp: Vec<f32> = scores.iter().map(|s| libm::expf(s - top)).collect();
     let total: f32 = exp.iter().sum();
     Policy { moves, probability: exp.iter().map(|e| e / total).collect(), value: heads.value }
 }

@@ -15,30 +15,95 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::grading::Score;
 
+/// What to do when no Stockfish is found, for the system the program runs on.
+#[cfg(windows)]
+pub const INSTALL_HINT: &str = "Stockfish was not found: download it from stockfishchess.org/download (Windows, x86-64), unzip it beside flychess.exe or into Program Files\\Stockfish, or choose its .exe in About (or set FLYCHESS_STOCKFISH); the fly plays without it, only the grades wait for it";
+#[cfg(not(windows))]
 pub const INSTALL_HINT: &str = "Stockfish was not found: install it (Debian/Ubuntu: `sudo apt-get install stockfish`; macOS: `brew install stockfish`; Windows: stockfishchess.org) or point FLYCHESS_STOCKFISH at the binary";
 
-/// Where Stockfish is: the given setting, `$FLYCHESS_STOCKFISH`, `stockfish` on PATH, then
-/// Debian's `/usr/games/stockfish`. A setting that names no file is an error of its own (the
-/// user asked for that engine), not a reason to quietly use another.
+/// Where Stockfish is: the given setting, `$FLYCHESS_STOCKFISH`, then the places of
+/// [`search_places`] in order. A setting that names no file is an error of its own (the user
+/// asked for that engine), not a reason to quietly use another.
 pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = setting {
         return if p.is_file() {
             Ok(p.to_path_buf())
         } else {
             Err(Error::Invalid(format!(
-                "the Stockfish set at {} is not there; fix the path or clear it to search PATH and /usr/games (install: `sudo apt-get install stockfish`)",
-                p.display()
+                "the Stockfish set at {} is not there; fix the path or clear it to search {}",
+                p.display(),
+                SEARCHED
             )))
         };
     }
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    candidates.extend(std::env::var_os("FLYCHESS_STOCKFISH").map(PathBuf::from));
-    if let Some(path) = std::env::var_os("PATH") {
-        // Windows names it stockfish.exe.
-        candidates.extend(std::env::split_paths(&path).flat_map(|d| [d.join("stockfish"), d.join("stockfish.exe")]));
+    if let Some(p) = std::env::var_os("FLYCHESS_STOCKFISH").map(PathBuf::from).filter(|p| p.is_file()) {
+        return Ok(p);
     }
-    candidates.push(PathBuf::from("/usr/games/stockfish"));
-    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| Error::Invalid(INSTALL_HINT.to_string()))
+    let beside_program = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+    search_places(beside_program.as_deref(), |name| std::env::var_os(name))
+        .iter()
+        .find_map(|dir| stockfish_in(dir))
+        .ok_or_else(|| Error::Invalid(INSTALL_HINT.to_string()))
+}
+
+/// The places searched when no Stockfish is set, in words (for the settings' hint).
+#[cfg(windows)]
+pub const SEARCHED: &str = "beside flychess.exe, PATH and Program Files";
+#[cfg(not(windows))]
+pub const SEARCHED: &str = "beside the program, PATH and /usr/games";
+
+/// The folders searched for Stockfish, in order: the program's own folder and its `stockfish`
+/// subfolder (where a user unzips the download beside the app), every folder on PATH, Windows'
+/// usual install folders (`Program Files\Stockfish`, `Program Files (x86)\Stockfish`,
+/// `%LOCALAPPDATA%\Programs\Stockfish`, each with its `stockfish` subfolder as the official
+/// zip unpacks), then (not on Windows) Debian's `/usr/games`, `/usr/local/bin` and Homebrew's
+/// folders. `env`
+/// reads an environment variable (a parameter so that tests can set a Windows environment).
+pub fn search_places(beside_program: Option<&Path>, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    if let Some(dir) = beside_program {
+        places.push(dir.to_path_buf());
+        places.push(dir.join("stockfish"));
+    }
+    if let Some(path) = env("PATH") {
+        places.extend(std::env::split_paths(&path));
+    }
+    for (variable, below) in [
+        ("ProgramFiles", "Stockfish"),
+        ("ProgramFiles(x86)", "Stockfish"),
+        ("ProgramW6432", "Stockfish"),
+        ("LOCALAPPDATA", "Programs/Stockfish"),
+    ] {
+        if let Some(root) = env(variable).filter(|r| !r.is_empty()) {
+            let dir = below.split('/').fold(PathBuf::from(root), |d, part| d.join(part));
+            places.push(dir.join("stockfish"));
+            places.push(dir);
+        }
+    }
+    // Unix folders (on Windows a path like /usr/games would name a folder of the current drive;
+    // under Wine, the Linux host's own Stockfish, which Windows cannot run).
+    #[cfg(not(windows))]
+    places.extend(["/usr/games", "/usr/local/bin", "/opt/homebrew/bin"].map(PathBuf::from));
+    places
+}
+
+/// The Stockfish in one folder: `stockfish` or `stockfish.exe`, else the first (by name) file
+/// named `stockfish….exe` (the official Windows builds are called e.g.
+/// `stockfish-windows-x86-64-avx2.exe`). None when the folder has none or cannot be read.
+pub fn stockfish_in(dir: &Path) -> Option<PathBuf> {
+    if let Some(plain) = ["stockfish", "stockfish.exe"].iter().map(|n| dir.join(n)).find(|p| p.is_file()) {
+        return Some(plain);
+    }
+    let mut named: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().map(|n| n.to_string_lossy().to_lowercase()).is_some_and(|n| n.starts_with("stockfish") && n.ends_with(".exe"))
+                && p.is_file()
+        })
+        .collect();
+    named.sort();
+    named.into_iter().next()
 }
 
 /// How long an analysis may search.
@@ -393,5 +458,52 @@ mod tests {
         assert!(parse_info("info depth x score cp 1 pv e2e4").is_none());
         assert!(parse_info("bestmove e2e4").is_none());
         assert!(parse_info("").is_none());
+    }
+
+    /// Where Windows users put Stockfish: unzipped beside the app (the official zip's folder and
+    /// its long file name), or in Program Files; the app's own folder comes before PATH and
+    /// Program Files, and a folder without it is passed over.
+    #[test]
+    fn stockfish_is_found_where_windows_users_put_it() {
+        let root = tempfile::tempdir().unwrap();
+        let app = root.path().join("Fly Chess");
+        let program_files = root.path().join("Program Files");
+        let on_path = root.path().join("bin");
+        for d in [&app, &program_files.join("Stockfish"), &on_path] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(app.join("readme.txt"), "").unwrap();
+        let env = |pf: &Path, path: &Path| {
+            let (pf, path) = (pf.as_os_str().to_owned(), path.as_os_str().to_owned());
+            move |name: &str| match name {
+                "ProgramFiles" => Some(pf.clone()),
+                "PATH" => Some(path.clone()),
+                _ => None,
+            }
+        };
+        let first = |places: Vec<PathBuf>| places.iter().find_map(|d| stockfish_in(d));
+        // Nothing anywhere (the system folders of this machine aside).
+        let none = first(search_places(Some(&app), env(&program_files, &on_path)));
+        assert!(none.as_ref().is_none_or(|p| !p.starts_with(root.path())), "{none:?}");
+        // In Program Files, in the zip's `stockfish` folder with its long name.
+        let zipped = program_files.join("Stockfish/stockfish");
+        std::fs::create_dir_all(&zipped).unwrap();
+        std::fs::write(zipped.join("stockfish-windows-x86-64-avx2.exe"), "").unwrap();
+        std::fs::write(zipped.join("README.md"), "").unwrap();
+        assert_eq!(first(search_places(Some(&app), env(&program_files, &on_path))), Some(zipped.join("stockfish-windows-x86-64-avx2.exe")));
+        // On PATH comes before Program Files.
+        std::fs::write(on_path.join("stockfish.exe"), "").unwrap();
+        assert_eq!(first(search_places(Some(&app), env(&program_files, &on_path))), Some(on_path.join("stockfish.exe")));
+        // Beside the app (in the zip's folder) comes first.
+        std::fs::create_dir_all(app.join("stockfish")).unwrap();
+        std::fs::write(app.join("stockfish/stockfish-windows-x86-64-sse41-popcnt.exe"), "").unwrap();
+        assert_eq!(
+            first(search_places(Some(&app), env(&program_files, &on_path))),
+            Some(app.join("stockfish/stockfish-windows-x86-64-sse41-popcnt.exe"))
+        );
+        // A folder named like the engine is not the engine.
+        let odd = root.path().join("odd");
+        std::fs::create_dir_all(odd.join("stockfish.exe")).unwrap();
+        assert_eq!(stockfish_in(&odd), None);
     }
 }

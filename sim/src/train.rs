@@ -88,7 +88,7 @@ impl Target {
                 .iter()
                 .position(|u| *u == m.mv.uci())
                 .ok_or_else(|| Error::Invalid(format!("{}: labelled move {} is not legal", row.fen, m.mv.uci())))?;
-            let s = ((win[k] - best_win) / TAU).exp();
+            let s = libm::exp((win[k] - best_win) / TAU);
             share[i] += s as f32;
             total += s;
             if k == 0 {
@@ -130,14 +130,14 @@ fn forward(r: &Readout, x: &[f32], t: &Target) -> (Vec<f32>, f32, [f32; OUTPUTS]
     let scores: Vec<f32> =
         t.legal.iter().map(|&(f, to, p)| out[f as usize] + out[FROM + to as usize] + out[FROM + TO + p as usize]).collect();
     let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let exp: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
+    let exp: Vec<f32> = scores.iter().map(|s| libm::expf(s - top)).collect();
     let total: f32 = exp.iter().sum();
-    (exp.iter().map(|e| e / total).collect(), out[OUTPUTS - 1].tanh(), out)
+    (exp.iter().map(|e| e / total).collect(), libm::tanhf(out[OUTPUTS - 1]), out)
 }
 
 /// Loss of one position: cross-entropy over legal moves plus squared value error.
 fn position_loss(p: &[f32], v: f32, t: &Target) -> (f64, f64) {
-    let ce: f64 = t.share.iter().zip(p).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * (q.max(1e-30) as f64).ln()).sum();
+    let ce: f64 = t.share.iter().zip(p).filter(|(s, _)| **s > 0.0).map(|(s, q)| -(*s as f64) * libm::log(q.max(1e-30) as f64)).sum();
     (ce + ((v - t.value) as f64).powi(2), ce)
 }
 
@@ -264,7 +264,7 @@ impl Default for FitOptions {
 }
 
 /// One pass's record (a line of runs/NAME/metrics.jsonl).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PassRecord {
     pub pass: usize,
     pub train_loss: f64,
@@ -305,6 +305,9 @@ pub trait TrainSet {
     /// One pass, in its own shuffled order: `step(features, targets)` for each batch of at most
     /// `batch` positions, which returns the batch's mean loss.
     fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()>;
+    /// Moves on as `passes` passes of `batch` would, without reading a row (the shuffles only):
+    /// a resumed fit's next pass then sees the order an unbroken fit's would.
+    fn skip_passes(&mut self, batch: usize, passes: usize) -> Result<()>;
 }
 
 /// Features and targets held in memory, shuffled anew each pass (a fixed xorshift from the seed,
@@ -338,6 +341,13 @@ impl TrainSet for InMemory<'_> {
         self.targets.len()
     }
 
+    fn skip_passes(&mut self, _batch: usize, passes: usize) -> Result<()> {
+        for _ in 0..passes {
+            shuffle_with(&mut self.order, &mut self.state);
+        }
+        Ok(())
+    }
+
     fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()> {
         shuffle_with(&mut self.order, &mut self.state);
         let d = self.inputs;
@@ -348,6 +358,23 @@ impl TrainSet for InMemory<'_> {
         }
         Ok(())
     }
+}
+
+/// Where a fit stood after a pass, beside its best readout: all a resumed fit needs to go on
+/// exactly as the unbroken fit would have (the same passes, the same steps, the same readout).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitState {
+    /// Passes done.
+    pub passes: usize,
+    /// The step size for the next pass (halved after each pass that did not improve).
+    pub learning_rate: f32,
+    /// Passes in a row that did not improve.
+    pub misses: usize,
+    /// The best readout's VAL figures.
+    pub best_val: Metrics,
+    /// Adam's moments (`BurnFit::adam_state`) when the last pass improved; None after a pass that
+    /// did not (the fit went back to the best readout with a fresh Adam).
+    pub adam: Option<Vec<u8>>,
 }
 
 /// `fit` over any `TrainSet` (the passes, the halving and the bookkeeping; the steps are burn's).
@@ -361,12 +388,52 @@ pub fn fit_over(
     record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
-    let start_val = evaluate(start, val_x, val_t);
-    let (mut best, mut best_val) = (start.clone(), start_val);
-    let mut steps = BurnFit::on(start, options.on)?;
-    let mut lr = options.learning_rate;
-    let mut misses = 0;
-    for pass in 1..=options.max_passes {
+    fit_from(
+        start,
+        None,
+        train,
+        val_x,
+        val_t,
+        options,
+        &mut |p, best, _| {
+            record(p, best);
+            Ok(())
+        },
+        stop,
+    )
+}
+
+/// What `fit_from` calls after each pass: the pass, the best readout so far, and how to get the
+/// fit's state (made only when asked: it copies Adam's moments).
+pub type PassRecorder<'r> = dyn FnMut(&PassRecord, &Readout, &dyn Fn() -> Result<FitState>) -> Result<()> + 'r;
+
+/// `fit_over` that can be stopped and resumed: `record` also gets the fit's state after each pass
+/// (to checkpoint beside the best readout, `Ok` when kept), and a fit given `Some(state)` with the
+/// best readout as `start` goes on after that pass exactly as if it had never stopped. Passes are
+/// numbered from the first pass of the whole fit, and `options.max_passes` counts them all.
+#[allow(clippy::too_many_arguments)]
+pub fn fit_from(
+    start: &Readout,
+    resume: Option<&FitState>,
+    train: &mut dyn TrainSet,
+    val_x: &[f32],
+    val_t: &[Target],
+    options: &FitOptions,
+    record: &mut PassRecorder,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Readout, Metrics)> {
+    let (mut best, mut best_val) = (start.clone(), resume.map_or_else(|| evaluate(start, val_x, val_t), |r| r.best_val));
+    let mut steps = BurnFit::resume(start, options.on, resume.and_then(|r| r.adam.as_deref()))?;
+    let mut lr = resume.map_or(options.learning_rate, |r| r.learning_rate);
+    let mut misses = resume.map_or(0, |r| r.misses);
+    let done = resume.map_or(0, |r| r.passes);
+    if done > 0 {
+        train.skip_passes(options.batch, done)?;
+    }
+    if misses >= options.patience {
+        return Ok((best, best_val));
+    }
+    for pass in done + 1..=options.max_passes {
         if stop() {
             break;
         }
@@ -392,7 +459,20 @@ pub fn fit_over(
             lr *= 0.5;
             steps.restart_from(&best);
         }
-        record(&PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() }, &best);
+        let state = || -> Result<FitState> {
+            Ok(FitState {
+                passes: pass,
+                learning_rate: lr,
+                misses,
+                best_val,
+                adam: if improved { Some(steps.adam_state()?) } else { None },
+            })
+        };
+        record(
+            &PassRecord { pass, train_loss, val, learning_rate: lr, improved, seconds: started.elapsed().as_secs_f64() },
+            &best,
+            &state,
+        )?;
         if misses >= options.patience {
             break;
         }
@@ -566,6 +646,71 @@ mod tests {
         let (a, b) = (evaluate(&cpu, &x, &targets), evaluate(&gpu, &x, &targets));
         assert!((a.loss - b.loss).abs() < 1e-4 && (cpu_m.loss - gpu_m.loss).abs() < 1e-4, "{a:?} vs {b:?}");
         assert_eq!((a.top1, cpu_m.top1), (b.top1, gpu_m.top1));
+    }
+
+    /// A fit stopped after any pass and resumed from its best readout and state (Adam's moments,
+    /// step size, misses, the data order) ends with the very readout of the unbroken fit, pass
+    /// records equal but for their seconds; resumed with a fresh Adam instead (as before the state
+    /// was kept), it does not.
+    #[test]
+    fn a_fit_resumed_from_its_state_ends_where_the_unbroken_fit_ends() {
+        let rows: Vec<Row> =
+            (0..96).map(|i| if i % 3 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30), ("d2d4", 10)]) }).collect();
+        let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
+        let x: Vec<f32> = (0..96).flat_map(|i| [((i * 7) % 11) as f32 / 11.0, (i % 3) as f32, ((i * 5) % 13) as f32 / 13.0]).collect();
+        let (val_x, val_t) = (&x[..48 * 3], &targets[..48]);
+        let start = Readout::newborn(3, vec![11], 5);
+        // A step size large enough that some passes miss (the halving and the restarts are resumed too).
+        let options = FitOptions { batch: 16, max_passes: 9, learning_rate: 0.3, patience: 9, ..Default::default() };
+        let without_seconds = |p: &PassRecord| PassRecord { seconds: 0.0, ..p.clone() };
+        let mut unbroken_passes = Vec::new();
+        let mut states: Vec<(Readout, FitState)> = Vec::new();
+        let (unbroken, unbroken_val) = fit_from(
+            &start,
+            None,
+            &mut InMemory::new(&x, &targets, 3, options.seed),
+            val_x,
+            val_t,
+            &options,
+            &mut |p, best, state| {
+                unbroken_passes.push(without_seconds(p));
+                states.push((best.clone(), state()?));
+                Ok(())
+            },
+            &|| false,
+        )
+        .unwrap();
+        assert_eq!(states.len(), 9);
+        assert!(unbroken_passes.iter().any(|p| !p.improved) && unbroken_passes.iter().any(|p| p.improved), "{unbroken_passes:?}");
+        for (k, (best, state)) in states.iter().enumerate() {
+            for fresh_adam in [false, true] {
+                let state = FitState { adam: if fresh_adam { None } else { state.adam.clone() }, ..state.clone() };
+                let mut resumed_passes = unbroken_passes[..=k].to_vec();
+                let (resumed, resumed_val) = fit_from(
+                    best,
+                    Some(&state),
+                    &mut InMemory::new(&x, &targets, 3, options.seed),
+                    val_x,
+                    val_t,
+                    &options,
+                    &mut |p, _, _| {
+                        resumed_passes.push(without_seconds(p));
+                        Ok(())
+                    },
+                    &|| false,
+                )
+                .unwrap();
+                let same = resumed == unbroken && resumed_val == unbroken_val && resumed_passes == unbroken_passes;
+                if fresh_adam {
+                    // After a pass that improved (and one more pass to make), a fresh Adam goes elsewhere.
+                    if unbroken_passes[k].improved && k + 1 < 9 {
+                        assert!(!same, "resumed after pass {} with a fresh Adam yet the same", k + 1);
+                    }
+                } else {
+                    assert!(same, "resumed after pass {}: {resumed_passes:?} against {unbroken_passes:?}", k + 1);
+                }
+            }
+        }
     }
 
     #[test]

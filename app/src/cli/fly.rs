@@ -140,7 +140,7 @@ pub fn train(
 /// One row of `eval`'s table: a player's HOLD figures with their 95 % intervals, and its
 /// difference from the fly on the same positions; printed as text or as JSON from the same row.
 pub(crate) struct PlayerRow {
-    player: &'static str,
+    player: String,
     top1: stats::Estimate,
     good: stats::Estimate,
     loss: stats::Estimate,
@@ -149,11 +149,11 @@ pub(crate) struct PlayerRow {
 }
 
 impl PlayerRow {
-    pub(crate) fn of(player: &'static str, per: &[PositionOutcome], fly: &[PositionOutcome]) -> PlayerRow {
+    pub(crate) fn of(player: impl Into<String>, per: &[PositionOutcome], fly: &[PositionOutcome]) -> PlayerRow {
         let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
         let (top1, good) = (hits(per, |o| o.top1), hits(per, |o| o.good));
         PlayerRow {
-            player,
+            player: player.into(),
             top1: stats::rate_of(&top1),
             good: stats::rate_of(&good),
             loss: stats::mean(&per.iter().map(|o| o.loss).collect::<Vec<_>>()),
@@ -228,6 +228,7 @@ pub fn eval(
     options: &FitOptions,
     controls: bool,
     human_positions: Option<usize>,
+    against: &[String],
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
@@ -249,7 +250,9 @@ pub fn eval(
     };
     let name = name.as_str();
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
-    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(n), None, EngineChoice::Auto)?;
+    // The fly is measured on HOLD only (the controls read the board, not the brain), so only HOLD's
+    // rates are cached here (the first rows of the cache that training fills further).
+    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, EngineChoice::Auto)?;
     if cache.meta.brain_checksum != f.meta.brain_checksum {
         return Err(anyhow!(
             "fly {name} belongs to brain {} ({}), not to the brain asked for ({})",
@@ -307,12 +310,24 @@ pub fn eval(
     if let Some(o) = &shuffled_o {
         table.push(PlayerRow::of("shuffled wiring", o, &fly_o));
     }
+    // Other flies of this brain, on the same rows (their features from the same caches).
+    for other in against {
+        let o = Fly::load(&fly::find(other, data)?)?;
+        if o.meta.brain_checksum != f.meta.brain_checksum {
+            return Err(anyhow!("fly {other} belongs to brain {} ({}), not to {name}'s", o.meta.brain, &o.meta.brain_checksum[..12]));
+        }
+        let x = if o.meta.reading == f.meta.reading { fly_x.clone() } else { cache.read(0..HOLD, o.meta.reading)? };
+        table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &x, &hold_t), &fly_o));
+        let hx = human_features(which, data, human_rows.len(), o.meta.reading)?;
+        human_table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &human_t), &fly_h));
+    }
     let report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
         "brain_checksum": f.meta.brain_checksum,
         "hold_positions": HOLD,
         "train_positions": train_rows.len(),
+        "positions_trained": f.meta.train_positions,
         "top1": fly_m.top1, "good": fly_m.good, "loss": fly_m.loss, "policy_loss": fly_m.policy_loss,
         "top1_interval": [table[0].top1.low, table[0].top1.high],
         "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
@@ -1674,6 +1689,10 @@ pub struct EvalArgs {
     /// Positions of the human test measured (default: all 4,096).
     #[arg(long)]
     pub human_positions: Option<usize>,
+    /// Other flies of the same brain measured on the same HOLD and human-test positions, each
+    /// with the paired difference "fly − this" and its 95 % interval (e.g. the fly it replaces).
+    #[arg(long, value_name = "FLY")]
+    pub against: Vec<String>,
     #[command(flatten)]
     pub fit: FitArgs,
     #[command(flatten)]

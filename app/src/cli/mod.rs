@@ -32,7 +32,7 @@ pub use options::*;
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Data folder (brains, tables, flies). Default: $FLYCHESS_DATA, else the platform's data dir.
+    /// Data folder (brains, tables, flies). Default: $FLYCHESS_DATA, else a portable copy's flychess-data folder beside the program, else the platform's data dir.
     #[arg(long, global = true)]
     data: Option<PathBuf>,
     /// Open the window, save a PNG of it once the brain is ready (and the moves are played), and close.
@@ -345,8 +345,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             "charles" => charles::eval(&which, &data, &charles, &fit.options(), json),
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
         },
-        Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, human_positions, fit, which, .. })) => {
-            fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls, human_positions)
+        Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, human_positions, against, fit, which, .. })) => {
+            fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls, human_positions, &against)
         }
         Some(Command::Charles(charles::CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => {
             match flychess_sim::charles::CharlesConfig::parse(&size) {

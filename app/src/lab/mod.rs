@@ -32,7 +32,7 @@ pub use flychess_sim::connectome::{Connectome, Control, Info};
 pub use flychess_sim::files::{DataFolder, write_atomically as save_file};
 pub use flychess_sim::fly::check_name;
 pub use flychess_sim::grading::Verdict;
-pub use flychess_sim::stockfish::find_stockfish;
+pub use flychess_sim::stockfish::{SEARCHED as STOCKFISH_SEARCHED, find_stockfish};
 pub use flychess_sim::store::BrainSpec;
 
 use crate::game::Game;

@@ -31,8 +31,19 @@ impl FlyChessApp {
             }
             ui.horizontal(|ui| {
                 ui.label("Stockfish:");
-                ui.add(egui::TextEdit::singleline(&mut self.stockfish_edit).hint_text("search PATH and /usr/games").desired_width(260.0));
-                if ui.button("Use").clicked() {
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.stockfish_edit)
+                        .hint_text(format!("search {}", crate::lab::STOCKFISH_SEARCHED))
+                        .desired_width(260.0),
+                );
+                let mut chosen = false;
+                if ui.button("Choose…").on_hover_text("Pick the Stockfish program (stockfish.exe on Windows)").clicked()
+                    && let Some(path) = rfd::FileDialog::new().set_title("The Stockfish program").pick_file()
+                {
+                    self.stockfish_edit = path.display().to_string();
+                    chosen = true;
+                }
+                if ui.button("Use").clicked() || chosen {
                     self.settings.stockfish = self.stockfish_edit.trim().to_string();
                     self.lab.command(Command::UseStockfish(self.settings.stockfish.clone()));
                 }

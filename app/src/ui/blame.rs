@@ -26,7 +26,7 @@ pub struct BlamePanel {
     /// The cloud shows the blame instead of the rates.
     pub showing: bool,
     pub status: String,
-    /// Stockfish as the settings name it (None: found on PATH or in /usr/games).
+    /// Stockfish as the settings name it (None: searched beside the program, on PATH and in the usual install folders).
     pub stockfish: Option<PathBuf>,
     /// The brain's tables for the backward pass, by brain checksum.
     base: KeptBase,

@@ -102,8 +102,20 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The folder a portable copy keeps its data in: `flychess-data` beside the program, when it
+/// exists (the Windows zip ships it empty, so that the unzipped app writes nothing outside its own
+/// folder). None for an installed program.
+pub fn portable_folder() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.join(PORTABLE_FOLDER)).filter(|d| d.is_dir())
+}
+
+/// The name of a portable copy's data folder (see [`portable_folder`]).
+pub const PORTABLE_FOLDER: &str = "flychess-data";
+
 /// The user's data folder and every path in it. Built from a root (`DataFolder::at`) or from the
-/// environment (`DataFolder::user`: `$FLYCHESS_DATA` when set, else e.g. `~/.local/share/flychess`).
+/// environment (`DataFolder::user`: `$FLYCHESS_DATA` when set, else a portable copy's own
+/// `flychess-data` folder, else e.g. `~/.local/share/flychess`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataFolder {
     root: PathBuf,
@@ -117,6 +129,9 @@ impl DataFolder {
     /// The folder this user's runs, flies and caches live in.
     pub fn user() -> DataFolder {
         if let Some(d) = std::env::var_os("FLYCHESS_DATA").filter(|d| !d.is_empty()) {
+            return DataFolder::at(d);
+        }
+        if let Some(d) = portable_folder() {
             return DataFolder::at(d);
         }
         let root = directories::ProjectDirs::from("org", "flychess", "flychess")

@@ -99,8 +99,10 @@ pub fn materialise(root: &Path) -> Result<PathBuf> {
 pub fn dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        // A portable copy keeps these in its own folder too.
+        let portable = crate::files::portable_folder().map(|d| d.join("shipped"));
         let cache = directories::ProjectDirs::from("org", "flychess", "flychess").map(|p| p.cache_dir().to_path_buf());
-        let roots: Vec<PathBuf> = cache.into_iter().chain([std::env::temp_dir().join("flychess")]).collect();
+        let roots: Vec<PathBuf> = portable.into_iter().chain(cache).chain([std::env::temp_dir().join("flychess")]).collect();
         let mut last = None;
         for root in &roots {
             match materialise(root) {

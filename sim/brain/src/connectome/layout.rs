@@ -119,7 +119,9 @@ pub fn from_wiring(neurons: &Neurons, edges: &[(u32, u32, u32)], sheet: &Sheet) 
         if post == pre {
             continue;
         }
-        let w = (w as f32).ln_1p();
+        // libm's log1pf, not the platform's: the layout (and so the brain's checksum) is the same
+        // on every system (Windows' own log1pf differs in the last bit for some counts).
+        let w = libm::log1pf(w as f32);
         partners[post as usize].push((pre, w));
         partners[pre as usize].push((post, w));
     }
