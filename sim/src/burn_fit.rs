@@ -244,11 +244,14 @@ impl BurnFit {
     pub fn resume(start: &Readout, on: FitOn, adam_state: Option<&[u8]>) -> Result<BurnFit> {
         let mut fit = BurnFit::on(start, on)?;
         if let Some(bytes) = adam_state {
+            // burn reads and loads the record with `expect`s of its own (a damaged record can reach
+            // them, as the fuzz test found): a panic there is an error here.
             let bytes = bytes.to_vec();
             let record = std::panic::catch_unwind(move || OptimizerRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes)))
                 .map_err(|_| Error::Invalid("Adam's saved state is damaged (reading it failed)".into()))?
                 .map_err(|e| Error::Invalid(format!("Adam's saved state is damaged: {e:?}")))?;
-            fit.adam = adam().load_record(record);
+            fit.adam = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| adam().load_record(record)))
+                .map_err(|_| Error::Invalid("Adam's saved state is damaged (loading it failed)".into()))?;
         }
         Ok(fit)
     }

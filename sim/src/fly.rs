@@ -199,20 +199,26 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
     })
 }
 
-/// The first trained fly of the brain with this checksum: the shipped ones first (the default
-/// brain's own fly), then the user's, each folder in name order. (name, path).
+/// The brain's own trained fly: among the shipped flies of the brain with this checksum (else the
+/// user's), the one trained on the most positions (the same number: the first by name), so an
+/// older fly shipped beside a newer one for comparison is never taken for it. (name, path).
 pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
     for dir in [shipped_dir(), crate::files::DataFolder::at(data).flies()] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
         found.sort();
+        let mut best: Option<(usize, String, PathBuf)> = None;
         for p in found {
             if let Ok(f) = Fly::load(&p)
                 && f.meta.brain_checksum == brain_checksum
                 && f.meta.kind == "trained"
+                && best.as_ref().is_none_or(|(most, _, _)| f.meta.train_positions > *most)
             {
-                return Some((f.meta.name.clone(), p));
+                best = Some((f.meta.train_positions, f.meta.name.clone(), p));
             }
+        }
+        if let Some((_, name, path)) = best {
+            return Some((name, path));
         }
     }
     None
@@ -236,6 +242,37 @@ pub fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A brain's own fly is the one trained on the most positions, whatever the names' order
+    /// (an older fly kept beside it, like `flywire-75k` beside `flywire`, sorts first).
+    #[test]
+    fn the_brains_own_fly_is_the_one_trained_on_the_most_positions() {
+        let data = tempfile::tempdir().unwrap();
+        let flies = crate::files::DataFolder::at(data.path()).flies();
+        let save = |name: &str, kind: &str, positions: usize| {
+            let meta = FlyMeta {
+                name: name.into(),
+                kind: kind.into(),
+                brain: "b".into(),
+                brain_checksum: "not a shipped brain".into(),
+                homeostasis: "h".into(),
+                reading: Reading::Mean9To12,
+                data: "d".into(),
+                train_positions: positions,
+                val: None,
+                hold: None,
+                created: today(),
+            };
+            Fly { meta, readout: Readout::newborn(3, vec![11], 1) }.save(&flies.join(format!("{name}.fly"))).unwrap();
+        };
+        save("mine-75k", "trained", 75_000);
+        save("mine", "trained", 1_200_000);
+        save("mine-0", "newborn", 5_000_000);
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine");
+        save("mine-also", "trained", 1_200_000);
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine-also", "a tie: the first by name");
+        assert!(trained_for("another brain", data.path()).is_none());
+    }
 
     #[test]
     fn a_fly_round_trips_and_refuses_damage() {
