@@ -152,7 +152,7 @@ impl MushroomBody {
 
 /// The logistic function (deterministic: the same number on every run of a build).
 pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + libm::expf(-x))
+    1.0 / (1.0 + (-x).exp())
 }
 
 /// The `p`-th highest value (1-based) of `values`.
@@ -476,7 +476,7 @@ pub fn prepare(
 /// The probabilities P(m) = softmax(A(m) / T) the window shows.
 pub fn vote_probabilities(votes: &[f32], temperature: f32) -> Vec<f32> {
     let top = votes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let e: Vec<f32> = votes.iter().map(|v| libm::expf((v - top) / temperature)).collect();
+    let e: Vec<f32> = votes.iter().map(|v| ((v - top) / temperature).exp()).collect();
     let total: f32 = e.iter().sum();
     e.iter().map(|x| x / total).collect()
 }
