@@ -30,9 +30,10 @@ pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
             Ok(p.to_path_buf())
         } else {
             Err(Error::Invalid(format!(
-                "the Stockfish set at {} is not there; fix the path or clear it to search {}",
+                "the Stockfish set at {} is not there; fix the path or clear it to search {} ({})",
                 p.display(),
-                SEARCHED
+                SEARCHED,
+                GET_IT
             )))
         };
     }
@@ -45,6 +46,12 @@ pub fn find_stockfish(setting: Option<&Path>) -> Result<PathBuf> {
         .find_map(|dir| stockfish_in(dir))
         .ok_or_else(|| Error::Invalid(INSTALL_HINT.to_string()))
 }
+
+/// Where to get Stockfish, in a few words.
+#[cfg(windows)]
+const GET_IT: &str = "install: download it from stockfishchess.org/download";
+#[cfg(not(windows))]
+const GET_IT: &str = "install: `sudo apt-get install stockfish`";
 
 /// The places searched when no Stockfish is set, in words (for the settings' hint).
 #[cfg(windows)]
