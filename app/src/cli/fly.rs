@@ -267,7 +267,8 @@ pub fn eval(
     // The human test: does the fly's favourite match the move a master played?
     let human_rows = human_test(human_positions)?;
     let human_t = targets(&human_rows)?;
-    let fly_h = outcomes(&f.readout, &human_features(which, data, human_rows.len(), f.meta.reading)?, &human_t);
+    let fly_hx = human_features(which, data, human_rows.len(), f.meta.reading)?;
+    let fly_h = outcomes(&f.readout, &fly_hx, &human_t);
     let fly_x = cache.read(0..HOLD, f.meta.reading)?;
     let fly_o = outcomes(&f.readout, &fly_x, &hold_t);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
@@ -316,9 +317,14 @@ pub fn eval(
         if o.meta.brain_checksum != f.meta.brain_checksum {
             return Err(anyhow!("fly {other} belongs to brain {} ({}), not to {name}'s", o.meta.brain, &o.meta.brain_checksum[..12]));
         }
-        let x = if o.meta.reading == f.meta.reading { fly_x.clone() } else { cache.read(0..HOLD, o.meta.reading)? };
+        // The fly's own features serve when the other reads the same steps; else its own reading.
+        let (x, hx) = if o.meta.reading == f.meta.reading {
+            (std::borrow::Cow::Borrowed(&fly_x[..]), std::borrow::Cow::Borrowed(&fly_hx[..]))
+        } else {
+            let hx = human_features(which, data, human_rows.len(), o.meta.reading)?;
+            (std::borrow::Cow::Owned(cache.read(0..HOLD, o.meta.reading)?), std::borrow::Cow::Owned(hx))
+        };
         table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &x, &hold_t), &fly_o));
-        let hx = human_features(which, data, human_rows.len(), o.meta.reading)?;
         human_table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &human_t), &fly_h));
     }
     let report = serde_json::json!({
