@@ -333,6 +333,22 @@ fn play_scheduled(
     Ok(rows)
 }
 
+/// Each game's players named as they are called now: a current entrant's games carry its present
+/// name (a fly renamed after its games, such as the first shipped fly, now `flywire-75k`, keeps its
+/// games by id but was stored under its old name). Players no longer current keep the name of
+/// their games.
+pub fn name_as_now(rows: &mut [GameRow], entrants: &[Entrant]) {
+    let now: BTreeMap<String, String> = entrants.iter().map(|e| (e.id(), e.name())).collect();
+    for r in rows {
+        if let Some(n) = now.get(&r.white_player()) {
+            r.white = n.clone();
+        }
+        if let Some(n) = now.get(&r.black_player()) {
+            r.black = n.clone();
+        }
+    }
+}
+
 /// A rating with its 95 % interval.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Rating {
@@ -655,6 +671,16 @@ mod tests {
         assert!(table.iter().all(|p| p.wins + p.draws + p.losses == 4));
         let ends = endings_by_player(&rows);
         assert_eq!(ends["random"].values().sum::<usize>(), 8);
+        // The old fly renamed since its games: rated under its name of now, not the games'.
+        let mut renamed_old = old.clone();
+        renamed_old.meta.name = "f-old".into();
+        let mut rows = rows;
+        name_as_now(&mut rows, &[Entrant::Random, Entrant::fly(&new, None), Entrant::fly(&renamed_old, None)]);
+        let r = ratings(&rows, "random", 0.0, 20, 1);
+        let name_of = |id: String| r.iter().find(|x| x.id == id).unwrap().name.clone();
+        assert_eq!(name_of(old.player_id(None)), "f-old");
+        assert_eq!(name_of(new.player_id(None)), "f");
+        assert_eq!(pairing_results(&rows).iter().filter(|p| p.first == "f-old" || p.second == "f-old").count(), 1);
     }
 
     #[test]

@@ -820,8 +820,9 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
         let added = ladder::merge_shards(&entrants, &pairings, &options, &file, count as usize)?;
         eprintln!("{added} games of {count} shards added to {}", file.display());
     }
-    let rows = ladder::run(&entrants, Some(&kit), &options, &file, &on_game(&bar))?;
+    let mut rows = ladder::run(&entrants, Some(&kit), &options, &file, &on_game(&bar))?;
     bar.finish_and_clear();
+    ladder::name_as_now(&mut rows, &entrants);
     // The harness check: the first fly (deterministic) against itself, dice by colour.
     let first = &flies[0];
     let (harness_share, harness_games) =
