@@ -99,6 +99,13 @@ fn dopamine_content(p: &Path) -> Vec<u8> {
     }
 }
 
+/// The ladder's report: its ratings, pairings and controls (not its clock or its own path).
+fn rate_content(p: &Path) -> Vec<u8> {
+    let mut v = without_clock(serde_json::from_slice(&bytes(p)).unwrap());
+    v.as_object_mut().unwrap().remove("games_file");
+    serde_json::to_vec(&v).unwrap()
+}
+
 fn json_lines_whole(p: &Path) -> Result<(), String> {
     // An append-only file of lines: every whole line parses; a last line cut by the kill (no
     // newline yet) is the one the next run cuts off.
@@ -122,25 +129,120 @@ fn fly_whole(p: &Path) -> Result<(), String> {
     }
 }
 
+/// A JSON value without its wall-clock fields (`seconds`, `timing`, `created`) at any depth.
+fn without_clock(mut v: serde_json::Value) -> serde_json::Value {
+    match &mut v {
+        serde_json::Value::Object(o) => {
+            for k in ["seconds", "timing", "created"] {
+                o.remove(k);
+            }
+            for x in o.values_mut() {
+                *x = without_clock(x.take());
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a.iter_mut() {
+                *x = without_clock(x.take());
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// A log of JSON lines without the seconds.
+fn log_content(p: &Path) -> Vec<u8> {
+    let text = std::fs::read_to_string(p).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| without_clock(serde_json::from_str(l).unwrap())).collect();
+    serde_json::to_vec(&lines).unwrap()
+}
+
 /// A readout fit's files: its flies byte for byte, its pass log without the seconds.
 fn fit_content(p: &Path) -> Vec<u8> {
     let name = p.to_string_lossy();
     if name.ends_with(".fly") {
         bytes(p)
     } else if name.ends_with("metrics.jsonl") {
-        let text = std::fs::read_to_string(p).unwrap();
-        let passes: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| {
-                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v.as_object_mut().unwrap().remove("seconds");
-                v
-            })
-            .collect();
-        serde_json::to_vec(&passes).unwrap()
+        log_content(p)
     } else {
         Vec::new()
     }
+}
+
+/// The project's checksummed container (magic, version, header length, JSON header, body,
+/// SHA-256 of all before it): whole when its checksum holds.
+fn container_whole(p: &Path) -> Result<(), String> {
+    use sha2::{Digest, Sha256};
+    let b = bytes(p);
+    if b.len() < 48 {
+        return Err(format!("{}: {} bytes, shorter than any container", p.display(), b.len()));
+    }
+    let (content, stored) = b.split_at(b.len() - 32);
+    if Sha256::digest(content).as_slice() == stored { Ok(()) } else { Err(format!("{}: checksum mismatch", p.display())) }
+}
+
+/// A container's content without the wall-clock fields of its header.
+fn container_content(p: &Path) -> Vec<u8> {
+    let b = bytes(p);
+    let len = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&b[16..16 + len]).unwrap();
+    let mut out = serde_json::to_vec(&without_clock(header)).unwrap();
+    out.extend_from_slice(&b[16 + len..b.len() - 32]);
+    out
+}
+
+/// Brain training's files: its checkpoint (`brain.ckpt`) and its curve (`brain.jsonl`).
+fn bptt_whole(p: &Path) -> Result<(), String> {
+    if p.to_string_lossy().ends_with(".ckpt") { container_whole(p) } else { any_whole(p) }
+}
+
+fn bptt_content(p: &Path) -> Vec<u8> {
+    let name = p.to_string_lossy();
+    if name.ends_with(".ckpt") {
+        container_content(p)
+    } else if name.ends_with(".jsonl") {
+        log_content(p)
+    } else {
+        Vec::new()
+    }
+}
+
+/// A Charles run after a kill: its record reads and names the weights beside it (never the
+/// weights of another step).
+fn charles_whole(p: &Path) -> Result<(), String> {
+    if p.file_name().is_some_and(|n| n == "state.json") {
+        let run = flychess_sim::charles::run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
+        run.checked_state().map(|_| ()).map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    }
+}
+
+/// A Charles run by what it computes: its record without the seconds and the files' digests
+/// (burn gives every parameter a fresh random id, so two equal runs' files differ in their bytes),
+/// and the trained model's probabilities for every legal move of the first 16 HOLD positions,
+/// bit for bit. The optimiser's state is not compared itself: a resume that got it wrong would
+/// move every later point of the curve and the final weights.
+fn charles_content(p: &Path) -> Vec<u8> {
+    use flychess_sim::charles::run;
+    if !p.file_name().is_some_and(|n| n == "state.json") {
+        return Vec::new();
+    }
+    let mut record = without_clock(serde_json::from_slice(&bytes(p)).unwrap());
+    for k in ["model_sha256", "optimiser_sha256"] {
+        record.as_object_mut().unwrap().remove(k);
+    }
+    let mut out = serde_json::to_vec(&record).unwrap();
+    let files = run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
+    let device = flychess_sim::burn_fit::FitOn::Cpu.device().unwrap();
+    let (model, _) = run::load(&files, &device).unwrap();
+    let hold = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    for row in hold.rows.iter().take(16) {
+        let position = flychess_sim::chess::position_from_fen(&row.fen).unwrap();
+        let (_, probabilities) = run::probabilities(&model, &position, &device).unwrap();
+        out.extend(probabilities.iter().flat_map(|v| v.to_le_bytes()));
+    }
+    out
 }
 
 fn any_whole(p: &Path) -> Result<(), String> {
@@ -170,6 +272,8 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
     let brain: Vec<String> = BRAIN.iter().map(|s| s.to_string()).collect();
     let with_brain = |args: &[&str]| -> Vec<String> { args.iter().map(|s| s.to_string()).chain(brain.iter().cloned()).collect() };
     run_to_end(&base, &with_brain(&["cache", "--positions", "6400"]));
+    // The fly brain training starts from.
+    run_to_end(&base, &with_brain(&["train", "--newborn", "--name", "nb"]));
     let pgn = t.path().join("games.pgn");
     // The first 80 master games of the book the shipped positions came from.
     {
@@ -222,7 +326,72 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             content: dopamine_content,
         },
     ];
+    jobs.push(Job {
+        name: "brain training",
+        args: with_brain(&[
+            "train",
+            "--train-brain",
+            "--name",
+            "b",
+            "--start",
+            "nb",
+            "--window",
+            "6",
+            "--max-change",
+            "0.2",
+            "--brain-opt",
+            "sgd",
+            "--positions",
+            "64",
+            "--brain-batch",
+            "16",
+            "--val",
+            "32",
+            "--val-every",
+            "16",
+            "--hold",
+            "48",
+            "--no-control",
+        ]),
+        writes: |p| p.starts_with("runs/b"),
+        whole: bptt_whole,
+        content: bptt_content,
+    });
+    jobs.push(Job {
+        name: "charles train",
+        args: [
+            "charles",
+            "train",
+            "--name",
+            "c",
+            "--size",
+            "tiny",
+            "--positions",
+            "256",
+            "--batch",
+            "16",
+            "--val",
+            "32",
+            "--val-every",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        writes: |p| p.starts_with("charles"),
+        whole: charles_whole,
+        content: charles_content,
+    });
     if have_stockfish {
+        // The whole quick ladder (minutes a run): killed only when asked for by name
+        // (FLYCHESS_KILL_JOBS=rate), never in CI.
+        jobs.push(Job {
+            name: "rate",
+            args: with_brain(&["rate", "--quick"]),
+            writes: |p| p.starts_with("ladder") || p == Path::new("ratings.json"),
+            whole: any_whole,
+            content: |p| if p.to_string_lossy().ends_with(".jsonl") { sorted_lines(p) } else { rate_content(p) },
+        });
         let out = labels.to_string_lossy().into_owned();
         jobs.push(Job {
             name: "data label",
@@ -243,7 +412,8 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
     let only: Vec<String> =
         std::env::var("FLYCHESS_KILL_JOBS").unwrap_or_default().split(',').filter(|w| !w.is_empty()).map(str::to_owned).collect();
     for (k, job) in jobs.iter().enumerate() {
-        if !only.is_empty() && !only.iter().any(|w| job.name.starts_with(w.as_str())) {
+        let named = only.iter().any(|w| job.name.starts_with(w.as_str()));
+        if (!only.is_empty() && !named) || (job.name == "rate" && !named) {
             continue;
         }
         let reference = t.path().join(format!("ref-{k}"));

@@ -75,6 +75,66 @@ fn training_lowers_the_loss_and_a_resumed_run_ends_where_an_unbroken_one_does() 
     assert!((m.loss - a.val_loss).abs() < 1e-5, "{} vs {}", m.loss, a.val_loss);
 }
 
+/// A kill inside a checkpoint, at each place it can land: the run goes on from the record's step
+/// with the record's weights, and a record paired with another step's weights is refused, never
+/// trained on.
+#[test]
+fn a_checkpoint_killed_between_its_files_resumes_from_its_record_and_never_pairs_a_record_with_other_weights() {
+    let dataset = Dataset::load(&shipped_path()).unwrap();
+    let options = TrainOptions {
+        config: tiny(),
+        positions: 64,
+        epochs: 1,
+        batch: 16,
+        learning_rate: 3e-3,
+        warmup: 1,
+        val: 16,
+        val_every: 2,
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let whole = RunFiles::of(dir.path(), "whole");
+    let reference = run::train(&whole, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
+    let stopped_at_first_checkpoint = |name: &str| {
+        let files = RunFiles::of(dir.path(), name);
+        let calls = std::cell::Cell::new(0);
+        let s = run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| {
+            calls.set(calls.get() + 1);
+            calls.get() >= 2
+        })
+        .unwrap();
+        assert_eq!(s.step, 2);
+        files
+    };
+    let ends_as_the_reference = |files: &RunFiles| {
+        let s = run::train(files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
+        let strip = |c: &[run::Point]| c.iter().map(|p| (p.step, p.train_loss.to_bits(), p.val_loss.to_bits())).collect::<Vec<_>>();
+        assert_eq!(strip(&s.curve), strip(&reference.curve), "{}", files.dir.display());
+    };
+    let later_weights = |files: &RunFiles, to: &str| {
+        std::fs::copy(whole.model(), files.dir.join(to)).unwrap();
+    };
+    // Killed after the next checkpoint's weights were written, before its record: they wait
+    // unnamed and are dropped.
+    let a = stopped_at_first_checkpoint("a");
+    later_weights(&a, "model.next.bpk");
+    later_weights(&a, "optimiser.next.bpk");
+    ends_as_the_reference(&a);
+    assert!(!a.dir.join("model.next.bpk").exists());
+    // Killed after the record, before the files took their places: the move is finished.
+    let b = stopped_at_first_checkpoint("b");
+    std::fs::rename(b.model(), b.dir.join("model.next.bpk")).unwrap();
+    ends_as_the_reference(&b);
+    // A record beside another step's weights (what writing the weights in place before the record
+    // left after a kill): refused, naming the file.
+    let c = stopped_at_first_checkpoint("c");
+    later_weights(&c, "model.bpk");
+    let e = run::train(&c, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap_err().to_string();
+    assert!(e.contains("model.bpk") && e.contains("not the weights"), "{e}");
+    let device = FitOn::Cpu.device().unwrap();
+    assert!(run::load(&c, &device).is_err(), "loaded to play with another step's weights");
+}
+
 #[test]
 fn the_seeds_size_is_its_parameter_count() {
     // 32,537,088 in the seed; ours differs by the attention biases burn's layers carry.

@@ -193,7 +193,8 @@ pub enum CharlesCommand {
     Train {
         #[arg(long, default_value = "charles")]
         name: String,
-        /// small (the shipped size) or seed (the seed's 32.5 M parameters).
+        /// small (the shipped size), seed (the seed's 32.5 M parameters) or tiny (a test size:
+        /// seconds to train, no player).
         #[arg(long, default_value = "small")]
         size: String,
         /// TRAIN positions used.
@@ -206,6 +207,9 @@ pub enum CharlesCommand {
         /// AdamW's peak step (warm-up, then cosine to a tenth).
         #[arg(long, default_value_t = 1e-3)]
         lr: f64,
+        /// VAL positions measured at each checkpoint.
+        #[arg(long, default_value_t = 512)]
+        val: usize,
         /// Steps between VAL checks and checkpoints.
         #[arg(long, default_value_t = 128)]
         val_every: usize,

@@ -348,23 +348,33 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, human_positions, against, fit, which, .. })) => {
             fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls, human_positions, &against)
         }
-        Some(Command::Charles(charles::CharlesCommand::Train { name, size, positions, epochs, batch, lr, val_every, fit_on, json })) => {
-            match flychess_sim::charles::CharlesConfig::parse(&size) {
-                Some(config) => {
-                    let options = flychess_sim::charles::run::TrainOptions {
-                        config,
-                        positions,
-                        epochs,
-                        batch,
-                        learning_rate: lr,
-                        val_every,
-                        ..Default::default()
-                    };
-                    charles::train(&data, &name, options, fit_on.into(), json)
-                }
-                None => Err(anyhow::anyhow!("unknown size {size:?}: small or seed")),
+        Some(Command::Charles(charles::CharlesCommand::Train {
+            name,
+            size,
+            positions,
+            epochs,
+            batch,
+            lr,
+            val,
+            val_every,
+            fit_on,
+            json,
+        })) => match flychess_sim::charles::CharlesConfig::parse(&size) {
+            Some(config) => {
+                let options = flychess_sim::charles::run::TrainOptions {
+                    config,
+                    positions,
+                    epochs,
+                    batch,
+                    learning_rate: lr,
+                    val,
+                    val_every,
+                    ..Default::default()
+                };
+                charles::train(&data, &name, options, fit_on.into(), json)
             }
-        }
+            None => Err(anyhow::anyhow!("unknown size {size:?}: small, seed or tiny")),
+        },
         Some(Command::Analyse(fly::AnalyseArgs { fly, fen, fens, json, imagination, which })) => {
             let positions = match (fen, fens) {
                 (Some(f), None) => fly::Positions::One(f),

@@ -50,8 +50,14 @@ impl CharlesConfig {
         CharlesConfig { d: 64, heads: 4, encoder_layers: 2, decider_layers: 2, ffn: 176 }
     }
 
+    /// A size for tests only (d 16, 1 + 1 layers): trains in seconds, plays like noise.
+    pub fn tiny() -> CharlesConfig {
+        CharlesConfig { d: 16, heads: 2, encoder_layers: 1, decider_layers: 1, ffn: 32 }
+    }
+
     pub fn parse(s: &str) -> Option<CharlesConfig> {
         match s {
+            "tiny" => Some(CharlesConfig::tiny()),
             "small" => Some(CharlesConfig::small()),
             "seed" => Some(CharlesConfig::seed()),
             _ => None,

@@ -2,8 +2,12 @@
 //! order on a resume), batch by batch: the boards are tokenised, the loss is the cross-entropy
 //! against the τ shares over the legal moves, AdamW steps with a linear warm-up and a cosine decay
 //! to a tenth; every `val_every` steps VAL is measured and the model, the optimiser's state and
-//! the run's record are written atomically into the run's folder (`DATA/charles/NAME/`), so a run
-//! stopped anywhere goes on from its last checkpoint with the same numbers. HOLD is measured like
+//! the run's record are written into the run's folder (`DATA/charles/NAME/`) with one commit
+//! point: the weights and the optimiser's state go to `*.next.bpk` first, then the record, naming
+//! their SHA-256, replaces `state.json` atomically, then the two files take their places (a reader
+//! that finds them still waiting finishes the move, or drops them when the record does not name
+//! them). So a run killed anywhere goes on from its last checkpoint with the same numbers, and
+//! never pairs a record with the weights of another step. HOLD is measured like
 //! the flies' (top-1, good move, loss, with intervals) by `evaluate`; `choose` is Charles playing.
 
 use std::path::{Path, PathBuf};
@@ -95,6 +99,13 @@ pub struct State {
     pub seconds: f64,
     pub parameters: usize,
     pub finished: bool,
+    /// SHA-256 of the weights this record goes with (empty in records written before checkpoints
+    /// had one commit point, such as the shipped run's).
+    #[serde(default)]
+    pub model_sha256: String,
+    /// SHA-256 of the optimiser's state this record goes with.
+    #[serde(default)]
+    pub optimiser_sha256: String,
 }
 
 /// A run's folder and files.
@@ -115,9 +126,54 @@ impl RunFiles {
     pub fn state(&self) -> PathBuf {
         self.dir.join("state.json")
     }
+    /// The run's record, after finishing a checkpoint a kill interrupted (`settle`).
     pub fn read_state(&self) -> Option<State> {
-        serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()
+        let state: State = serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()?;
+        self.settle(&state);
+        Some(state)
     }
+
+    /// Where a checkpoint's file waits until the record naming it is written.
+    fn waiting(path: &Path) -> PathBuf {
+        path.with_extension("next.bpk")
+    }
+
+    /// Finishes the move of a checkpoint's files that `state` names (the record was written, the
+    /// kill came before they took their places); drops waiting files it does not name (the kill
+    /// came before the record). Nothing to do, and nothing written, in a settled folder.
+    fn settle(&self, state: &State) {
+        for (path, want) in [(self.model(), &state.model_sha256), (self.optimiser(), &state.optimiser_sha256)] {
+            let waiting = Self::waiting(&path);
+            if !waiting.exists() {
+                continue;
+            }
+            let named = !want.is_empty() && file_sha256(&waiting).is_ok_and(|d| d == *want);
+            let _ = if named { std::fs::rename(&waiting, &path) } else { std::fs::remove_file(&waiting) };
+        }
+    }
+
+    /// The run's record with the weights it names (a checkpoint a kill interrupted is finished
+    /// first); an error when there is no record or the weights are another step's.
+    pub fn checked_state(&self) -> Result<State> {
+        let state = self.read_state().ok_or_else(|| Error::Invalid(format!("no Charles run in {}", self.dir.display())))?;
+        self.check_weights(&state)?;
+        Ok(state)
+    }
+
+    /// The weights are the ones `state` was written with (when it names them).
+    fn check_weights(&self, state: &State) -> Result<()> {
+        if state.model_sha256.is_empty() || file_sha256(&self.model())? == state.model_sha256 {
+            Ok(())
+        } else {
+            Err(Error::table(&self.model(), "these are not the weights the run's state.json was written with"))
+        }
+    }
+}
+
+fn file_sha256(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok(crate::files::hex(&Sha256::digest(&bytes)))
 }
 
 fn adamw(weight_decay: f32) -> ModuleOptimizer {
@@ -130,7 +186,7 @@ fn record_error(e: impl std::fmt::Debug) -> Error {
 
 /// Loads a trained Charles from a run's folder.
 pub fn load(files: &RunFiles, device: &Device) -> Result<(Charles, State)> {
-    let state = files.read_state().ok_or_else(|| Error::Invalid(format!("no Charles run in {}", files.dir.display())))?;
+    let state = files.checked_state()?;
     let model = Charles::new(&state.options.config, device).try_load_file(files.model()).map_err(record_error)?;
     Ok((model, state))
 }
@@ -220,10 +276,16 @@ pub fn train(
     let previous = files.read_state().filter(|s| s.options == *options);
     let (mut model, mut optimiser, mut state) = match previous {
         Some(s) if files.model().exists() => {
+            files.check_weights(&s)?;
             let model = Charles::new(&options.config, &device).try_load_file(files.model()).map_err(record_error)?;
             let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
-                Ok(r) => adamw(options.weight_decay).load_record(r),
-                Err(_) => adamw(options.weight_decay),
+                Ok(r) if s.optimiser_sha256.is_empty() || file_sha256(&files.optimiser())? == s.optimiser_sha256 => {
+                    adamw(options.weight_decay).load_record(r)
+                }
+                _ => {
+                    tracing::warn!("{}: the optimiser's state is missing or damaged; AdamW starts afresh", files.optimiser().display());
+                    adamw(options.weight_decay)
+                }
             };
             (model, optimiser, s)
         }
@@ -233,7 +295,16 @@ pub fn train(
             (
                 model,
                 adamw(options.weight_decay),
-                State { options: options.clone(), step: 0, curve: Vec::new(), seconds: 0.0, parameters, finished: false },
+                State {
+                    options: options.clone(),
+                    step: 0,
+                    curve: Vec::new(),
+                    seconds: 0.0,
+                    parameters,
+                    finished: false,
+                    model_sha256: String::new(),
+                    optimiser_sha256: String::new(),
+                },
             )
         }
     };
@@ -280,9 +351,14 @@ pub fn train(
             state.curve.push(point.clone());
             state.finished = last;
             (loss_sum, loss_n) = (0.0, 0);
-            crate::files::write_atomically_via(&files.model(), |p| model.clone().save_file(p).map_err(record_error))?;
-            crate::files::write_atomically_via(&files.optimiser(), |p| optimiser.to_record().save(p).map_err(record_error))?;
+            // The checkpoint's one commit point is the record (see the module's notes).
+            let (model_next, optimiser_next) = (RunFiles::waiting(&files.model()), RunFiles::waiting(&files.optimiser()));
+            crate::files::write_atomically_via(&model_next, |p| model.clone().save_file(p).map_err(record_error))?;
+            crate::files::write_atomically_via(&optimiser_next, |p| optimiser.to_record().save(p).map_err(record_error))?;
+            state.model_sha256 = file_sha256(&model_next)?;
+            state.optimiser_sha256 = file_sha256(&optimiser_next)?;
             crate::files::write_atomically(&files.state(), &serde_json::to_vec_pretty(&state).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            files.settle(&state);
             progress(&point, &state);
             if stopping {
                 break;
