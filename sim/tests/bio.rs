@@ -219,3 +219,28 @@ fn with_its_own_dopamine_neurons_a_compartment_learns_only_when_they_fire() {
     learn::tutor(&bio, &mut plain, &dark, Rule::default());
     assert!(plain[KC + 3] < bio.body.m0[KC + 3] && plain[43] < bio.body.m0[43]);
 }
+
+#[test]
+fn a_homeostasis_stored_by_an_earlier_arithmetic_is_measured_again() {
+    use flychess_sim::calibrate::{self, calibration_boards, fingerprint};
+    let (_, bio) = tiny();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.dopamine.homeostasis");
+    let boards = calibration_boards();
+    let measured = bio.calibrate(&boards, &|_| {});
+    // What an earlier version stored for the same brain and constants, under the key it used, its
+    // exp a last bit off here and there: the numbers it measured, not this program's.
+    let mut earlier = measured.clone();
+    for v in earlier.mu.iter_mut().step_by(7) {
+        *v = f32::from_bits(v.to_bits() ^ 1);
+    }
+    let c = &bio.constants;
+    let old_key = format!("{} dopamine fly: pass {} width {}", bio.brain_checksum, c.pass_share, c.cut_width);
+    calibrate::save(&earlier, &path, &old_key, Default::default()).unwrap();
+    let ready = bio.clone().ready(&path, &|_| {}).unwrap();
+    assert_ne!(ready.homeostasis, fingerprint(&earlier), "the earlier version's homeostasis was used");
+    assert_eq!(ready.homeostasis, fingerprint(&measured));
+    // Stored again, under this arithmetic: the next start reads it back.
+    let again = bio.clone().ready(&path, &|_| {}).unwrap();
+    assert_eq!(again.homeostasis, fingerprint(&measured));
+}

@@ -45,7 +45,7 @@ const FILES: &[(&str, &[u8])] = &[
     ("flies/flywire-dopamine.fly", include_bytes!("../../../models/flywire-dopamine.fly")),
     // Its untrained mushroom body's figures on the default evaluation (`flychess bio eval`): the
     // ceiling line of the Train tab on a fresh install; the file name is its content key.
-    ("bio/baseline-9914c28501a769dc.json", include_bytes!("../../../models/flywire-dopamine.baseline.json")),
+    ("bio/baseline-8083604070b02881.json", include_bytes!("../../../models/flywire-dopamine.baseline.json")),
     ("flies/backprop.fly", include_bytes!("../../../models/backprop.fly")),
     ("flies/newborn.fly", include_bytes!("../../../models/newborn.fly")),
     // Charles, the transformer that never was a fly (`flychess charles train --name charles

@@ -150,9 +150,12 @@ impl MushroomBody {
     }
 }
 
-/// The logistic function (deterministic: the same number on every run of a build).
+/// The logistic function, the same number on every system: `libm`'s exp, not the C library's
+/// (mingw's expf and glibc's differ in the last bit of some values, and the dopamine fly's
+/// homeostasis, measured through this function, must come out the same on Windows and Linux for a
+/// shipped fly to load on both).
 pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+    1.0 / (1.0 + libm::expf(-x))
 }
 
 /// The `p`-th highest value (1-based) of `values`.
@@ -308,9 +311,9 @@ impl BioBrain {
     }
 
     /// The model's own homeostasis, measured on the calibration boards with M = M⁰ (read back from
-    /// `path` when it was measured for this brain and these constants before).
+    /// `path` when it was measured for this brain, these constants and this arithmetic before).
     pub fn ready(mut self, path: &std::path::Path, progress: &(dyn Fn(usize) + Sync)) -> Result<BioBrain> {
-        let key = format!("{} dopamine fly: {}", self.brain_checksum, self.constants.model_key());
+        let key = format!("{} dopamine fly: {} arithmetic {}", self.brain_checksum, self.constants.model_key(), self.arithmetic());
         let options = CalibrationOptions::default();
         let h = match crate::calibrate::load(path, &key, self.brain.neurons, options) {
             Some(h) => h,
@@ -323,6 +326,16 @@ impl BioBrain {
         };
         self.set_homeostasis(h);
         Ok(self)
+    }
+
+    /// A fingerprint of the arithmetic this program measures homeostasis with: the homeostasis of
+    /// the first two calibration boards (about a second on the default brain). A stored homeostasis
+    /// is used only when it was measured with the same arithmetic, so one measured by an earlier
+    /// version whose numbers differed in the last bits (the same brain and constants) is measured
+    /// again instead of refusing every fly trained under this version's.
+    fn arithmetic(&self) -> String {
+        let boards = crate::calibrate::calibration_boards();
+        crate::calibrate::fingerprint(&self.calibrate(&boards[..2.min(boards.len())], &|_| {}))
     }
 
     /// Measures the homeostasis of this model (M = M⁰) on `boards`.
@@ -476,7 +489,7 @@ pub fn prepare(
 /// The probabilities P(m) = softmax(A(m) / T) the window shows.
 pub fn vote_probabilities(votes: &[f32], temperature: f32) -> Vec<f32> {
     let top = votes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let e: Vec<f32> = votes.iter().map(|v| ((v - top) / temperature).exp()).collect();
+    let e: Vec<f32> = votes.iter().map(|v| libm::expf((v - top) / temperature)).collect();
     let total: f32 = e.iter().sum();
     e.iter().map(|x| x / total).collect()
 }
