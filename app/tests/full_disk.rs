@@ -141,4 +141,37 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     assert!(!out.status.success() && says_full(&e, &games.file_name().unwrap().to_string_lossy()), "{e}");
     let after = flychess_sim::ladder::read_games(&games).unwrap();
     assert!(after.len() >= before.len() && after[..before.len()] == before[..], "the games already played changed");
+    let _ = std::fs::remove_file(dir.join("filler"));
+    std::fs::remove_dir_all(&data).unwrap();
+
+    // A Charles checkpoint over the run's last one: the run's record and the weights it names
+    // stay as they were, and a later start goes on from them.
+    use flychess_sim::burn_fit::FitOn;
+    use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
+    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let options = TrainOptions {
+        config: flychess_sim::charles::CharlesConfig::tiny(),
+        positions: 64,
+        batch: 16,
+        val: 16,
+        val_every: 2,
+        ..Default::default()
+    };
+    let files = RunFiles::of(&dir.join("data"), "c");
+    let calls = std::cell::Cell::new(0);
+    let stop_at_first = || {
+        calls.set(calls.get() + 1);
+        calls.get() >= 2
+    };
+    assert_eq!(run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &stop_at_first).unwrap().step, 2);
+    let before: Vec<Vec<u8>> = [files.model(), files.state()].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    disk.fill_leaving(8 * 1024);
+    let e = run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap_err().to_string();
+    assert!(says_full(&e, "model.next.bpk") || says_full(&e, "optimiser.next.bpk"), "{e}");
+    let after: Vec<Vec<u8>> = [files.model(), files.state()].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert!(after == before, "the run's last checkpoint changed");
+    assert_eq!(files.checked_state().unwrap().step, 2);
+    assert!(no_temporary_files(&files.dir).is_empty(), "{:?}", no_temporary_files(&files.dir));
+    let _ = std::fs::remove_file(dir.join("filler"));
+    assert!(run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap().finished, "goes on once there is room");
 }

@@ -38,7 +38,8 @@ pub fn write_atomically_with(path: &Path, write: impl FnOnce(&mut File) -> std::
 pub fn write_atomically_via(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     create_parent(path)?;
     let tmp = temp_path_keeping_extension(path);
-    let result = write(&tmp).and_then(|()| {
+    // The library's error names the temporary file: say which file it was writing.
+    let result = write(&tmp).map_err(|e| Error::table(path, format!("could not be written: {e}"))).and_then(|()| {
         let sync = File::open(&tmp).and_then(|f| f.sync_all());
         sync.and_then(|()| fs::rename(&tmp, path)).map_err(|e| Error::io(path, e))
     });
