@@ -208,7 +208,7 @@ pub fn streamed_cache(
 fn fill_reporting(
     prepared: &Prepared,
     cache: &mut Cache,
-    rows: impl Iterator<Item = flychess_sim::Result<Row>>,
+    rows: impl Iterator<Item = flychess_sim::Result<Row>> + Send,
     n: usize,
     controls: &Controls,
     events: &dyn Fn(TrainEvent),

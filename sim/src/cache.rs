@@ -13,7 +13,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::brain::simulator::Simulator;
@@ -22,6 +21,30 @@ use crate::chess::{Planes, planes, position_from_fen};
 use crate::data::Row;
 use crate::error::{Error, Result};
 use crate::shard::{Part, PartFile, Shard};
+
+/// A batch's readings (`[(position · 4 + s) · k + i]`, steps 9–12 of `k` neurons) as the cache's
+/// bytes: per position, the mean of the four steps (in step order) of every neuron, then step 12's.
+fn bytes_of(readings: &[f32], b: usize, k: usize) -> Vec<u8> {
+    let mut mean = vec![0f32; k * b];
+    let mut last = vec![0f32; k * b];
+    for p in 0..b {
+        for s in 0..4 {
+            for i in 0..k {
+                let r = readings[(p * 4 + s) * k + i];
+                mean[i * b + p] += r / 4.0;
+                if s == 3 {
+                    last[i * b + p] = r;
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(2 * k * b);
+    for p in 0..b {
+        out.extend((0..k).map(|i| to_byte(mean[i * b + p])));
+        out.extend((0..k).map(|i| to_byte(last[i * b + p])));
+    }
+    out
+}
 
 /// Which of the stored readings a readout uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,15 +168,21 @@ impl Cache {
     }
 
     /// `fill` over rows read one at a time (a `data::RowStream` off a dataset file: the rows
-    /// already cached are read past, and memory holds one batch whatever the dataset's size);
+    /// already cached are read past, and memory holds a few batches whatever the dataset's size);
     /// `total` is how many rows `rows` gives, the cache filled up to it.
+    ///
+    /// Three threads in a pipeline, so the engine never waits for the rest: one reads the rows
+    /// and turns batch k + 1 into eye input while the simulator thinks about batch k (on this
+    /// thread), and one turns batch k − 1's readings into bytes and appends them. The bytes and
+    /// their order are the unpipelined loop's; a killed run loses at most the batches in flight
+    /// (two), never part of one.
     #[allow(clippy::too_many_arguments)]
     pub fn fill_streamed(
         &mut self,
         sim: &Simulator,
         brain: &Brain,
         descending: &[u32],
-        mut rows: impl Iterator<Item = Result<Row>>,
+        mut rows: impl Iterator<Item = Result<Row>> + Send,
         total: usize,
         batch: usize,
         progress: &dyn Fn(usize, usize),
@@ -178,51 +207,73 @@ impl Cache {
             file.set_len((self.positions * per) as u64).map_err(|e| Error::io(&self.path, e))?;
         }
         let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
-        for _ in 0..self.positions.min(total) {
-            rows.next().transpose()?;
-        }
-        while self.positions < total && !stop() {
-            let want = batch.max(1).min(total - self.positions);
-            let chunk: Vec<Row> = rows.by_ref().take(want).collect::<Result<_>>()?;
-            if chunk.len() < want {
-                return Err(Error::Invalid(format!(
-                    "the dataset ended after {} of the {total} positions asked for",
-                    self.positions + chunk.len()
-                )));
-            }
-            let boards: Vec<Planes> = chunk.par_iter().map(|r| position_from_fen(&r.fen).map(|p| planes(&p))).collect::<Result<_>>()?;
-            let b = boards.len();
-            let k = descending.len();
-            let readings = sim.read(brain, &boards, descending, &read_steps)?;
-            // [(position · 4 + s) · k + i] → the mean of the four steps (in step order) and the last.
-            let mut mean = vec![0f32; k * b];
-            let mut last = vec![0f32; k * b];
-            for p in 0..b {
-                for s in 0..4 {
-                    for i in 0..k {
-                        let r = readings[(p * 4 + s) * k + i];
-                        mean[i * b + p] += r / 4.0;
-                        if s == 3 {
-                            last[i * b + p] = r;
+        let start = self.positions.min(total);
+        let sizes: Vec<usize> = (start..total).step_by(batch.max(1)).map(|first| batch.max(1).min(total - first)).collect();
+        let path = self.path.clone();
+        let k = descending.len();
+        let (boards_out, boards_in) = std::sync::mpsc::sync_channel::<Result<Vec<Planes>>>(1);
+        let (bytes_out, bytes_in) = std::sync::mpsc::sync_channel::<(Vec<f32>, usize)>(1);
+        let (done, written) = std::thread::scope(|scope| -> Result<(usize, Result<File>)> {
+            // Batch k + 1's boards while batch k thinks.
+            scope.spawn(move || {
+                for _ in 0..start {
+                    if let Some(Err(e)) = rows.next() {
+                        let _ = boards_out.send(Err(e));
+                        return;
+                    }
+                }
+                let mut read = start;
+                for want in sizes {
+                    let chunk: Result<Vec<Row>> = rows.by_ref().take(want).collect();
+                    let boards = chunk.and_then(|chunk| {
+                        read += chunk.len();
+                        if chunk.len() < want {
+                            return Err(Error::Invalid(format!("the dataset ended after {read} of the {total} positions asked for")));
                         }
+                        chunk.iter().map(|r| position_from_fen(&r.fen).map(|p| planes(&p))).collect()
+                    });
+                    let failed = boards.is_err();
+                    if boards_out.send(boards).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            // Batch k − 1's bytes appended while batch k thinks.
+            let writer = scope.spawn(move || -> Result<File> {
+                for (readings, b) in bytes_in {
+                    file.write_all(&bytes_of(&readings, b, k)).map_err(|e| Error::io(&path, e))?;
+                    file.flush().map_err(|e| Error::io(&path, e))?;
+                }
+                file.sync_all().map_err(|e| Error::io(&path, e))?;
+                Ok(file)
+            });
+            let mut thought = self.positions;
+            let mut outcome = Ok(());
+            while thought < total && !stop() {
+                let Ok(boards) = boards_in.recv() else { break };
+                let result = boards.and_then(|boards| sim.read(brain, &boards, descending, &read_steps).map(|r| (r, boards.len())));
+                match result {
+                    // A refused send means the writer stopped on an error: its join says which.
+                    Ok((readings, b)) => {
+                        if bytes_out.send((readings, b)).is_err() {
+                            break;
+                        }
+                        thought += b;
+                        progress(thought, total);
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
                     }
                 }
             }
-            let mut out = Vec::with_capacity(per * b);
-            for p in 0..b {
-                for k in 0..descending.len() {
-                    out.push(to_byte(mean[k * b + p]));
-                }
-                for k in 0..descending.len() {
-                    out.push(to_byte(last[k * b + p]));
-                }
-            }
-            file.write_all(&out).map_err(|e| Error::io(&self.path, e))?;
-            file.flush().map_err(|e| Error::io(&self.path, e))?;
-            self.positions += b;
-            progress(self.positions, total);
-        }
-        file.sync_all().map_err(|e| Error::io(&self.path, e))?;
+            drop(bytes_out);
+            drop(boards_in);
+            let written = writer.join().unwrap_or_else(|_| Err(Error::Invalid("the cache's writer stopped".into())));
+            outcome.map(|()| (thought, written))
+        })?;
+        written?;
+        self.positions = done;
         Ok(())
     }
 

@@ -314,6 +314,27 @@ fn the_dn_cache_resumes_and_matches_a_fresh_fill() {
     let mut fresh = Cache::open(&fresh_path, meta.clone()).unwrap();
     fresh.fill(&Simulator::Cpu, &brain, &descending, rows, 10, &|_, _| {}, &|| false).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&fresh_path).unwrap(), "resumed = fresh, any batch size");
+    // Stopped after its first batch (the next one already read ahead): the batches thought are
+    // written whole, nothing more.
+    let stopped_path = dir.path().join("c.dn");
+    let mut stopped = Cache::open(&stopped_path, meta.clone()).unwrap();
+    let asked = std::cell::Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() > 1
+    };
+    stopped.fill(&Simulator::Cpu, &brain, &descending, rows, 3, &|_, _| {}, &stop).unwrap();
+    assert_eq!(stopped.positions, 3);
+    assert_eq!(std::fs::read(&stopped_path).unwrap(), std::fs::read(&fresh_path).unwrap()[..3 * 80]);
+    // A dataset shorter than asked for: an error saying so, the whole batches before it kept.
+    let short_path = dir.path().join("d.dn");
+    let mut short = Cache::open(&short_path, meta.clone()).unwrap();
+    let e = short
+        .fill_streamed(&Simulator::Cpu, &brain, &descending, rows[..4].iter().cloned().map(Ok), 10, 3, &|_, _| {}, &|| false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ended after 4 of the 10"), "{e}");
+    assert_eq!(std::fs::read(&short_path).unwrap(), std::fs::read(&fresh_path).unwrap()[..3 * 80]);
     // The bytes are the rates: step 12 read back equals the engine's rates to 1/255.
     let rates =
         cpu::think(&brain, &rows[..3].iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect::<Vec<_>>());
