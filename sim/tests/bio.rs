@@ -48,7 +48,7 @@ fn tiny() -> (Brain, BioBrain) {
         }
         let mut b = Brain::from_parts(n, row_start, pre, w, eye.clone());
         // No drive without input: a Kenyon cell whose square is empty stays silent.
-        b.params.beta = 0.0;
+        b.set_params(flychess_sim::brain::Params { beta: 0.0, ..b.params() });
         b
     };
     let plain = csr(&rows_plain);
@@ -182,7 +182,7 @@ fn the_silent_cells_pilot_strengthens_only_the_cells_no_lesson_lit() {
     let (_, mut bio) = tiny();
     // A little drive everywhere: unlit cells idle at a small rate, as on the real brain, where the
     // sigmoid cut leaves no r̂ exactly 0 (silent means never above `comic::FIRING`).
-    bio.brain.params.beta = 0.01;
+    bio.brain.set_params(flychess_sim::brain::Params { beta: 0.01, ..bio.brain.params() });
     let half: Vec<f32> = bio.body.m0.iter().map(|v| v * 0.5).collect();
     // Lessons on squares 0–7 (good) and 56–63 (bad): cells 8–55 stay silent.
     let lessons: Vec<Lesson> = (0..8).map(|i| Lesson { good: board(&[i]), bad: board(&[56 + i]) }).collect();

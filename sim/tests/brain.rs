@@ -21,7 +21,7 @@ use common::small_brain::{small_brain, small_brain_hearing};
 /// The model written the obvious way, in f64, one position at a time.
 fn reference(brain: &Brain, board: &Planes) -> Vec<Vec<f64>> {
     let n = brain.neurons;
-    let p = brain.params;
+    let p = brain.params();
     let mut x = vec![0f64; n];
     for c in &brain.eye {
         let reports = c.role.planes();
@@ -428,4 +428,28 @@ fn readout_features_without_keeping_every_step_match_a_full_think() {
     for (p, row) in lean.iter().enumerate() {
         assert_eq!(row, &descending_features(&rates, p, &dn, &steps));
     }
+}
+
+#[test]
+fn the_rounding_envelope_admits_a_last_bit_difference_and_catches_a_wrong_kernel() {
+    use flychess_sim::brain::agreement::{first_step_past, per_step_max, rounding_envelope};
+    use flychess_sim::data::{Dataset, shipped_path};
+    let brain = small_brain(12);
+    let rows = &Dataset::load(&shipped_path()).unwrap().rows[..4];
+    let boards: Vec<Planes> = rows.iter().map(|r| planes(&flychess_sim::chess::position_from_fen(&r.fen).unwrap())).collect();
+    let envelope = rounding_envelope(&brain, &boards, &[]);
+    assert!(envelope.iter().all(|e| e.is_finite() && *e < 1e-3), "{envelope:?}");
+    let gaps =
+        |other: &Brain| per_step_max(&cpu::think(&brain, &boards).data, &cpu::think(other, &boards).data, brain.neurons, boards.len(), &[]);
+    // Another engine that rounds otherwise: every μ one ulp lower.
+    let mut rounding = brain.clone();
+    let mut h = brain.homeostasis().clone();
+    h.mu.iter_mut().for_each(|m| *m = m.next_down());
+    rounding.set_homeostasis(h);
+    assert_eq!(first_step_past(&gaps(&rounding), &envelope), None, "a last-bit difference is within the envelope");
+    // A wrong kernel: every neuron's bias off by 1e-3, caught at the first step.
+    let mut wrong = brain.clone();
+    wrong.set_params(flychess_sim::brain::Params { beta: brain.params().beta + 1e-3, ..brain.params() });
+    let g = gaps(&wrong);
+    assert_eq!(first_step_past(&g, &envelope), Some(0), "{envelope:?} {g:?}");
 }

@@ -236,7 +236,7 @@ impl BioBrain {
             row_start.push(pre.len() as u32);
         }
         let mut without = Brain::from_parts(n, row_start, pre, weight, brain.eye.clone());
-        without.params = brain.params;
+        without.set_params(brain.params());
         let (mut edge_start, mut edge_kc, mut m0) = (vec![0u32], Vec::new(), Vec::new());
         for edges in &per_mbon {
             for &(k, w) in edges {

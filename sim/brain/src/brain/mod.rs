@@ -15,6 +15,7 @@
 //! neuron, then position — `data[(step · neurons + neuron) · batch + position]` — so the senders'
 //! rates of all positions in a batch sit in one cache line when a row is gathered.
 
+pub mod agreement;
 pub mod buffer;
 pub mod cpu;
 pub mod gpu;
@@ -78,7 +79,9 @@ pub struct Brain {
     /// Per neuron: its index in `eye`, or `NO_EYE`.
     pub eye_slot: Vec<u32>,
     /// Set before the homeostasis: the gains and the blank-board shortcut are worked out from it.
-    pub params: Params,
+    /// Read with `params()`, changed with `set_params` (which forgets what was worked out from
+    /// the old ones).
+    params: Params,
     homeostasis: Homeostasis,
     /// α / σₜ per step and neuron, worked out once so every engine multiplies by the same number.
     gain: Vec<f32>,
@@ -173,6 +176,20 @@ impl Brain {
     /// for FlyWire), what the CPU engine thinks in.
     pub fn local_order(&self) -> std::sync::Arc<local_order::LocalOrder> {
         self.local.get_or_init(|| std::sync::Arc::new(local_order::LocalOrder::new(self))).clone()
+    }
+
+    /// The rate model's constants (α, β, the leak).
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// Installs other constants; the blank-board shortcut and the renumbered copy worked out from
+    /// the old ones are forgotten (a clone keeps its original's until then), and the gains are
+    /// α/σ again (a `tune`d brain's own gains are replaced).
+    pub fn set_params(&mut self, p: Params) {
+        let h = self.homeostasis.clone();
+        self.params = p;
+        self.set_homeostasis(h);
     }
 
     pub fn homeostasis(&self) -> &Homeostasis {
