@@ -763,6 +763,9 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
             if let Some(why) = r["failed"].as_str() {
                 println!("    FAILED: {why}");
             }
+            if r["agreement"].is_object() {
+                println!("    {}", agreement_line(&r["agreement"], "max_difference_vs_cpu_by_step"));
+            }
         }
         for r in report["gpu"]["slab_sweep"].as_array().cloned().unwrap_or_default() {
             let kernel =
@@ -784,6 +787,7 @@ pub fn bench(which: &WhichBrain, data: &Path, batches: &[usize], json: bool, ref
                 r["mean_difference"].as_f64().unwrap_or(0.0),
                 100.0 * r["share_within_1e-4"].as_f64().unwrap_or(0.0)
             );
+            println!("    {}", agreement_line(&report["reference"], "max_difference_by_step"));
         }
         let s = &report["blank_shortcut"];
         println!(
@@ -918,6 +922,21 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
         }
     }
     Ok(())
+}
+
+/// One line of an engine's agreement with the CPU engine, step by step, beside the rounding
+/// envelope (`agreement`).
+fn agreement_line(a: &serde_json::Value, differences: &str) -> String {
+    let steps = |key: &str| -> Vec<f64> { a[key].as_array().map(|v| v.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default() };
+    let (d, e) = (steps(differences), steps("rounding_envelope_by_step"));
+    let pairs: Vec<String> = [0usize, 3, 7, 11]
+        .iter()
+        .filter(|&&t| t < d.len() && t < e.len())
+        .map(|&t| format!("step {} {:.1e} ({:.1e})", t + 1, d[t], e[t]))
+        .collect();
+    let verdict =
+        if a["within"] == true || a["within_rounding"] == true { "within rounding at every step" } else { "PAST what rounding explains" };
+    format!("per step, difference from the CPU engine (rounding envelope on this brain): {}; {verdict}", pairs.join(", "))
 }
 
 const REFERENCE_SCRIPT: &str = include_str!("../../../tools/reference_scipy.py");
