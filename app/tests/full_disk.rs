@@ -170,7 +170,7 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     assert!(says_full(&e, "model.next.bpk") || says_full(&e, "optimiser.next.bpk"), "{e}");
     let after: Vec<Vec<u8>> = [files.model(), files.state()].iter().map(|p| std::fs::read(p).unwrap()).collect();
     assert!(after == before, "the run's last checkpoint changed");
-    assert_eq!(files.checked_state().unwrap().step, 2);
+    assert_eq!(files.checked_state().unwrap().0.step, 2);
     assert!(no_temporary_files(&files.dir).is_empty(), "{:?}", no_temporary_files(&files.dir));
     let _ = std::fs::remove_file(dir.join("filler"));
     assert!(run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap().finished, "goes on once there is room");

@@ -86,7 +86,8 @@ pub fn list(data: &Path) -> Vec<String> {
 /// What the run's weights are: `charles-` and 16 hex digits of the SHA-256 of the weights file
 /// and the configuration.
 pub fn content_id(files: &RunFiles, state: &State) -> Result<String> {
-    let weights = std::fs::read(files.model()).map_err(|e| Error::io(&files.model(), e))?;
+    let path = files.weights(state)?;
+    let weights = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
     let mut d = Sha256::new();
     d.update(serde_json::to_vec(&state.options.config).map_err(|e| Error::Invalid(e.to_string()))?);
     d.update(&weights);

@@ -126,11 +126,9 @@ impl RunFiles {
     pub fn state(&self) -> PathBuf {
         self.dir.join("state.json")
     }
-    /// The run's record, after finishing a checkpoint a kill interrupted (`settle`).
+    /// The run's record (read only: a run may be training in another thread or process).
     pub fn read_state(&self) -> Option<State> {
-        let state: State = serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()?;
-        self.settle(&state);
-        Some(state)
+        serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()
     }
 
     /// Where a checkpoint's file waits until the record naming it is written.
@@ -140,7 +138,8 @@ impl RunFiles {
 
     /// Finishes the move of a checkpoint's files that `state` names (the record was written, the
     /// kill came before they took their places); drops waiting files it does not name (the kill
-    /// came before the record). Nothing to do, and nothing written, in a settled folder.
+    /// came before the record). Nothing to do, and nothing written, in a settled folder. Only the
+    /// trainer settles (at its start): a reader finds the weights where they are (`weights`).
     fn settle(&self, state: &State) {
         for (path, want) in [(self.model(), &state.model_sha256), (self.optimiser(), &state.optimiser_sha256)] {
             let waiting = Self::waiting(&path);
@@ -152,21 +151,28 @@ impl RunFiles {
         }
     }
 
-    /// The run's record with the weights it names (a checkpoint a kill interrupted is finished
-    /// first); an error when there is no record or the weights are another step's.
-    pub fn checked_state(&self) -> Result<State> {
+    /// The run's record and the file of the weights it names; an error when there is no record or
+    /// the weights are another step's.
+    pub fn checked_state(&self) -> Result<(State, PathBuf)> {
         let state = self.read_state().ok_or_else(|| Error::Invalid(format!("no Charles run in {}", self.dir.display())))?;
-        self.check_weights(&state)?;
-        Ok(state)
+        let weights = self.weights(&state)?;
+        Ok((state, weights))
     }
 
-    /// The weights are the ones `state` was written with (when it names them).
-    fn check_weights(&self, state: &State) -> Result<()> {
-        if state.model_sha256.is_empty() || file_sha256(&self.model())? == state.model_sha256 {
-            Ok(())
-        } else {
-            Err(Error::table(&self.model(), "these are not the weights the run's state.json was written with"))
+    /// Where the weights `state` was written with are: `model.bpk`, or still waiting as
+    /// `model.next.bpk` (a checkpoint being written now, or one a kill left before the move). A
+    /// record from before checkpoints named their weights (the shipped run's) takes `model.bpk`.
+    pub fn weights(&self, state: &State) -> Result<PathBuf> {
+        if state.model_sha256.is_empty() {
+            return Ok(self.model());
         }
+        // The last look again at model.bpk: the move may happen between the first two.
+        for path in [self.model(), Self::waiting(&self.model()), self.model()] {
+            if file_sha256(&path).is_ok_and(|d| d == state.model_sha256) {
+                return Ok(path);
+            }
+        }
+        Err(Error::table(&self.model(), "these are not the weights the run's state.json was written with"))
     }
 }
 
@@ -186,8 +192,8 @@ fn record_error(e: impl std::fmt::Debug) -> Error {
 
 /// Loads a trained Charles from a run's folder.
 pub fn load(files: &RunFiles, device: &Device) -> Result<(Charles, State)> {
-    let state = files.checked_state()?;
-    let model = Charles::new(&state.options.config, device).try_load_file(files.model()).map_err(record_error)?;
+    let (state, weights) = files.checked_state()?;
+    let model = Charles::new(&state.options.config, device).try_load_file(weights).map_err(record_error)?;
     Ok((model, state))
 }
 
@@ -273,11 +279,15 @@ pub fn train(
         return Err(Error::Invalid("Charles needs TRAIN and VAL positions".into()));
     }
     let val: Vec<Prepared> = val_rows.iter().map(prepare).collect::<Result<_>>()?;
+    // The trainer owns the folder: a checkpoint a kill interrupted is finished (or dropped) first.
+    if let Some(s) = files.read_state() {
+        files.settle(&s);
+    }
     let previous = files.read_state().filter(|s| s.options == *options);
     let (mut model, mut optimiser, mut state) = match previous {
         Some(s) if files.model().exists() => {
-            files.check_weights(&s)?;
-            let model = Charles::new(&options.config, &device).try_load_file(files.model()).map_err(record_error)?;
+            let weights = files.weights(&s)?;
+            let model = Charles::new(&options.config, &device).try_load_file(weights).map_err(record_error)?;
             let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
                 Ok(r) if s.optimiser_sha256.is_empty() || file_sha256(&files.optimiser())? == s.optimiser_sha256 => {
                     adamw(options.weight_decay).load_record(r)
