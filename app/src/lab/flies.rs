@@ -40,14 +40,20 @@ pub fn save_newborn(ready: &ReadyBrain, data: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Renames a fly of the data folder (its file and the name inside it).
+/// Renames a fly of the data folder (its file and the name inside it): the fly is written whole
+/// under its new name, then the old file goes. A rename stopped between the two (the app killed)
+/// leaves the same fly under both names, and renaming it again finishes the job.
 pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
     flychess_sim::fly::check_name(new)?;
     let to = flychess_sim::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
+    let from = flychess_sim::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if to.exists() {
+        if from.exists() && old != new && is_renamed_copy(&from, &to, new) {
+            std::fs::remove_file(&from)?;
+            return Ok(());
+        }
         return Err(anyhow!("a fly called {new} exists"));
     }
-    let from = flychess_sim::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if flychess_sim::bio::file::is_dopamine_fly(&from) {
         let mut f = flychess_sim::bio::file::DopamineFly::load(&from)?;
         f.meta.name = new.to_string();
@@ -59,6 +65,29 @@ pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
     }
     std::fs::remove_file(&from)?;
     Ok(())
+}
+
+/// Whether `to` is the fly of `from` under the name `new` and nothing else changed.
+fn is_renamed_copy(from: &Path, to: &Path, new: &str) -> bool {
+    use flychess_sim::bio::file::DopamineFly;
+    use flychess_sim::fly::Fly;
+    if is_dopamine_fly(from) {
+        match (DopamineFly::load(from), DopamineFly::load(to)) {
+            (Ok(mut a), Ok(b)) => {
+                a.meta.name = new.to_string();
+                a == b
+            }
+            _ => false,
+        }
+    } else {
+        match (Fly::load(from), Fly::load(to)) {
+            (Ok(mut a), Ok(b)) => {
+                a.meta.name = new.to_string();
+                a == b
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The ratings the window shows: the user's own ladder (DATA/ratings.json, from `flychess rate`)

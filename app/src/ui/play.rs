@@ -635,11 +635,16 @@ impl PlayTab {
             .default_pos(self.board.rect.center())
             .show(ctx, |ui| {
                 ui.label("Opponent:");
-                for name in cx.lab.playable() {
-                    let elo = cx.lab.ratings().get(name).cloned().unwrap_or_else(|| "unrated".into());
-                    let label = crate::lab::flies::opponent_label(name, &elo);
-                    ui.radio_value(&mut ng.fly, name.clone(), label);
-                }
+                // The opponents scroll within half the window's height, so a long roster (a
+                // researcher's many Charles runs and flies) never pushes Start off the screen.
+                let most = (ctx.content_rect().height() * 0.5).max(120.0);
+                egui::ScrollArea::vertical().id_salt("opponents").max_height(most).show(ui, |ui| {
+                    for name in cx.lab.playable() {
+                        let elo = cx.lab.ratings().get(name).cloned().unwrap_or_else(|| "unrated".into());
+                        let label = crate::lab::flies::opponent_label(name, &elo);
+                        ui.radio_value(&mut ng.fly, name.clone(), label);
+                    }
+                });
                 ui.label("You play:");
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut ng.colour, Some(Color::White), "White");
