@@ -17,6 +17,10 @@ struct StepParams {
     beta: f32,
     leak: f32,
     zero: u32,       // always 0: see `product`
+    rows: u32,       // step_rows, step4_rows: how many rows `rows` lists
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: StepParams;
@@ -30,6 +34,9 @@ struct StepParams {
 // The same two buffers seen four positions at a time (`step4`, for batches that are a multiple of 4).
 @group(0) @binding(8) var<storage, read> eye_input4: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read_write> rates4: array<vec4<f32>>;
+// The rows a reader needs at this step (`step_rows`, `step4_rows`: the CPU engine's `NeededRows`);
+// the others are left as they are, and nothing reads them.
+@group(0) @binding(10) var<storage, read> rows: array<u32>;
 
 const NO_EYE: u32 = 0xffffffffu;
 const STEPS: u32 = 12u;
@@ -38,27 +45,16 @@ fn product4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return bitcast<vec4<f32>>(bitcast<vec4<u32>>(a * b) ^ vec4<u32>(params.zero));
 }
 
-// `product`, `divide` and `tanh_relu` are in rate_math.wgsl, appended to this file when it is
-// compiled (the backward pass, brain_backward.wgsl, uses the same ones).
+// `product`, `divide`, `tanh_relu` and `activate` are in rate_math.wgsl, appended to this file
+// when it is compiled (the backward pass, brain_backward.wgsl, and the mushroom body,
+// mushroom_body.wgsl, use the same ones).
 
-// The new rate of one neuron for one position from its input u and its previous rate.
-fn activate(u: f32, mu: f32, gain: f32, previous: f32) -> f32 {
-    let z = product(u - mu, gain) + params.beta;
-    return product(params.leak, tanh_relu(z)) + product(1.0 - params.leak, previous);
-}
-
-// One invocation per (neuron, position).
-@compute @workgroup_size(64)
-fn step(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+// Row j's new rate for position b.
+fn neuron_step(j: u32, b: u32) {
     let n = params.neurons;
     let batch = params.batch;
-    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
-    if (i >= n * batch) {
-        return;
-    }
-    let j = i / batch;
-    let b = i % batch;
     let t = params.step;
+    let i = j * batch + b;
 
     var u = 0.0;
     let slot = eye_slot[j];
@@ -77,19 +73,13 @@ fn step(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     rates[t * n * batch + i] = activate(u, homeostasis[t * n + j], homeostasis[STEPS * n + t * n + j], previous);
 }
 
-// One invocation per (neuron, four consecutive positions): the same sums in the same order, with
-// each sender's rates fetched four positions at a time (`batch` a multiple of 4).
-@compute @workgroup_size(64)
-fn step4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+// Row j's new rates for the four positions of quad q: the same sums in the same order, with each
+// sender's rates fetched four positions at a time (`batch` a multiple of 4).
+fn neuron_step4(j: u32, q: u32) {
     let n = params.neurons;
     let quads = params.batch / 4u;
-    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
-    if (i >= n * quads) {
-        return;
-    }
-    let j = i / quads;
-    let q = i % quads;
     let t = params.step;
+    let i = j * quads + q;
 
     var u = vec4<f32>(0.0);
     let slot = eye_slot[j];
@@ -113,4 +103,46 @@ fn step4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         activate(u.z, mu, gain, previous.z),
         activate(u.w, mu, gain, previous.w),
     );
+}
+
+// One invocation per (neuron, position).
+@compute @workgroup_size(64)
+fn step(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
+    if (i >= params.neurons * params.batch) {
+        return;
+    }
+    neuron_step(i / params.batch, i % params.batch);
+}
+
+// One invocation per (neuron, four consecutive positions).
+@compute @workgroup_size(64)
+fn step4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let quads = params.batch / 4u;
+    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
+    if (i >= params.neurons * quads) {
+        return;
+    }
+    neuron_step4(i / quads, i % quads);
+}
+
+// One invocation per (needed row, position).
+@compute @workgroup_size(64)
+fn step_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
+    if (i >= params.rows * params.batch) {
+        return;
+    }
+    neuron_step(rows[i / params.batch], i % params.batch);
+}
+
+// One invocation per (needed row, four consecutive positions).
+@compute @workgroup_size(64)
+fn step4_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let quads = params.batch / 4u;
+    let i = (wg.y * params.groups_x + wg.x) * 64u + li;
+    if (i >= params.rows * quads) {
+        return;
+    }
+    neuron_step4(rows[i / quads], i % quads);
 }

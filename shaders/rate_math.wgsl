@@ -1,5 +1,6 @@
-// The rate model's arithmetic as both engines do it, appended to brain_step.wgsl and
-// brain_backward.wgsl when they are compiled. Each file's own `params` has a `zero` (always 0).
+// The rate model's arithmetic as both engines do it, appended to brain_step.wgsl,
+// brain_backward.wgsl and mushroom_body.wgsl when they are compiled. Each file's own `params` has
+// a `zero` (always 0), `beta` and `leak`.
 
 // a * b rounded on its own, like the CPU's: a driver may fuse a product and the add after it into
 // one fma (NVIDIA's does), which rounds once instead of twice. The product's bits go through an XOR
@@ -26,6 +27,12 @@ fn divide(a: f32, b: f32) -> f32 {
 fn tanh_relu(z: f32) -> f32 {
     let x = clamp(2.0 * z, 0.0, 18.0);
     let n = i32(product(x, 1.442695) + 0.5);
+    let e = product(exp_reduced(x, n), bitcast<f32>(u32(n + 127) << 23u));
+    return 1.0 - divide(2.0, e + 1.0);
+}
+
+// e^x / 2^n for the n nearest x / ln 2: x - n ln 2 in two parts, then the Cephes polynomial.
+fn exp_reduced(x: f32, n: i32) -> f32 {
     let nf = f32(n);
     let r = product(-nf, -0.00021219444) + (product(-nf, 0.6933594) + x);
     var p = 0.00019875692;
@@ -34,6 +41,11 @@ fn tanh_relu(z: f32) -> f32 {
     p = product(p, r) + 0.041665796;
     p = product(p, r) + 0.16666665;
     p = product(p, r) + 0.5;
-    let e = product(product(p, r * r) + (r + 1.0), bitcast<f32>(u32(n + 127) << 23u));
-    return 1.0 - divide(2.0, e + 1.0);
+    return product(p, r * r) + (r + 1.0);
+}
+
+// The new rate of one neuron for one position from its input u and its previous rate.
+fn activate(u: f32, mu: f32, gain: f32, previous: f32) -> f32 {
+    let z = product(u - mu, gain) + params.beta;
+    return product(params.leak, tanh_relu(z)) + product(1.0 - params.leak, previous);
 }

@@ -53,6 +53,10 @@ step "cache of $cache_positions positions on the GPU engine"
 timeout 180 $bin --data $data cache --positions "$cache_positions" --engine gpu > "$out/cache.txt" 2>&1
 echo "cache exit $?"; tail -3 "$out/cache.txt"
 
+step "the dopamine fly on the GPU engine beside the CPU model (issue 41)"
+timeout 240 $bin --data $data bio speed --engine gpu --json > "$out/bio-speed.json" 2> "$out/bio-speed.log"
+echo "bio speed exit $?"; head -40 "$out/bio-speed.json"
+
 if [ "${SKIP_TRAIN:-0}" = 1 ]; then step "done (training skipped)"; exit 0; fi
 step "train --fit-on gpu on that cache"
 timeout 200 $bin --data $data train --name h200 --positions "$cache_positions" --fit-on gpu --engine gpu > "$out/train.txt" 2>&1

@@ -1,5 +1,7 @@
 //! The `flychess brain …` commands as a user runs them: the real binary, real files on disk.
 
+mod common;
+use common::SMALL_BRAIN_TRAINING;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -375,6 +377,13 @@ fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
     assert_eq!(e["flips"], 0, "the same pairs scored again in another order and batch agree");
     assert_ne!(e["pairs_right_before"], serde_json::Value::Null);
     assert!(e["plastic_synapses"].as_u64().unwrap() > 1_000 && e["kenyon_cells_passing"].as_u64().unwrap() > 100);
+    // Its speed on the CPU model (the GPU engine's side is checked on lavapipe in sim/tests/bio.rs).
+    let s = json(&flychess(t.path(), &["bio", "speed", "--fly", "dop", "--lessons", "4", "--repeat", "1", "--engine", "cpu", "--json"]));
+    assert_eq!((s["fly"].as_str(), s["lessons"].as_u64()), (Some("dop"), Some(4)));
+    assert!(
+        s["cpu"]["figures"]["lessons_per_second"].as_f64().unwrap() > 0.0 && s["cpu"]["figures"]["move_seconds"].as_f64().unwrap() > 0.0
+    );
+    assert!(s["gpu"].is_null() && s["gpu_note"].as_str().is_some_and(|n| n.contains("CPU engine")), "{s}");
     // Without --fly: the shipped dopamine fly of the default brain.
     let shipped = json(&flychess(t.path(), &["bio", "eval", "--pairs", "16", "--ceiling-pairs", "32", "--top1", "2", "--json"]));
     assert_eq!((shipped["fly"].as_str(), shipped["lessons"].as_u64()), (Some("flywire-dopamine"), Some(32_000)));
@@ -399,29 +408,7 @@ fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is
     for k in g["finite_differences"].as_array().unwrap() {
         assert!(k["max_relative_error"].as_f64().unwrap() <= 1e-3, "{k}");
     }
-    let args = [
-        "train",
-        "--brain",
-        "--window",
-        "6",
-        "--max-change",
-        "0.2",
-        "--brain-opt",
-        "sgd",
-        "--positions",
-        "64",
-        "--brain-batch",
-        "16",
-        "--val",
-        "32",
-        "--val-every",
-        "32",
-        "--hold",
-        "48",
-        "--name",
-        "leashed",
-        "--json",
-    ];
+    let args = [&["train", "--brain", "--val-every", "32", "--name", "leashed", "--json"][..], &SMALL_BRAIN_TRAINING[..]].concat();
     let r = json(&flychess(t.path(), &args));
     assert_eq!(r["runs"]["start"]["fly"], "flywire", "from the brain's own readout-only fly");
     for run in ["brain", "readout_only"] {

@@ -6,8 +6,10 @@
 //! file), and the final files must equal the reference's (their content, games compared as sets).
 //!
 //! `FLYCHESS_KILLS=20 cargo test --release -p flychess --test kill -- --nocapture` prints the table
-//! (`FLYCHESS_KILL_JOBS=train` for one job only).
+//! (`FLYCHESS_KILL_JOBS=train` for one job only; `FLYCHESS_BIN=PATH` runs a copy of the binary).
 
+mod common;
+use common::SMALL_BRAIN_TRAINING;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +18,10 @@ const CI_KILLS: usize = 2;
 const BRAIN: [&str; 4] = ["--brain", "standin", "--seed", "3"];
 
 fn flychess(data: &Path, args: &[String]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flychess"));
+    // FLYCHESS_BIN: another copy of the binary (a long measured run keeps its own copy, so a
+    // build meanwhile does not change the program under it).
+    let bin = std::env::var_os("FLYCHESS_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_flychess")));
+    let mut c = Command::new(bin);
     c.arg("--data").arg(data).args(args).stdout(Stdio::null()).stderr(Stdio::piped());
     c
 }
@@ -328,31 +333,13 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
     ];
     jobs.push(Job {
         name: "brain training",
-        args: with_brain(&[
-            "train",
-            "--train-brain",
-            "--name",
-            "b",
-            "--start",
-            "nb",
-            "--window",
-            "6",
-            "--max-change",
-            "0.2",
-            "--brain-opt",
-            "sgd",
-            "--positions",
-            "64",
-            "--brain-batch",
-            "16",
-            "--val",
-            "32",
-            "--val-every",
-            "16",
-            "--hold",
-            "48",
-            "--no-control",
-        ]),
+        args: with_brain(
+            &[
+                &["train", "--train-brain", "--name", "b", "--start", "nb", "--val-every", "16", "--no-control"][..],
+                &SMALL_BRAIN_TRAINING[..],
+            ]
+            .concat(),
+        ),
         writes: |p| p.starts_with("runs/b"),
         whole: bptt_whole,
         content: bptt_content,

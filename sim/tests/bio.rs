@@ -19,13 +19,19 @@ const KC: usize = 64;
 /// Neurons: 0–63 eye cells, 64–127 Kenyon cells, 128 approach MBON, 129 avoid MBON, 130 a neuron
 /// the MBONs drive (the rest of the brain). The Kenyon cell → MBON synapses are in `plain` only.
 fn tiny() -> (Brain, BioBrain) {
+    tiny_with(|_| 1.0)
+}
+
+/// `tiny` with Kenyon cell k driven from its eye cell with weight `drive(k)` (all 1 in `tiny`:
+/// every lit cell then has the same rate).
+fn tiny_with(drive: impl Fn(usize) -> f32) -> (Brain, BioBrain) {
     let n = 131;
     let eye: Vec<EyeCell> = (0..64).map(|s| EyeCell { neuron: s as u32, square: s as u8, role: EyeRole::Own }).collect();
     type Rows = Vec<Vec<(u32, f32)>>;
     let (mut rows_plain, mut rows_rest): (Rows, Rows) = (vec![Vec::new(); n], vec![Vec::new(); n]);
     for k in 0..KC {
-        rows_plain[64 + k].push((k as u32, 1.0));
-        rows_rest[64 + k].push((k as u32, 1.0));
+        rows_plain[64 + k].push((k as u32, drive(k)));
+        rows_rest[64 + k].push((k as u32, drive(k)));
     }
     let m0 = |k: usize| 0.05 + 0.001 * k as f32;
     for mbon in [128, 129] {
@@ -75,6 +81,7 @@ fn tiny() -> (Brain, BioBrain) {
         descending: vec![130],
         brain_checksum: "tiny".into(),
         homeostasis: "neutral".into(),
+        gpu: None,
     };
     (plain, bio)
 }
@@ -243,4 +250,63 @@ fn a_homeostasis_stored_by_an_earlier_arithmetic_is_measured_again() {
     // Stored again, under this arithmetic: the next start reads it back.
     let again = bio.clone().ready(&path, &|_| {}).unwrap();
     assert_eq!(again.homeostasis, fingerprint(&measured));
+}
+
+/// The mushroom body in WGSL (`shaders/mushroom_body.wgsl`, lavapipe in CI): a look on the GPU
+/// engine gives the CPU model's votes, MBON rates, sparse Kenyon cells and reading within 1e-4,
+/// with the measured strengths and with trained ones, for a batch thought one position an
+/// invocation and one cut into two slabs of four-position invocations; and the strengths reach
+/// the GPU (trained ones move its votes as they move the CPU's). Every Kenyon cell is driven
+/// with its own weight and the boards light 12 to 40 squares, so the cut (the 12th highest rate)
+/// falls among distinct rates: a cut one place off shows.
+#[test]
+fn the_mushroom_body_thinks_on_the_gpu_as_the_cpu_model_does() {
+    use flychess_sim::brain::simulator::EngineChoice;
+    let (_, on_cpu) = tiny_with(|k| 0.6 + 0.9 * k as f32 / KC as f32);
+    let mut on_gpu = on_cpu.clone();
+    match on_gpu.think_on(EngineChoice::Gpu) {
+        Ok(engine) => eprintln!("{engine}"),
+        Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
+        Err(e) => {
+            eprintln!("skipping the GPU mushroom body: {e}");
+            return;
+        }
+    }
+    assert!(on_gpu.on_gpu() && !on_cpu.on_gpu());
+    let mut trained = on_cpu.body.m0.clone();
+    for batch in lessons(1, 64 * 5).chunks(64) {
+        learn::tutor(&on_cpu, &mut trained, batch, Rule::default());
+    }
+    let mut dice = Dice::new(7);
+    let boards: Vec<Planes> = (0..300)
+        .map(|_| {
+            let lit = 12 + dice.below(29);
+            board(&(0..lit).map(|_| dice.below(64)).collect::<Vec<_>>())
+        })
+        .collect();
+    let worst = |a: &[f32], b: &[f32]| {
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max)
+    };
+    let mut votes = Vec::new();
+    for (what, m) in [("measured", &on_cpu.body.m0), ("trained", &trained)] {
+        for batch in [5, 300] {
+            let (a, b) =
+                (on_cpu.glance_reading(m, &boards[..batch], false, &[130]), on_gpu.glance_reading(m, &boards[..batch], false, &[130]));
+            for (part, x, y) in [
+                ("votes", &a.vote, &b.vote),
+                ("MBONs", &a.mbon, &b.mbon),
+                ("Kenyon cells", &a.kenyon, &b.kenyon),
+                ("reading", &a.reading, &b.reading),
+            ] {
+                let d = worst(x, y);
+                eprintln!("{what} strengths, batch {batch}: {part} within {d:e}");
+                assert!(d <= 1e-4, "{what} strengths, batch {batch}: the GPU's {part} are {d} from the CPU model's");
+            }
+            assert!(b.kenyon.iter().any(|&h| h > 0.01) && b.mbon.iter().any(|&r| r > 0.01), "the mushroom body is active");
+        }
+        votes.push(on_gpu.look(m, &boards).vote);
+    }
+    let moved = worst(&votes[0], &votes[1]);
+    assert!(moved > 1e-3, "training moved the GPU's votes by only {moved}: the strengths never reached it");
 }

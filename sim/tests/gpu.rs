@@ -249,3 +249,36 @@ fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     let off = a.iter().zip(&b).filter(|(x, y)| x != y).count();
     assert!(off <= a.len() / 1000, "{off} of {} cached bytes differ", a.len());
 }
+
+/// `read` works out only the rows its reader needs at each step (the CPU engine's `NeededRows`,
+/// kernels `step_rows` and `step4_rows`): the same readings bit for bit as every row worked out,
+/// though the rows left out still hold another batch's rates, with most rows skipped at the last
+/// steps; and the CPU engine's readings within 1e-4.
+#[test]
+fn a_read_works_out_only_the_rows_its_reader_needs_and_reads_the_same() {
+    let brain = default_brain();
+    let Some(mut gpu) = engine(brain) else { return };
+    let boards = dataset_boards(48);
+    let (these, others) = boards.split_at(24);
+    let neurons: Vec<u32> = (0..brain.neurons as u32).step_by(997).collect();
+    let steps = [8usize, 9, 10, 11];
+    let share = brain.needed_rows(&neurons, 8).walked_share();
+    eprintln!("share of rows worked out by step: {share:?}");
+    assert!(share[11] < 0.01 && share[10] < 0.5, "the reader needs few rows late: {share:?}");
+    let reference = read_on_cpu(brain, these, &neurons, &steps).unwrap();
+    for four in [true, false] {
+        gpu.set_four_at_a_time(four);
+        gpu.set_rows_only(false);
+        gpu.read(others, &neurons, &steps).unwrap();
+        gpu.set_rows_only(true);
+        let some = gpu.read(these, &neurons, &steps).unwrap();
+        gpu.set_rows_only(false);
+        let all = gpu.read(these, &neurons, &steps).unwrap();
+        assert!(
+            some.iter().map(|x| x.to_bits()).eq(all.iter().map(|x| x.to_bits())),
+            "four at a time {four}: the needed rows read otherwise"
+        );
+        let w = largest_difference(&some, &reference);
+        assert!(w < 1e-4, "four at a time {four}: GPU and CPU differ by up to {w}");
+    }
+}

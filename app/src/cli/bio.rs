@@ -1,8 +1,9 @@
 //! `flychess bio …`: the dopamine fly on the command line. `train` gives a dopamine fly its
 //! lessons (resumable: the fly's own file is the checkpoint), `eval` measures one as the seed did
 //! (pairs right before and after with 95 % intervals, the flips of a second scoring, harder pairs,
-//! top-1, the logistic ceilings on the Kenyon cells and the descending neurons, speed), `pilots`
-//! trains the seed's variations of the rule from the same untrained mushroom body side by side.
+//! top-1, the logistic ceilings on the Kenyon cells and the descending neurons, speed), `speed`
+//! times its lessons and a move on the CPU model beside the GPU engine, `pilots` trains the
+//! seed's variations of the rule from the same untrained mushroom body side by side.
 
 use crate::cli::WhichBrain;
 use clap::Subcommand;
@@ -361,6 +362,116 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSize
     Ok(())
 }
 
+/// `bio speed`: a batch of lessons and a move in a position with about 30 legal moves, on the
+/// CPU model and on the GPU engine `engine` chooses (auto: a hardware GPU only), each the fastest
+/// of `repeat` runs; and the largest difference between the two engines' votes on the lessons'
+/// boards, and whether they choose the same move.
+pub fn speed(
+    which: &WhichBrain,
+    data: &Path,
+    name: Option<&str>,
+    lessons: Option<usize>,
+    repeat: usize,
+    engine: flychess_sim::brain::simulator::EngineChoice,
+    json: bool,
+) -> Result<()> {
+    let dataset = Dataset::load(&shipped_path())?;
+    let (fly, on_cpu) = fly_and_model(which, data, name)?;
+    let lessons: Vec<learn::Lesson> =
+        measure::pairs(dataset.train(), EVAL_SEED + 1, false, lessons.unwrap_or(on_cpu.constants.batch).max(1))?;
+    let pos = thirty_moves(dataset.hold()).ok_or_else(|| anyhow!("no HOLD positions"))?;
+    let boards: Vec<flychess_sim::chess::Planes> = lessons.iter().flat_map(|l| [l.good, l.bad]).collect();
+    let fastest = |f: &mut dyn FnMut()| {
+        (0..repeat.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let measure = |bio: &BioBrain| -> Result<serde_json::Value> {
+        let lesson_seconds = fastest(&mut || {
+            let mut scratch = fly.m.clone();
+            learn::tutor(bio, &mut scratch, &lessons, fly.meta.rule);
+        });
+        let mut chosen = None;
+        let move_seconds = fastest(&mut || chosen = bio.choose(&fly.m, &pos, &[]).map(|(moves, _, i)| moves[i]));
+        let chosen = chosen.ok_or_else(|| anyhow!("no legal move"))?;
+        Ok(serde_json::json!({
+            "lessons_per_second": lessons.len() as f64 / lesson_seconds,
+            "move_seconds": move_seconds,
+            "move": chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+        }))
+    };
+    let cpu = measure(&on_cpu)?;
+    let mut on_gpu = on_cpu.clone();
+    let described = on_gpu.think_on(engine)?;
+    let (gpu, agreement) = if on_gpu.on_gpu() {
+        let gpu = measure(&on_gpu)?;
+        let (a, b) = (on_cpu.look(&fly.m, &boards).vote, on_gpu.look(&fly.m, &boards).vote);
+        let worst = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        let agreement = serde_json::json!({
+            "boards": boards.len(),
+            "max_vote_difference": worst,
+            "same_move": gpu["move"] == cpu["move"],
+        });
+        (Some(serde_json::json!({ "engine": described, "figures": gpu })), Some(agreement))
+    } else {
+        (None, None)
+    };
+    let legal_moves = {
+        use shakmaty::Position;
+        pos.legal_moves().len()
+    };
+    let ratio = |key: &str| gpu.as_ref().and_then(|g| Some(g["figures"][key].as_f64()? / cpu[key].as_f64()?));
+    let report = serde_json::json!({
+        "fly": fly.meta.name,
+        "brain": fly.meta.brain,
+        "lessons": lessons.len(),
+        "move_legal_moves": legal_moves,
+        "repeat": repeat.max(1),
+        "cpu": { "engine": flychess_sim::brain::simulator::Simulator::Cpu.describe(), "figures": cpu },
+        "gpu": gpu,
+        "gpu_note": if gpu.is_none() { serde_json::Value::from(format!("no GPU engine: {described}")) } else { serde_json::Value::Null },
+        "gpu_over_cpu": { "lessons_per_second": ratio("lessons_per_second"), "move_seconds": ratio("move_seconds") },
+        "agreement": agreement,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "dopamine fly {} ({} lessons, a move among {} legal moves; fastest of {}):",
+        fly.meta.name,
+        lessons.len(),
+        report["move_legal_moves"],
+        repeat.max(1)
+    );
+    let line = |who: &str, f: &serde_json::Value| {
+        println!(
+            "  {who}: {:.1} lessons a second, a move in {:.3} s ({})",
+            f["lessons_per_second"].as_f64().unwrap_or(f64::NAN),
+            f["move_seconds"].as_f64().unwrap_or(f64::NAN),
+            f["move"].as_str().unwrap_or("?")
+        )
+    };
+    line(report["cpu"]["engine"].as_str().unwrap_or("CPU"), &cpu);
+    match (&gpu, &agreement) {
+        (Some(g), Some(a)) => {
+            line(g["engine"].as_str().unwrap_or("GPU"), &g["figures"]);
+            println!(
+                "  votes on {} boards within {:e} of the CPU model's; {}",
+                a["boards"],
+                a["max_vote_difference"].as_f64().unwrap_or(f64::NAN),
+                if a["same_move"] == true { "the same move" } else { "another move" }
+            );
+        }
+        _ => println!("  no GPU engine: {described}"),
+    }
+    Ok(())
+}
+
 /// One pilot of `bio pilots`.
 struct Pilot {
     name: &'static str,
@@ -538,6 +649,24 @@ pub enum BioCommand {
         fly: Option<String>,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        which: WhichBrain,
+    },
+    /// How fast a dopamine fly learns and moves on the CPU model and on the GPU engine, measured
+    /// in one run, with how far the two engines' votes part. Default: the brain's shipped fly.
+    Speed {
+        #[arg(long)]
+        fly: Option<String>,
+        /// Lessons timed (one batch of the fly's size by default).
+        #[arg(long)]
+        lessons: Option<usize>,
+        /// Times each measurement is repeated (the fastest is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        engine: crate::cli::options::EngineArgs,
         #[command(flatten)]
         which: WhichBrain,
     },

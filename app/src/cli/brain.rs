@@ -470,6 +470,9 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
     let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
     let checked = checked_neurons(brain, descending);
     let all_steps: Vec<usize> = (0..STEPS).collect();
+    // What rounding alone explains on this brain, thought once for the largest sample checked.
+    let most = batches.iter().copied().max().unwrap_or(1).min(256).min(boards.len());
+    let nudged = agreement::Nudged::think(brain, &boards[..most]);
     let mut runs = Vec::new();
     for &batch in batches {
         let (slab, slabs) = engine.plan(batch);
@@ -487,7 +490,7 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
         // The check: per step, against what rounding alone explains on this brain (the CPU
         // engine against itself with every μ one ulp off, on the same boards: `agreement`).
         let sample = batch.min(256);
-        let envelope = agreement::rounding_envelope(brain, &boards[..sample], &checked);
+        let envelope = nudged.envelope(sample, &checked);
         let k = checked.len();
         let by_step: [f32; STEPS] = std::array::from_fn(|t| {
             (0..sample)
@@ -563,6 +566,22 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
     let one = largest_reads(&mut engine)?;
     engine.set_four_at_a_time(true);
     sweep.push(serde_json::json!({ "slab": engine.plan(largest).0, "batch": largest, "positions_per_second": one, "one_position_an_invocation": true }));
+    // Every row worked out at every step, against the default (only the rows the descending
+    // neurons of steps 9-12 need): timed in this run, the readings compared bit for bit.
+    let rows_only = engine.read(&boards[..largest], descending, &read_steps)?;
+    engine.set_rows_only(false);
+    let every_row = engine.read(&boards[..largest], descending, &read_steps)?;
+    let every_row_speed = largest_reads(&mut engine)?;
+    engine.set_rows_only(true);
+    let needed_speed = largest_reads(&mut engine)?;
+    let needed_rows = serde_json::json!({
+        "batch": largest,
+        "needed_rows_positions_per_second": needed_speed,
+        "every_row_positions_per_second": every_row_speed,
+        "speedup": needed_speed.as_f64().zip(every_row_speed.as_f64()).map(|(a, b)| a / b),
+        "identical_readings": rows_only.iter().map(|x| x.to_bits()).eq(every_row.iter().map(|x| x.to_bits())),
+        "share_of_rows_by_step": brain.needed_rows(descending, STEPS - 4).walked_share(),
+    });
     Ok(serde_json::json!({
         "adapter": name,
         "hardware": hardware,
@@ -575,6 +594,7 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
         },
         "runs": runs,
         "slab_sweep": sweep,
+        "needed_rows": needed_rows,
     }))
 }
 
@@ -1013,7 +1033,7 @@ fn scipy_reference(
     // Where they part: per step against what rounding alone explains on this brain, and per region
     // at the last step.
     let by_step = agreement::per_step_max(&ours.data, &theirs, n, batch, &[]);
-    let envelope = agreement::rounding_envelope(brain, boards, &[]);
+    let envelope = agreement::Nudged::beside(brain, boards, ours.data.clone()).envelope(batch, &[]);
     let past = agreement::first_step_past(&by_step, &envelope);
     let share_within =
         |t: usize| diffs[t * n * batch..(t + 1) * n * batch].iter().filter(|&&d| d <= 1e-4).count() as f64 / (n * batch) as f64;

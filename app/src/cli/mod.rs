@@ -235,6 +235,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bio(bio::BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
             bio::eval(&which, &data, fly.as_deref(), flychess_sim::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
         }
+        Some(Command::Bio(bio::BioCommand::Speed { fly, lessons, repeat, json, engine, which })) => {
+            bio::speed(&which, &data, fly.as_deref(), lessons, repeat, engine.choice(), json)
+        }
         Some(Command::Bio(bio::BioCommand::Lesson { fen, good, bad, fly, json, which })) => {
             bio::lesson(&which, &data, &fen, good.as_deref(), bad.as_deref(), fly.as_deref(), json)
         }

@@ -89,3 +89,23 @@ pub fn click(h: &mut Harness<'static, App>, sq: Square) {
 fn limit_seconds() -> u64 {
     std::env::var("FLYCHESS_TEST_WAIT").ok().and_then(|v| v.parse().ok()).unwrap_or(900)
 }
+
+/// A brain-training (BPTT) run small enough for a test, shared by the CLI test and the kill
+/// test: a 6-step window on a leash of 0.2, plain SGD, 64 positions in batches of 16, VAL of 32
+/// positions, HOLD of 48 (each caller adds `--val-every` and its name).
+pub const SMALL_BRAIN_TRAINING: [&str; 14] = [
+    "--window",
+    "6",
+    "--max-change",
+    "0.2",
+    "--brain-opt",
+    "sgd",
+    "--positions",
+    "64",
+    "--brain-batch",
+    "16",
+    "--val",
+    "32",
+    "--hold",
+    "48",
+];

@@ -22,6 +22,7 @@
 
 pub mod comic;
 pub mod file;
+pub mod gpu;
 pub mod learn;
 pub mod measure;
 pub mod run;
@@ -128,12 +129,17 @@ impl MushroomBody {
             for (c, &n) in column.iter_mut().zip(&self.kenyon) {
                 *c = r[n as usize * batch + b];
             }
-            let cut = nth_highest(&column, self.pass);
-            for (i, &rk) in column.iter().enumerate() {
-                hat[i * batch + b] = rk * sigmoid((rk - cut) / width);
+            for (i, h) in self.sparse_column(&column, width).into_iter().enumerate() {
+                hat[i * batch + b] = h;
             }
         }
         hat
+    }
+
+    /// r̂ of every Kenyon cell of one position from their rates `column` (in `kenyon`'s order).
+    pub fn sparse_column(&self, column: &[f32], width: f32) -> Vec<f32> {
+        let cut = nth_highest(column, self.pass);
+        column.iter().map(|&rk| rk * sigmoid((rk - cut) / width)).collect()
     }
 
     /// Adds Σₖ Mₖₙ r̂ₖ to every MBON's input `u` (`[neuron · batch + b]`).
@@ -178,6 +184,8 @@ pub struct BioBrain {
     pub brain_checksum: String,
     /// Fingerprint of the homeostasis in force.
     pub homeostasis: String,
+    /// The GPU engine looks think on (`think_on`); None: the CPU model.
+    pub gpu: Option<std::sync::Arc<gpu::GpuBody>>,
 }
 
 /// One look at a batch of boards: what the fly votes with and what it learns with.
@@ -307,6 +315,7 @@ impl BioBrain {
             descending: g.descending.clone(),
             brain_checksum: brain_checksum.to_string(),
             homeostasis: "neutral".into(),
+            gpu: None,
         })
     }
 
@@ -333,9 +342,19 @@ impl BioBrain {
     /// is used only when it was measured with the same arithmetic, so one measured by an earlier
     /// version whose numbers differed in the last bits (the same brain and constants) is measured
     /// again instead of refusing every fly trained under this version's.
+    /// Worked out once per process for each brain and constants (the arithmetic is this
+    /// program's: it cannot change while it runs).
     fn arithmetic(&self) -> String {
+        static KNOWN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, String>>> = std::sync::OnceLock::new();
+        let known = KNOWN.get_or_init(Default::default);
+        let model = format!("{} {}", self.brain_checksum, self.constants.model_key());
+        if let Some(f) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&model) {
+            return f.clone();
+        }
         let boards = crate::calibrate::calibration_boards();
-        crate::calibrate::fingerprint(&self.calibrate(&boards[..2.min(boards.len())], &|_| {}))
+        let f = crate::calibrate::fingerprint(&self.calibrate(&boards[..2.min(boards.len())], &|_| {}));
+        known.lock().unwrap_or_else(|e| e.into_inner()).insert(model, f.clone());
+        f
     }
 
     /// Measures the homeostasis of this model (M = M⁰) on `boards`.
@@ -348,9 +367,12 @@ impl BioBrain {
         crate::calibrate::calibrate_with(&self.brain, boards, CalibrationOptions::default(), &extra, progress)
     }
 
+    /// Another homeostasis (a GPU engine set up before thinks with the old one: it is let go,
+    /// `think_on` again to think there).
     pub fn set_homeostasis(&mut self, h: Homeostasis) {
         self.homeostasis = crate::calibrate::fingerprint(&h);
         self.brain.set_homeostasis(h);
+        self.gpu = None;
     }
 
     /// One look at `boards` with plastic strengths `m`: 12 steps of u = W′r + x + Σ M r̂, the
@@ -362,7 +384,14 @@ impl BioBrain {
 
     /// `glance`, also reading the mean of steps 9–12 of the neurons `reader` (the descending
     /// neurons, as the readout flies read them) into `Glance::reading`.
+    /// On the GPU engine when the model thinks there (`think_on`) and `keep` is false.
     pub fn glance_reading(&self, m: &[f32], boards: &[Planes], keep: bool, reader: &[u32]) -> Glance {
+        if !keep
+            && !boards.is_empty()
+            && let Some(g) = self.glance_on_gpu(m, boards, reader)
+        {
+            return g;
+        }
         let (n, batch) = (self.brain.neurons, boards.len());
         let mut reading = vec![0f32; reader.len() * batch];
         let x = self.brain.eye_input(boards);
@@ -413,8 +442,9 @@ impl BioBrain {
     }
 
     /// `look`, also reading the neurons `reader` (mean of steps 9–12) as `glance_reading` does.
+    /// On a GPU engine, all the boards in one look (the engine cuts them into its own slabs).
     pub fn look_reading(&self, m: &[f32], boards: &[Planes], reader: &[u32]) -> Glance {
-        if boards.len() <= LOOK_CHUNK {
+        if boards.len() <= LOOK_CHUNK || self.on_gpu() {
             return self.glance_reading(m, boards, false, reader);
         }
         let batch = boards.len();

@@ -22,21 +22,57 @@ pub const TOLERANCE_FLOOR: f32 = 1e-6;
 /// Per step, the largest difference of `neurons`' rates (all of them when empty) between the CPU
 /// engine's think of `boards` and the same think with every μ one ulp higher.
 pub fn rounding_envelope(brain: &Brain, boards: &[Planes], neurons: &[u32]) -> [f32; STEPS] {
-    let mut nudged = brain.clone();
-    let mut h = brain.homeostasis().clone();
-    for m in &mut h.mu {
-        *m = m.next_up();
+    Nudged::think(brain, boards).envelope(boards.len(), neurons)
+}
+
+/// The CPU engine's rates of some boards beside the same think with every μ one ulp higher, kept
+/// so the envelope over any first positions is read without thinking again (a bench checks
+/// several batch sizes against one sample; a caller that already has the plain think passes it).
+pub struct Nudged {
+    plain: Vec<f32>,
+    nudged: Vec<f32>,
+    neurons: usize,
+    batch: usize,
+}
+
+impl Nudged {
+    /// Thinks `boards` twice: as the brain is, and with every μ one ulp higher.
+    pub fn think(brain: &Brain, boards: &[Planes]) -> Self {
+        Self::beside(brain, boards, cpu::think(brain, boards).data)
     }
-    nudged.set_homeostasis(h);
-    let (a, b) = (cpu::think(brain, boards), cpu::think(&nudged, boards));
-    per_step_max(&a.data, &b.data, brain.neurons, boards.len(), neurons)
+
+    /// Thinks only the nudged brain, beside `plain`: the CPU engine's rates of `boards` already
+    /// thought (laid out step, neuron, position).
+    pub fn beside(brain: &Brain, boards: &[Planes], plain: Vec<f32>) -> Self {
+        assert_eq!(plain.len(), STEPS * brain.neurons * boards.len(), "the plain rates are of these boards");
+        let mut nudged = brain.clone();
+        let mut h = brain.homeostasis().clone();
+        for m in &mut h.mu {
+            *m = m.next_up();
+        }
+        nudged.set_homeostasis(h);
+        let nudged = cpu::think(&nudged, boards).data;
+        Self { plain, nudged, neurons: brain.neurons, batch: boards.len() }
+    }
+
+    /// Per step, the largest difference over the first `positions` boards and `neurons` (all
+    /// when empty). Each position thinks on its own, so the first positions' envelope is the one
+    /// a think of those boards alone would give.
+    pub fn envelope(&self, positions: usize, neurons: &[u32]) -> [f32; STEPS] {
+        per_positions_max(&self.plain, &self.nudged, self.neurons, self.batch, positions.min(self.batch), neurons)
+    }
 }
 
 /// Per step, the largest |a − b| over `neurons` (all when empty) of two think's rates laid out
 /// step, neuron, position.
 pub fn per_step_max(a: &[f32], b: &[f32], n: usize, batch: usize, neurons: &[u32]) -> [f32; STEPS] {
+    per_positions_max(a, b, n, batch, batch, neurons)
+}
+
+/// `per_step_max` over the first `positions` of the batch only.
+fn per_positions_max(a: &[f32], b: &[f32], n: usize, batch: usize, positions: usize, neurons: &[u32]) -> [f32; STEPS] {
     let gap = |t: usize, j: usize| {
-        let at = (t * n + j) * batch..(t * n + j + 1) * batch;
+        let at = (t * n + j) * batch..(t * n + j) * batch + positions;
         a[at.clone()].iter().zip(&b[at]).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max)
     };
     std::array::from_fn(|t| {

@@ -596,6 +596,11 @@ impl NeededRows {
         NeededRows { steps }
     }
 
+    /// The rows worked out at step `t` (None: all of them).
+    pub fn rows_at(&self, t: usize) -> Option<&[bool]> {
+        self.steps.get(t).and_then(|m| m.as_deref())
+    }
+
     /// Per step, the share of rows worked out.
     pub fn walked_share(&self) -> [f64; STEPS] {
         std::array::from_fn(|t| match &self.steps[t] {

@@ -18,6 +18,8 @@
 //! On the command line a headless device is made; with no adapter at all, callers fall back to
 //! the CPU engine (`brain::simulator`).
 
+mod mushroom;
+
 use std::time::Instant;
 
 use wgpu::util::DeviceExt;
@@ -25,6 +27,8 @@ use wgpu::util::DeviceExt;
 use super::{Brain, Rates, STEPS};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
+
+pub use mushroom::SparseInput;
 
 pub const SHADER: &str = concat!(include_str!("../../../../shaders/brain_step.wgsl"), include_str!("../../../../shaders/rate_math.wgsl"));
 pub const READ_SHADER: &str = include_str!("../../../../shaders/brain_read.wgsl");
@@ -54,6 +58,9 @@ struct StepParams {
     leak: f32,
     /// Always 0 (the shader's `product` hides its products from fusing behind it).
     zero: u32,
+    /// `step_rows`, `step4_rows`: how many rows the step's list holds.
+    rows: u32,
+    _pad: [u32; 3],
 }
 
 #[repr(C)]
@@ -156,6 +163,16 @@ pub struct GpuEngine {
     /// Slabs of a multiple of 4 positions go through `step4` (off: always `step`; the bench
     /// compares the two).
     four_at_a_time: bool,
+    /// The dopamine fly's mushroom body, run between the steps when set (`set_sparse_input`).
+    body: Option<mushroom::Body>,
+    /// The same steps over the rows a reader needs only (`step_rows`, `step4_rows`).
+    step_rows_pipeline: wgpu::ComputePipeline,
+    step4_rows_pipeline: wgpu::ComputePipeline,
+    /// The wiring, to work out which rows a reader needs (`cpu::NeededRows`).
+    wiring: Brain,
+    /// `read` works out only the rows its reader needs at each step (the default; off: every row,
+    /// for measuring the difference).
+    rows_only: bool,
 }
 
 /// Where one group of slabs' readings go on the device and come back through.
@@ -176,6 +193,18 @@ struct Slab {
     eye_input: wgpu::Buffer,
     uniforms: wgpu::Buffer,
     steps: Vec<wgpu::BindGroup>,
+    /// The mushroom body's part, when the engine has one.
+    body: Option<mushroom::SlabBody>,
+    /// The rows-only steps of the readers met on this slab (by neurons and first read step).
+    row_plans: Vec<(Vec<u32>, usize, std::sync::Arc<RowPlan>)>,
+}
+
+/// A reader's rows-only steps on a slab: for each step where the reader needs fewer than all
+/// rows, the bind group over that step's row list and the dispatch it takes.
+struct RowPlan {
+    steps: Vec<Option<(wgpu::BindGroup, (u32, u32))>>,
+    /// The row lists and parameter blocks (the bind groups name them).
+    _buffers: Vec<wgpu::Buffer>,
 }
 
 pub fn storage(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
@@ -258,6 +287,8 @@ impl GpuEngine {
             step_pipeline: pipeline(&device, "brain_step.wgsl", SHADER, "step"),
             step4_pipeline: pipeline(&device, "brain_step.wgsl (4 positions an invocation)", SHADER, "step4"),
             read_pipeline: pipeline(&device, "brain_read.wgsl", READ_SHADER, "copy_out"),
+            step_rows_pipeline: pipeline(&device, "brain_step.wgsl (needed rows)", SHADER, "step_rows"),
+            step4_rows_pipeline: pipeline(&device, "brain_step.wgsl (needed rows, 4 positions an invocation)", SHADER, "step4_rows"),
             row_start: storage(&device, "row_start", bytemuck::cast_slice(&brain.row_start)),
             pre: storage(&device, "pre", bytemuck::cast_slice(&brain.pre)),
             weight: storage_with(&device, "weight", bytemuck::cast_slice(&brain.weight), wgpu::BufferUsages::COPY_DST),
@@ -277,6 +308,9 @@ impl GpuEngine {
             profiling: false,
             phases: Phases::default(),
             four_at_a_time: true,
+            body: None,
+            wiring: brain.clone(),
+            rows_only: true,
         };
         // Scopes pop innermost first.
         for scope in scopes.into_iter().rev() {
@@ -352,7 +386,12 @@ impl GpuEngine {
         let group = self.read_group(slab, read_floats);
         let sets = if batch > group { 2 } else { 1 };
         let out = (group.min(batch) * read_floats * 4) as u64;
-        self.brain_bytes + self.rates_bytes(slab) + (self.eye.len() * slab * 4) as u64 + STEPS as u64 * UNIFORM_STRIDE + sets * 2 * out
+        self.brain_bytes
+            + self.rates_bytes(slab)
+            + (self.eye.len() * slab * 4) as u64
+            + STEPS as u64 * UNIFORM_STRIDE
+            + sets * 2 * out
+            + self.body_bytes(slab)
     }
 
     /// Whether slabs of a multiple of 4 positions think four positions to an invocation (the
@@ -425,13 +464,14 @@ impl GpuEngine {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("brain step"), layout: &layout, entries: &entries })
             })
             .collect();
+        let body = self.slab_body(positions, &rates, &eye_input);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Invalid(format!(
                 "the GPU could not hold a slab of {positions} positions ({} MB): {e}",
                 self.rates_bytes(positions) >> 20
             )));
         }
-        self.current = Some(Slab { positions, by_four, rates, eye_input, uniforms, steps });
+        self.current = Some(Slab { positions, by_four, rates, eye_input, uniforms, steps, body, row_plans: Vec::new() });
         Ok(())
     }
 
@@ -451,6 +491,23 @@ impl GpuEngine {
         }
     }
 
+    /// Step `t`'s parameter block for a slab of `positions`, dispatched `groups_x` wide, over
+    /// `rows` rows (all the brain's for `step`, `step4`).
+    fn step_params(&self, positions: usize, t: usize, groups_x: u32, rows: usize) -> StepParams {
+        StepParams {
+            neurons: self.neurons as u32,
+            batch: positions as u32,
+            step: t as u32,
+            groups_x,
+            alpha: self.params.alpha,
+            beta: self.params.beta,
+            leak: self.params.leak,
+            zero: 0,
+            rows: rows as u32,
+            _pad: [0; 3],
+        }
+    }
+
     /// Writes the 12 steps' parameters of the current slab (before the slab's first submission).
     fn write_step_params(&self) -> (u32, u32) {
         let cur = self.current.as_ref().expect("prepared");
@@ -458,16 +515,7 @@ impl GpuEngine {
         let (gx, gy) = workgroups((self.neurons * per_neuron) as u64, self.max_groups_x);
         let mut block = vec![0u8; STEPS * UNIFORM_STRIDE as usize];
         for t in 0..STEPS {
-            let p = StepParams {
-                neurons: self.neurons as u32,
-                batch: cur.positions as u32,
-                step: t as u32,
-                groups_x: gx,
-                alpha: self.params.alpha,
-                beta: self.params.beta,
-                leak: self.params.leak,
-                zero: 0,
-            };
+            let p = self.step_params(cur.positions, t, gx, self.neurons);
             let at = t * UNIFORM_STRIDE as usize;
             block[at..at + std::mem::size_of::<StepParams>()].copy_from_slice(bytemuck::bytes_of(&p));
         }
@@ -495,14 +543,110 @@ impl GpuEngine {
 
     /// Records the 12 steps of the current slab into one compute pass (WebGPU orders the
     /// dispatches of a pass: each step sees the one before).
-    fn encode_steps(&self, encoder: &mut wgpu::CommandEncoder, (gx, gy): (u32, u32)) {
+    /// With `rows`, a step where the reader needs fewer than all rows works out only those.
+    fn encode_steps(&self, encoder: &mut wgpu::CommandEncoder, (gx, gy): (u32, u32), rows: Option<&RowPlan>) {
         let cur = self.current.as_ref().expect("prepared");
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain steps"), timestamp_writes: None });
-        pass.set_pipeline(if cur.by_four { &self.step4_pipeline } else { &self.step_pipeline });
-        for group in &cur.steps {
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(gx, gy, 1);
+        let (all, some) =
+            if cur.by_four { (&self.step4_pipeline, &self.step4_rows_pipeline) } else { (&self.step_pipeline, &self.step_rows_pipeline) };
+        for (t, group) in cur.steps.iter().enumerate() {
+            if let Some(body) = &cur.body {
+                // The mushroom body's cut before the step and its MBONs after it, each step.
+                self.encode_body(&mut pass, body, cur.positions, t, true);
+            }
+            match rows.and_then(|p| p.steps[t].as_ref()) {
+                Some((needed, (rx, ry))) => {
+                    pass.set_pipeline(some);
+                    pass.set_bind_group(0, needed, &[]);
+                    pass.dispatch_workgroups(*rx, *ry, 1);
+                }
+                None => {
+                    pass.set_pipeline(all);
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(gx, gy, 1);
+                }
+            }
+            if let Some(body) = &cur.body {
+                self.encode_body(&mut pass, body, cur.positions, t, false);
+            }
         }
+    }
+
+    /// Whether `read` works out only the rows its reader needs (the default) or every row (the
+    /// same readings; for measuring the difference).
+    pub fn set_rows_only(&mut self, on: bool) {
+        self.rows_only = on;
+    }
+
+    /// The rows-only steps of a reader of `neurons` from step `first_read` on, on the current
+    /// slab (made once per slab and reader). None where every step needs every row, or with a
+    /// mushroom body (its plastic synapses are not in the wiring the needed rows follow).
+    fn row_plan(&mut self, neurons: &[u32], first_read: usize) -> Option<std::sync::Arc<RowPlan>> {
+        if !self.rows_only || self.body.is_some() {
+            return None;
+        }
+        let cur = self.current.as_ref()?;
+        if let Some((_, _, plan)) = cur.row_plans.iter().find(|(n, f, _)| n == neurons && *f == first_read) {
+            return Some(plan.clone());
+        }
+        let needed = self.wiring.needed_rows(neurons, first_read);
+        let per_row = if cur.by_four { cur.positions / 4 } else { cur.positions };
+        let layout =
+            if cur.by_four { self.step4_rows_pipeline.get_bind_group_layout(0) } else { self.step_rows_pipeline.get_bind_group_layout(0) };
+        let (eye_binding, rates_binding) = if cur.by_four { (8, 9) } else { (5, 7) };
+        let uniforms = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("needed-rows step params"),
+            size: STEPS as u64 * UNIFORM_STRIDE,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut block = vec![0u8; STEPS * UNIFORM_STRIDE as usize];
+        let mut buffers = Vec::new();
+        let mut steps = Vec::new();
+        for t in 0..STEPS {
+            let Some(mask) = needed.rows_at(t) else {
+                steps.push(None);
+                continue;
+            };
+            let rows: Vec<u32> = (0..self.neurons as u32).filter(|&j| mask[j as usize]).collect();
+            // Where nearly every row is needed, every row is worked out (one lookup an
+            // invocation saved; a row no reader needs is worked out from whatever its senders'
+            // rows hold, and nothing reads it).
+            if rows.len() * 10 > self.neurons * 9 {
+                steps.push(None);
+                continue;
+            }
+            let (rx, ry) = workgroups((rows.len() * per_row) as u64, self.max_groups_x);
+            let p = self.step_params(cur.positions, t, rx, rows.len());
+            let at = t * UNIFORM_STRIDE as usize;
+            block[at..at + std::mem::size_of::<StepParams>()].copy_from_slice(bytemuck::bytes_of(&p));
+            let list = storage(&self.device, "needed rows", bytemuck::cast_slice(&rows));
+            let entries = [
+                wgpu::BindGroupEntry { binding: 0, resource: uniform_block::<StepParams>(&uniforms, t) },
+                wgpu::BindGroupEntry { binding: 1, resource: self.row_start.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: self.pre.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: self.weight.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: self.eye_slot.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: eye_binding, resource: cur.eye_input.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 6, resource: self.homeostasis.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: rates_binding, resource: cur.rates.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 10, resource: list.as_entire_binding() },
+            ];
+            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("brain step (needed rows)"),
+                layout: &layout,
+                entries: &entries,
+            });
+            // An empty list (no row needed) still dispatches nothing harmful: no invocation passes
+            // its bounds check.
+            steps.push(Some((group, (rx.max(1), ry.max(1)))));
+            buffers.push(list);
+        }
+        self.queue.write_buffer(&uniforms, 0, &block);
+        buffers.push(uniforms);
+        let plan = std::sync::Arc::new(RowPlan { steps, _buffers: buffers });
+        self.current.as_mut()?.row_plans.push((neurons.to_vec(), first_read, plan.clone()));
+        Some(plan)
     }
 
     /// Submits `encoder`; while profiling, waits for it and counts the time as kernel time.
@@ -534,7 +678,7 @@ impl GpuEngine {
         let groups = self.write_step_params();
         self.upload_boards(boards)?;
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think") });
-        self.encode_steps(&mut encoder, groups);
+        self.encode_steps(&mut encoder, groups, None);
         self.submit(encoder)?;
         Ok(&self.current.as_ref().expect("prepared").rates)
     }
@@ -686,7 +830,7 @@ impl GpuEngine {
             let part = &boards[first..(first + slab).min(batch)];
             self.upload_boards(part)?;
             let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think") });
-            self.encode_steps(&mut encoder, groups);
+            self.encode_steps(&mut encoder, groups, None);
             encoder.copy_buffer_to_buffer(&self.current.as_ref().expect("prepared").rates, 0, &staging, 0, size);
             self.submit(encoder)?;
             self.map_read(&staging, None, |bytes| {
@@ -727,6 +871,8 @@ impl GpuEngine {
         }
         let (slab, slabs) = self.prepare_for(batch)?;
         let groups = self.write_step_params();
+        let first_read = steps.iter().copied().min().unwrap_or(0);
+        let row_plan = self.row_plan(neurons, first_read);
         let group = self.read_group(slab, per_position).min(slab * slabs);
         let slabs_per_group = group / slab;
         let neuron_buffer = storage(&self.device, "read neurons", bytemuck::cast_slice(neurons));
@@ -806,7 +952,7 @@ impl GpuEngine {
                 self.upload_boards(&boards[first..(first + slab).min(batch)])?;
                 let mut encoder =
                     self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("brain think and read") });
-                self.encode_steps(&mut encoder, groups);
+                self.encode_steps(&mut encoder, groups, row_plan.as_deref());
                 {
                     let mut pass =
                         encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("brain read"), timestamp_writes: None });
