@@ -199,3 +199,29 @@ fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_no
     let game = play_game(&mut c, &mut r, Chess::default(), 60).unwrap();
     assert!(!game.san.is_empty() && game.san.len() <= 60, "{}", game.san.len());
 }
+
+/// A run's name is gone on or left alone: asked to train with other settings, or with its record
+/// damaged, training refuses, naming why and the file, and leaves the earlier run's files as they
+/// were (it used to start over silently and write its first checkpoint over them).
+#[test]
+fn a_run_with_other_settings_or_a_damaged_record_is_refused_and_left_as_it_was() {
+    let dataset = Dataset::load(&shipped_path()).unwrap();
+    let options =
+        TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };
+    let data = tempfile::tempdir().unwrap();
+    let files = RunFiles::of(data.path(), "mine");
+    run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
+    let snapshot = || ["model.bpk", "state.json"].map(|f| std::fs::read(files.dir.join(f)).unwrap());
+    let before = snapshot();
+    let other = TrainOptions { seed: 2, ..options.clone() };
+    let e = run::train(&files, &dataset, &other, FitOn::Cpu, &|_, _| {}, &|| false).unwrap_err().to_string();
+    assert!(e.contains("other settings") && e.contains("mine"), "{e}");
+    assert_eq!(snapshot(), before, "the earlier run's files are as they were");
+    let mut damaged = before[1].clone();
+    damaged.truncate(damaged.len() / 2);
+    std::fs::write(files.state(), &damaged).unwrap();
+    let e = run::train(&files, &dataset, &options, FitOn::Cpu, &|_, _| {}, &|| false).unwrap_err().to_string();
+    assert!(e.contains("state.json") && e.contains("not a Charles run's record"), "{e}");
+    assert_eq!(std::fs::read(files.model()).unwrap(), before[0], "the weights are as they were");
+    assert_eq!(std::fs::read(files.state()).unwrap(), damaged, "the damaged record is left for the user to look at");
+}

@@ -126,9 +126,22 @@ impl RunFiles {
     pub fn state(&self) -> PathBuf {
         self.dir.join("state.json")
     }
-    /// The run's record (read only: a run may be training in another thread or process).
+    /// The run's record (read only: a run may be training in another thread or process); None
+    /// when there is none or it cannot be read (`record` says which).
     pub fn read_state(&self) -> Option<State> {
-        serde_json::from_slice(&std::fs::read(self.state()).ok()?).ok()
+        self.record().ok().flatten()
+    }
+
+    /// The run's record: None when there is no run of this name, an error naming the file when
+    /// there is one whose record cannot be read.
+    pub fn record(&self) -> Result<Option<State>> {
+        let path = self.state();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::table(&path, format!("not a Charles run's record: {e}")))
     }
 
     /// Where a checkpoint's file waits until the record naming it is written.
@@ -279,11 +292,23 @@ pub fn train(
         return Err(Error::Invalid("Charles needs TRAIN and VAL positions".into()));
     }
     let val: Vec<Prepared> = val_rows.iter().map(prepare).collect::<Result<_>>()?;
-    // The trainer owns the folder: a checkpoint a kill interrupted is finished (or dropped) first.
-    if let Some(s) = files.read_state() {
-        files.settle(&s);
+    // A run of this name is gone on or left alone, never started over: its record must read
+    // and its settings be these (a damaged record or other settings are the user's to look at).
+    let previous = files.record()?;
+    if let Some(s) = &previous
+        && s.options != *options
+    {
+        return Err(Error::Invalid(format!(
+            "a Charles run named {} exists with other settings ({}): choose another name, or its settings to go on",
+            files.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            files.state().display()
+        )));
     }
-    let previous = files.read_state().filter(|s| s.options == *options);
+    // The trainer owns the folder: a checkpoint a kill interrupted is finished (or dropped) first.
+    if let Some(s) = &previous {
+        files.settle(s);
+    }
+    let previous = files.read_state();
     let (mut model, mut optimiser, mut state) = match previous {
         Some(s) if files.model().exists() => {
             let weights = files.weights(&s)?;
