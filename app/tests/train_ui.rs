@@ -447,3 +447,29 @@ fn a_rename_stopped_halfway_is_finished_by_renaming_again() {
     assert_eq!(Fly::load(&flies.join("a.fly")).unwrap(), f);
     assert_eq!(Fly::load(&flies.join("other.fly")).unwrap(), other);
 }
+
+/// A Charles run whose record cannot be read is said so in the Train tab, naming the file, and
+/// Start stays off: training would refuse it (the run is the user's to look at, never started
+/// over on top of).
+#[test]
+fn a_charles_run_with_a_damaged_record_is_said_and_not_started_over() {
+    use egui_kittest::kittest::NodeT;
+    let data = data();
+    let name = format!("ui-damaged-{}", std::process::id());
+    let dir = flychess_sim::files::DataFolder::at(&data).charles().join(&name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("state.json"), b"{\"options\": {\"config\"").unwrap();
+    let mut h = harness(&data);
+    app_mut(&mut h).tab = Tab::Train;
+    h.step();
+    h.get_by_label("Charles (not a fly)").click();
+    h.step();
+    h.step();
+    app_mut(&mut h).train.charles.name = name.clone();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("cannot be read").is_some(), "the damaged run is said");
+    assert!(h.query_by_label_contains(&format!("{name}/state.json")).is_some(), "naming its record");
+    assert!(h.get_by_label("Start training Charles").accesskit_node().is_disabled(), "Start is off");
+    let _ = std::fs::remove_dir_all(&dir);
+}

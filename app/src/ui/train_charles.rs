@@ -48,7 +48,7 @@ pub struct CharlesRuns {
     last_scan: f64,
     /// The record of an earlier run under the name in the form, read when the name changes and
     /// with the curves (about once a second), not every frame.
-    earlier: Option<(String, Option<State>)>,
+    earlier: Option<(String, Result<Option<State>, String>)>,
 }
 
 impl Default for CharlesRuns {
@@ -187,8 +187,16 @@ impl CharlesRuns {
                 let earlier = crate::lab::jobs::train_charles::earlier_run(data, &name);
                 self.earlier = Some((name, earlier));
             }
-            let earlier = self.earlier.as_ref().and_then(|(_, e)| e.clone());
+            let (earlier, damaged) = match self.earlier.as_ref().map(|(_, e)| e.clone()) {
+                Some(Ok(e)) => (e, None),
+                Some(Err(e)) => (None, Some(e)),
+                None => (None, None),
+            };
             match &earlier {
+                _ if damaged.is_some() => ui.colored_label(
+                    Color32::LIGHT_RED,
+                    format!("A run of this name is there but cannot be read ({}): choose another name.", damaged.as_deref().unwrap_or("")),
+                ),
                 Some(s) if s.options == self.options() && s.finished => {
                     ui.small("A finished run of this name and settings: Start shows it again.")
                 }
@@ -199,7 +207,7 @@ impl CharlesRuns {
                 ),
                 None => ui.small(format!("{} steps of {} positions.", self.options().steps(), self.batch)),
             };
-            let clash = earlier.as_ref().is_some_and(|s| s.options != self.options());
+            let clash = damaged.is_some() || earlier.as_ref().is_some_and(|s| s.options != self.options());
             if ui.add_enabled(valid && !clash, egui::Button::new("Start training Charles")).clicked() {
                 self.start(ui.ctx(), data.to_path_buf());
             }

@@ -40,9 +40,10 @@ pub fn start(wake: Wake, data: PathBuf, name: String, options: TrainOptions, sto
     super::talking(wake, "charles training", move |send| train(&data, &name, &options, &stop, send), Msg::Finished)
 }
 
-/// The record of an earlier run of this name, if there is one.
-pub fn earlier_run(data: &Path, name: &str) -> Option<State> {
-    RunFiles::of(data, name).read_state()
+/// The record of an earlier run of this name, if there is one; an error (naming the file) when
+/// there is one whose record cannot be read.
+pub fn earlier_run(data: &Path, name: &str) -> Result<Option<State>, String> {
+    RunFiles::of(data, name).record().map_err(|e| e.to_string())
 }
 
 /// Every run's curve (the user's runs shadow shipped ones of the same name), in name order.
