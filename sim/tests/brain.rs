@@ -453,3 +453,31 @@ fn the_rounding_envelope_admits_a_last_bit_difference_and_catches_a_wrong_kernel
     let g = gaps(&wrong);
     assert_eq!(first_step_past(&g, &envelope), Some(0), "{envelope:?} {g:?}");
 }
+
+/// The half-gather engine (`cpu::run_reading_half`, not the reference: the senders' rates
+/// gathered as half floats) reads what the exact engine reads to within what half rounding
+/// explains on a small brain, yet is another engine (its readings do differ); the layout does not
+/// change what it computes, for a batch with a register kernel (32) and one without (5).
+#[test]
+fn the_half_gather_engine_reads_close_to_the_exact_one_but_is_another_engine() {
+    use cpu::Layout;
+    let brain = small_brain(7);
+    let neurons: Vec<u32> = (0..brain.neurons as u32).step_by(5).collect();
+    for batch in [5usize, 32] {
+        let b = boards(100..100 + batch);
+        let read = |half: bool, layout: Layout| {
+            let mut kept = Vec::new();
+            if half {
+                cpu::run_reading_half(&brain, &b, &neurons, 8, layout, |_, r| kept.extend_from_slice(r));
+            } else {
+                cpu::run_reading_in(&brain, &b, &neurons, 8, layout, |_, r| kept.extend_from_slice(r));
+            }
+            kept
+        };
+        let (exact, half) = (read(false, Layout::FAST), read(true, Layout::FAST));
+        let worst = exact.iter().zip(&half).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(worst > 0.0 && worst < 1e-2, "batch {batch}: the half-gather engine's readings are {worst} from the exact ones");
+        let plain = read(true, Layout::PLAIN);
+        assert!(plain.iter().map(|x| x.to_bits()).eq(half.iter().map(|x| x.to_bits())), "batch {batch}: the layout changed the rates");
+    }
+}

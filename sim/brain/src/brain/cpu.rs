@@ -15,6 +15,10 @@
 //! not fuse it), so unfused arithmetic is what both engines can agree on. Where the CPU has AVX2 the
 //! blocks run in code compiled for it (wider vectors, the same results).
 
+mod half_gather;
+
+pub use half_gather::run_reading_half;
+
 use rayon::prelude::*;
 
 use super::{Brain, NO_EYE, Rates, STEPS};
@@ -226,25 +230,36 @@ fn row_any(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32]) {
     });
 }
 
-/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
+/// Row `j`'s input before its connections: nothing for a row no reader needs, the blank board's
+/// input where the board cannot have reached it yet, else its eye input (0 without one). Whether
+/// its connections are to be walked.
 #[inline(always)]
-fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
+fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) -> bool {
     if let Some(needed) = skip.needed
         && !needed[j]
     {
-        return;
+        return false;
     }
     if let Some(s) = skip.blank
         && !s.varies[j]
     {
         acc.fill(s.blank_input[j]);
-        return;
+        return false;
     }
     let slot = brain.eye_slot[j];
     if slot == NO_EYE {
         acc.fill(0.0);
     } else {
         acc.copy_from_slice(&x_eye[slot as usize * batch..(slot as usize + 1) * batch]);
+    }
+    true
+}
+
+/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
+#[inline(always)]
+fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
+    if !start_row(brain, j, x_eye, batch, skip, acc) {
+        return;
     }
     // With all previous rates at +0 every product is ±0 and adding it leaves the sum's bits as they
     // are (the eye's input is never −0), so the first step skips the connections altogether.
