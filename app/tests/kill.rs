@@ -461,6 +461,14 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             }
             run_to_end(&killed, &args_in(&killed));
             let got = compare(&killed);
+            // Each trial said as it ends (a long measured run's progress).
+            eprintln!(
+                "{} trial {} of {kills}: killed at {:.1} s, {torn} files torn so far, resumed {}",
+                job.name,
+                trial + 1,
+                wait.as_secs_f64(),
+                if got == want { "equal" } else { "DIFFERENT" }
+            );
             if got == want {
                 equal += 1;
             } else {
