@@ -104,11 +104,60 @@ fn dopamine_content(p: &Path) -> Vec<u8> {
     }
 }
 
-/// The ladder's report: its ratings, pairings and controls (not its clock or its own path).
+/// Whether a player of the ladder is one of its Stockfish rungs. Stockfish's weakened play
+/// (UCI_LimitStrength) draws on its own random numbers, seeded from the clock: two unbroken runs
+/// of the ladder give other games wherever a Stockfish rung plays (seen: every game that differed
+/// between a reference and a run killed before its first game had one), so those games are
+/// compared by what was played (who, which opening, which colours), not by their moves.
+fn stockfish_rung(id: &str) -> bool {
+    id.starts_with("stockfish")
+}
+
+/// Ladder games: each game's place in the schedule (players by id, opening, colours) and, where
+/// no Stockfish rung plays, the whole game.
+fn ladder_games_content(p: &Path) -> Vec<u8> {
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut games: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            let (white, black) = (g["white_id"].as_str().unwrap_or(""), g["black_id"].as_str().unwrap_or(""));
+            let place = format!("{white} | {black} | {} | {}", g["opening"], g["swapped"]);
+            if stockfish_rung(white) || stockfish_rung(black) { place } else { format!("{place} | {}", without_clock(g)) }
+        })
+        .collect();
+    games.sort();
+    games.join("\n").into_bytes()
+}
+
+/// The ladder's report: who was rated and on how many games, each pairing's games, and the clone
+/// test (two sampling copies of a fly, seeded: the same games every run); not the Elo figures and
+/// scores, which move with the Stockfish rungs' games (see `stockfish_rung`), nor its clock, date
+/// or own path.
 fn rate_content(p: &Path) -> Vec<u8> {
-    let mut v = without_clock(serde_json::from_slice(&bytes(p)).unwrap());
-    v.as_object_mut().unwrap().remove("games_file");
-    serde_json::to_vec(&v).unwrap()
+    let v: serde_json::Value = serde_json::from_slice(&bytes(p)).unwrap();
+    let mut players: Vec<String> = v["ratings"].as_array().unwrap().iter().map(|r| format!("{} {}", r["id"], r["games"])).collect();
+    players.sort();
+    let mut pairings: Vec<String> = v["pairings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let mut ids = [q["first_id"].to_string(), q["second_id"].to_string()];
+            ids.sort();
+            let games = ["wins", "draws", "losses"].iter().map(|k| q[*k].as_u64().unwrap_or(0)).sum::<u64>();
+            format!("{} {} {games}", ids[0], ids[1])
+        })
+        .collect();
+    pairings.sort();
+    serde_json::to_vec(&serde_json::json!({
+        "games": v["games"],
+        "players": players,
+        "pairings": pairings,
+        "clone": without_clock(v["clone"].clone()),
+        "options": v["options"],
+    }))
+    .unwrap()
 }
 
 fn json_lines_whole(p: &Path) -> Result<(), String> {
@@ -377,7 +426,7 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             args: with_brain(&["rate", "--quick"]),
             writes: |p| p.starts_with("ladder") || p == Path::new("ratings.json"),
             whole: any_whole,
-            content: |p| if p.to_string_lossy().ends_with(".jsonl") { sorted_lines(p) } else { rate_content(p) },
+            content: |p| if p.to_string_lossy().ends_with(".jsonl") { ladder_games_content(p) } else { rate_content(p) },
         });
         let out = labels.to_string_lossy().into_owned();
         jobs.push(Job {
