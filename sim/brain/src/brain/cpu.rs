@@ -508,6 +508,20 @@ pub fn run_reading_in(
     neurons: &[u32],
     first_read: usize,
     layout: Layout,
+    visit: impl FnMut(usize, &[f32]),
+) {
+    read_rows(brain, boards, neurons, first_read, layout, false, visit)
+}
+
+/// `run_reading_in` on the exact engine or (`half`) on the half-gather engine: the same rows
+/// worked out, the same readings handed over.
+fn read_rows(
+    brain: &Brain,
+    boards: &[Planes],
+    neurons: &[u32],
+    first_read: usize,
+    layout: Layout,
+    half: bool,
     mut visit: impl FnMut(usize, &[f32]),
 ) {
     let x = brain.eye_input(boards);
@@ -519,14 +533,19 @@ pub fn run_reading_in(
     };
     let needed = inner.needed_rows(&rows_read, first_read);
     let mut read = vec![0f32; neurons.len() * batch];
-    steps(inner, &x, batch, Some(&needed), layout.huge_pages, |t, rates| {
+    let mut each = |t: usize, rates: &[f32]| {
         if t >= first_read {
             for (out, &j) in read.chunks_exact_mut(batch).zip(&rows_read) {
                 out.copy_from_slice(&rates[j as usize * batch..(j as usize + 1) * batch]);
             }
             visit(t, &read)
         }
-    });
+    };
+    if half {
+        half_gather::steps_half(inner, &x, batch, &needed, layout.huge_pages, &mut each)
+    } else {
+        steps(inner, &x, batch, Some(&needed), layout.huge_pages, &mut each)
+    }
 }
 
 /// The 12 steps of a brain (renumbered or not) in two buffers, `visit(t, rates)` after each.

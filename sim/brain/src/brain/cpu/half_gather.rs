@@ -41,30 +41,21 @@ pub fn run_reading_half(
     neurons: &[u32],
     first_read: usize,
     layout: Layout,
-    mut visit: impl FnMut(usize, &[f32]),
+    visit: impl FnMut(usize, &[f32]),
 ) {
-    let x = brain.eye_input(boards);
-    let batch = boards.len();
-    let local = layout.local_order.then(|| brain.local_order());
-    let (inner, rows_read) = match &local {
-        Some(l) => (&l.brain, l.places_of(neurons)),
-        None => (brain, neurons.to_vec()),
-    };
-    let needed = inner.needed_rows(&rows_read, first_read);
-    let mut read = vec![0f32; neurons.len() * batch];
-    steps_half(inner, &x, batch, &needed, layout.huge_pages, |t, rates| {
-        if t >= first_read {
-            for (out, &j) in read.chunks_exact_mut(batch).zip(&rows_read) {
-                out.copy_from_slice(&rates[j as usize * batch..(j as usize + 1) * batch]);
-            }
-            visit(t, &read)
-        }
-    });
+    super::read_rows(brain, boards, neurons, first_read, layout, true, visit)
 }
 
 /// The 12 steps in two f32 buffers (the new rates, the own previous rate) and two half buffers
 /// (what the next step gathers).
-fn steps_half(brain: &Brain, x: &[f32], batch: usize, needed: &NeededRows, huge_pages: bool, mut visit: impl FnMut(usize, &[f32])) {
+pub(super) fn steps_half(
+    brain: &Brain,
+    x: &[f32],
+    batch: usize,
+    needed: &NeededRows,
+    huge_pages: bool,
+    mut visit: impl FnMut(usize, &[f32]),
+) {
     let n = brain.neurons;
     let mut prev = crate::brain::buffer::RateBuffer::zeroed(n * batch, huge_pages);
     let mut next = crate::brain::buffer::RateBuffer::zeroed(n * batch, huge_pages);
