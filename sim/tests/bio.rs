@@ -252,6 +252,25 @@ fn a_homeostasis_stored_by_an_earlier_arithmetic_is_measured_again() {
     assert_eq!(again.homeostasis, fingerprint(&measured));
 }
 
+/// Two models made from brains that carry the same checksum (hand-made ones can) but are wired
+/// differently measure different homeostases, and neither is handed the other's: the arithmetic's
+/// fingerprint is kept per model content, not per checksum.
+#[test]
+fn models_sharing_a_checksum_but_not_their_wiring_keep_their_own_homeostasis() {
+    use flychess_sim::calibrate::{calibration_boards, fingerprint};
+    let (_, a) = tiny();
+    let (_, b) = tiny_with(|k| 0.5 + 0.1 * (k % 5) as f32);
+    assert_eq!(a.brain_checksum, b.brain_checksum);
+    let boards = calibration_boards();
+    let (measured_a, measured_b) = (a.calibrate(&boards, &|_| {}), b.calibrate(&boards, &|_| {}));
+    assert_ne!(fingerprint(&measured_a), fingerprint(&measured_b), "the two wirings measure alike: no test");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.dopamine.homeostasis");
+    assert_eq!(a.ready(&path, &|_| {}).unwrap().homeostasis, fingerprint(&measured_a));
+    // The same file: b must measure its own instead of reading a's back.
+    assert_eq!(b.ready(&path, &|_| {}).unwrap().homeostasis, fingerprint(&measured_b), "b was handed a's homeostasis");
+}
+
 /// The mushroom body in WGSL (`shaders/mushroom_body.wgsl`, lavapipe in CI): a look on the GPU
 /// engine gives the CPU model's votes, MBON rates, sparse Kenyon cells and reading within 1e-4,
 /// with the measured strengths and with trained ones, for a batch thought one position an

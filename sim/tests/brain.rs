@@ -195,7 +195,8 @@ fn the_fast_layout_gives_the_plain_layouts_rates_bit_for_bit_on_the_default_brai
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
     // How many of two runs' rates differ in their bits (0 when the same, and a short message when not).
     let differ = |a: &[u32], b: &[u32]| a.len().abs_diff(b.len()) + a.iter().zip(b).filter(|(x, y)| x != y).count();
-    for batch in [1usize, 5, 32] {
+    // 17: a batch of AVX-512's 16 lanes and one more; 32: the cache's batch.
+    for batch in [1usize, 5, 17, 32] {
         let b = boards(200..200 + batch);
         let (plain, fast) = (cpu::think_in(brain, &b, Layout::PLAIN), cpu::think_in(brain, &b, Layout::FAST));
         assert_eq!(differ(&bits(&plain.data), &bits(&fast.data)), 0, "think, batch {batch}: rates that differ");

@@ -342,12 +342,13 @@ impl BioBrain {
     /// is used only when it was measured with the same arithmetic, so one measured by an earlier
     /// version whose numbers differed in the last bits (the same brain and constants) is measured
     /// again instead of refusing every fly trained under this version's.
-    /// Worked out once per process for each brain and constants (the arithmetic is this
-    /// program's: it cannot change while it runs).
+    /// Worked out once per process for each model and constants (the arithmetic is this
+    /// program's: it cannot change while it runs). The model is told by its content (`wiring_digest`),
+    /// not only by the checksum it was made from, which hand-made brains may share.
     fn arithmetic(&self) -> String {
         static KNOWN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, String>>> = std::sync::OnceLock::new();
         let known = KNOWN.get_or_init(Default::default);
-        let model = format!("{} {}", self.brain_checksum, self.constants.model_key());
+        let model = format!("{} {} {}", self.brain_checksum, self.wiring_digest(), self.constants.model_key());
         if let Some(f) = known.lock().unwrap_or_else(|e| e.into_inner()).get(&model) {
             return f.clone();
         }
@@ -355,6 +356,24 @@ impl BioBrain {
         let f = crate::calibrate::fingerprint(&self.calibrate(&boards[..2.min(boards.len())], &|_| {}));
         known.lock().unwrap_or_else(|e| e.into_inner()).insert(model, f.clone());
         f
+    }
+
+    /// SHA-256 of what the model computes with besides its constants: the plain brain's wiring
+    /// (CSR and weights) and eye cells, and the mushroom body's Kenyon cells, MBONs and synapses.
+    fn wiring_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let (b, m) = (&self.brain, &self.body);
+        let mut h = Sha256::new();
+        h.update((b.neurons as u64).to_le_bytes());
+        for part in [&b.row_start, &b.pre, &b.eye_slot, &m.kenyon, &m.mbon, &m.edge_start, &m.edge_kc] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(bytemuck::cast_slice(part));
+        }
+        for part in [&b.weight, &m.m0] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(bytemuck::cast_slice(part));
+        }
+        crate::files::hex(&h.finalize())
     }
 
     /// Measures the homeostasis of this model (M = M⁰) on `boards`.

@@ -7,13 +7,16 @@
 //! connections, the rows the board cannot have reached yet take a blank board's input instead of
 //! being walked (`BlankShortcut`), and every batch size up to 32 has its own register-resident
 //! kernel. A think runs in the brain renumbered for locality (`local_order`) with its buffers on
-//! huge pages (`buffer`), both only places in memory (`Layout`): `flychess bench` measures each
-//! against the plain layout in the same run.
+//! huge pages (`buffer`), both only places in memory, on the fast kernels (`Kernels::Fast`: a
+//! block's new rates worked out only for the rows walked, since a row the board cannot have reached
+//! comes out as the blank think's rate and one no reader needs is never read; senders read as rows
+//! of the batch; AVX-512 where there is one). Each is only how (`Layout`): `flychess bench`
+//! measures each against the engine as it was before (the plain layout and kernels) in one run.
 //!
 //! Every operation is a plain IEEE multiply or add (never fused), in the same order as
 //! `shaders/brain_step.wgsl`: WGSL leaves the precision of `fma` to the driver (Mesa lavapipe does
-//! not fuse it), so unfused arithmetic is what both engines can agree on. Where the CPU has AVX2 the
-//! blocks run in code compiled for it (wider vectors, the same results).
+//! not fuse it), so unfused arithmetic is what both engines can agree on. Where the CPU has AVX2 (or
+//! AVX-512) the blocks run in code compiled for it (wider vectors, the same results).
 
 mod half_gather;
 
@@ -28,8 +31,11 @@ use crate::chess::Planes;
 /// out 640 tasks a step shows (measured on whole runs in one process: 1.07× at 2,048 rows and
 /// 1.10× at 4,096 for one position; nothing at 4 or 32 positions).
 fn block_rows(batch: usize) -> usize {
-    if batch == 1 { 2048 } else { 256 }
+    if batch == 1 { MOST_BLOCK_ROWS } else { 256 }
 }
+
+/// The most rows a block holds.
+const MOST_BLOCK_ROWS: usize = 2048;
 
 /// What a block of rows computes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,6 +53,21 @@ pub fn has_avx2() -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             std::arch::is_x86_feature_detected!("avx2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// Whether this CPU runs the fast kernels compiled for AVX-512 (checked once).
+pub fn has_avx512() -> bool {
+    static AVX512: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX512.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx512f") && has_avx2()
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -140,10 +161,12 @@ pub fn prefetch(data: &[f32]) {
 /// only if it could already differ at t − 1 or hears a neuron that could. Every other neuron's
 /// input at step t is exactly the blank think's, bit for bit (the same senders with the same rates,
 /// summed in the same order, and no eye input), so a think writes that input instead of walking its
-/// row, and its new rate comes out as the blank think's too. The set grows from the eye to the whole
-/// brain within a few steps (default brain: 2 %, 11 %, 74 %, 95 % of neurons after steps 1–4, then
-/// all), which spares about one step's worth of connections in every think, for any batch, with the
-/// same results as walking every row. Worked out on first use from the brain's homeostasis.
+/// row, and its new rate comes out as the blank think's too (the fast kernels write that rate
+/// straight away; the first step's shortcut, the eye's cells alone, spares only nonlinearities).
+/// The set grows from the eye to the whole brain within a few steps (default brain: 2 %, 11 %,
+/// 74 %, 95 % of neurons after steps 1–4, then all), which spares about one step's worth of
+/// connections in every think, for any batch, with the same results as walking every row. Worked
+/// out on first use from the brain's homeostasis.
 #[derive(Debug)]
 pub struct BlankShortcut {
     /// Index t: the shortcut for step t (0-based), while some neurons cannot differ yet.
@@ -156,6 +179,9 @@ struct StepShortcut {
     varies: Vec<bool>,
     /// Per neuron: its input at this step in the blank think.
     blank_input: Vec<f32>,
+    /// Per neuron: its rate after this step in the blank think (what a row that cannot differ
+    /// comes out as: the same input and the same own previous rate).
+    blank_rate: Vec<f32>,
 }
 
 impl BlankShortcut {
@@ -163,9 +189,10 @@ impl BlankShortcut {
         let n = brain.neurons;
         let no_eye = vec![0f32; brain.eye.len()];
         let mut blank = vec![0f32; n];
-        rows(brain, 0, Stage::Full, None, &no_eye, 1, Skip::default(), &mut blank);
+        rows(brain, 0, Stage::Full, None, &no_eye, 1, Skip::default(), Kernels::Fast, &mut blank);
         let mut varies: Vec<bool> = brain.eye_slot.iter().map(|&s| s != NO_EYE).collect();
-        let mut steps = vec![None];
+        // At the first step only the eye's cells hear the board; every other input is 0.
+        let mut steps = vec![Some(StepShortcut { varies: varies.clone(), blank_input: vec![0f32; n], blank_rate: blank.clone() })];
         for t in 1..STEPS {
             let next: Vec<bool> =
                 (0..n).into_par_iter().map(|j| varies[j] || brain.pre[brain.row(j)].iter().any(|&p| varies[p as usize])).collect();
@@ -173,10 +200,10 @@ impl BlankShortcut {
                 break;
             }
             let mut blank_input = vec![0f32; n];
-            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, Skip::default(), &mut blank_input);
+            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, Skip::default(), Kernels::Fast, &mut blank_input);
             let mut rates = blank_input.clone();
             activate(brain, t, &blank, 1, &mut rates);
-            steps.push(Some(StepShortcut { varies: next.clone(), blank_input }));
+            steps.push(Some(StepShortcut { varies: next.clone(), blank_input, blank_rate: rates.clone() }));
             (blank, varies) = (rates, next);
         }
         BlankShortcut { steps }
@@ -187,7 +214,7 @@ impl BlankShortcut {
     }
 
     pub(crate) fn bytes(&self) -> usize {
-        self.steps.iter().flatten().map(|s| s.varies.len() + 4 * s.blank_input.len()).sum()
+        self.steps.iter().flatten().map(|s| s.varies.len() + 4 * (s.blank_input.len() + s.blank_rate.len())).sum()
     }
 
     /// Per step, the share of neurons whose input is worked out (1 where every row is walked).
@@ -206,16 +233,78 @@ impl Brain {
     }
 }
 
-/// One row for a batch of exactly B positions: the accumulators stay in registers.
+/// One row for a batch of exactly B positions: the accumulators stay in registers. The senders'
+/// rates are read as rows of B (one bounds check per connection, no end to work out), and from
+/// `PREFETCH_FROM_BATCH` on each connection asks for the rates of the sender `PREFETCH_AHEAD`
+/// connections on (in this row or the next ones) while the first connections with one run
+/// without asking. Written out here rather than through `for_each_connection`: a closure per
+/// connection is not always inlined once the block is compiled for more than one instruction set.
 #[inline(always)]
 fn row<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; B]) {
+    let (senders, _) = r_prev.as_chunks::<B>();
     let mut a = *acc;
-    for_each_connection(brain, j, r_prev, B, |p, w| {
+    let edges = brain.row(j);
+    let (pre, weight) = (&brain.pre[edges.clone()], &brain.weight[edges.clone()]);
+    macro_rules! add {
+        ($p:expr, $w:expr) => {{
+            let (src, w) = (&senders[$p as usize], $w);
+            for i in 0..B {
+                a[i] = madd(src[i], w, a[i]);
+            }
+        }};
+    }
+    let mut walked = 0;
+    if B >= PREFETCH_FROM_BATCH {
+        let last = brain.pre.len();
+        let ahead = &brain.pre[(edges.start + PREFETCH_AHEAD).min(last)..(edges.end + PREFETCH_AHEAD).min(last)];
+        for ((&p, &w), &q) in pre.iter().zip(weight).zip(ahead) {
+            prefetch_rates::<B>(r_prev, q);
+            add!(p, w);
+        }
+        walked = ahead.len().min(pre.len());
+    }
+    for (&p, &w) in pre[walked..].iter().zip(&weight[walked..]) {
+        add!(p, w);
+    }
+    *acc = a;
+}
+
+/// Asks for the cache lines of sender `q`'s B rates (a hint: any address may be asked for, none
+/// is read).
+#[inline(always)]
+fn prefetch_rates<const B: usize>(r_prev: &[f32], q: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = r_prev.as_ptr().wrapping_add(q as usize * B);
+        for line in 0..B.div_ceil(16) {
+            // SAFETY: a prefetch never faults nor reads into the program, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.wrapping_add(16 * line).cast()) }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (r_prev, q);
+}
+
+/// One row for a batch of exactly B positions, as the plain kernels walk it (the engine before
+/// issue 42's kernels): the accumulators stay in registers. (The loop is written out here rather
+/// than through `for_each_connection`: a closure per connection is not always inlined once the
+/// block is compiled for more than one instruction set.)
+#[inline(always)]
+fn row_plain<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; B]) {
+    let mut a = *acc;
+    let edges = brain.row(j);
+    let first = edges.start;
+    let ahead = B >= PREFETCH_FROM_BATCH;
+    for (k, (&p, &w)) in brain.pre[edges.clone()].iter().zip(&brain.weight[edges]).enumerate() {
+        if ahead && let Some(&q) = brain.pre.get(first + k + PREFETCH_AHEAD) {
+            prefetch(&r_prev[q as usize * B..(q as usize + 1) * B]);
+        }
+        let p = p as usize;
         let src: &[f32; B] = r_prev[p * B..p * B + B].try_into().expect("B rates");
         for i in 0..B {
             a[i] = madd(src[i], w, a[i]);
         }
-    });
+    }
     *acc = a;
 }
 
@@ -230,21 +319,31 @@ fn row_any(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32]) {
     });
 }
 
+/// What a step does with a row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowWork {
+    /// No reader needs it: left as the buffer holds it.
+    Left,
+    /// The board cannot have reached it: the blank think's input (and rate).
+    Blank,
+    /// Its connections are walked.
+    Walked,
+}
+
 /// Row `j`'s input before its connections: nothing for a row no reader needs, the blank board's
-/// input where the board cannot have reached it yet, else its eye input (0 without one). Whether
-/// its connections are to be walked.
+/// input where the board cannot have reached it yet, else its eye input (0 without one).
 #[inline(always)]
-fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) -> bool {
+fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) -> RowWork {
     if let Some(needed) = skip.needed
         && !needed[j]
     {
-        return false;
+        return RowWork::Left;
     }
     if let Some(s) = skip.blank
         && !s.varies[j]
     {
         acc.fill(s.blank_input[j]);
-        return false;
+        return RowWork::Blank;
     }
     let slot = brain.eye_slot[j];
     if slot == NO_EYE {
@@ -252,27 +351,59 @@ fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, a
     } else {
         acc.copy_from_slice(&x_eye[slot as usize * batch..(slot as usize + 1) * batch]);
     }
-    true
+    RowWork::Walked
 }
 
-/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`.
+/// u = x (+ W r_prev when the previous rates are not all zero) for row `j`, on the fast kernels'
+/// row or the plain ones'.
 #[inline(always)]
-fn gather(brain: &Brain, j: usize, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
-    if !start_row(brain, j, x_eye, batch, skip, acc) {
-        return;
+fn gather<const FAST: bool>(
+    brain: &Brain,
+    j: usize,
+    r_prev: Option<&[f32]>,
+    x_eye: &[f32],
+    batch: usize,
+    skip: Skip,
+    acc: &mut [f32],
+) -> RowWork {
+    let work = start_row(brain, j, x_eye, batch, skip, acc);
+    if work != RowWork::Walked {
+        return work;
     }
     // With all previous rates at +0 every product is ±0 and adding it leaves the sum's bits as they
     // are (the eye's input is never −0), so the first step skips the connections altogether.
-    let Some(r_prev) = r_prev else { return };
+    let Some(r_prev) = r_prev else { return work };
     macro_rules! fixed {
         ($($b:literal)*) => {
             match batch {
-                $($b => row::<$b>(brain, j, r_prev, acc.try_into().expect("batch-sized slice")),)*
+                $($b => {
+                    let acc = acc.try_into().expect("batch-sized slice");
+                    if FAST { row::<$b>(brain, j, r_prev, acc) } else { row_plain::<$b>(brain, j, r_prev, acc) }
+                })*
                 _ => row_any(brain, j, r_prev, acc),
             }
         };
     }
     fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 40 48 64 128);
+    work
+}
+
+/// Row `j`'s new rates of a batch from its inputs `u` (in place); `r_prev: None`: all 0.
+#[inline(always)]
+fn activate_row(j: usize, leak: f32, beta: f32, (mu, gain): (f32, f32), r_prev: Option<&[f32]>, u: &mut [f32]) {
+    let batch = u.len();
+    match r_prev {
+        Some(r_prev) => {
+            for (v, &rp) in u.iter_mut().zip(&r_prev[j * batch..(j + 1) * batch]) {
+                *v = activate_with(leak, beta, mu, gain, *v, rp);
+            }
+        }
+        None => {
+            for v in u.iter_mut() {
+                *v = activate_with(leak, beta, mu, gain, *v, 0.0);
+            }
+        }
+    }
 }
 
 /// The new rates of rows `first..` of a block from their inputs `u` (in place). For one position
@@ -289,26 +420,16 @@ fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, 
                 *v = activate_with(leak, beta, m, g, *v, rp);
             }
         }
-        Some(r_prev) => {
+        _ => {
             for (k, row) in u.chunks_exact_mut(batch).enumerate() {
-                let prev = &r_prev[(first + k) * batch..(first + k + 1) * batch];
-                for (v, &rp) in row.iter_mut().zip(prev) {
-                    *v = activate_with(leak, beta, mu[k], gain[k], *v, rp);
-                }
-            }
-        }
-        None => {
-            for (k, row) in u.chunks_exact_mut(batch).enumerate() {
-                for v in row.iter_mut() {
-                    *v = activate_with(leak, beta, mu[k], gain[k], *v, 0.0);
-                }
+                activate_row(first + k, leak, beta, (mu[k], gain[k]), r_prev, row);
             }
         }
     }
 }
 
-/// Rows `first..` of one block (`out` holds them, batch-inner): every row's input first, then the
-/// nonlinearity over the whole block.
+/// Rows `first..` of one block (`out` holds them, batch-inner) on the plain kernels: every row's
+/// input first, then the nonlinearity over the whole block (rows no reader needs included).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn block(
@@ -323,16 +444,21 @@ fn block(
     out: &mut [f32],
 ) {
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
-        gather(brain, first + k, r_prev, x_eye, batch, skip, acc);
+        gather::<false>(brain, first + k, r_prev, x_eye, batch, skip, acc);
     }
     if stage == Stage::Full {
         activate_rows(brain, t, first, r_prev, batch, out);
     }
 }
 
-#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+/// The same block on the fast kernels: every row's input (each sender's rates read as one row of
+/// the batch), then for a batch the new rates of only the rows walked (independent of each other,
+/// so the core overlaps them); a row the board cannot have reached takes the blank think's rate
+/// and one no reader needs is left. One position's rows are still activated over the whole block
+/// (its rows are contiguous, so that runs in vector lanes).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn block_avx2(
+fn block_fast(
     brain: &Brain,
     t: usize,
     stage: Stage,
@@ -343,8 +469,55 @@ unsafe fn block_avx2(
     skip: Skip,
     out: &mut [f32],
 ) {
-    block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
+    if stage == Stage::InputOnly || batch == 1 {
+        for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
+            gather::<true>(brain, first + k, r_prev, x_eye, batch, skip, acc);
+        }
+        if stage == Stage::Full {
+            activate_rows(brain, t, first, r_prev, batch, out);
+        }
+        return;
+    }
+    let mut work = [RowWork::Left; MOST_BLOCK_ROWS];
+    for ((k, acc), work) in out.chunks_exact_mut(batch).enumerate().zip(&mut work) {
+        *work = gather::<true>(brain, first + k, r_prev, x_eye, batch, skip, acc);
+    }
+    let (mu, gain) = brain.step_constants(t);
+    let (leak, beta) = (brain.params.leak, brain.params.beta);
+    for ((k, acc), work) in out.chunks_exact_mut(batch).enumerate().zip(work) {
+        let j = first + k;
+        match work {
+            RowWork::Left => {}
+            RowWork::Blank => acc.fill(skip.blank.expect("a blank row comes from the shortcut").blank_rate[j]),
+            RowWork::Walked => activate_row(j, leak, beta, (mu[j], gain[j]), r_prev, acc),
+        }
+    }
 }
+
+/// `$block` compiled for an instruction set (wider vectors, the same results).
+macro_rules! compiled_for {
+    ($name:ident, $feature:literal, $block:ident) => {
+        #[cfg_attr(target_arch = "x86_64", target_feature(enable = $feature))]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name(
+            brain: &Brain,
+            t: usize,
+            stage: Stage,
+            first: usize,
+            r_prev: Option<&[f32]>,
+            x_eye: &[f32],
+            batch: usize,
+            skip: Skip,
+            out: &mut [f32],
+        ) {
+            $block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
+        }
+    };
+}
+
+compiled_for!(block_avx2, "avx2", block);
+compiled_for!(block_fast_avx2, "avx2", block_fast);
+compiled_for!(block_fast_avx512, "avx512f", block_fast);
 
 /// What a step may leave out; only where `r_prev` are the previous step's rates of a think from
 /// rest with the brain as it is.
@@ -358,22 +531,37 @@ struct Skip<'a> {
 
 /// `r_prev: None` means every previous rate is 0 (the first step).
 #[allow(clippy::too_many_arguments)]
-fn rows(brain: &Brain, t: usize, stage: Stage, r_prev: Option<&[f32]>, x_eye: &[f32], batch: usize, skip: Skip, out: &mut [f32]) {
-    let avx2 = has_avx2();
+fn rows(
+    brain: &Brain,
+    t: usize,
+    stage: Stage,
+    r_prev: Option<&[f32]>,
+    x_eye: &[f32],
+    batch: usize,
+    skip: Skip,
+    kernels: Kernels,
+    out: &mut [f32],
+) {
+    let (avx2, avx512) = (has_avx2(), has_avx512());
     let rows = block_rows(batch);
     out.par_chunks_mut(rows * batch).enumerate().for_each(|(b, chunk)| {
-        if avx2 {
+        let first = b * rows;
+        match kernels {
+            // SAFETY: the CPU was checked to have AVX-512 (and AVX2).
+            Kernels::Fast if avx512 => unsafe { block_fast_avx512(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
             // SAFETY: the CPU was checked to have AVX2.
-            unsafe { block_avx2(brain, t, stage, b * rows, r_prev, x_eye, batch, skip, chunk) }
-        } else {
-            block(brain, t, stage, b * rows, r_prev, x_eye, batch, skip, chunk)
+            Kernels::Fast if avx2 => unsafe { block_fast_avx2(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
+            Kernels::Fast => block_fast(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
+            // SAFETY: the CPU was checked to have AVX2.
+            Kernels::Plain if avx2 => unsafe { block_avx2(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
+            Kernels::Plain => block(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
         }
     });
 }
 
 /// u = W r + x for every neuron of a batch: `u[neuron · batch + b]`.
 pub fn input_sum(brain: &Brain, r_prev: &[f32], x_eye: &[f32], batch: usize, u: &mut [f32]) {
-    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, Skip::default(), u);
+    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, Skip::default(), Kernels::Fast, u);
 }
 
 /// r_new from u (in place: `u` becomes the new rates) at step `t`.
@@ -397,11 +585,11 @@ unsafe fn activate_block_avx2(brain: &Brain, t: usize, first: usize, r_prev: &[f
 
 /// One fused step: r_new = f(W r_prev + x).
 pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, r_new: &mut [f32]) {
-    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), r_new);
+    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), Kernels::Fast, r_new);
 }
 
-/// How the CPU engine lays a think out in memory; never what it computes (every layout gives the
-/// same rates, bit for bit).
+/// How the CPU engine lays a think out in memory and which code works out its blocks; never what
+/// it computes (every layout gives the same rates, bit for bit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     /// Think in the brain renumbered for locality (`local_order`), rates handed back in the
@@ -409,14 +597,28 @@ pub struct Layout {
     pub local_order: bool,
     /// Working buffers offered huge pages (`buffer`).
     pub huge_pages: bool,
+    /// The blocks' code.
+    pub kernels: Kernels,
+}
+
+/// Which code works out a block of rows (the same sums in the same order either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// As the engine was before issue 42: every row's input, then the nonlinearity over the whole
+    /// block (rows no reader needs and rows the board cannot have reached included); AVX2 at most.
+    Plain,
+    /// Each sender's rates read as one row of the batch with the prefetch split off the row's end;
+    /// new rates worked out only for the rows walked (the blank think's rate for a row the board
+    /// cannot have reached, none for a row no reader needs); AVX-512 where the CPU has it.
+    Fast,
 }
 
 impl Layout {
     /// What every think uses.
-    pub const FAST: Layout = Layout { local_order: true, huge_pages: true };
-    /// The engine as it was before both (the brain's order, ordinary pages): `flychess bench`
-    /// measures it beside `FAST` in the same run.
-    pub const PLAIN: Layout = Layout { local_order: false, huge_pages: false };
+    pub const FAST: Layout = Layout { local_order: true, huge_pages: true, kernels: Kernels::Fast };
+    /// The engine as it was before issue 42 (the brain's order, ordinary pages, the plain kernels):
+    /// `flychess bench` measures it beside `FAST` in the same run.
+    pub const PLAIN: Layout = Layout { local_order: false, huge_pages: false, kernels: Kernels::Plain };
 }
 
 /// The layout `think`, `run` and `run_reading` use: `FAST` unless `use_layout` set another (a
@@ -424,17 +626,25 @@ impl Layout {
 pub fn default_layout() -> Layout {
     match DEFAULT_LAYOUT.load(std::sync::atomic::Ordering::Relaxed) {
         0 => Layout::FAST,
-        bits => Layout { local_order: bits & 2 != 0, huge_pages: bits & 4 != 0 },
+        bits => Layout {
+            local_order: bits & 2 != 0,
+            huge_pages: bits & 4 != 0,
+            kernels: if bits & 8 != 0 { Kernels::Fast } else { Kernels::Plain },
+        },
     }
 }
 
 /// Sets the layout every later think of this process uses (see `default_layout`).
 pub fn use_layout(layout: Layout) {
-    let bits = if layout == Layout::FAST { 0 } else { 1 | (layout.local_order as u8) << 1 | (layout.huge_pages as u8) << 2 };
+    let bits = if layout == Layout::FAST {
+        0
+    } else {
+        1 | (layout.local_order as u8) << 1 | (layout.huge_pages as u8) << 2 | ((layout.kernels == Kernels::Fast) as u8) << 3
+    };
     DEFAULT_LAYOUT.store(bits, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// 0: `FAST`; otherwise bit 0 set, bit 1 the local order, bit 2 huge pages.
+/// 0: `FAST`; otherwise bit 0 set, bit 1 the local order, bit 2 huge pages, bit 3 the fast kernels.
 static DEFAULT_LAYOUT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// All 12 steps of a batch of boards, every step kept (what the viewer replays).
@@ -445,21 +655,26 @@ pub fn think(brain: &Brain, boards: &[Planes]) -> Rates {
 /// `think` in a given layout.
 pub fn think_in(brain: &Brain, boards: &[Planes], layout: Layout) -> Rates {
     if !layout.local_order {
-        return think_walking(brain, boards, true);
+        return walking(brain, boards, true, layout.kernels);
     }
     let (batch, n) = (boards.len(), brain.neurons);
     let local = brain.local_order();
     let mut data = vec![0f32; STEPS * n * batch];
-    steps(&local.brain, &brain.eye_input(boards), batch, None, layout.huge_pages, |t, rates| {
+    steps(&local.brain, &brain.eye_input(boards), batch, None, layout, |t, rates| {
         hand_back(rates, &local.place, batch, &mut data[t * n * batch..(t + 1) * n * batch])
     });
     Rates { batch, neurons: n, data }
 }
 
-/// `think`, with or without the blank-board shortcut, in the brain's own order (the same rates
-/// either way; without the shortcut every row is walked at every step: the reference the tests and
-/// `flychess bench` compare against).
+/// `think`, with or without the blank-board shortcut, in the brain's own order on the plain
+/// kernels (the same rates either way; without the shortcut every row is walked at every step:
+/// the reference the tests and `flychess bench` compare against).
 pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates {
+    walking(brain, boards, shortcut, Kernels::Plain)
+}
+
+/// `think_walking` on given kernels.
+fn walking(brain: &Brain, boards: &[Planes], shortcut: bool, kernels: Kernels) -> Rates {
     let batch = boards.len();
     let n = brain.neurons;
     let x = brain.eye_input(boards);
@@ -468,7 +683,8 @@ pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates 
     for t in 0..STEPS {
         let (done, rest) = data.split_at_mut(t * n * batch);
         let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
-        rows(brain, t, Stage::Full, prev, &x, batch, Skip { blank: blank.and_then(|b| b.step(t)), needed: None }, &mut rest[..n * batch]);
+        let skip = Skip { blank: blank.and_then(|b| b.step(t)), needed: None };
+        rows(brain, t, Stage::Full, prev, &x, batch, skip, kernels, &mut rest[..n * batch]);
     }
     Rates { batch, neurons: n, data }
 }
@@ -484,11 +700,11 @@ pub fn run_in(brain: &Brain, boards: &[Planes], layout: Layout, mut visit: impl 
     let x = brain.eye_input(boards);
     let batch = boards.len();
     if !layout.local_order {
-        return steps(brain, &x, batch, None, layout.huge_pages, visit);
+        return steps(brain, &x, batch, None, layout, visit);
     }
     let local = brain.local_order();
     let mut view = super::buffer::RateBuffer::zeroed(brain.neurons * batch, layout.huge_pages);
-    steps(&local.brain, &x, batch, None, layout.huge_pages, |t, rates| {
+    steps(&local.brain, &x, batch, None, layout, |t, rates| {
         hand_back(rates, &local.place, batch, &mut view);
         visit(t, &view)
     });
@@ -544,19 +760,20 @@ fn read_rows(
     if half {
         half_gather::steps_half(inner, &x, batch, &needed, layout.huge_pages, &mut each)
     } else {
-        steps(inner, &x, batch, Some(&needed), layout.huge_pages, &mut each)
+        steps(inner, &x, batch, Some(&needed), layout, &mut each)
     }
 }
 
-/// The 12 steps of a brain (renumbered or not) in two buffers, `visit(t, rates)` after each.
-fn steps(brain: &Brain, x: &[f32], batch: usize, needed: Option<&NeededRows>, huge_pages: bool, mut visit: impl FnMut(usize, &[f32])) {
+/// The 12 steps of a brain (renumbered or not) in two buffers, `visit(t, rates)` after each
+/// (the layout's pages and kernels; its order is the brain's).
+fn steps(brain: &Brain, x: &[f32], batch: usize, needed: Option<&NeededRows>, layout: Layout, mut visit: impl FnMut(usize, &[f32])) {
     let n = brain.neurons;
-    let mut prev = super::buffer::RateBuffer::zeroed(n * batch, huge_pages);
-    let mut next = super::buffer::RateBuffer::zeroed(n * batch, huge_pages);
+    let mut prev = super::buffer::RateBuffer::zeroed(n * batch, layout.huge_pages);
+    let mut next = super::buffer::RateBuffer::zeroed(n * batch, layout.huge_pages);
     let blank = brain.blank_shortcut();
     for t in 0..STEPS {
         let skip = Skip { blank: blank.step(t), needed: needed.and_then(|m| m.steps[t].as_deref()) };
-        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), x, batch, skip, &mut next);
+        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), x, batch, skip, layout.kernels, &mut next);
         visit(t, &next);
         std::mem::swap(&mut prev, &mut next);
     }
@@ -602,8 +819,8 @@ pub struct NeededRows {
 }
 
 impl NeededRows {
-    fn new(brain: &Brain, neurons: &[u32], first_read: usize) -> NeededRows {
-        let n = brain.neurons;
+    /// For a wiring given as its CSR (`row_start`, `pre`) over `n` neurons.
+    fn new(n: usize, row_start: &[u32], pre: &[u32], neurons: &[u32], first_read: usize) -> NeededRows {
         let mut steps = vec![None; STEPS];
         let mut needed = vec![false; n];
         for t in (0..STEPS).rev() {
@@ -611,7 +828,7 @@ impl NeededRows {
                 // Row j at step t + 1 reads its own and its senders' rates of step t.
                 let mut earlier = needed.clone();
                 for j in (0..n).filter(|&j| needed[j]) {
-                    for &p in &brain.pre[brain.row(j)] {
+                    for &p in &pre[row_start[j] as usize..row_start[j + 1] as usize] {
                         earlier[p as usize] = true;
                     }
                 }
@@ -648,13 +865,29 @@ impl Brain {
     /// The rows a reader of `neurons` from step `first_read` on needs (worked out once per set of
     /// neurons and first step, then kept with the brain).
     pub fn needed_rows(&self, neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
-        let mut kept = self.needed.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, rows)) = kept.iter().find(|(n, f, _)| n == neurons && *f == first_read) {
-            return rows.clone();
-        }
-        let rows = std::sync::Arc::new(NeededRows::new(self, neurons, first_read));
-        kept.push((neurons.to_vec(), first_read, rows.clone()));
-        rows
+        self.needed.get(self.neurons, &self.row_start, &self.pre, neurons, first_read)
+    }
+}
+
+/// Only what working out `NeededRows` takes from a brain: who hears whom (its CSR without the
+/// weights), and the `NeededRows` worked out so far. What an engine that thinks elsewhere (the
+/// GPU's) keeps on the CPU side, instead of a whole copy of the brain.
+#[derive(Debug)]
+pub struct Hearing {
+    neurons: usize,
+    row_start: Vec<u32>,
+    pre: Vec<u32>,
+    needed: NeededCache,
+}
+
+impl Hearing {
+    pub fn of(brain: &Brain) -> Hearing {
+        Hearing { neurons: brain.neurons, row_start: brain.row_start.clone(), pre: brain.pre.clone(), needed: NeededCache::default() }
+    }
+
+    /// As `Brain::needed_rows`.
+    pub fn needed_rows(&self, neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
+        self.needed.get(self.neurons, &self.row_start, &self.pre, neurons, first_read)
     }
 }
 
@@ -665,6 +898,19 @@ pub(crate) struct NeededCache(std::sync::Mutex<Vec<NeededEntry>>);
 
 /// A kept `NeededRows` with the neurons and first read step it was worked out for.
 type NeededEntry = (Vec<u32>, usize, std::sync::Arc<NeededRows>);
+
+impl NeededCache {
+    /// The kept `NeededRows` of these neurons and first step, worked out now if not yet.
+    fn get(&self, n: usize, row_start: &[u32], pre: &[u32], neurons: &[u32], first_read: usize) -> std::sync::Arc<NeededRows> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, rows)) = kept.iter().find(|(m, f, _)| m == neurons && *f == first_read) {
+            return rows.clone();
+        }
+        let rows = std::sync::Arc::new(NeededRows::new(n, row_start, pre, neurons, first_read));
+        kept.push((neurons.to_vec(), first_read, rows.clone()));
+        rows
+    }
+}
 
 impl Clone for NeededCache {
     fn clone(&self) -> Self {

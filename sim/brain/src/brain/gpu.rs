@@ -168,8 +168,8 @@ pub struct GpuEngine {
     /// The same steps over the rows a reader needs only (`step_rows`, `step4_rows`).
     step_rows_pipeline: wgpu::ComputePipeline,
     step4_rows_pipeline: wgpu::ComputePipeline,
-    /// The wiring, to work out which rows a reader needs (`cpu::NeededRows`).
-    wiring: Brain,
+    /// Who hears whom, to work out which rows a reader needs (`cpu::NeededRows`).
+    wiring: super::cpu::Hearing,
     /// `read` works out only the rows its reader needs at each step (the default; off: every row,
     /// for measuring the difference).
     rows_only: bool,
@@ -309,7 +309,7 @@ impl GpuEngine {
             phases: Phases::default(),
             four_at_a_time: true,
             body: None,
-            wiring: brain.clone(),
+            wiring: super::cpu::Hearing::of(brain),
             rows_only: true,
         };
         // Scopes pop innermost first.
