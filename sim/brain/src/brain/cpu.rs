@@ -333,7 +333,7 @@ enum RowWork {
 /// Row `j`'s input before its connections: nothing for a row no reader needs, the blank board's
 /// input where the board cannot have reached it yet, else its eye input (0 without one).
 #[inline(always)]
-fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) -> RowWork {
+fn start_row<const FAST: bool>(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) -> RowWork {
     if let Some(needed) = skip.needed
         && !needed[j]
     {
@@ -346,7 +346,10 @@ fn start_row(brain: &Brain, j: usize, x_eye: &[f32], batch: usize, skip: Skip, a
         return RowWork::Blank;
     }
     let slot = brain.eye_slot[j];
-    if slot == NO_EYE {
+    if FAST && let [one] = acc {
+        // One position: a plain store (a fill or copy of one float is a call to the C library).
+        *one = if slot == NO_EYE { 0.0 } else { x_eye[slot as usize] };
+    } else if slot == NO_EYE {
         acc.fill(0.0);
     } else {
         acc.copy_from_slice(&x_eye[slot as usize * batch..(slot as usize + 1) * batch]);
@@ -366,7 +369,7 @@ fn gather<const FAST: bool>(
     skip: Skip,
     acc: &mut [f32],
 ) -> RowWork {
-    let work = start_row(brain, j, x_eye, batch, skip, acc);
+    let work = start_row::<FAST>(brain, j, x_eye, batch, skip, acc);
     if work != RowWork::Walked {
         return work;
     }
@@ -378,7 +381,7 @@ fn gather<const FAST: bool>(
             match batch {
                 $($b => {
                     let acc = acc.try_into().expect("batch-sized slice");
-                    if FAST { row::<$b>(brain, j, r_prev, acc) } else { row_plain::<$b>(brain, j, r_prev, acc) }
+                    if FAST && $b >= PREFETCH_FROM_BATCH { row::<$b>(brain, j, r_prev, acc) } else { row_plain::<$b>(brain, j, r_prev, acc) }
                 })*
                 _ => row_any(brain, j, r_prev, acc),
             }

@@ -124,7 +124,7 @@ fn block_half<const HW: bool>(
 /// u = x (+ W r_prev from the half rates) for row `j`, with the exact engine's skips.
 #[inline(always)]
 fn gather_half<const HW: bool>(brain: &Brain, j: usize, h_prev: Option<&[u16]>, x: &[f32], batch: usize, skip: Skip, acc: &mut [f32]) {
-    if start_row(brain, j, x, batch, skip, acc) != super::RowWork::Walked {
+    if start_row::<false>(brain, j, x, batch, skip, acc) != super::RowWork::Walked {
         return;
     }
     let Some(h_prev) = h_prev else { return };
