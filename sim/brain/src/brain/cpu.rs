@@ -236,8 +236,8 @@ impl Brain {
 /// One row for a batch of exactly B positions: the accumulators stay in registers. The senders'
 /// rates are read as rows of B (one bounds check per connection, no end to work out), and from
 /// `PREFETCH_FROM_BATCH` on each connection asks for the rates of the sender `PREFETCH_AHEAD`
-/// connections on (in this row or the next ones) while the first connections with one run
-/// without asking. Written out here rather than through `for_each_connection`: a closure per
+/// connections on (in this row or the next ones); the brain's last connections, with none that
+/// far on, run in a loop of their own without asking. Written out here rather than through `for_each_connection`: a closure per
 /// connection is not always inlined once the block is compiled for more than one instruction set.
 #[inline(always)]
 fn row<const B: usize>(brain: &Brain, j: usize, r_prev: &[f32], acc: &mut [f32; B]) {
@@ -286,7 +286,8 @@ fn prefetch_rates<const B: usize>(r_prev: &[f32], q: u32) {
 }
 
 /// One row for a batch of exactly B positions, as the plain kernels walk it (the engine before
-/// issue 42's kernels): the accumulators stay in registers. (The loop is written out here rather
+/// issue 42's kernels; the fast kernels too below `PREFETCH_FROM_BATCH`, where it measured
+/// faster): the accumulators stay in registers. (The loop is written out here rather
 /// than through `for_each_connection`: a closure per connection is not always inlined once the
 /// block is compiled for more than one instruction set.)
 #[inline(always)]
@@ -481,6 +482,7 @@ fn block_fast(
         }
         return;
     }
+    assert!(out.len() <= MOST_BLOCK_ROWS * batch, "a block holds at most {MOST_BLOCK_ROWS} rows");
     let mut work = [RowWork::Left; MOST_BLOCK_ROWS];
     for ((k, acc), work) in out.chunks_exact_mut(batch).enumerate().zip(&mut work) {
         *work = gather::<true>(brain, first + k, r_prev, x_eye, batch, skip, acc);
