@@ -382,6 +382,15 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             content: dopamine_content,
         },
     ];
+    // The window's fly save: the Flies tab's "Build" of a newborn and `train --newborn` are one
+    // function of the lab (`lab::flies::save_newborn`).
+    jobs.push(Job {
+        name: "fly save (newborn)",
+        args: with_brain(&["train", "--newborn", "--name", "w"]),
+        writes: |p| p == Path::new("flies/w.fly"),
+        whole: any_whole,
+        content: bytes,
+    });
     jobs.push(Job {
         name: "brain training",
         args: with_brain(

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::cache::Reading;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
-use flychess_sim::fly::{self, Fly, FlyMeta};
+use flychess_sim::fly::{self, Fly};
 use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
@@ -412,30 +412,14 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
     Ok((won, found))
 }
 
-/// A newborn fly (untrained readout) for a brain, saved like any other.
+/// A newborn fly (untrained readout) for a brain, saved like any other (by the lab, as the Flies
+/// tab saves one).
 pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
     let spec = crate::cli::brain::spec(which, data)?;
-    let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {}).context("preparing the brain")?;
-    let f = Fly {
-        meta: FlyMeta {
-            name: name.to_string(),
-            kind: "newborn".into(),
-            brain: loaded.connectome.provenance.label(),
-            brain_checksum: loaded.checksum.clone(),
-            homeostasis: String::new(),
-            reading: Reading::Mean9To12,
-            data: "none (untrained)".into(),
-            train_positions: 0,
-            val: None,
-            hold: None,
-            created: fly::today(),
-        },
-        readout: Readout::newborn(loaded.connectome.groups.descending.len(), Readout::default_steps(), 1),
-    };
-    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
-    f.save(&path)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let path = flychess::lab::flies::save_newborn(&loaded.connectome, &loaded.checksum, &brain, data, name)?;
     if ship {
-        f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
+        Fly::load(&path)?.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     println!("saved the newborn fly {}", path.display());
     Ok(())

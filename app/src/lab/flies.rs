@@ -11,18 +11,21 @@ pub use flychess_sim::fly::FlyMeta;
 
 use anyhow::{Result, anyhow};
 
-use crate::lab::ReadyBrain;
+use flychess_sim::brain::Brain;
+use flychess_sim::connectome::Connectome;
 
-/// A newborn fly (untrained readout) for the loaded brain.
-pub fn save_newborn(ready: &ReadyBrain, data: &Path, name: &str) -> Result<()> {
-    use flychess_sim::fly::{Fly, FlyMeta};
+/// A newborn fly (untrained readout) of a brain, saved in the data folder as `name`: what the
+/// Flies tab's "Build" and `flychess train --newborn` both write (the kill test kills the latter).
+pub fn save_newborn(connectome: &Connectome, checksum: &str, brain: &Brain, data: &Path, name: &str) -> Result<PathBuf> {
+    use flychess_sim::fly::Fly;
+    flychess_sim::fly::check_name(name)?;
     let f = Fly {
         meta: FlyMeta {
             name: name.into(),
-            kind: "lab: newborn (untrained readout)".into(),
-            brain: ready.connectome.provenance.label(),
-            brain_checksum: ready.checksum.clone(),
-            homeostasis: flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()),
+            kind: "newborn".into(),
+            brain: connectome.provenance.label(),
+            brain_checksum: checksum.to_string(),
+            homeostasis: flychess_sim::calibrate::fingerprint(brain.homeostasis()),
             reading: flychess_sim::cache::Reading::Mean9To12,
             data: "none (untrained)".into(),
             train_positions: 0,
@@ -31,13 +34,14 @@ pub fn save_newborn(ready: &ReadyBrain, data: &Path, name: &str) -> Result<()> {
             created: flychess_sim::fly::today(),
         },
         readout: flychess_sim::readout::Readout::newborn(
-            ready.connectome.groups.descending.len(),
+            connectome.groups.descending.len(),
             flychess_sim::readout::Readout::default_steps(),
             1,
         ),
     };
-    f.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")))?;
-    Ok(())
+    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
+    f.save(&path)?;
+    Ok(path)
 }
 
 /// Renames a fly of the data folder (its file and the name inside it): the fly is written whole

@@ -237,10 +237,11 @@ impl FlyChessApp {
                     ui.weak("built");
                 } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
                     if name == "lab-newborn" {
-                        self.flies_status = match crate::lab::flies::save_newborn(&ready, &data, name) {
-                            Ok(()) => format!("Built {name}."),
-                            Err(e) => format!("Could not build {name}: {e}"),
-                        };
+                        self.flies_status =
+                            match crate::lab::flies::save_newborn(&ready.connectome, &ready.checksum, &ready.brain, &data, name) {
+                                Ok(_) => format!("Built {name}."),
+                                Err(e) => format!("Could not build {name}: {e}"),
+                            };
                         self.lab.command(Command::ReadFlies);
                     } else {
                         let choice = train::lab_controls()
