@@ -1,7 +1,7 @@
 //! Every long job killed (issue 39): each job runs once to its end in one data folder (the
 //! reference); then, trial after trial, in a fresh copy of the same starting folder it is killed
-//! with SIGKILL at a seeded random moment within the reference's run time and run again to its
-//! end, until `FLYCHESS_KILLS` kills (CI: `CI_KILLS`) have landed on a running job (a trial whose
+//! with SIGKILL at a seeded random moment within the reference's run time (or a shorter run seen
+//! since) and run again to its end, until `FLYCHESS_KILLS` kills (CI: `CI_KILLS`) have landed on a running job (a trial whose
 //! run ended before its moment is no kill; at most three times as many trials). After every kill
 //! each file the job writes must read back whole (its own reader accepts it: never a torn file),
 //! and the resumed run's final files must equal the reference's (their content, games compared as
@@ -497,16 +497,25 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
         let mut dice = 0x5EED_u64 + k as u64;
         let (mut torn, mut done_early, mut equal) = (0usize, 0usize, 0usize);
         let mut trial = 0;
+        // The moments are drawn within the reference's run time, or a shorter run seen since.
+        let mut window = seconds;
         while trial - done_early < kills && trial < 3 * kills {
             trial += 1;
             let killed = t.path().join(format!("killed-{k}-{trial}"));
             copy_dir(&base, &killed);
             dice = dice.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let wait = Duration::from_secs_f64(seconds * ((dice >> 11) as f64 / (1u64 << 53) as f64));
+            let wait = Duration::from_secs_f64(window * ((dice >> 11) as f64 / (1u64 << 53) as f64));
             let mut child = flychess(&killed, &args_in(&killed)).spawn().unwrap();
-            std::thread::sleep(wait);
+            let started = Instant::now();
+            // Waited for in short naps, so a run that ends first is seen ending.
+            while started.elapsed() < wait && child.try_wait().unwrap().is_none() {
+                std::thread::sleep(Duration::from_millis(5).min(wait.saturating_sub(started.elapsed())));
+            }
             if child.try_wait().unwrap().is_some() {
                 done_early += 1;
+                // The job runs faster now than the reference did (a busy machine then): later
+                // moments are drawn within this run's length.
+                window = window.min(started.elapsed().as_secs_f64());
             }
             let _ = child.kill();
             let _ = child.wait();
