@@ -351,10 +351,16 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     h.step();
     let entry = format!("Charles — a network that never was a fly ({player}, unrated)");
     h.get_by_label(&entry).scroll_to_me();
-    h.step();
-    h.step();
+    // egui animates the scroll: clicked before it settles, the click lands where the entry was
+    // and picks a neighbour (one of the copies; seen in a clean clone, where the game then never
+    // loaded this run and the test waited out its limit).
+    for _ in 0..60 {
+        h.step();
+    }
     h.get_by_label(&entry).click();
     h.step();
+    let chosen = app(&h).play.new_game.as_ref().map(|g| g.fly.clone());
+    assert_eq!(chosen.as_deref(), Some(player.as_str()), "the opponent chosen in New game");
     let screen = h.ctx.content_rect();
     let start = h.get_by_label("Start").rect();
     assert!(screen.contains_rect(start), "Start {start:?} lies on the screen {screen:?} with {} opponents", app(&h).lab.playable().len());
