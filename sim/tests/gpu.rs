@@ -282,3 +282,23 @@ fn a_read_works_out_only_the_rows_its_reader_needs_and_reads_the_same() {
         assert!(w < 1e-4, "four at a time {four}: GPU and CPU differ by up to {w}");
     }
 }
+
+/// Issue 39: a GPU think that fails (here: a reader the engine's brain does not have, as a lost
+/// device would fail any think) is answered by the CPU engine instead of panicking in the caller,
+/// and the simulator thinks on the CPU from then on.
+#[test]
+fn a_failing_gpu_think_is_answered_by_the_cpu_engine_from_then_on() {
+    let (small, larger) = (common::small_brain::small_brain(21), default_brain());
+    let gpu = match Simulator::choose(EngineChoice::Gpu, &small) {
+        Ok(s) => s,
+        Err(e) if std::env::var("FLYCHESS_CI").is_ok_and(|v| v == "1") => panic!("{e}"),
+        Err(e) => return eprintln!("skipping: {e}"),
+    };
+    assert!(gpu.is_gpu());
+    let boards = dataset_boards(3);
+    // Neurons past the end of the engine's brain: its think fails.
+    let neurons: Vec<u32> = (small.neurons as u32..larger.neurons as u32).take(8).collect();
+    let read = gpu.read(larger, &boards, &neurons, &[10, 11]).expect("answered on the CPU");
+    assert_eq!(read, read_on_cpu(larger, &boards, &neurons, &[10, 11]).unwrap());
+    assert!(!gpu.is_gpu(), "the failure is remembered: {}", gpu.describe());
+}
