@@ -432,11 +432,12 @@ fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, 
     }
 }
 
-/// Rows `first..` of one block (`out` holds them, batch-inner) on the plain kernels: every row's
-/// input first, then the nonlinearity over the whole block (rows no reader needs included).
+/// Rows `first..` of one block (`out` holds them, batch-inner): every row's input first (on the
+/// fast kernels' row or the plain ones'), then the nonlinearity over the whole block (rows no reader
+/// needs included). The plain kernels' block; the fast kernels' for one position.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block(
+fn block<const FAST: bool>(
     brain: &Brain,
     t: usize,
     stage: Stage,
@@ -448,7 +449,7 @@ fn block(
     out: &mut [f32],
 ) {
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
-        gather::<false>(brain, first + k, r_prev, x_eye, batch, skip, acc);
+        gather::<FAST>(brain, first + k, r_prev, x_eye, batch, skip, acc);
     }
     if stage == Stage::Full {
         activate_rows(brain, t, first, r_prev, batch, out);
@@ -474,13 +475,7 @@ fn block_fast(
     out: &mut [f32],
 ) {
     if stage == Stage::InputOnly || batch == 1 {
-        for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
-            gather::<true>(brain, first + k, r_prev, x_eye, batch, skip, acc);
-        }
-        if stage == Stage::Full {
-            activate_rows(brain, t, first, r_prev, batch, out);
-        }
-        return;
+        return block::<true>(brain, t, stage, first, r_prev, x_eye, batch, skip, out);
     }
     assert!(out.len() <= MOST_BLOCK_ROWS * batch, "a block holds at most {MOST_BLOCK_ROWS} rows");
     let mut work = [RowWork::Left; MOST_BLOCK_ROWS];
@@ -501,7 +496,7 @@ fn block_fast(
 
 /// `$block` compiled for an instruction set (wider vectors, the same results).
 macro_rules! compiled_for {
-    ($name:ident, $feature:literal, $block:ident) => {
+    ($name:ident, $feature:literal, $block:path) => {
         #[cfg_attr(target_arch = "x86_64", target_feature(enable = $feature))]
         #[allow(clippy::too_many_arguments)]
         unsafe fn $name(
@@ -520,7 +515,7 @@ macro_rules! compiled_for {
     };
 }
 
-compiled_for!(block_avx2, "avx2", block);
+compiled_for!(block_avx2, "avx2", block::<false>);
 compiled_for!(block_fast_avx2, "avx2", block_fast);
 compiled_for!(block_fast_avx512, "avx512f", block_fast);
 
@@ -559,7 +554,7 @@ fn rows(
             Kernels::Fast => block_fast(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
             // SAFETY: the CPU was checked to have AVX2.
             Kernels::Plain if avx2 => unsafe { block_avx2(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
-            Kernels::Plain => block(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
+            Kernels::Plain => block::<false>(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
         }
     });
 }
