@@ -1,5 +1,6 @@
 //! Every reader of a user's file or stream fed damaged input (issue 39): real files of each kind
-//! (a shipped fly, the dopamine fly, a dataset, a FlyWire table, the column map, ladder games,
+//! (a shipped fly, a readout fit's and a brain training run's checkpoints, Charles's weights, the
+//! dopamine fly, a dataset, a FlyWire table, the column map, ladder games,
 //! ratings, a DN cache and its sidecar, a Charles run's state, Stockfish's `info` lines, a UCI
 //! session, FENs and PGN) cut short, bit-flipped, overwritten with extreme lengths, spliced, or
 //! replaced by random bytes, and for the checksummed containers also damaged inside a valid
@@ -98,11 +99,13 @@ fn mutate(base: &[u8], dice: &mut Dice) -> Vec<u8> {
             b
         }
         3 => {
-            // A length or count field overwritten with an extreme value.
+            // A length or count field overwritten with an extreme value (or one just past the
+            // allocation bound, which a reader's own sanity limit may still let through).
             let width = if dice.below(2) == 0 { 4 } else { 8 };
             if len >= width {
                 let at = dice.below(len - width + 1);
-                let value: u64 = [u64::MAX, u32::MAX as u64, 0, 1 << 31, dice.next()][dice.below(5)];
+                let past_bound = (ALLOCATION_BOUND + dice.below(ALLOCATION_BOUND)) as u64;
+                let value: u64 = [u64::MAX, u32::MAX as u64, 0, 1 << 31, dice.next(), past_bound][dice.below(6)];
                 b[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
             }
             b
@@ -177,6 +180,16 @@ enum Damage {
     Bytes,
     Container,
     DatasetRows,
+    /// Damage kept mostly to a file's first bytes (a fixed header and the metadata after it,
+    /// whose lengths are given): fields a random place in a large file would seldom hit.
+    Heads([usize; 2]),
+}
+
+/// `base` with only its first `n` bytes damaged.
+fn damaged_head(base: &[u8], n: usize, dice: &mut Dice) -> Vec<u8> {
+    let mut out = mutate(&base[..n.min(base.len())], dice);
+    out.extend_from_slice(&base[n.min(base.len())..]);
+    out
 }
 
 /// A reader under test: the damaged bytes in, its answer or its error message out.
@@ -202,6 +215,10 @@ fn run(reader: &Reader, cases: usize, seed: u64) -> Tally {
             Damage::Container if dice.below(2) == 0 => resealed(base, &mut dice),
             Damage::DatasetRows if dice.below(3) == 0 => damaged_rows(base, &mut dice),
             Damage::DatasetRows if dice.below(2) == 0 => resealed(base, &mut dice),
+            Damage::Heads(heads) if dice.below(3) != 0 => {
+                let n = heads[dice.below(2)];
+                damaged_head(base, n, &mut dice)
+            }
             _ => mutate(base, &mut dice),
         };
         if let Some(path) = &reader.file {
@@ -319,6 +336,46 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
         flychess_sim::fly::Checkpoint { fly, state }.save(&at("base.fit")).unwrap();
         std::fs::read(at("base.fit")).unwrap()
     };
+    // A brain training run's checkpoint (both optimisers Adam: every array written), on a small
+    // brain, and the brain and readout a resumed run checks it against.
+    let (brain_base, brain_readout, brain_checkpoint) = {
+        use flychess_sim::bptt::run::{BrainOptimizer, Leash, RunOptions, Setup};
+        let s = flychess_sim::bptt::check::small_brain(11);
+        let mut brain = s.brain.clone();
+        let base = flychess_sim::bptt::Base::of(&brain);
+        let leash = Leash {
+            window: 6,
+            calm_unreached: false,
+            brain_optimizer: BrainOptimizer::Adam,
+            max_change: Some(0.2),
+            lr_synapses: 0.05,
+            lr_neurons: 0.05,
+            lr_readout: 1e-2,
+        };
+        let options = RunOptions { leash, positions: 16, batch: 8, val_every: 8, val: 8, seed: 5 };
+        let setup = Setup {
+            base: &base,
+            brain: &mut brain,
+            brain_checksum: "small",
+            homeostasis: "h",
+            descending: &s.descending,
+            start: ("start", &s.readout),
+            train: &small.rows[..32],
+            val: &small.rows[32..],
+            gpu: None,
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        flychess_sim::bptt::run::run(setup, &options, &at("brain-run"), &stop, &|_, _, _| {}).unwrap();
+        (base, s.readout, std::fs::read(at("brain-run.ckpt")).unwrap())
+    };
+    // Charles's weights as the shipped run keeps them: a record without their checksum (written
+    // before checkpoints named their weights), so the weights' reader itself sees the damage.
+    let charles_weights = flychess_sim::charles::run::RunFiles::of(dir, "fuzz-weights");
+    std::fs::create_dir_all(&charles_weights.dir).unwrap();
+    std::fs::copy(repo("models/charles/state.json"), charles_weights.state()).unwrap();
+    let weights = std::fs::read(repo("models/charles/model.bpk")).unwrap();
+    let weights_metadata = u32::from_le_bytes(weights[6..10].try_into().unwrap()) as usize;
+    let device = flychess_sim::burn_fit::FitOn::Cpu.device().unwrap();
     // A Charles run's state (what a resumed run reads first).
     let charles = flychess_sim::charles::run::RunFiles::of(dir, "fuzz");
     let state = std::fs::read(repo("models/charles/state.json")).unwrap();
@@ -384,6 +441,23 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
                     .map(|_| ())
                     .map_err(|e| format!("{}: {e}", at("x.fit").display()))
             }),
+        },
+        Reader {
+            name: "brain training checkpoint (.ckpt)",
+            bases: vec![brain_checkpoint],
+            damage: Damage::Container,
+            file: Some(at("b.ckpt")),
+            read: Box::new(|_| {
+                flychess_sim::bptt::run::read_checkpoint(&at("b.ckpt"), &brain_base, &brain_readout).map(|_| ()).map_err(|e| s(&e))
+            }),
+        },
+        Reader {
+            name: "Charles's weights (model.bpk)",
+            bases: vec![weights],
+            // burnpack: magic, version and the metadata's length (10 bytes), then the metadata.
+            damage: Damage::Heads([10, 10 + weights_metadata]),
+            file: Some(charles_weights.model()),
+            read: Box::new(|_| flychess_sim::charles::run::load(&charles_weights, &device).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "dopamine fly (.fly)",

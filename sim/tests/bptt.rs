@@ -164,6 +164,50 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
 }
 
 #[test]
+fn a_checkpoint_whose_arrays_are_not_this_runs_shape_is_refused_before_a_resumed_run_uses_it() {
+    use flychess_sim::container;
+    let all = rows();
+    let s = small_brain(17);
+    let mut brain = s.brain.clone();
+    let base = Base::of(&brain);
+    let dir = tempfile::tempdir().unwrap();
+    let stem = dir.path().join("run");
+    let o = RunOptions { leash: Leash { brain_optimizer: BrainOptimizer::Adam, ..options(true).leash }, positions: 16, ..options(true) };
+    let setup = Setup {
+        base: &base,
+        brain: &mut brain,
+        brain_checksum: "small",
+        homeostasis: "h",
+        descending: &s.descending,
+        start: ("start", &s.readout),
+        train: &all[6144..6400],
+        val: &all[4096..4120],
+        gpu: None,
+    };
+    run::run(setup, &o, &stem, &AtomicBool::new(false), &|_, _, _| {}).unwrap();
+    let path = run::checkpoint_path(&stem);
+    let (done, curve) = run::read_checkpoint(&path, &base, &s.readout).unwrap();
+    assert_eq!((done, curve.len()), (16, 2));
+    let (magic, version) = (b"FLYBPTT1", 1);
+    let (header, body): (serde_json::Value, Vec<u8>) = container::read(&path, magic, version, "checkpoint").unwrap();
+    let lengths: Vec<usize> = serde_json::from_value(header["lengths"].clone()).unwrap();
+    // One number moved from the current state's β to the readout's first moment: the same sum and
+    // the same body, but a β one short (a resumed run's update would copy into it and panic).
+    let mut shifted = lengths.clone();
+    shifted[4] -= 1;
+    shifted[10] += 1;
+    // A body that unpacks to far more than the arrays hold.
+    let bomb = zstd::encode_all(&vec![0u8; 64 << 20][..], 19).unwrap();
+    for (what, lengths, body) in [("shifted lengths", shifted, body.clone()), ("an oversized body", lengths, bomb)] {
+        let mut h = header.clone();
+        h["lengths"] = serde_json::to_value(&lengths).unwrap();
+        container::write(&path, magic, version, &h, &body).unwrap();
+        let e = run::read_checkpoint(&path, &base, &s.readout).expect_err(what).to_string();
+        assert!(e.contains("run.ckpt"), "{what}: {e}");
+    }
+}
+
+#[test]
 fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
     use flychess_sim::bptt::{Reader, gpu::GpuBackward, gradient};
     let all = rows();

@@ -30,9 +30,6 @@ use crate::train::{Metrics, Target};
 
 const MAGIC: &[u8; 8] = b"FLYBPTT1";
 const VERSION: u32 = 1;
-/// Arrays in a checkpoint's body: two states (readout weights and biases, θ − θ⁰, α, β) and three
-/// optimisers' two moments each (readout, synapses, neurons).
-const ARRAYS: usize = 2 * 5 + 3 * 2;
 
 /// How the brain's numbers move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -261,13 +258,50 @@ struct Saved {
     moments: Vec<Moments>,
 }
 
+/// How many numbers each of the three optimisers moves (readout, synapses, neurons) under `leash`.
+fn optimised_lengths(leash: &Leash, base: &Base, like: &Readout) -> [usize; 3] {
+    [
+        like.weights.len() + like.bias.len(),
+        if leash.lr_synapses > 0.0 { base.theta0.len() } else { 0 },
+        if leash.lr_neurons > 0.0 { 2 * base.neurons() } else { 0 },
+    ]
+}
+
+/// The lengths of a checkpoint's arrays (as `body` writes them) for a run of `leash` on this
+/// brain and readout: two states (readout weights and biases, θ − θ⁰, α, β) and three optimisers'
+/// two moments each (readout, synapses, neurons; SGD keeps no second moment).
+fn checkpoint_lengths(leash: &Leash, base: &Base, like: &Readout) -> Vec<usize> {
+    let state = [like.weights.len(), like.bias.len(), base.theta0.len(), base.neurons(), base.neurons()];
+    let adam_brain = leash.brain_optimizer == BrainOptimizer::Adam;
+    let [readout, synapses, neurons] = optimised_lengths(leash, base, like);
+    let moments = [readout, readout, synapses, if adam_brain { synapses } else { 0 }, neurons, if adam_brain { neurons } else { 0 }];
+    state.iter().chain(&state).chain(&moments).copied().collect()
+}
+
+/// What a resumed run reads first, checked as it checks it: the positions done and the VAL
+/// points of the checkpoint at `path` of a run on this brain and readout.
+pub fn read_checkpoint(path: &Path, base: &Base, like: &Readout) -> Result<(usize, Vec<Point>)> {
+    let saved = load(path, base, like)?;
+    Ok((saved.header.done, saved.header.curve))
+}
+
 fn load(path: &Path, base: &Base, like: &Readout) -> Result<Saved> {
     let (header, packed): (Header, Vec<u8>) = container::read(path, MAGIC, VERSION, "brain training checkpoint")?;
-    let raw = zstd::decode_all(&packed[..]).map_err(|e| Error::table(path, format!("damaged checkpoint body: {e}")))?;
-    let values = container::f32_values(&raw);
-    if header.lengths.len() != ARRAYS || header.lengths.iter().sum::<usize>() != values.len() {
+    // The header's lengths are the file's word: they must be this brain's and readout's under the
+    // run's own leash before anything is unpacked, and the body may unpack to no more than they
+    // add up to (a damaged body is refused, not unpacked into whatever it claims).
+    if header.lengths != checkpoint_lengths(&header.options.leash, base, like) {
+        return Err(Error::table(path, "the checkpoint belongs to another brain or readout (its arrays' lengths are not this run's)"));
+    }
+    let bytes = header.lengths.iter().sum::<usize>() as u64 * 4;
+    let mut raw = Vec::new();
+    let decoder = zstd::stream::read::Decoder::new(&packed[..]).map_err(|e| Error::io(path, e))?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(decoder, bytes + 1), &mut raw)
+        .map_err(|e| Error::table(path, format!("damaged checkpoint body: {e}")))?;
+    if raw.len() as u64 != bytes {
         return Err(Error::table(path, "the checkpoint's arrays do not add up"));
     }
+    let values = container::f32_values(&raw);
     let mut at = 0;
     let mut arrays = header.lengths.iter().map(|&len| {
         at += len;
@@ -278,9 +312,6 @@ fn load(path: &Path, base: &Base, like: &Readout) -> Result<Saved> {
         let (weights, bias) = (arrays.next().unwrap_or_default(), arrays.next().unwrap_or_default());
         let theta: Vec<f32> = arrays.next().unwrap_or_default().iter().zip(&base.theta0).map(|(d, t0)| t0 + d).collect();
         let (alpha, beta) = (arrays.next().unwrap_or_default(), arrays.next().unwrap_or_default());
-        if weights.len() != like.weights.len() || theta.len() != base.theta0.len() || alpha.len() != base.neurons() {
-            return Err(Error::table(path, "the checkpoint belongs to another brain or readout"));
-        }
         states.push(State { readout: Readout { weights, bias, ..like.clone() }, brain: Learnable { theta, alpha, beta } });
     }
     let mut moments = Vec::new();
@@ -316,16 +347,11 @@ pub fn run(
     let path = checkpoint_path(stem);
     let curve_path = stem.with_extension("jsonl");
     let start_state = State { readout: start.1.clone(), brain: base.start() };
-    let edges = base.theta0.len();
-    let n = base.neurons();
     let fresh = || {
+        let [readout, synapses, neurons] = optimised_lengths(leash, base, start.1);
         (
             vec![start_state.clone(), start_state.clone()],
-            vec![
-                Moments::new(start_state.readout.weights.len() + start_state.readout.bias.len(), true),
-                Moments::new(if leash.lr_synapses > 0.0 { edges } else { 0 }, adam_brain),
-                Moments::new(if leash.lr_neurons > 0.0 { 2 * n } else { 0 }, adam_brain),
-            ],
+            vec![Moments::new(readout, true), Moments::new(synapses, adam_brain), Moments::new(neurons, adam_brain)],
         )
     };
     let (mut states, mut moments, mut header) = if path.exists() {
@@ -361,6 +387,7 @@ pub fn run(
         };
         (states, moments, header)
     };
+    let n = base.neurons();
     let (lo, hi) = bounds(base, leash.max_change);
     let order = stream_order(train.len(), options.seed);
     let reader_steps = start.1.read_steps.clone();

@@ -203,10 +203,26 @@ fn record_error(e: impl std::fmt::Debug) -> Error {
     Error::Invalid(format!("Charles's weights: {e:?}"))
 }
 
+/// Charles of `config` with the weights in the file at `path` (an error naming the file when they
+/// cannot be read or are not this shape's).
+fn load_weights(config: &CharlesConfig, path: &Path, device: &Device) -> Result<Charles> {
+    // burnpack's reader sizes its metadata buffer by the header's word (up to 100 MB) before it
+    // reads it: a length the file cannot hold is refused here first.
+    let damaged = |what: &str| Error::table(path, format!("Charles's weights: {what}"));
+    let mut head = [0u8; 10];
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    std::io::Read::read_exact(&mut file, &mut head).map_err(|_| damaged("too short for a burnpack header"))?;
+    let length = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if 10 + u32::from_le_bytes(head[6..10].try_into().expect("4 bytes")) as u64 > length {
+        return Err(damaged("the header claims more metadata than the file holds (damaged)"));
+    }
+    Charles::new(config, device).try_load_file(path).map_err(|e| damaged(&e.to_string()))
+}
+
 /// Loads a trained Charles from a run's folder.
 pub fn load(files: &RunFiles, device: &Device) -> Result<(Charles, State)> {
     let (state, weights) = files.checked_state()?;
-    let model = Charles::new(&state.options.config, device).try_load_file(weights).map_err(record_error)?;
+    let model = load_weights(&state.options.config, &weights, device)?;
     Ok((model, state))
 }
 
@@ -312,7 +328,7 @@ pub fn train(
     let (mut model, mut optimiser, mut state) = match previous {
         Some(s) if files.model().exists() => {
             let weights = files.weights(&s)?;
-            let model = Charles::new(&options.config, &device).try_load_file(weights).map_err(record_error)?;
+            let model = load_weights(&options.config, &weights, &device)?;
             let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
                 Ok(r) if s.optimiser_sha256.is_empty() || file_sha256(&files.optimiser())? == s.optimiser_sha256 => {
                     adamw(options.weight_decay).load_record(r)
