@@ -1,4 +1,6 @@
-//! A full disk (issue 39): each writer pointed at a small tmpfs this test mounts (and unmounts)
+//! A full disk (issue 39): each writer (the atomic write every container and JSON file goes
+//! through, a dataset, a cache merge, the DN cache's appends, the ladder's games, a Charles
+//! checkpoint) pointed at a small tmpfs this test mounts (and unmounts)
 //! over a folder that already holds the earlier version of its file. Every write must fail with
 //! an error that names the file and says the disk is full, leave the earlier file whole, and
 //! leave no temporary file behind; an append-only file keeps every record it had.
@@ -113,6 +115,37 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     assert!(no_temporary_files(&dir.join("cache")).is_empty(), "{:?}", no_temporary_files(&dir.join("cache")));
     let _ = std::fs::remove_file(dir.join("filler"));
 
+    std::fs::remove_dir_all(dir.join("cache")).unwrap();
+
+    // The DN cache's appends (the `cache` job's writer) running out of room mid-fill: the positions
+    // already cached stay as they were, a torn last position is cut off by the next fill, and that
+    // fill, once there is room, ends with the bytes of a fill never interrupted.
+    use flychess_sim::brain::simulator::Simulator;
+    let small = flychess_sim::bptt::check::small_brain(5);
+    let rows = &flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap().rows[..4096];
+    // Seven neurons: 14 bytes a position, so a disk that fills at a page's end tears one.
+    let descending = &small.descending[..7];
+    let meta = CacheMeta::of("small", "h", "shipped", rows.len(), "c0ffee", descending.len());
+    let fill = |cache: &mut Cache, rows: &[flychess_sim::data::Row]| {
+        cache.fill(&Simulator::Cpu, &small.brain, descending, rows, 64, &|_, _| {}, &|| false)
+    };
+    let path = dir.join("cache/y.dn");
+    let mut cache = Cache::open(&path, meta.clone()).unwrap();
+    fill(&mut cache, &rows[..256]).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    disk.fill_leaving(8 * 1024);
+    let e = fill(&mut cache, rows).unwrap_err().to_string();
+    assert!(says_full(&e, "y.dn"), "{e}");
+    assert!(std::fs::read(&path).unwrap().starts_with(&before), "the positions already cached changed");
+    assert!(std::fs::metadata(&path).unwrap().len() % 14 != 0, "the disk filled inside a position (what the next fill must cut)");
+    let _ = std::fs::remove_file(dir.join("filler"));
+    let mut cache = Cache::open(&path, meta.clone()).unwrap();
+    assert!(cache.positions >= 256 && cache.positions < rows.len(), "{} positions", cache.positions);
+    fill(&mut cache, rows).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut unbroken = Cache::open(&elsewhere.path().join("y.dn"), meta).unwrap();
+    fill(&mut unbroken, rows).unwrap();
+    assert!(std::fs::read(&path).unwrap() == std::fs::read(elsewhere.path().join("y.dn")).unwrap(), "resumed = never interrupted");
     std::fs::remove_dir_all(dir.join("cache")).unwrap();
 
     // Games appended to a ladder's file by the program: the games already there stay, whole.
