@@ -146,6 +146,85 @@ fn resealed(base: &[u8], dice: &mut Dice) -> Vec<u8> {
     inner
 }
 
+/// A brain file damaged inside and sealed again: its checksum follows the arrays and a build note
+/// follows the checksum (`u32` length, JSON), so both are found from the end and put back.
+fn resealed_brain(base: &[u8], dice: &mut Dice) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let note = (0..base.len().min(4096))
+        .find(|&n| base.len() >= n + 36 && u32::from_le_bytes(base[base.len() - n - 4..base.len() - n].try_into().unwrap()) as usize == n)
+        .expect("a brain file ends with its build note");
+    let content_end = base.len() - note - 36;
+    let mut out = mutate(&base[..content_end], dice);
+    if out.len() >= 16 && dice.below(4) != 0 {
+        out[..16].copy_from_slice(&base[..16]);
+    }
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    out.extend_from_slice(&base[content_end + 32..]);
+    out
+}
+
+/// The neurons `keep` (sorted) of `c` and the connections among them: a small brain file of real
+/// wiring (the whole stand-in's is 81 MB).
+fn some_neurons(c: &flychess_sim::connectome::Connectome, keep: &[usize]) -> flychess_sim::connectome::Connectome {
+    use flychess_sim::connectome::{Csr, Groups, Neurons};
+    let mut new_index = vec![u32::MAX; c.neurons.len()];
+    for (k, &i) in keep.iter().enumerate() {
+        new_index[i] = k as u32;
+    }
+    let (mut inputs, mut row_start) = (Csr::default(), vec![0u32]);
+    for &j in keep {
+        for e in c.inputs.row(j).filter(|&e| new_index[c.inputs.pre[e] as usize] != u32::MAX) {
+            inputs.pre.push(new_index[c.inputs.pre[e] as usize]);
+            inputs.synapses.push(c.inputs.synapses[e]);
+            inputs.strength.push(c.inputs.strength[e]);
+        }
+        row_start.push(inputs.pre.len() as u32);
+    }
+    inputs.row_start = row_start;
+    let within = |v: &[u32]| v.iter().map(|&i| new_index[i as usize]).filter(|&i| i != u32::MAX).collect::<Vec<u32>>();
+    fn pick<T: Clone>(v: &[T], keep: &[usize]) -> Vec<T> {
+        keep.iter().map(|&i| v[i].clone()).collect()
+    }
+    let m = &c.neurons;
+    let mbon: Vec<(u32, i8)> =
+        c.groups.mbon.iter().zip(&c.groups.mbon_valence).map(|(&i, &v)| (new_index[i as usize], v)).filter(|p| p.0 != u32::MAX).collect();
+    let mut eye = c.eye.clone();
+    eye.cells = c
+        .eye
+        .cells
+        .iter()
+        .filter(|e| new_index[e.neuron as usize] != u32::MAX)
+        .map(|e| flychess_sim::eye::EyeCell { neuron: new_index[e.neuron as usize], ..*e })
+        .collect();
+    flychess_sim::connectome::Connectome {
+        provenance: c.provenance.clone(),
+        neurons: Neurons {
+            body_id: pick(&m.body_id, keep),
+            cell_type: pick(&m.cell_type, keep),
+            class: pick(&m.class, keep),
+            superclass: pick(&m.superclass, keep),
+            names: m.names.clone(),
+            side: pick(&m.side, keep),
+            region: pick(&m.region, keep),
+            soma_um: pick(&m.soma_um, keep),
+            transmitter: pick(&m.transmitter, keep),
+            sign: pick(&m.sign, keep),
+        },
+        inputs,
+        eye,
+        groups: Groups {
+            descending: within(&c.groups.descending),
+            kenyon: within(&c.groups.kenyon),
+            mbon: mbon.iter().map(|p| p.0).collect(),
+            mbon_valence: mbon.iter().map(|p| p.1).collect(),
+            pam: within(&c.groups.pam),
+            ppl1: within(&c.groups.ppl1),
+        },
+        build_seconds: c.build_seconds,
+    }
+}
+
 /// A dataset whose rows are damaged before compression (header and checksum valid).
 fn damaged_rows(base: &[u8], dice: &mut Dice) -> Vec<u8> {
     use sha2::{Digest, Sha256};
@@ -183,6 +262,7 @@ enum Damage {
     /// Damage kept mostly to a file's first bytes (a fixed header and the metadata after it,
     /// whose lengths are given): fields a random place in a large file would seldom hit.
     Heads([usize; 2]),
+    BrainFile,
 }
 
 /// `base` with only its first `n` bytes damaged.
@@ -215,6 +295,8 @@ fn run(reader: &Reader, cases: usize, seed: u64) -> Tally {
             Damage::Container if dice.below(2) == 0 => resealed(base, &mut dice),
             Damage::DatasetRows if dice.below(3) == 0 => damaged_rows(base, &mut dice),
             Damage::DatasetRows if dice.below(2) == 0 => resealed(base, &mut dice),
+            Damage::BrainFile if dice.below(3) == 0 => resealed_brain(base, &mut dice),
+            Damage::BrainFile if dice.below(2) == 0 => damaged_head(base, 16, &mut dice),
             Damage::Heads(heads) if dice.below(3) != 0 => {
                 let n = heads[dice.below(2)];
                 damaged_head(base, n, &mut dice)
@@ -376,6 +458,31 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     let weights = std::fs::read(repo("models/charles/model.bpk")).unwrap();
     let weights_metadata = u32::from_le_bytes(weights[6..10].try_into().unwrap()) as usize;
     let device = flychess_sim::burn_fit::FitOn::Cpu.device().unwrap();
+    // A brain file of real wiring (the stand-in's first neurons, with eye cells, descending
+    // neurons and the mushroom body's groups among them) and its homeostasis, as a start reads
+    // them: the header first (is it this build's brain?), then the whole file, then the brain.
+    let standin = flychess_sim::store::ensure(&flychess_sim::store::BrainSpec::standin(), &at("brain-data"), &|_, _| {}).unwrap();
+    let keep: Vec<usize> = {
+        // Some of every group, eye cells, and the neurons those send to and hear from.
+        let (c, g) = (&standin.connectome, &standin.connectome.groups);
+        let mut seeds: Vec<usize> = [&g.descending, &g.kenyon, &g.mbon, &g.pam, &g.ppl1]
+            .iter()
+            .flat_map(|v| v.iter().take(6).map(|&i| i as usize))
+            .chain(c.eye.cells.iter().take(48).map(|e| e.neuron as usize))
+            .collect();
+        let heard: Vec<usize> = seeds.iter().flat_map(|&j| c.inputs.row(j).take(8).map(|e| c.inputs.pre[e] as usize)).collect();
+        seeds.extend(heard);
+        seeds.sort_unstable();
+        seeds.dedup();
+        seeds
+    };
+    let small_connectome = some_neurons(&standin.connectome, &keep);
+    flychess_sim::connectome::brain_file::save(&small_connectome, &at("base.brain")).unwrap();
+    let brain_bytes = std::fs::read(at("base.brain")).unwrap();
+    let small_brain = flychess_sim::brain::Brain::new(&small_connectome);
+    let homeostasis_options = flychess_sim::calibrate::CalibrationOptions::default();
+    flychess_sim::calibrate::save(small_brain.homeostasis(), &at("base.homeostasis"), "small", homeostasis_options).unwrap();
+    let homeostasis = std::fs::read(at("base.homeostasis")).unwrap();
     // A Charles run's state (what a resumed run reads first).
     let charles = flychess_sim::charles::run::RunFiles::of(dir, "fuzz");
     let state = std::fs::read(repo("models/charles/state.json")).unwrap();
@@ -458,6 +565,43 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             damage: Damage::Heads([10, 10 + weights_metadata]),
             file: Some(charles_weights.model()),
             read: Box::new(|_| flychess_sim::charles::run::load(&charles_weights, &device).map(|_| ()).map_err(|e| s(&e))),
+        },
+        Reader {
+            name: "brain file (.brain)",
+            bases: vec![brain_bytes],
+            damage: Damage::BrainFile,
+            file: Some(at("b.brain")),
+            read: Box::new(|_| {
+                use flychess_sim::connectome::brain_file;
+                let path = at("b.brain");
+                brain_file::read_header(&path).map_err(|e| s(&e))?;
+                let loaded = brain_file::load(&path).map_err(|e| s(&e))?;
+                // As the readout and the dopamine fly use it: the descending neurons read, the
+                // mushroom body taken out (a brain without one is no damage).
+                let c = &loaded.connectome;
+                let brain = flychess_sim::brain::Brain::new(c);
+                c.info();
+                let boards = [flychess_sim::chess::planes(&shakmaty::Chess::default())];
+                flychess_sim::brain::simulator::Simulator::Cpu.read(&brain, &boards, &c.groups.descending, &[8, 11]).map_err(|e| s(&e))?;
+                let _ = flychess_sim::bio::BioBrain::split(c, &brain, "small", flychess_sim::bio::Constants::default());
+                Ok(())
+            }),
+        },
+        Reader {
+            name: "homeostasis (.homeostasis)",
+            bases: vec![homeostasis],
+            damage: Damage::Container,
+            file: Some(at("b.homeostasis")),
+            read: Box::new(|_| {
+                // A stored homeostasis that is not this brain's is measured again (None), never used.
+                let h = flychess_sim::calibrate::load(&at("b.homeostasis"), "small", small_brain.neurons, homeostasis_options);
+                if let Some(h) = h {
+                    let mut brain = small_brain.clone();
+                    brain.set_homeostasis(h);
+                    flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&shakmaty::Chess::default())]);
+                }
+                Ok(())
+            }),
         },
         Reader {
             name: "dopamine fly (.fly)",

@@ -178,6 +178,18 @@ fn the_brain_file_round_trips_and_refuses_damage() {
     assert!(e.contains("truncated") || e.contains("array"), "{e}");
     std::fs::write(&path, b"not a brain").unwrap();
     assert!(brain_file::load(&path).is_err());
+    // Written whole, checksum and all, but its groups are not this brain's: the dopamine fly would
+    // index past the neurons with them.
+    let n = c.neurons.len() as u32;
+    let mut past = c.clone();
+    past.groups.kenyon.push(n + 5);
+    let mut unmatched = c.clone();
+    unmatched.groups.mbon_valence.push(1);
+    for (what, brain) in [("a Kenyon cell past the neurons", past), ("a valence without its MBON", unmatched)] {
+        brain_file::save(&brain, &path).unwrap();
+        let e = brain_file::load(&path).err().unwrap_or_else(|| panic!("{what} is refused")).to_string();
+        assert!(e.contains("b.brain"), "{what}: {e}");
+    }
 }
 
 /// Builds from `dir` through the store (as the CLI does) and returns the error text.

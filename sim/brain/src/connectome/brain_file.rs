@@ -106,6 +106,11 @@ pub fn read_header(path: &Path) -> Result<Header> {
     let mut head = [0u8; 16];
     f.read_exact(&mut head).map_err(|_| Error::brain_file(path, "too short to be a brain file"))?;
     let len = check_prefix(path, &head)?;
+    // The length is the file's word: no more is set aside than the file holds.
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if 16 + len as u64 > size {
+        return Err(Error::brain_file(path, "truncated header"));
+    }
     let mut header = vec![0u8; len];
     f.read_exact(&mut header).map_err(|_| Error::brain_file(path, "truncated header"))?;
     serde_json::from_slice(&header).map_err(|e| Error::brain_file(path, format!("damaged header: {e}")))
@@ -145,10 +150,10 @@ pub fn load(path: &Path) -> Result<Loaded> {
     let superclass = cursor.array(n, u32::from_le_bytes)?;
     let side = cursor.array(n, |b: [u8; 1]| Side::from_u8(b[0]))?;
     let region = cursor.array(n, |b: [u8; 1]| Region::from_u8(b[0]))?;
-    let soma = cursor.array(3 * n, f32::from_le_bytes)?;
+    let soma = cursor.array(n.saturating_mul(3), f32::from_le_bytes)?;
     let transmitter = cursor.array(n, |b: [u8; 1]| Transmitter::from_u8(b[0]))?;
     let sign = cursor.array(n, i8::from_le_bytes)?;
-    let row_start = cursor.array(n + 1, u32::from_le_bytes)?;
+    let row_start = cursor.array(n.saturating_add(1), u32::from_le_bytes)?;
     let pre = cursor.array(e, u32::from_le_bytes)?;
     let synapses = cursor.array(e, u32::from_le_bytes)?;
     let strength = cursor.array(e, f32::from_le_bytes)?;
@@ -175,6 +180,13 @@ pub fn load(path: &Path) -> Result<Loaded> {
     }
     if pre.iter().any(|&p| p as usize >= n) || header.eye.cells.iter().any(|c| c.neuron as usize >= n || c.square >= 64) {
         return Err(bad("an index points past the neurons"));
+    }
+    let g = &header.groups;
+    if [&g.descending, &g.kenyon, &g.mbon, &g.pam, &g.ppl1].iter().any(|v| v.iter().any(|&i| i as usize >= n)) {
+        return Err(bad("a group lists a neuron past the neurons"));
+    }
+    if g.mbon_valence.len() != g.mbon.len() {
+        return Err(bad("the MBONs' valences do not match the MBONs"));
     }
     let connectome = Connectome {
         provenance: header.provenance,
@@ -217,8 +229,9 @@ impl<'a> Cursor<'a> {
 
     fn array<T, const W: usize>(&mut self, count: usize, f: impl Fn([u8; W]) -> T) -> Result<Vec<T>> {
         let len = u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")) as usize;
-        if len != count * W {
-            return Err(Error::brain_file(self.path, format!("an array holds {len} bytes, {} expected", count * W)));
+        let expected = count.checked_mul(W).filter(|&e| e <= self.bytes.len());
+        if expected != Some(len) {
+            return Err(Error::brain_file(self.path, format!("an array holds {len} bytes, {count} values of {W} bytes expected")));
         }
         let raw = self.take(len)?;
         Ok(raw.chunks_exact(W).map(|c| f(c.try_into().expect("chunk of W"))).collect())
