@@ -421,7 +421,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     // A brain training run's checkpoint (both optimisers Adam: every array written), on a small
     // brain, and the brain and readout a resumed run checks it against.
     let (brain_base, brain_readout, brain_checkpoint) = {
-        use flychess_sim::bptt::run::{BrainOptimizer, Leash, RunOptions, Setup};
+        use flychess_sim::bptt::run::{BrainOptimizer, Leash, RunOptions};
         let s = flychess_sim::bptt::check::small_brain(11);
         let mut brain = s.brain.clone();
         let base = flychess_sim::bptt::Base::of(&brain);
@@ -435,17 +435,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             lr_readout: 1e-2,
         };
         let options = RunOptions { leash, positions: 16, batch: 8, val_every: 8, val: 8, seed: 5 };
-        let setup = Setup {
-            base: &base,
-            brain: &mut brain,
-            brain_checksum: "small",
-            homeostasis: "h",
-            descending: &s.descending,
-            start: ("start", &s.readout),
-            train: &small.rows[..32],
-            val: &small.rows[32..],
-            gpu: None,
-        };
+        let setup = s.run_setup(&base, &mut brain, &small.rows[..32], &small.rows[32..]);
         let stop = std::sync::atomic::AtomicBool::new(false);
         flychess_sim::bptt::run::run(setup, &options, &at("brain-run"), &stop, &|_, _, _| {}).unwrap();
         (base, s.readout, std::fs::read(at("brain-run.ckpt")).unwrap())

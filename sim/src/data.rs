@@ -257,13 +257,8 @@ impl Dataset {
         // that many of the largest rows take (and no more than a zstd ratio far above the real
         // one allows), and the row list grows only as rows are read.
         let limit = (meta.rows as u64).saturating_mul(LARGEST_ROW).min(packed.len() as u64 * 256 + (1 << 20));
-        let mut body = Vec::new();
-        let decoder = zstd::stream::read::Decoder::new(&packed[..]).map_err(|e| Error::io(path, e))?;
-        std::io::Read::read_to_end(&mut std::io::Read::take(decoder, limit + 1), &mut body)
-            .map_err(|e| Error::table(path, format!("damaged rows: {e}")))?;
-        if body.len() as u64 > limit {
-            return Err(Error::table(path, format!("the rows unpack to more than {} rows can hold: damaged", meta.rows)));
-        }
+        let body = unpack_at_most(path, &packed, limit, "rows")?
+            .ok_or_else(|| Error::table(path, format!("the rows unpack to more than {} rows can hold: damaged", meta.rows)))?;
         let mut rows = Vec::with_capacity(meta.rows.min(body.len() / SMALLEST_ROW as usize));
         let mut rest = &body[..];
         for _ in 0..meta.rows {
@@ -271,6 +266,17 @@ impl Dataset {
         }
         Ok(Dataset { meta, rows })
     }
+}
+
+/// A zstd-packed body of the file at `path` unpacked, but never past `limit` bytes: None when it
+/// would unpack to more (a damaged body is refused, not unpacked into whatever it claims). `what`
+/// names the body in errors.
+pub(crate) fn unpack_at_most(path: &Path, packed: &[u8], limit: u64, what: &str) -> Result<Option<Vec<u8>>> {
+    let mut body = Vec::new();
+    let decoder = zstd::stream::read::Decoder::new(packed).map_err(|e| Error::io(path, e))?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(decoder, limit + 1), &mut body)
+        .map_err(|e| Error::table(path, format!("damaged {what}: {e}")))?;
+    Ok((body.len() as u64 <= limit).then_some(body))
 }
 
 /// Reads one row as `encode_rows` wrote it; the error says what is wrong ("rows end early" when

@@ -92,17 +92,7 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let go = |stem: &str, brain: &mut flychess_sim::brain::Brain, stop_after: Option<usize>, o: &RunOptions| {
         let stop = AtomicBool::new(false);
-        let setup = Setup {
-            base: &base,
-            brain,
-            brain_checksum: "small",
-            homeostasis: "h",
-            descending: &s.descending,
-            start: ("start", &s.readout),
-            train,
-            val,
-            gpu: None,
-        };
+        let setup = s.run_setup(&base, brain, train, val);
         run::run(setup, o, &dir.path().join(stem), &stop, &|done, _, _| {
             if stop_after.is_some_and(|a| done >= a) {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -145,17 +135,7 @@ fn a_brain_run_learns_keeps_its_leash_and_resumes_exactly() {
     assert!(straight.curve[3].val.loss < straight.curve[0].val.loss, "the run learned: {:?}", straight.curve);
     // Another leash under the same name is refused, not mixed in.
     let other = RunOptions { seed: 6, ..o.clone() };
-    let setup = Setup {
-        base: &base,
-        brain: &mut brain,
-        brain_checksum: "small",
-        homeostasis: "h",
-        descending: &s.descending,
-        start: ("start", &s.readout),
-        train,
-        val,
-        gpu: None,
-    };
+    let setup = s.run_setup(&base, &mut brain, train, val);
     assert!(run::run(setup, &other, &dir.path().join("straight"), &AtomicBool::new(false), &|_, _, _| {}).is_err());
     // The readout-only control leaves the brain as measured.
     let control = go("control", &mut brain, None, &options(false));
@@ -173,17 +153,7 @@ fn a_checkpoint_whose_arrays_are_not_this_runs_shape_is_refused_before_a_resumed
     let dir = tempfile::tempdir().unwrap();
     let stem = dir.path().join("run");
     let o = RunOptions { leash: Leash { brain_optimizer: BrainOptimizer::Adam, ..options(true).leash }, positions: 16, ..options(true) };
-    let setup = Setup {
-        base: &base,
-        brain: &mut brain,
-        brain_checksum: "small",
-        homeostasis: "h",
-        descending: &s.descending,
-        start: ("start", &s.readout),
-        train: &all[6144..6400],
-        val: &all[4096..4120],
-        gpu: None,
-    };
+    let setup = s.run_setup(&base, &mut brain, &all[6144..6400], &all[4096..4120]);
     run::run(setup, &o, &stem, &AtomicBool::new(false), &|_, _, _| {}).unwrap();
     let path = run::checkpoint_path(&stem);
     let (done, curve) = run::read_checkpoint(&path, &base, &s.readout).unwrap();
@@ -250,17 +220,7 @@ fn a_brain_run_on_the_gpu_follows_the_cpu_run() {
     let mut outcomes = Vec::new();
     for (stem, gpu) in [("cpu", None), ("gpu", Some(&mut trainer))] {
         let mut brain = s.brain.clone();
-        let setup = Setup {
-            base: &base,
-            brain: &mut brain,
-            brain_checksum: "small",
-            homeostasis: "h",
-            descending: &s.descending,
-            start: ("start", &s.readout),
-            train,
-            val,
-            gpu,
-        };
+        let setup = Setup { gpu, ..s.run_setup(&base, &mut brain, train, val) };
         outcomes.push(run::run(setup, &o, &dir.path().join(stem), &AtomicBool::new(false), &|_, _, _| {}).unwrap());
     }
     let moved = |o: &run::Outcome| o.last.brain.theta.iter().zip(&base.theta0).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);

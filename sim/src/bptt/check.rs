@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::{Base, Gradient, Heads, Learnable, LearnableF64, Reader, gradient};
 use crate::brain::{Brain, Homeostasis, STEPS};
 use crate::chess::Planes;
+use crate::data::Row;
 use crate::error::{Error, Result};
 use crate::eye::{EyeCell, EyeRole};
 use crate::readout::{OUTPUTS, Readout};
@@ -28,6 +29,24 @@ pub struct SmallBrain {
     pub readout: Readout,
     pub descending: Vec<u32>,
     pub read_steps: Vec<usize>,
+}
+
+impl SmallBrain {
+    /// A training run's setup on this brain (checksum "small", homeostasis "h", its own readout as
+    /// the start, on the CPU): `brain` is the copy the run works on, `base` its measured numbers.
+    pub fn run_setup<'a>(&'a self, base: &'a Base, brain: &'a mut Brain, train: &'a [Row], val: &'a [Row]) -> super::run::Setup<'a> {
+        super::run::Setup {
+            base,
+            brain,
+            brain_checksum: "small",
+            homeostasis: "h",
+            descending: &self.descending,
+            start: ("start", &self.readout),
+            train,
+            val,
+            gpu: None,
+        }
+    }
 }
 
 /// A deterministic stream of numbers in [0, 1).

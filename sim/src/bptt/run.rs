@@ -294,13 +294,9 @@ fn load(path: &Path, base: &Base, like: &Readout) -> Result<Saved> {
         return Err(Error::table(path, "the checkpoint belongs to another brain or readout (its arrays' lengths are not this run's)"));
     }
     let bytes = header.lengths.iter().sum::<usize>() as u64 * 4;
-    let mut raw = Vec::new();
-    let decoder = zstd::stream::read::Decoder::new(&packed[..]).map_err(|e| Error::io(path, e))?;
-    std::io::Read::read_to_end(&mut std::io::Read::take(decoder, bytes + 1), &mut raw)
-        .map_err(|e| Error::table(path, format!("damaged checkpoint body: {e}")))?;
-    if raw.len() as u64 != bytes {
-        return Err(Error::table(path, "the checkpoint's arrays do not add up"));
-    }
+    let raw = crate::data::unpack_at_most(path, &packed, bytes, "checkpoint body")?
+        .filter(|raw| raw.len() as u64 == bytes)
+        .ok_or_else(|| Error::table(path, "the checkpoint's arrays do not add up"))?;
     let values = container::f32_values(&raw);
     let mut at = 0;
     let mut arrays = header.lengths.iter().map(|&len| {
