@@ -7,6 +7,12 @@
 //! order, so a killed run leaves a clean prefix and resumes after it. A shard (`--shard I/N`)
 //! labels its range of the samples into `labels.part-I-of-N.jsonl` beside a sidecar of what it
 //! belongs to; `merge` joins the parts into the `labels.jsonl` one run writes.
+//!
+//! The other source of positions is a dataset (`data label --dataset games-1200k`): its TRAIN rows
+//! in the dataset's own (shuffled) order, so any prefix of the labels is a fair sample of them.
+//! Such lines name their row (`i`) instead of repeating its FEN (the dataset holds it), which keeps
+//! a million labels small enough to carry between machines; the run's sidecar names the dataset by
+//! content, so labels are never joined to another dataset's rows.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
@@ -65,8 +71,14 @@ pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
     Ok(out)
 }
 
-/// One labelled line, as `data import` reads it.
-pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::Line]) -> String {
+/// The TRAIN rows of a dataset as samples, in the dataset's order (row numbers from `hold + val`).
+pub fn dataset_samples(dataset: &flychess_sim::data::Dataset) -> Vec<Sample> {
+    dataset.train().iter().map(|r| Sample { fen: r.fen.clone(), game: r.game, ply: r.ply, legal: r.legal }).collect()
+}
+
+/// One labelled line, as `data import` reads it (`compact`: without the FEN, for a dataset's rows,
+/// `i` then being the row's number in the dataset).
+pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::Line], compact: bool) -> String {
     let moves: Vec<serde_json::Value> = lines
         .iter()
         .map(|l| {
@@ -77,6 +89,9 @@ pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::
             serde_json::json!({"uci": l.uci, "cp": cp, "mate": mate, "wdl": l.wdl})
         })
         .collect();
+    if compact {
+        return serde_json::json!({"i": i, "game": s.game, "ply": s.ply, "legal": s.legal, "depth": depth, "moves": moves}).to_string();
+    }
     serde_json::json!({"i": i, "fen": s.fen, "game": s.game, "ply": s.ply, "legal": s.legal, "depth": depth, "moves": moves}).to_string()
 }
 
@@ -89,6 +104,8 @@ pub struct LabelOptions {
     pub positions: usize,
     pub seed: u64,
     pub stockfish: PathBuf,
+    /// Lines without the FEN (a dataset's rows: `i` is the row's number).
+    pub compact: bool,
 }
 
 /// Labels the first `options.positions` samples into `out` (appending after the lines already
@@ -142,7 +159,7 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                     let want = options.multipv.min(sample.legal as usize).max(1);
                     let text =
                         match engine.analyse_fresh(&sample.fen, Limit::Depth(options.depth), want, std::time::Duration::from_secs(120)) {
-                            Ok(lines) if !lines.is_empty() => line(options.first_index + i, sample, options.depth, &lines),
+                            Ok(lines) if !lines.is_empty() => line(options.first_index + i, sample, options.depth, &lines, options.compact),
                             Ok(_) => {
                                 *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
                                 break;
@@ -180,6 +197,16 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
 pub struct LabelKey {
     pub pgn_sha256: String,
     pub seed: u64,
+    pub depth: u32,
+    pub multipv: usize,
+}
+
+/// What a dataset's engine labels depend on: the dataset (by content), the first row labelled,
+/// the search. Kept in the sidecar of every labels file of such a run, sharded or not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatasetLabelKey {
+    pub dataset_sha256: String,
+    pub first_row: usize,
     pub depth: u32,
     pub multipv: usize,
 }

@@ -3,30 +3,40 @@
 //! load a fly, Charles or an aided player of this brain as an engine. A session answers `uci`
 //! with its name, author and options (`Player`, `Imagination`, `Engine`, `MultiPV`, `Threads`,
 //! `UCI_ShowWDL`), `isready` once its brain is ready, keeps the game from `position` (the keys of
-//! every position in it, so the repetition rule sees the game's history), and for `go` thinks
-//! once — a think takes milliseconds to a second, so every time limit is met — prints an `info`
-//! line for each of its MultiPV most probable moves (the score from the value head of the board
-//! after the move, the move's probability in an `info string`) and `bestmove`; `go infinite` and
-//! `go ponder` hold `bestmove` until `stop` or `ponderhit`. Nothing a client sends can end it
-//! but `quit` or the end of its input: an unknown command or token is said on stderr and
-//! ignored, a malformed `position` or an illegal move in it is said in an `info string` and the
-//! last good position kept, a line longer than `LINE_LIMIT` is refused unread.
+//! every position in it, so the repetition rule sees the game's history), and for `go` thinks on
+//! a thread of its own while the input is still read: `stop`, `isready` and `quit` are answered at
+//! once. `go`'s clock (`movetime`, or `wtime btime winc binc movestogo`) becomes a budget
+//! (`Clock::budget`) that a search player stops at, playing the best move found so far; `nodes`
+//! caps its simulations; `stop` cuts it short. A player that thinks once (a fly, Charles, a
+//! dopamine fly) answers in milliseconds and says once that the clock cannot change its move.
+//! Each think prints an `info` line for each of its MultiPV most probable moves (the real `nodes`:
+//! boards that went through the brain; `time`; the score from the value head of the board after
+//! the move; the move's probability in an `info string`) and `bestmove`; `go infinite` and `go
+//! ponder` hold `bestmove` until `stop` or `ponderhit`. A player that cannot be made ready is
+//! refused when it is chosen, and a think that fails answers `bestmove 0000` with the reason,
+//! never a move of someone else's. Nothing a client sends can end the session but `quit` or the
+//! end of its input: an unknown command or token is said on stderr and ignored, a malformed
+//! `position` or an illegal move in it is said in an `info string` and the last good position
+//! kept, a line longer than `LINE_LIMIT` is refused unread.
 
+use std::collections::{HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
 use flychess_sim::brain::Brain;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
 use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::players::{Entrant, Kit, Player};
 use flychess_sim::readout::position_key;
+use flychess_sim::search::Budget;
 use flychess_sim::store::BrainSpec;
 
 /// The longest line read (a `position` with a whole game's moves is a few kilobytes).
@@ -119,52 +129,204 @@ struct Seat {
     kit: Kit,
 }
 
-/// What `go` asked for, as far as this engine uses it.
+/// What `go` asked for.
 #[derive(Debug, Default, PartialEq)]
 struct Go {
     /// Hold `bestmove` until `stop` (or `ponderhit`).
     hold: bool,
+    /// `go infinite`: no time limit at all.
+    infinite: bool,
     /// Restrict the choice to these moves (`searchmoves`).
     searchmoves: Vec<String>,
+    clock: Clock,
+    /// `depth` and `mate`: no player here searches by depth (said in an `info string`).
+    depth: Option<u64>,
+    mate: Option<u64>,
+    /// `nodes`: a search player's most simulations.
+    nodes: Option<u64>,
+}
+
+/// The time `go` gives, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Clock {
+    movetime: Option<u64>,
+    wtime: Option<u64>,
+    btime: Option<u64>,
+    winc: Option<u64>,
+    binc: Option<u64>,
+    movestogo: Option<u64>,
+}
+
+/// Kept back from every budget for what follows the search (the lines' values, the answer, the
+/// pipe to the GUI), in milliseconds.
+const MARGIN_MS: u64 = 40;
+/// Moves still to play when the GUI does not say (`movestogo`).
+const MOVES_TO_GO: u64 = 30;
+
+impl Clock {
+    /// How long a search may run for the side to move: `movetime` less a margin (at least half of
+    /// it); else its clock shared over the moves to go, with most of its increment, never more
+    /// than a quarter of what is left; None when no time was given (`go infinite`, `go nodes N`).
+    fn budget(&self, turn: Color) -> Option<Duration> {
+        if let Some(m) = self.movetime {
+            return Some(Duration::from_millis(m.saturating_sub(MARGIN_MS).max(m / 2)));
+        }
+        let (time, inc) = match turn {
+            Color::White => (self.wtime?, self.winc.unwrap_or(0)),
+            Color::Black => (self.btime?, self.binc.unwrap_or(0)),
+        };
+        let share = time / self.movestogo.unwrap_or(MOVES_TO_GO).max(1) + inc * 3 / 4;
+        Some(Duration::from_millis(share.min(time / 4).saturating_sub(MARGIN_MS).max(time.min(10) / 2)))
+    }
+}
+
+/// The output, shared by the reader of the input (`readyok`) and the think (`info`).
+type Out<'a> = Mutex<&'a mut (dyn Write + Send)>;
+
+fn write_line(out: &Out, line: &str) -> Result<()> {
+    let mut o = out.lock().map_err(|_| anyhow!("the output's lock was poisoned"))?;
+    writeln!(o, "{line}")?;
+    o.flush()?;
+    Ok(())
 }
 
 /// A UCI session over `input` and `output`; returns when `quit` arrives or the input ends.
-pub fn serve(start: Start, input: impl BufRead + Send + 'static, output: &mut dyn Write) -> Result<()> {
+pub fn serve(start: Start, input: impl BufRead + Send + 'static, output: &mut (dyn Write + Send)) -> Result<()> {
     let mut session = Session::new(start);
+    // A player named at start-up that cannot play is an error before anything is read (the
+    // command exits 1): a GUI must not take another player's moves for its.
+    if let Some(name) = session.player.clone() {
+        session.seat().map_err(|e| anyhow!("{name} cannot play: {e:#}"))?;
+    }
     let lines = read_lines(input);
-    while let Ok(line) = lines.recv() {
+    let out: Out = Mutex::new(output);
+    // Lines that came while a think ran (other than stop, ponderhit, isready and quit): read after.
+    let mut waiting: VecDeque<Line> = VecDeque::new();
+    loop {
+        let line = match waiting.pop_front() {
+            Some(l) => l,
+            None => match lines.recv() {
+                Ok(l) => l,
+                Err(_) => return Ok(()),
+            },
+        };
         let text = match line {
             Line::Text(t) => t,
             Line::TooLong(n) => {
-                session.say(output, &format!("a line of {n} bytes was refused unread (at most {LINE_LIMIT})"))?;
+                write_line(&out, &format!("info string a line of {n} bytes was refused unread (at most {LINE_LIMIT})"))?;
                 continue;
             }
         };
-        match session.command(&text, output)? {
+        let next = {
+            let mut o = out.lock().map_err(|_| anyhow!("the output's lock was poisoned"))?;
+            let next = session.command(&text, &mut **o)?;
+            o.flush()?;
+            next
+        };
+        match next {
             Next::Go(go) => {
-                let best = session.go(&go, output)?;
-                if go.hold {
-                    // `go infinite` / `go ponder`: bestmove after `stop` or `ponderhit`.
-                    loop {
-                        match lines.recv() {
-                            Ok(Line::Text(t)) if matches!(t.trim(), "stop" | "ponderhit") => break,
-                            Ok(Line::Text(t)) if t.trim() == "quit" => return Ok(()),
-                            Ok(Line::Text(t)) if t.trim() == "isready" => writeln!(output, "readyok")?,
-                            Ok(Line::Text(t)) => eprintln!("uci: ignored while thinking: {}", shorten(&t)),
-                            Ok(Line::TooLong(n)) => eprintln!("uci: a line of {n} bytes was refused unread"),
-                            Err(_) => return Ok(()),
-                        }
-                        output.flush()?;
-                    }
+                let (best, quit) = think_while_reading(&mut session, &go, &lines, &out, &mut waiting)?;
+                write_line(&out, &format!("bestmove {}", best.as_deref().unwrap_or("(none)")))?;
+                if quit {
+                    return Ok(());
                 }
-                writeln!(output, "bestmove {}", best.as_deref().unwrap_or("(none)"))?;
             }
             Next::Quit => return Ok(()),
             Next::Read => {}
         }
-        output.flush()?;
     }
-    Ok(())
+}
+
+/// Runs `go` on a thread of its own while the input is read: `stop` ends a search early,
+/// `isready` is answered at once, `quit` (or the end of the input) stops the think and ends the
+/// session once it has answered; `ponderhit` releases a held answer; anything else waits in
+/// `waiting` for the think to end. Returns the move (None: no legal move) and whether to quit.
+fn think_while_reading(
+    session: &mut Session,
+    go: &Go,
+    lines: &crossbeam_channel::Receiver<Line>,
+    out: &Out,
+    waiting: &mut VecDeque<Line>,
+) -> Result<(Option<String>, bool)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|scope| -> Result<(Option<String>, bool)> {
+        let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(1);
+        let think_stop = Arc::clone(&stop);
+        let think = scope.spawn(move || {
+            let answer = session.go(go, think_stop, out);
+            let _ = done_tx.send(());
+            answer
+        });
+        // `go infinite` and `go ponder` hold the answer until `stop` or `ponderhit`.
+        let (mut done, mut released, mut quit, mut ended) = (false, !go.hold, false, false);
+        // A line that came while thinking: `stop`, `ponderhit`, `isready` and `quit` act at once,
+        // unless a line waits before it (lines are answered in the order they came); anything else
+        // waits for the think to end. After `quit` nothing more is read.
+        let take = |line: Line, waiting: &mut VecDeque<Line>, released: &mut bool, quit: &mut bool| -> Result<()> {
+            if *quit {
+                return Ok(());
+            }
+            let now = match &line {
+                Line::Text(t) if waiting.is_empty() => t.trim().to_string(),
+                _ => String::new(),
+            };
+            match now.as_str() {
+                "stop" => {
+                    stop.store(true, Ordering::Relaxed);
+                    *released = true;
+                }
+                "ponderhit" => *released = true,
+                "isready" => write_line(out, "readyok")?,
+                "quit" => {
+                    stop.store(true, Ordering::Relaxed);
+                    (*released, *quit) = (true, true);
+                }
+                _ => waiting.push_back(line),
+            }
+            Ok(())
+        };
+        let end_of_input = |waiting: &VecDeque<Line>, released: &mut bool, quit: &mut bool| {
+            // The input ended: nobody will send `stop` to a held think, so it stops now; the lines
+            // that waited are still answered, and with none waiting the session ends.
+            if go.hold {
+                stop.store(true, Ordering::Relaxed);
+                *released = true;
+            }
+            *quit |= waiting.is_empty();
+        };
+        // Lines read before this think but not yet answered come first, in order.
+        let mut earlier: VecDeque<Line> = std::mem::take(waiting);
+        while let Some(line) = earlier.pop_front() {
+            take(line, waiting, &mut released, &mut quit)?;
+        }
+        while !(done && released) {
+            if ended {
+                // No more input: wait for the think, which was told to stop.
+                let _ = done_rx.recv();
+                break;
+            }
+            let line = if done {
+                lines.recv()
+            } else {
+                crossbeam_channel::select! {
+                    recv(done_rx) -> _ => {
+                        done = true;
+                        continue;
+                    }
+                    recv(lines) -> line => line,
+                }
+            };
+            match line {
+                Ok(line) => take(line, waiting, &mut released, &mut quit)?,
+                Err(_) => {
+                    ended = true;
+                    end_of_input(waiting, &mut released, &mut quit);
+                }
+            }
+        }
+        let best = think.join().map_err(|_| anyhow!("the think panicked"))??;
+        Ok((best, quit))
+    })
 }
 
 enum Next {
@@ -200,6 +362,10 @@ struct Session {
     keys: Vec<u64>,
     /// A game's dice: the n-th `go` of a session draws from seed n (sampling players).
     gos: u64,
+    /// What was said once already about an option or limit this player does not use.
+    said: HashSet<String>,
+    /// The seated player was given an Imagination weight it has no use for.
+    imagination_ignored: bool,
 }
 
 impl Session {
@@ -220,6 +386,8 @@ impl Session {
             keys: vec![position_key(&position)],
             position,
             gos: 0,
+            said: HashSet::new(),
+            imagination_ignored: false,
         }
     }
 
@@ -276,6 +444,7 @@ impl Session {
                 }
                 _ => entrant,
             };
+            let imagination_ignored = imagination > 0.0 && !matches!(entrant, Entrant::Fly { imagination: Some(_), .. });
             let (flies, dopamine, charles) = crate::players::kit_parts([(named, &entrant)]);
             let flies: Vec<_> = flies
                 .into_iter()
@@ -292,6 +461,7 @@ impl Session {
                 }
             }
             self.seat = Some(Seat { name, imagination, entrant, kit });
+            self.imagination_ignored = imagination_ignored;
         }
         Ok(self.seat.as_ref().expect("made above"))
     }
@@ -328,7 +498,7 @@ impl Session {
                 writeln!(output, "uciok")?;
             }
             "isready" => {
-                if let Err(e) = self.seat() {
+                if let Err(e) = self.seat().map(|_| ()).and_then(|_| self.prepare().map(|_| ())) {
                     self.say(output, &format!("{e:#}"))?;
                 }
                 writeln!(output, "readyok")?;
@@ -340,6 +510,7 @@ impl Session {
             "position" => self.position(&rest, output)?,
             "setoption" => self.set_option(&rest, output)?,
             "go" => return Ok(Next::Go(parse_go(&rest))),
+            // Nothing is thinking (a think hears these itself).
             "stop" | "ponderhit" => {}
             "quit" => return Ok(Next::Quit),
             "debug" | "register" => {}
@@ -438,18 +609,11 @@ impl Session {
         Ok(())
     }
 
-    /// Thinks once in the current position: the info lines, and the move (None: no legal move).
-    fn go(&mut self, go: &Go, output: &mut dyn Write) -> Result<Option<String>> {
-        let started = Instant::now();
-        if self.position.legal_moves().is_empty() {
-            self.say(output, "the game is over: no legal move")?;
-            return Ok(None);
-        }
-        if let Err(e) = self.seat() {
-            self.say(output, &format!("{e:#}; playing the first legal move"))?;
-            return Ok(Some(uci(&self.position.legal_moves()[0])));
-        }
-        if self.simulator.as_ref().is_none_or(|(c, _)| *c != self.engine) {
+    /// Makes the seated player's engine and thread pool ready (at `isready`, so the first `go`
+    /// spends its budget thinking); returns whether the player thinks with the brain's engine.
+    fn prepare(&mut self) -> Result<bool> {
+        let uses_brain = self.seat.as_ref().is_some_and(|s| s.kit.fly(&s.entrant).is_some() || matches!(s.entrant, Entrant::Aided { .. }));
+        if uses_brain && self.simulator.as_ref().is_none_or(|(c, _)| *c != self.engine) {
             let brain = self.ready()?.brain.clone();
             let sim = Simulator::choose(self.engine, &brain).or_else(|e| {
                 eprintln!("uci: the {} engine could not start ({e}); thinking on the CPU", engine_name(self.engine));
@@ -460,33 +624,86 @@ impl Session {
         if self.pool.as_ref().is_none_or(|(n, _)| *n != self.threads) {
             self.pool = Some((self.threads, rayon::ThreadPoolBuilder::new().num_threads(self.threads).build()?));
         }
+        Ok(uses_brain)
+    }
+
+    /// Says `words` once a session for `key` (an option or limit the player in force does not use).
+    fn say_once(&mut self, out: &Out, key: &str, words: &str) -> Result<()> {
+        if self.said.insert(format!("{}\u{0}{key}", self.seat.as_ref().map_or("", |s| s.name.as_str()))) {
+            write_line(out, &format!("info string {}", words.replace(['\n', '\r'], " ")))?;
+        }
+        Ok(())
+    }
+
+    /// Thinks in the current position within `go`'s budget (cut short by `stop`): the info lines,
+    /// and the move (None: no legal move; `0000` when the player cannot think, with the reason).
+    fn go(&mut self, go: &Go, stop: Arc<AtomicBool>, out: &Out) -> Result<Option<String>> {
+        let started = Instant::now();
+        if self.position.legal_moves().is_empty() {
+            write_line(out, "info string the game is over: no legal move")?;
+            return Ok(None);
+        }
+        if let Err(e) = self.seat() {
+            write_line(out, &format!("info string no move: the player cannot play ({e:#})").replace(['\n', '\r'], " "))?;
+            return Ok(Some("0000".into()));
+        }
+        let uses_brain = self.prepare()?;
         self.gos += 1;
+        let name = self.seat.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+        if self.imagination_ignored {
+            self.say_once(out, "imagination", &format!("Imagination is for a plain readout fly; {name} plays without it"))?;
+        }
+        if !uses_brain && self.engine != EngineChoice::Auto {
+            self.say_once(out, "engine", &format!("Engine: {name} does not think with the brain's engine"))?;
+        }
+        let budget = Budget {
+            deadline: if go.infinite { None } else { go.clock.budget(self.position.turn()).map(|b| started + b) },
+            stop: Some(stop),
+            simulations: go.nodes.map(|n| n.min(usize::MAX as u64) as usize),
+        };
         let stockfish = flychess_sim::stockfish::find_stockfish(None).ok();
         let seat = self.seat.as_ref().expect("seated above");
         let brain = self.ready.as_ref().expect("ready above").brain.clone();
-        let sim = self.simulator.as_ref().expect("made above").1.clone();
+        let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
         let (position, earlier, multipv, gos) = (&self.position, &self.keys[..self.keys.len() - 1], self.multipv, self.gos);
         let pool = &self.pool.as_ref().expect("made above").1;
         let answer = pool.install(|| -> Result<_> {
-            let _in_force = simulator::install(&brain, sim);
+            let _in_force = sim.map(|sim| simulator::install(&brain, sim));
             let mut player = Player::new(&seat.entrant, Some(&seat.kit), 20_000, gos, &stockfish)?;
+            let searches = player.searches();
+            player.set_budget(budget);
             let seen = player.consider(position, earlier)?;
             let lines = lines_of(&seen, multipv, &go.searchmoves);
             let moves: Vec<Move> = lines.iter().map(|&i| seen.moves.get(i).copied().unwrap_or(seen.chosen)).collect();
             let values = player.values_after(position, &moves)?;
-            Ok((seen, lines, moves, values))
+            Ok((seen, lines, moves, values, searches))
         });
-        let (seen, lines, moves, values) = match answer {
+        let (seen, lines, moves, values, searches) = match answer {
             Ok(a) => a,
             Err(e) => {
-                self.say(output, &format!("the player could not think ({e:#}); playing the first legal move"))?;
-                return Ok(Some(uci(&self.position.legal_moves()[0])));
+                write_line(out, &format!("info string no move: the player could not think ({e:#})").replace(['\n', '\r'], " "))?;
+                return Ok(Some("0000".into()));
             }
         };
         let ms = started.elapsed().as_millis();
-        if values.is_none() {
-            self.say(output, "this player has no value head: scores are 0")?;
+        if !searches && (go.clock != Clock::default() || go.nodes.is_some()) {
+            self.say_once(out, "clock", &format!("{name} thinks once ({ms} ms here): the clock and nodes do not change its move"))?;
         }
+        if go.depth.is_some() || go.mate.is_some() {
+            self.say_once(
+                out,
+                "depth",
+                "depth and mate are ignored: no player here searches by depth (nodes caps a search's simulations)",
+            )?;
+        }
+        if values.is_none() {
+            self.say_once(out, "value", &format!("{name} has no value head: scores are 0"))?;
+        }
+        if seen.moves.is_empty() && multipv > 1 {
+            self.say_once(out, "multipv", &format!("MultiPV: {name} has no policy, so one line"))?;
+        }
+        // Boards that went through the brain: to choose, then to value each line's move.
+        let nodes = seen.thinks + values.as_ref().map_or(0, |_| moves.len());
         for (k, (&i, m)) in lines.iter().zip(&moves).enumerate() {
             let value = values.as_ref().map(|v| v[k]);
             let mates = {
@@ -506,9 +723,12 @@ impl Session {
                 }
                 _ => String::new(),
             };
-            writeln!(output, "info depth 1 seldepth 1 multipv {} score {score}{wdl} nodes 1 time {ms} pv {}", k + 1, uci(m))?;
+            write_line(
+                out,
+                &format!("info depth 1 seldepth 1 multipv {} score {score}{wdl} nodes {nodes} time {ms} pv {}", k + 1, uci(m)),
+            )?;
             if let Some(p) = seen.probability.get(i) {
-                writeln!(output, "info string multipv {} {} probability {:.4}", k + 1, uci(m), p)?;
+                write_line(out, &format!("info string multipv {} {} probability {:.4}", k + 1, uci(m), p))?;
             }
         }
         let chosen = if go.searchmoves.is_empty() || go.searchmoves.contains(&uci(&seen.chosen)) {
@@ -541,26 +761,41 @@ fn lines_of(seen: &flychess_sim::players::Considered, multipv: usize, searchmove
     order
 }
 
-/// `go`'s tokens: `infinite` and `ponder` hold the answer, `searchmoves` restricts it; the
-/// limits (`wtime btime winc binc movestogo movetime depth nodes mate`) are read and met by
-/// thinking once. An unknown token is said on stderr.
+/// `go`'s tokens: `infinite` and `ponder` hold the answer, `searchmoves` restricts it, the
+/// limits (`wtime btime winc binc movestogo movetime depth nodes mate`) are kept for the budget.
+/// A limit without a number (or a negative one: a GUI's clock gone below zero counts as 0), or a
+/// token nobody knows, is said on stderr and passed over.
 fn parse_go(words: &[&str]) -> Go {
     let mut go = Go::default();
     let mut i = 0;
     while i < words.len() {
         match words[i] {
-            "infinite" | "ponder" => go.hold = true,
+            "infinite" => (go.hold, go.infinite) = (true, true),
+            "ponder" => go.hold = true,
             "searchmoves" => {
                 while let Some(m) = words.get(i + 1).filter(|w| w.parse::<UciMove>().is_ok()) {
                     go.searchmoves.push(m.to_string());
                     i += 1;
                 }
             }
-            "wtime" | "btime" | "winc" | "binc" | "movestogo" | "movetime" | "depth" | "nodes" | "mate" => {
-                if words.get(i + 1).is_none_or(|v| v.parse::<i64>().is_err()) {
-                    eprintln!("uci: go {} without a number", words[i]);
-                } else {
-                    i += 1;
+            limit @ ("wtime" | "btime" | "winc" | "binc" | "movestogo" | "movetime" | "depth" | "nodes" | "mate") => {
+                match words.get(i + 1).and_then(|v| v.parse::<i64>().ok()) {
+                    None => eprintln!("uci: go {limit} without a number"),
+                    Some(v) => {
+                        i += 1;
+                        let v = Some(v.max(0) as u64);
+                        match limit {
+                            "wtime" => go.clock.wtime = v,
+                            "btime" => go.clock.btime = v,
+                            "winc" => go.clock.winc = v,
+                            "binc" => go.clock.binc = v,
+                            "movestogo" => go.clock.movestogo = v,
+                            "movetime" => go.clock.movetime = v,
+                            "depth" => go.depth = v,
+                            "nodes" => go.nodes = v,
+                            _ => go.mate = v,
+                        }
+                    }
                 }
             }
             other => eprintln!("uci: go: unknown token {}", shorten(other)),
@@ -604,11 +839,38 @@ mod tests {
 
     #[test]
     fn go_reads_every_limit_and_holds_for_infinite_and_ponder() {
-        assert_eq!(parse_go(&["wtime", "1000", "btime", "900", "winc", "10", "binc", "10", "movestogo", "20"]), Go::default());
-        assert!(parse_go(&["infinite"]).hold && parse_go(&["ponder", "wtime", "5"]).hold);
-        assert_eq!(parse_go(&["searchmoves", "e2e4", "d2d4", "movetime", "50"]).searchmoves, ["e2e4", "d2d4"]);
-        // A limit without its number, or a token nobody knows, is passed over.
+        let go = parse_go(&["wtime", "1000", "btime", "900", "winc", "10", "binc", "20", "movestogo", "20", "nodes", "64", "depth", "3"]);
+        assert_eq!(
+            go.clock,
+            Clock { wtime: Some(1000), btime: Some(900), winc: Some(10), binc: Some(20), movestogo: Some(20), movetime: None }
+        );
+        assert_eq!((go.nodes, go.depth, go.hold), (Some(64), Some(3), false));
+        assert!(parse_go(&["infinite"]).hold && parse_go(&["infinite"]).infinite);
+        assert!(parse_go(&["ponder", "wtime", "5"]).hold && !parse_go(&["ponder"]).infinite);
+        let go = parse_go(&["searchmoves", "e2e4", "d2d4", "movetime", "50"]);
+        assert_eq!((go.searchmoves.as_slice(), go.clock.movetime), (&["e2e4".to_string(), "d2d4".to_string()][..], Some(50)));
+        // A limit without its number, or a token nobody knows, is passed over; a clock below 0 is 0.
         assert_eq!(parse_go(&["depth", "x", "bogus"]), Go::default());
+        assert_eq!(parse_go(&["wtime", "-30"]).clock.wtime, Some(0));
+    }
+
+    #[test]
+    fn the_clock_becomes_a_budget_that_leaves_time_on_it() {
+        let ms = |c: Clock, turn| c.budget(turn).map(|d| d.as_millis() as u64);
+        // movetime: less the margin, never under half.
+        assert_eq!(ms(Clock { movetime: Some(200), ..Default::default() }, Color::White), Some(160));
+        assert_eq!(ms(Clock { movetime: Some(50), ..Default::default() }, Color::Black), Some(25));
+        // The side to move's clock over 30 moves with three quarters of its increment.
+        let c = Clock { wtime: Some(10_000), btime: Some(3_000), winc: Some(100), binc: Some(0), ..Default::default() };
+        assert_eq!(ms(c, Color::White), Some(10_000 / 30 + 75 - MARGIN_MS));
+        assert_eq!(ms(c, Color::Black), Some(3_000 / 30 - MARGIN_MS));
+        // Never more than a quarter of what is left, however large the increment.
+        let c = Clock { wtime: Some(400), winc: Some(5_000), ..Default::default() };
+        assert_eq!(ms(c, Color::White), Some(100 - MARGIN_MS));
+        // A flag about to fall still gets a sliver; no time given, no deadline.
+        assert_eq!(ms(Clock { btime: Some(8), ..Default::default() }, Color::Black), Some(4));
+        assert_eq!(ms(Clock::default(), Color::White), None);
+        assert_eq!(ms(Clock { btime: Some(1000), ..Default::default() }, Color::White), None);
     }
 
     #[test]

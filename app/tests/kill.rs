@@ -2,10 +2,11 @@
 //! reference); then, trial after trial, in a fresh copy of the same starting folder it is killed
 //! with SIGKILL at a seeded random moment within the reference's run time (or a shorter run seen
 //! since) and run again to its end, until `FLYCHESS_KILLS` kills (CI: `CI_KILLS`) have landed on a running job (a trial whose
-//! run ended before its moment is no kill; at most three times as many trials). After every kill
-//! each file the job writes must read back whole (its own reader accepts it: never a torn file),
-//! and the resumed run's final files must equal the reference's (their content, games compared as
-//! sets).
+//! run ended before its moment is no kill, nor is one killed before its first write, while it only
+//! loaded its brain or data; at most three times as many trials). After every kill each file the
+//! job writes must read back whole (its own reader accepts it: never a torn file; a DN cache's
+//! whole positions must be the unbroken run's, byte for byte), and the resumed run's final files
+//! must equal the reference's (their content, games compared as sets).
 //!
 //! `FLYCHESS_KILLS=20 cargo test --release -p flychess --test kill -- --nocapture` prints the table
 //! (`FLYCHESS_KILL_JOBS=train` for one job only; `FLYCHESS_BIN=PATH` runs a copy of the binary).
@@ -301,6 +302,33 @@ fn charles_content(p: &Path) -> Vec<u8> {
     out
 }
 
+/// The size and modification time of each file: what tells that a job has written.
+fn snapshot(files: &[PathBuf]) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
+    let mut v: Vec<_> = files
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok();
+            (p.clone(), m.as_ref().map_or(0, |m| m.len()), m.and_then(|m| m.modified().ok()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A DN cache left by a kill: its whole positions (its sidecar says how many bytes one takes) are
+/// the unbroken run's first positions, byte for byte.
+fn dn_prefix_whole(killed: &Path, reference: &Path) -> Result<(), String> {
+    let sidecar: serde_json::Value = serde_json::from_slice(&std::fs::read(killed.with_extension("json")).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{}: {e}", killed.with_extension("json").display()))?;
+    let per = 2 * sidecar["descending"].as_u64().ok_or("a sidecar without its descending neurons")? as usize;
+    let (got, want) = (bytes(killed), bytes(reference));
+    let whole = got.len() / per * per;
+    if whole > want.len() || got[..whole] != want[..whole] {
+        return Err(format!("{}: its {} whole positions are not the unbroken run's", killed.display(), whole / per));
+    }
+    Ok(())
+}
+
 fn any_whole(p: &Path) -> Result<(), String> {
     let name = p.to_string_lossy();
     if name.ends_with(".fit") {
@@ -495,16 +523,18 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
         // Each trial: a fresh copy of the start, the job killed at a random moment of its run,
         // every file it wrote checked whole, then run again to its end and compared.
         let mut dice = 0x5EED_u64 + k as u64;
-        let (mut torn, mut done_early, mut equal) = (0usize, 0usize, 0usize);
+        let (mut torn, mut done_early, mut equal, mut before_write) = (0usize, 0usize, 0usize, 0usize);
         let mut trial = 0;
         // The moments are drawn within the reference's run time, or a shorter run seen since.
         let mut window = seconds;
-        while trial - done_early < kills && trial < 3 * kills {
+        while trial - done_early - before_write < kills && trial < 3 * kills {
             trial += 1;
             let killed = t.path().join(format!("killed-{k}-{trial}"));
             copy_dir(&base, &killed);
             dice = dice.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let wait = Duration::from_secs_f64(window * ((dice >> 11) as f64 / (1u64 << 53) as f64));
+            // What the job's files were before it ran: a kill lands only once the job has written.
+            let before = snapshot(&written(&killed));
             let mut child = flychess(&killed, &args_in(&killed)).spawn().unwrap();
             let started = Instant::now();
             // Waited for in short naps, so a run that ends first is seen ending.
@@ -519,6 +549,12 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             }
             let _ = child.kill();
             let _ = child.wait();
+            if snapshot(&written(&killed)) == before {
+                // Killed while it only read or loaded (its brain, its dataset): no kill of a writer.
+                before_write += 1;
+                std::fs::remove_dir_all(&killed).unwrap();
+                continue;
+            }
             for f in written(&killed) {
                 let name = f.file_name().unwrap().to_string_lossy().into_owned();
                 // Temporary files of an atomic write that the kill left are never read.
@@ -529,6 +565,14 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
                     torn += 1;
                     failures.push(format!("{}: after a kill at {:.2} s: {e}", job.name, wait.as_secs_f64()));
                 }
+                // The DN cache grows by appends: its whole positions must be the unbroken run's
+                // (a torn last one is cut by the next fill).
+                if name.ends_with(".dn")
+                    && let Err(e) = dn_prefix_whole(&f, &reference.join(f.strip_prefix(&killed).unwrap()))
+                {
+                    torn += 1;
+                    failures.push(format!("{}: after a kill at {:.2} s: {e}", job.name, wait.as_secs_f64()));
+                }
             }
             run_to_end(&killed, &args_in(&killed));
             let got = compare(&killed);
@@ -536,7 +580,7 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             eprintln!(
                 "{} trial {trial} ({} of {kills} kills landed): killed at {:.1} s, {torn} files torn so far, resumed {}",
                 job.name,
-                trial - done_early,
+                trial - done_early - before_write,
                 wait.as_secs_f64(),
                 if got == want { "equal" } else { "DIFFERENT" }
             );
@@ -555,17 +599,22 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             }
             std::fs::remove_dir_all(&killed).unwrap();
         }
+        let landed = trial - done_early - before_write;
         table.push_str(&format!(
             "{:<18} {:>6} {:>12} {:>14} {:>16.1}{}\n",
             job.name,
-            trial - done_early,
+            landed,
             torn,
-            format!("{equal} of {trial}"),
+            format!("{equal} of {}", trial - before_write),
             seconds,
-            if done_early > 0 { format!("  ({trial} trials: {done_early} ended before their moment)") } else { String::new() }
+            if done_early + before_write > 0 {
+                format!("  ({trial} trials: {done_early} ended before their moment, {before_write} killed before their first write)")
+            } else {
+                String::new()
+            }
         ));
-        if trial - done_early < kills {
-            failures.push(format!("{}: only {} of {kills} kills landed in {trial} trials", job.name, trial - done_early));
+        if landed < kills {
+            failures.push(format!("{}: only {landed} of {kills} kills landed in {trial} trials", job.name));
         }
     }
     println!("{table}");

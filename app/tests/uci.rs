@@ -92,8 +92,14 @@ fn go_infinite_waits_for_stop_and_a_finished_game_says_none() {
     assert_eq!(lines.iter().filter(|l| **l == "readyok").count(), 1, "{out}");
 }
 
+/// The Python with python-chess: FLYCHESS_PYTHON (`.ci/run` makes a virtual environment under the
+/// target folder and names its python3), else `python3` on PATH.
+fn python() -> String {
+    std::env::var("FLYCHESS_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
 fn python_chess() -> bool {
-    Command::new("python3").args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success())
+    Command::new(python()).args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success())
 }
 
 #[test]
@@ -110,7 +116,7 @@ fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_pl
     };
     let data = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_client.py");
-    let out = Command::new("python3")
+    let out = Command::new(python())
         .arg(&script)
         .arg(&stockfish)
         .arg(env!("CARGO_BIN_EXE_flychess"))
@@ -223,4 +229,35 @@ fn any_uci_engine_plays_duels_under_what_it_calls_itself_and_its_options() {
             assert!(row["plies"].as_u64().unwrap() > 0);
         }
     }
+}
+
+/// A player that cannot play is refused where it is chosen, never replaced by a first legal move:
+/// named at start-up, the engine exits 1 with the reason on stderr before answering anything; set
+/// by `setoption` it is refused in an `info string`; options a player has no use for are said once.
+#[test]
+fn a_player_that_cannot_play_is_refused_where_it_is_chosen_and_options_it_ignores_are_said_once() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data.path())
+        .args(["uci", "--player", "nobody-at-all"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("nobody-at-all cannot play") && stderr.contains("no fly named"), "{stderr}");
+    assert!(!stdout.contains("bestmove") && !stdout.contains("uciok"), "{stdout}");
+
+    // Imagination given to the greedy mover (no readout fly), twice: said once, and the move is
+    // the greedy mover's own (it takes the queen).
+    let input = "uci\nsetoption name Player value greedy\nsetoption name Imagination value 1\nisready\n\
+                 position fen 4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1\ngo movetime 50\ngo movetime 50\nquit\n";
+    let (status, out, _) = session(data.path(), input.as_bytes());
+    assert!(status.success(), "{out}");
+    let said = |what: &str| out.lines().filter(|l| l.starts_with("info string") && l.contains(what)).count();
+    assert_eq!(said("Imagination is for a plain readout fly"), 1, "{out}");
+    assert_eq!(said("thinks once"), 1, "{out}");
+    let bests: Vec<&str> = out.lines().filter(|l| l.starts_with("bestmove")).collect();
+    assert_eq!(bests, ["bestmove d2d5", "bestmove d2d5"], "{out}");
 }

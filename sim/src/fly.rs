@@ -47,7 +47,7 @@ impl Fly {
 
     pub fn load(path: &Path) -> Result<Fly> {
         let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) =
-            container::read(path, MAGIC, FORMAT_VERSION, "fly")?;
+            container::read_at_most(path, MAGIC, FORMAT_VERSION, "fly", LARGEST_FLY)?;
         let values = container::f32_values(&body);
         if values.len() != OUTPUTS * inputs + OUTPUTS {
             return Err(Error::table(path, "the weights do not match the readout's size"));
@@ -56,6 +56,10 @@ impl Fly {
         Ok(Fly { meta, readout: Readout { inputs, read_steps, weights: weights.to_vec(), bias: bias.to_vec() } })
     }
 }
+
+/// The most bytes a fly file may have: a readout over 100,000 descending neurons with room for its
+/// header (FlyWire's flies are 0.7 MB). Anything larger is refused before it is read.
+pub const LARGEST_FLY: u64 = 64 << 20;
 
 const CHECKPOINT_MAGIC: &[u8; 8] = b"FLYFIT01";
 const CHECKPOINT_VERSION: u32 = 1;

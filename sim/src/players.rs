@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::fly::Fly;
 use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::readout::{Policy, Readout, choose, policy, think_features};
-use crate::search::{Aid, Evaluator, Searcher};
+use crate::search::{Aid, Budget, Evaluator, Searcher};
 use crate::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Who plays: every kind of player, by what it is. Its `name` is what people read, its `id` what
@@ -80,6 +80,14 @@ pub enum Entrant {
 /// honours it, unlike a node count).
 pub const UCI_MOVETIME_MS: u64 = 100;
 
+/// A share of random moves as a whole percent, when it is one (0.25 → 25): the rungs' names and
+/// ids as they always were; any other share is named by its exact value, so two shares never
+/// share an id and a set of games.
+fn whole_percent(share: f64) -> Option<u32> {
+    let percent = (share * 100.0).round();
+    ((share * 100.0 - percent).abs() < 1e-9).then_some(percent as u32)
+}
+
 /// What every engine on the ladder starts with (one thread, a small hash), before its own options.
 fn ladder_engine(elo: Option<u32>, extra: Vec<(String, String)>) -> EngineOptions {
     EngineOptions { threads: 1, hash_mb: 16, elo, extra }
@@ -98,10 +106,20 @@ impl Entrant {
         Some(Ok(match parts.next()? {
             "random" => Entrant::Random,
             "greedy" => Entrant::Greedy,
-            "stockfish" => match parts.next().map(str::parse::<f64>).transpose() {
-                Ok(share) => Entrant::Stockfish { random_share: share.unwrap_or(0.0) },
-                Err(_) => return Some(Err(Error::Invalid("stockfish:P takes a share of random moves, e.g. stockfish:0.25".into()))),
-            },
+            "stockfish" => {
+                let text = parts.next();
+                match text.map(str::parse::<f64>).transpose() {
+                    Ok(share) if share.is_none_or(|p| (0.0..=1.0).contains(&p)) && parts.next().is_none() => {
+                        Entrant::Stockfish { random_share: share.unwrap_or(0.0) }
+                    }
+                    _ => {
+                        return Some(Err(Error::Invalid(format!(
+                            "{name}: stockfish:P takes a share P of random moves from 0 to 1, e.g. stockfish:0.25 (not {:?})",
+                            text.unwrap_or_default()
+                        ))));
+                    }
+                }
+            }
             _ => return None,
         }))
     }
@@ -174,7 +192,11 @@ impl Entrant {
         match self {
             Entrant::Random => "random".into(),
             Entrant::Greedy => "greedy".into(),
-            Entrant::Stockfish { random_share } if *random_share > 0.0 => format!("stockfish-min {:.0}% random", 100.0 * random_share),
+            Entrant::Stockfish { random_share } if *random_share > 0.0 => match whole_percent(*random_share) {
+                Some(percent) => format!("stockfish-min {percent}% random"),
+                // A share that is no whole percent is named exactly (its games are kept under it).
+                None => format!("stockfish-min {random_share} random"),
+            },
             Entrant::Stockfish { .. } => "stockfish-min (anchor)".into(),
             Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
             Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
@@ -405,6 +427,19 @@ impl Player<'_> {
         }
     }
 
+    /// What its next decisions may spend (a search player's simulations; the others think once,
+    /// in milliseconds, and ignore it).
+    pub fn set_budget(&mut self, budget: Budget) {
+        if let Player::Aided { searcher, .. } = self {
+            searcher.budget = budget;
+        }
+    }
+
+    /// Whether a budget changes what this player does (it searches).
+    pub fn searches(&self) -> bool {
+        matches!(self, Player::Aided { aid: Aid::Search { .. }, .. })
+    }
+
     /// This player's move in `pos`; `earlier` are the keys of the game's positions so far.
     pub fn choose(&mut self, pos: &Chess, earlier: &[u64]) -> Result<Move> {
         Ok(self.consider(pos, earlier)?.chosen)
@@ -418,43 +453,57 @@ impl Player<'_> {
             return Err(Error::Invalid("the game is over: no legal move to choose".into()));
         }
         let over = || Error::Invalid("the game is over: no legal move to choose".into());
-        let rung = |chosen: Move| Considered { moves: Vec::new(), probability: Vec::new(), value: None, chosen };
-        let of =
-            |p: Policy, i: usize, value: Option<f32>| Considered { chosen: p.moves[i], moves: p.moves, probability: p.probability, value };
+        let rung = |chosen: Move| Considered { moves: Vec::new(), probability: Vec::new(), value: None, chosen, thinks: 0 };
+        let of = |p: Policy, i: usize, value: Option<f32>, thinks: usize| Considered {
+            chosen: p.moves[i],
+            moves: p.moves,
+            probability: p.probability,
+            value,
+            thinks,
+        };
         Ok(match self {
             Player::Random(d) => rung(moves[d.below(moves.len())]),
             Player::Greedy(d) => rung(greedy(pos, &moves, d)),
             Player::Fly { brain, readout, descending, imagination: Some(w) } => {
                 let (p, seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
                 let (i, value) = (seen.pick(*w), p.value);
-                of(p, i, Some(value))
+                // The board, and the board after each move unless one mates (then it is played).
+                let thinks = 1 + if seen.mate.is_some() { 0 } else { moves.len() };
+                of(p, i, Some(value), thinks)
             }
             Player::Fly { brain, readout, descending, imagination: None } => {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let (i, value) = (choose(pos, &p, earlier).ok_or_else(over)?.0, p.value);
-                of(p, i, Some(value))
+                of(p, i, Some(value), 1)
             }
             Player::SamplingFly { brain, readout, descending, dice } => {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let (i, value) = (dice.sample(&p.probability), p.value);
-                of(p, i, Some(value))
+                of(p, i, Some(value), 1)
             }
             Player::Dopamine { bio, m } => {
                 let (moves, votes, i) = bio.choose(m, pos, earlier).ok_or_else(over)?;
                 let probability = crate::bio::vote_probabilities(&votes, bio.constants.temperature);
-                Considered { chosen: moves[i], moves, probability, value: None }
+                let thinks = moves.len();
+                Considered { chosen: moves[i], moves, probability, value: None, thinks }
             }
             Player::Charles(c) => {
                 let (p, i) = c.choose(pos, earlier)?;
-                of(p, i, None)
+                of(p, i, None, 0)
             }
             Player::Aided { searcher, aid, engine, .. } => {
-                let chosen = searcher.decide(*aid, pos, earlier, engine.as_mut())?.chosen;
+                let decision = searcher.decide(*aid, pos, earlier, engine.as_mut())?;
                 // The base policy and the value the aid worked from (kept from its decision).
                 let root = searcher.evaluate(std::slice::from_ref(pos))?.remove(0);
-                Considered { moves: root.moves, probability: root.prior, value: Some(root.value), chosen }
+                Considered {
+                    moves: root.moves,
+                    probability: root.prior,
+                    value: Some(root.value),
+                    chosen: decision.chosen,
+                    thinks: decision.boards_thought,
+                }
             }
             Player::Uci { engine, limit, label } => {
                 let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
@@ -469,11 +518,13 @@ impl Player<'_> {
                     rung(moves[dice.below(moves.len())])
                 } else {
                     let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
-                    let uci = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                    rung(
-                        uci.and_then(|u| moves.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u).copied())
-                            .unwrap_or(moves[dice.below(moves.len())]),
-                    )
+                    // An engine that answers no move or an illegal one is an error, never a random
+                    // move stored as Stockfish's (the game that asked is replayed or left out).
+                    let answer = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
+                    let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u));
+                    rung(*chosen.ok_or_else(|| {
+                        Error::Invalid(format!("Stockfish answered {} in {fen}, not a legal move", answer.as_deref().unwrap_or("no move")))
+                    })?)
                 }
             }
         })
@@ -519,6 +570,8 @@ pub struct Considered {
     pub value: Option<f32>,
     /// The move it plays.
     pub chosen: Move,
+    /// Boards that went through the brain (or the mushroom body) to choose it: UCI's `nodes`.
+    pub thinks: usize,
 }
 
 impl<'a> Player<'a> {
@@ -581,5 +634,28 @@ impl<'a> Player<'a> {
                 Player::Aided { searcher: Box::new(Searcher::new(evaluator)), aid: *aid, engine, label: e.name() }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stockfish_rungs_are_kept_apart_by_their_exact_share_and_a_share_outside_0_to_1_is_refused() {
+        let rung = |n: &str| Entrant::rung(n).unwrap();
+        // The ladder's rungs keep the ids their games were stored under.
+        assert_eq!(rung("stockfish:0.25").unwrap().id(), "stockfish-min 25% random");
+        assert_eq!(rung("stockfish:0.5").unwrap().id(), "stockfish-min 50% random");
+        assert_eq!(rung("stockfish").unwrap().id(), "stockfish-min (anchor)");
+        // Shares that round to the same percent are two players with two sets of games.
+        let (a, b) = (rung("stockfish:0.249").unwrap(), rung("stockfish:0.251").unwrap());
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id(), "stockfish-min 0.249 random");
+        for bad in ["stockfish:1.5", "stockfish:-0.1", "stockfish:NaN", "stockfish:x", "stockfish:0.2:3"] {
+            let e = rung(bad).err().unwrap().to_string();
+            assert!(e.contains(bad) && e.contains("from 0 to 1"), "{bad}: {e}");
+        }
+        assert!(Entrant::rung("flywire").is_none());
     }
 }

@@ -17,6 +17,8 @@
 //! and settings give the same move.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::fen::Fen;
@@ -180,6 +182,23 @@ fn rules_value(board: &Chess, seen: &[u64]) -> Option<f32> {
     }
 }
 
+/// What a decision may spend: a deadline, a flag that stops it early (UCI's `stop`), and at most
+/// so many simulations (UCI's `nodes`). A search stops at whichever comes first and plays the
+/// best move found so far; the default spends the aid's own simulations, however long they take.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    pub deadline: Option<Instant>,
+    pub stop: Option<Arc<AtomicBool>>,
+    pub simulations: Option<usize>,
+}
+
+impl Budget {
+    /// The time is up or a stop was asked for.
+    pub fn spent(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
 /// One aided move: the move, and what the aid saw of each shortlisted move.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Decision {
@@ -196,6 +215,8 @@ pub struct Decision {
     pub visits: Vec<u32>,
     /// Boards that went through the brain for this move (those already kept not counted).
     pub boards_thought: usize,
+    /// The search's simulations (0 for the judge and Stockfish's choice).
+    pub simulations: usize,
     pub seconds: f64,
 }
 
@@ -203,6 +224,8 @@ pub struct Decision {
 pub struct Searcher<'a> {
     pub evaluator: Evaluator<'a>,
     kept: HashMap<u64, Evaluation>,
+    /// What the next decisions may spend (a search's; the judge and Stockfish's choice are short).
+    pub budget: Budget,
 }
 
 struct Node {
@@ -271,7 +294,7 @@ impl Node {
 
 impl<'a> Searcher<'a> {
     pub fn new(evaluator: Evaluator<'a>) -> Searcher<'a> {
-        Searcher { evaluator, kept: HashMap::new() }
+        Searcher { evaluator, kept: HashMap::new(), budget: Budget::default() }
     }
 
     /// The evaluations of `boards` (none settled by the rules), those not kept thought as one
@@ -373,15 +396,17 @@ impl<'a> Searcher<'a> {
         Ok(decision(&root, &top, top[pick], ours, Vec::new(), thought))
     }
 
-    /// PUCT over the shortlist, `simulations` visits; the most visited move (ties: the higher
-    /// mean value, then the shortlist's order).
+    /// PUCT over the shortlist, `simulations` visits (fewer when the budget runs out first:
+    /// checked between batches of leaves); the most visited move (ties: the higher mean value,
+    /// then the shortlist's order; with no visit at all, the most probable move).
     fn search(&mut self, pos: &Chess, earlier: &[u64], simulations: usize) -> Result<Decision> {
+        let simulations = self.budget.simulations.map_or(simulations, |n| n.min(simulations));
         let (root_eval, top, mut thought) = self.root(pos)?;
         let mut seen = earlier.to_vec();
         seen.push(position_key(pos));
         let mut nodes = vec![Node::new(pos.clone(), &root_eval, seen)];
         let mut done = 0;
-        while done < simulations {
+        while done < simulations && !self.budget.spent() {
             // Collect leaves under virtual loss.
             let mut leaves: Vec<(Vec<(usize, usize)>, Chess)> = Vec::new();
             while leaves.len() < LEAF_BATCH && done + leaves.len() < simulations {
@@ -450,7 +475,9 @@ impl<'a> Searcher<'a> {
             }
         }
         let values = (0..root.moves.len()).map(|a| if root.visits[a] == 0 { 0.0 } else { mean(a) }).collect();
-        Ok(decision(&root_eval, &top, top[best], values, root.visits.clone(), thought))
+        let mut d = decision(&root_eval, &top, top[best], values, root.visits.clone(), thought);
+        d.simulations = done;
+        Ok(d)
     }
 
     /// Stockfish at `depth` choosing among the shortlist (UCI `searchmoves`).
@@ -529,6 +556,7 @@ fn decision(root: &Evaluation, top: &[usize], chosen: usize, value: Vec<f32>, vi
         value,
         visits,
         boards_thought,
+        simulations: 0,
         seconds: 0.0,
     }
 }

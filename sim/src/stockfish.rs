@@ -337,25 +337,39 @@ impl Drop for Engine {
 
 /// One "info … multipv k … score …" line; None for anything else (or a bound, or garbage).
 pub fn parse_info(line: &str) -> Option<Line> {
+    read_info(line).ok().flatten()
+}
+
+/// `parse_info` with its refusals said: Ok(None) for a line that is no scored line (not `info`,
+/// `info string …`, `info … currmove …`, a bound), an error quoting the line (at most 80
+/// characters) for an `info` line that claims a score or a move and does not parse.
+pub fn read_info(line: &str) -> std::result::Result<Option<Line>, String> {
     let w: Vec<&str> = line.split_whitespace().collect();
-    if w.first() != Some(&"info") || w.contains(&"lowerbound") || w.contains(&"upperbound") {
-        return None;
+    if w.first() != Some(&"info") || w.get(1) == Some(&"string") || w.contains(&"lowerbound") || w.contains(&"upperbound") {
+        return Ok(None);
     }
+    if !w.contains(&"score") && !w.contains(&"pv") {
+        return Ok(None);
+    }
+    let bad = |what: &str| {
+        let quoted: String = line.chars().take(80).collect();
+        format!("Stockfish's info line {what}: {quoted:?}")
+    };
     let after = |key: &str| w.iter().position(|&x| x == key).and_then(|i| w.get(i + 1)).copied();
-    let depth = after("depth")?.parse().ok()?;
-    let multipv = after("multipv").map_or(Some(1), |v| v.parse().ok())?;
-    let score_at = w.iter().position(|&x| x == "score")?;
+    let depth = after("depth").and_then(|d| d.parse().ok()).ok_or_else(|| bad("has no depth"))?;
+    let multipv = after("multipv").map_or(Some(1), |v| v.parse().ok()).ok_or_else(|| bad("has a bad multipv"))?;
+    let score_at = w.iter().position(|&x| x == "score").ok_or_else(|| bad("has no score"))?;
     let score = match (w.get(score_at + 1), w.get(score_at + 2)) {
-        (Some(&"cp"), Some(v)) => Score::Cp(v.parse().ok()?),
-        (Some(&"mate"), Some(v)) => Score::Mate(v.parse().ok()?),
-        _ => return None,
+        (Some(&"cp"), Some(v)) => Score::Cp(v.parse().map_err(|_| bad("has a bad centipawn score"))?),
+        (Some(&"mate"), Some(v)) => Score::Mate(v.parse().map_err(|_| bad("has a bad mate score"))?),
+        _ => return Err(bad("has a score that is neither cp nor mate")),
     };
     let wdl = w.iter().position(|&x| x == "wdl").and_then(|i| {
         let v: Vec<u32> = w.get(i + 1..i + 4)?.iter().filter_map(|x| x.parse().ok()).collect();
         (v.len() == 3).then(|| [v[0], v[1], v[2]])
     });
-    let uci = after("pv")?.to_string();
-    Some(Line { multipv, depth, uci, score, wdl })
+    let uci = after("pv").ok_or_else(|| bad("has no move (pv)"))?.to_string();
+    Ok(Some(Line { multipv, depth, uci, score, wdl }))
 }
 
 /// An engine that is started on first use and replaced once when it hangs or dies mid-call.
@@ -462,6 +476,11 @@ mod tests {
         assert_eq!((m.multipv, m.score), (1, Score::Mate(-3)));
         assert!(parse_info("info depth 9 score cp 20 lowerbound pv e2e4").is_none());
         assert!(parse_info("info string NNUE evaluation enabled").is_none());
+        // Refusals are said, quoting the line; lines that carry no score are no refusal.
+        assert_eq!(read_info("info depth 3 currmove e2e4 currmovenumber 1"), Ok(None));
+        let e = read_info("info depth 9 score cp x12 pv e2e4").unwrap_err();
+        assert!(e.contains("bad centipawn") && e.contains("info depth 9 score cp x12"), "{e}");
+        assert!(read_info("info depth 9 score cp 12").unwrap_err().contains("no move"));
         assert!(parse_info("info depth x score cp 1 pv e2e4").is_none());
         assert!(parse_info("bestmove e2e4").is_none());
         assert!(parse_info("").is_none());

@@ -1170,8 +1170,8 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             }
             Ok(())
         }
-        DataCommand::Label { pgn, out, positions, depth, multipv, workers, seed, shards } => {
-            use flychess::label::{LabelKey, LabelOptions, label, merge, sample};
+        DataCommand::Label { pgn, dataset, out, positions, depth, multipv, workers, seed, shards } => {
+            use flychess::label::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, merge, sample};
             let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
             let file = out.join("labels.jsonl");
             if let Some(count) = merge_shards {
@@ -1190,18 +1190,51 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 return Ok(());
             }
             let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
-            println!("sampling positions from {}…", pgn.display());
-            let samples = sample(&pgn, seed)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+            // Where the positions come from: a PGN's sample, or a dataset's TRAIN rows.
+            let (samples, first_row, dataset_key) = match (&pgn, &dataset) {
+                (_, Some(name)) => {
+                    let path = dataset_path(name, data)?;
+                    println!("reading the TRAIN rows of {}…", path.display());
+                    let d = Dataset::load(&path)?;
+                    let first_row = d.meta.hold + d.meta.val;
+                    (dataset_samples(&d), first_row, Some(d.content_hash()))
+                }
+                (Some(pgn), None) => {
+                    println!("sampling positions from {}…", pgn.display());
+                    (sample(pgn, seed)?, 0, None)
+                }
+                (None, None) => return Err(anyhow!("data label needs --pgn FILE or --dataset NAME")),
+            };
             let total = positions.min(samples.len());
+            let start = |file: &Path, shard: flychess_sim::shard::Shard| -> Result<()> {
+                let part = flychess_sim::shard::Part { shard, total };
+                match (&dataset_key, &pgn) {
+                    (Some(sha), _) => {
+                        let key = DatasetLabelKey { dataset_sha256: sha.clone(), first_row, depth, multipv };
+                        flychess_sim::shard::start_part(file, &key, part)?;
+                    }
+                    (None, Some(pgn)) => {
+                        let key = LabelKey { pgn_sha256: flychess_sim::connectome::download::sha256_file(pgn)?, seed, depth, multipv };
+                        flychess_sim::shard::start_part(file, &key, part)?;
+                    }
+                    (None, None) => unreachable!("a source was found above"),
+                }
+                Ok(())
+            };
             let (file, range) = match shard {
                 Some(shard) => {
-                    let key = LabelKey { pgn_sha256: flychess_sim::connectome::download::sha256_file(&pgn)?, seed, depth, multipv };
                     let part_file = flychess_sim::shard::part_path(&file, shard);
-                    flychess_sim::shard::start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
+                    start(&part_file, shard)?;
                     (part_file, shard.range(total))
                 }
-                None => (file, 0..total),
+                None => {
+                    // A dataset's labels carry their sidecar unsharded too: they name rows, not FENs.
+                    if dataset_key.is_some() {
+                        start(&file, flychess_sim::shard::Shard { index: 1, count: 1 })?;
+                    }
+                    (file, 0..total)
+                }
             };
             println!(
                 "{} positions sampled; labelling {} (positions {}..{} of {total}) with {} at depth {depth}, MultiPV {multipv}, {workers} engines",
@@ -1217,7 +1250,16 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                     .expect("valid template")
                     .progress_chars("=> "),
             );
-            let options = LabelOptions { first_index: range.start, depth, multipv, workers, positions: range.len(), seed, stockfish };
+            let options = LabelOptions {
+                first_index: first_row + range.start,
+                depth,
+                multipv,
+                workers,
+                positions: range.len(),
+                seed,
+                stockfish,
+                compact: dataset_key.is_some(),
+            };
             let done = label(&samples[range.clone()], &file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
             match shard {
@@ -1634,12 +1676,21 @@ pub enum DataCommand {
     /// ply; duplicates and finished positions skipped; shuffled) and label them with Stockfish
     /// (MultiPV 8 at a fixed depth, one engine per worker) into DIR/labels.jsonl, the format
     /// `data import` reads. Resumable: a killed run continues after its last complete line.
+    ///
+    /// With --dataset instead of --pgn: Stockfish's own moves for the TRAIN rows of a dataset
+    /// (e.g. `games-1200k`, whose rows carry the master's move), in the dataset's order, as lines
+    /// naming their row (`i`) without the FEN; `--multipv 1` gives the best move alone (about 60
+    /// positions a second a core at depth 10).
     Label {
+        #[arg(long, required_unless_present = "dataset", conflicts_with = "dataset")]
+        pgn: Option<PathBuf>,
+        /// A dataset whose TRAIN rows to label: a name (DATA/datasets/NAME.flyd) or a .flyd path.
         #[arg(long)]
-        pgn: PathBuf,
+        dataset: Option<String>,
         #[arg(long)]
         out: PathBuf,
-        /// How many positions to label (the first ones of the shuffled sample).
+        /// How many positions to label (the first ones of the shuffled sample, or of the dataset's
+        /// TRAIN rows).
         #[arg(long, default_value_t = 10_000)]
         positions: usize,
         #[arg(long, default_value_t = 10)]

@@ -61,7 +61,9 @@ pub struct SlurmArgs {
     /// CPUs per task (the engine's threads).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub cpus_per_shard: u32,
-    /// GPUs per task; with any, the job runs on the GPU engine (`--engine gpu`) where it has one.
+    /// GPUs per task; with any, a job that thinks with the brain (cache, rate, duel) runs on the
+    /// GPU engine (`--engine gpu`, unless the job names its engine); refused for `data label`,
+    /// which runs Stockfish alone.
     #[arg(long, default_value_t = 0)]
     pub gpus_per_shard: u32,
     /// Submit both scripts with sbatch (the merge after the array) and print the job ids.
@@ -177,7 +179,13 @@ pub fn write_scripts(args: &SlurmArgs, binary: &Path, data: &Path) -> Result<Scr
     std::fs::create_dir_all(dir.join("logs")).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
     let dir = dir.canonicalize().map_err(|e| anyhow!("{}: {e}", dir.display()))?;
     let logs = dir.join("logs");
-    let gpu = args.gpus_per_shard > 0 && words == ["cache"] && !args.job.iter().any(|w| w == "--engine" || w.starts_with("--engine="));
+    // Every sharded job that thinks with the brain (cache, rate, duel) runs on the GPU engine when
+    // GPUs are asked for; `data label` thinks with Stockfish alone, so GPUs would sit idle.
+    let names_engine = args.job.iter().any(|w| w == "--engine" || w.starts_with("--engine="));
+    if args.gpus_per_shard > 0 && words.first().is_some_and(|w| *w == "data") {
+        return Err(anyhow!("--gpus-per-shard: `{}` runs Stockfish on the CPU and has no GPU engine; leave it out", words.join(" ")));
+    }
+    let gpu = args.gpus_per_shard > 0 && !names_engine;
     let job: Vec<String> = args.job.iter().map(|w| quote(w)).collect();
     let command = format!("{} --data {} {}", quote(&binary.to_string_lossy()), quote(&data.to_string_lossy()), job.join(" "));
     let head = |job_name: &str, array: bool| {
@@ -361,5 +369,21 @@ mod tests {
         );
         let merge = std::fs::read_to_string(&s.merge).unwrap();
         assert!(merge.contains("cache --dataset 'my games' --merge-shards 4") && !merge.contains("--array"), "{merge}");
+        // rate and duel think with the brain too: on the GPU engine when GPUs are asked for; a job
+        // that names its engine keeps it; data label (Stockfish alone) is refused GPUs.
+        for job in [&["rate", "--games", "2"][..], &["duel", "flywire", "greedy", "--games", "2"]] {
+            let mut a = args(job);
+            a.gpus_per_shard = 1;
+            let array = std::fs::read_to_string(write_scripts(&a, bin, t.path()).unwrap().array).unwrap();
+            assert!(array.contains("--shard \"${SLURM_ARRAY_TASK_ID}/4\" --engine gpu"), "{array}");
+        }
+        let mut a = args(&["rate", "--engine", "cpu"]);
+        a.gpus_per_shard = 1;
+        let array = std::fs::read_to_string(write_scripts(&a, bin, t.path()).unwrap().array).unwrap();
+        assert!(!array.contains("--engine gpu"), "{array}");
+        let mut a = args(&["data", "label", "--pgn", "g.pgn", "--out", "l"]);
+        a.gpus_per_shard = 1;
+        let e = write_scripts(&a, bin, t.path()).err().unwrap().to_string();
+        assert!(e.contains("no GPU engine"), "{e}");
     }
 }

@@ -96,6 +96,7 @@ pub fn train(
     lessons: f64,
     engine: EngineChoice,
     games: Option<flychess::training::GamesMix>,
+    json: bool,
 ) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
@@ -122,16 +123,33 @@ pub fn train(
         f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     let (val, hold) = (f.meta.val.unwrap_or_default(), f.meta.hold.unwrap_or_default());
+    let saved = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
+    let peak = crate::cli::brain::peak_memory_mb();
+    if json {
+        let figures = |m: &flychess_sim::train::Metrics| serde_json::json!({"top1": m.top1, "good": m.good, "loss": m.loss});
+        let report = serde_json::json!({
+            "name": name,
+            "seconds": started.elapsed().as_secs_f64(),
+            "positions_trained": f.meta.train_positions,
+            "peak_memory_mb": peak,
+            "val": figures(&val),
+            "hold": figures(&hold),
+            "saved": saved,
+            "shipped": ship,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
     println!(
         "{name}: fitted in {:.0} s on {} positions (peak memory {}); VAL top-1 {:.1}%, HOLD top-1 {:.1}% (good {:.1}%, loss {:.3})\n  saved {}{}",
         started.elapsed().as_secs_f64(),
-        crate::cli::brain::peak_memory_mb().map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into()),
         f.meta.train_positions,
+        peak.map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into()),
         100.0 * val.top1,
         100.0 * hold.top1,
         100.0 * hold.good,
         hold.loss,
-        flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")).display(),
+        saved.display(),
         if ship { " and models/" } else { "" }
     );
     Ok(())
@@ -250,6 +268,14 @@ pub fn eval(
     };
     let name = name.as_str();
     let n = positions.unwrap_or(HOLD + VAL + f.meta.train_positions).min(dataset.rows.len());
+    // The controls are fitted on the rows after HOLD and VAL: refused before anything is cached.
+    if n <= HOLD + VAL {
+        return Err(anyhow!(
+            "eval --positions {n}: the first {} rows are HOLD and VAL, and the controls are fitted on the rows after them; give more than {}",
+            HOLD + VAL,
+            HOLD + VAL
+        ));
+    }
     // The fly is measured on HOLD only (the controls read the board, not the brain), so only HOLD's
     // rates are cached here (the first rows of the cache that training fills further).
     let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, EngineChoice::Auto)?;
@@ -466,6 +492,10 @@ pub fn analyse(
             (Box::new(std::iter::once(Ok(Line::Text(fen)))), true)
         }
         Positions::File(path) => {
+            // A folder opens on Linux and fails only when read ("Is a directory", no name).
+            if path.is_dir() {
+                return Err(anyhow!("{}: a folder, not a file of FENs (one a line)", path.display()));
+            }
             let file = std::fs::File::open(&path).with_context(|| format!("{}", path.display()))?;
             (Box::new(BoundedLines::new(std::io::BufReader::new(file), MAX_FEN_LINE)), false)
         }
@@ -937,6 +967,14 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
     if sprt && (shards.shard.is_some() || shards.merge_shards.is_some()) {
         return Err(anyhow!("a sequential test (--sprt) decides after each round of games: it cannot run in shards"));
     }
+    // Games come in pairs (each opening with colours swapped): an odd count is played as the next
+    // pair up, and said; none at all is refused.
+    if games == 0 {
+        return Err(anyhow!("duel --games 0: nothing to play (games come in pairs, each opening with colours swapped)"));
+    }
+    if games % 2 == 1 && !json {
+        eprintln!("duel --games {games}: games come in pairs (colours swapped), so {} are played", games + 1);
+    }
     let (a, b, engine) = (first.as_str(), second.as_str(), engine.choice());
     let sprt = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
     use flychess_sim::duel::Duel;
@@ -1241,7 +1279,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
         ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "),
     );
     let file = flychess::training::lessons_path(data);
-    let options = LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish };
+    let options = LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish, compact: false };
     let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     println!("{done} lessons in {}; mix them into training with `flychess train --lessons 0.1`", file.display());

@@ -209,7 +209,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Uci(UciArgs { player, engine, which })) => {
             let start = flychess::uci::Start { spec: brain::spec(&which, &data)?, data, player, engine: engine.choice() };
             let stdin = std::io::BufReader::new(std::io::stdin());
-            flychess::uci::serve(start, stdin, &mut std::io::stdout().lock())
+            flychess::uci::serve(start, stdin, &mut std::io::stdout())
         }
         Some(Command::Brain(cmd)) => brain::brain(cmd, &data),
         Some(Command::Data(cmd)) => brain::data(cmd, &data),
@@ -314,7 +314,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                     None => None,
                 };
-                fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice(), games)
+                fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice(), games, b.json)
             }
         }
         Some(Command::Curve(args)) => curve::curve(&data, &args),

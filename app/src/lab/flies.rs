@@ -98,8 +98,16 @@ fn is_renamed_copy(from: &Path, to: &Path, new: &str) -> bool {
 /// when there is one, else the ladder measured before the release and shipped with the flies.
 /// (the report, where it came from.)
 pub fn ratings_report(data: &Path) -> Option<(serde_json::Value, String)> {
-    let read = |p: std::path::PathBuf| {
-        std::fs::read_to_string(&p).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()).map(|v| (v, p))
+    let read = |p: std::path::PathBuf| match read_ratings_file(&p) {
+        Ok(v) => v.map(|v| (v, p)),
+        Err(e) => {
+            // Said once a process: the Flies tab asks often.
+            static SAID: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> = std::sync::OnceLock::new();
+            if SAID.get_or_init(Default::default).lock().is_ok_and(|mut s| s.insert(format!("{e:#}"))) {
+                tracing::warn!("{e:#}");
+            }
+            None
+        }
     };
     if let Some((v, p)) = read(data.join("ratings.json")) {
         return Some((v, format!("your ladder ({})", p.display())));
@@ -107,6 +115,22 @@ pub fn ratings_report(data: &Path) -> Option<(serde_json::Value, String)> {
     let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
     let when = v["date"].as_str().unwrap_or("?").to_string();
     Some((v, format!("the ladder shipped with the flies, measured on {when}")))
+}
+
+/// A ladder's ratings file: None when there is none, an error naming it when it is not one
+/// (not JSON, or without its `ratings` list).
+pub fn read_ratings_file(path: &Path) -> anyhow::Result<Option<serde_json::Value>> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+    };
+    let v: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| anyhow::anyhow!("{}: not a ratings file (JSON: {e})", path.display()))?;
+    if !v["ratings"].is_array() {
+        return Err(anyhow::anyhow!("{}: not a ratings file (no list of ratings)", path.display()));
+    }
+    Ok(Some(v))
 }
 
 /// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is

@@ -21,7 +21,7 @@ impl FlyChessApp {
             if ui.checkbox(&mut self.settings.muted, "Mute sounds").changed() {
                 self.lab.command(Command::Mute(self.settings.muted || self.launch.quiet));
             }
-            if let Some(why) = &self.lab.speaker().status {
+            if let Some(why) = self.lab.speaker().note() {
                 ui.small(why);
             }
             ui.checkbox(&mut self.settings.animate, "Slide pieces");

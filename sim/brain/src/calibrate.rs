@@ -119,24 +119,34 @@ pub fn save(h: &Homeostasis, path: &Path, brain_checksum: &str, options: Calibra
 
 /// The stored homeostasis when it exists, is intact and belongs to this brain; None otherwise.
 pub fn load(path: &Path, brain_checksum: &str, neurons: usize, options: CalibrationOptions) -> Option<Homeostasis> {
-    let (header, body): (Header, Vec<u8>) = match container::read(path, MAGIC, FORMAT_VERSION, "homeostasis") {
-        Ok(x) => x,
+    match read(path, brain_checksum, neurons, options) {
+        Ok(h) => h,
         Err(e) => {
             if path.exists() {
                 tracing::warn!("{e}; measuring homeostasis again");
             }
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// Reads a stored homeostasis: Ok(None) for a whole file measured on another brain, another
+/// number of neurons or other options (measured again, never used), an error naming the file
+/// for one that cannot be read or whose arrays do not fit its header.
+pub fn read(path: &Path, brain_checksum: &str, neurons: usize, options: CalibrationOptions) -> Result<Option<Homeostasis>> {
+    let (header, body): (Header, Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "homeostasis")?;
     if header.brain_checksum != brain_checksum || header.neurons != neurons || header.steps != STEPS || header.options != options {
-        return None;
+        return Ok(None);
     }
     let values = container::f32_values(&body);
     if values.len() != 2 * STEPS * neurons {
-        return None;
+        return Err(crate::error::Error::table(
+            path,
+            format!("{} values where its header says {} neurons × {STEPS} steps × 2", values.len(), neurons),
+        ));
     }
     let (mu, sigma) = values.split_at(STEPS * neurons);
-    Some(Homeostasis { neurons, mu: mu.to_vec(), sigma: sigma.to_vec() })
+    Ok(Some(Homeostasis { neurons, mu: mu.to_vec(), sigma: sigma.to_vec() }))
 }
 
 /// Loads the homeostasis of a brain file, or measures and stores it.

@@ -26,21 +26,45 @@ pub fn write<H: Serialize>(path: &Path, magic: &[u8; 8], version: u32, header: &
     write_atomically(path, &buf)
 }
 
-/// Reads a container back: its header and body. `what` names the kind of file in errors.
+/// Reads a container back: its header and body. `what` names the kind of file in errors. The
+/// file's first 16 bytes are checked (magic, version, a header length that fits the file) before
+/// anything else is read, so a foreign file costs 16 bytes, not its size.
 pub fn read<H: DeserializeOwned>(path: &Path, magic: &[u8; 8], version: u32, what: &str) -> Result<(H, Vec<u8>)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    read_at_most(path, magic, version, what, u64::MAX)
+}
+
+/// `read`, refusing (before reading it) a file over `limit` bytes: the largest of its kind.
+pub fn read_at_most<H: DeserializeOwned>(path: &Path, magic: &[u8; 8], version: u32, what: &str, limit: u64) -> Result<(H, Vec<u8>)> {
+    use std::io::Read;
     let bad = |problem: String| Error::table(path, problem);
-    if bytes.len() < 48 || &bytes[..8] != magic {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let mut head = [0u8; 16];
+    if size < 48 || f.read_exact(&mut head).is_err() || &head[..8] != magic {
         return Err(bad(format!("not a Fly Chess {what}")));
     }
-    if bytes[8..12] != version.to_le_bytes() {
+    if head[8..12] != version.to_le_bytes() {
         return Err(bad(format!("a {what} of another format version")));
+    }
+    if size > limit {
+        return Err(bad(format!("{size} bytes, more than a {what} can be (at most {limit})")));
+    }
+    let len = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as u64;
+    if 16 + len > size - 32 {
+        return Err(bad("damaged header".into()));
+    }
+    // The rest, at most what the file's size said (a file growing meanwhile is read no further).
+    let mut bytes = head.to_vec();
+    bytes.try_reserve_exact((size - 16) as usize).map_err(|e| bad(format!("{size} bytes cannot be held: {e}")))?;
+    (&mut f).take(size - 16).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 != size {
+        return Err(bad(format!("{} bytes read of {size}: the file changed while it was read", bytes.len())));
     }
     let (content, stored) = bytes.split_at(bytes.len() - 32);
     if Sha256::digest(content).as_slice() != stored {
         return Err(bad("checksum mismatch: the file is damaged".into()));
     }
-    let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+    let len = len as usize;
     let header = content.get(16..16 + len).and_then(|h| serde_json::from_slice(h).ok()).ok_or_else(|| bad("damaged header".into()))?;
     Ok((header, content[16 + len..].to_vec()))
 }

@@ -82,18 +82,46 @@ fn content_name() -> String {
     format!("shipped-{}", &hex(&d.finalize())[..12])
 }
 
-/// Writes the embedded files under `root/shipped-HASH/` where missing or of the wrong size; the
-/// folder, or the first error.
+/// Writes the embedded files under `root/shipped-HASH/` where missing or not byte for byte the
+/// embedded ones (a damaged copy is written again, with a warning naming it: a bit flipped in a
+/// shipped fly must not make it another fly, nor fail over to one); the folder, or the first error.
 pub fn materialise(root: &Path) -> Result<PathBuf> {
     let dir = root.join(content_name());
     for (name, bytes) in FILES {
         let path = dir.join(name);
-        if std::fs::metadata(&path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false) {
-            continue;
+        match same_bytes(&path, bytes) {
+            Some(true) => continue,
+            Some(false) => tracing::warn!("{} was damaged (not the bytes this build ships); written again", path.display()),
+            None => {}
         }
         write_atomically(&path, bytes)?;
     }
     Ok(dir)
+}
+
+/// Whether the file at `path` holds exactly `bytes` (None: there is no such file to read), read
+/// in pieces (the connection table is tens of megabytes).
+fn same_bytes(path: &Path, bytes: &[u8]) -> Option<bool> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    if f.metadata().ok()?.len() != bytes.len() as u64 {
+        return Some(false);
+    }
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(_) => return Some(false),
+        };
+        if n == 0 {
+            return Some(at == bytes.len());
+        }
+        if bytes.get(at..at + n) != Some(&buf[..n]) {
+            return Some(false);
+        }
+        at += n;
+    }
 }
 
 /// The shipped folder of this build (written out on first use: the user's cache folder, else the
@@ -132,12 +160,17 @@ mod tests {
         for (name, bytes) in FILES {
             assert_eq!(std::fs::read(dir.join(name)).unwrap(), *bytes, "{name}");
         }
-        // A damaged copy (wrong size) is written again; a whole one is left alone.
+        // A damaged copy (wrong size, or one bit flipped) is written again; a whole one is left alone.
         std::fs::write(dir.join("flies/newborn.fly"), b"torn").unwrap();
+        let mut flipped = std::fs::read(dir.join("flies/flywire.fly")).unwrap();
+        flipped[1000] ^= 0x10;
+        std::fs::write(dir.join("flies/flywire.fly"), &flipped).unwrap();
         let before = std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap();
         assert_eq!(materialise(root.path()).unwrap(), dir);
         let newborn = FILES.iter().find(|f| f.0 == "flies/newborn.fly").unwrap();
         assert_eq!(std::fs::read(dir.join("flies/newborn.fly")).unwrap().len(), newborn.1.len());
+        let flywire = FILES.iter().find(|f| f.0 == "flies/flywire.fly").unwrap();
+        assert!(std::fs::read(dir.join("flies/flywire.fly")).unwrap() == flywire.1, "the bit-flipped fly is written again");
         assert_eq!(std::fs::metadata(dir.join("positions.flyd")).unwrap().modified().unwrap(), before);
     }
 }
