@@ -115,10 +115,25 @@ fn read_lines(input: impl BufRead + Send + 'static) -> crossbeam_channel::Receiv
 
 /// The brain once loaded, with the players it can field.
 struct Ready {
-    loaded: Loaded,
+    loaded: Arc<Loaded>,
     brain: Arc<Brain>,
     /// Every player the `Player` option offers, the default first.
     players: Vec<String>,
+}
+
+impl Ready {
+    fn of(data: &std::path::Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Ready {
+        let players = crate::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
+        Ready { loaded, brain, players }
+    }
+}
+
+/// A brain already loaded, and its CPU engine made, handed to `serve_loaded` (many sessions on one
+/// brain without loading it each time: the fuzz test).
+pub struct LoadedBrain {
+    pub loaded: Arc<Loaded>,
+    pub brain: Arc<Brain>,
+    pub cpu_engine: Option<Arc<Simulator>>,
 }
 
 /// The player in force, made ready for its name (rebuilt when the name or imagination changes).
@@ -192,7 +207,21 @@ fn write_line(out: &Out, line: &str) -> Result<()> {
 
 /// A UCI session over `input` and `output`; returns when `quit` arrives or the input ends.
 pub fn serve(start: Start, input: impl BufRead + Send + 'static, output: &mut (dyn Write + Send)) -> Result<()> {
+    serve_loaded(start, None, input, output)
+}
+
+/// `serve` on a brain already loaded (None: loaded from `start` when first needed).
+pub fn serve_loaded(
+    start: Start,
+    brain: Option<LoadedBrain>,
+    input: impl BufRead + Send + 'static,
+    output: &mut (dyn Write + Send),
+) -> Result<()> {
     let mut session = Session::new(start);
+    if let Some(b) = brain {
+        session.ready = Some(Ready::of(&session.start.data, b.loaded, b.brain));
+        session.simulator = b.cpu_engine.map(|sim| (EngineChoice::Cpu, sim));
+    }
     // A player named at start-up that cannot play is an error before anything is read (the
     // command exits 1): a GUI must not take another player's moves for its.
     if let Some(name) = session.player.clone() {
@@ -286,12 +315,11 @@ fn think_while_reading(
             Ok(())
         };
         let end_of_input = |waiting: &VecDeque<Line>, released: &mut bool, quit: &mut bool| {
-            // The input ended: nobody will send `stop` to a held think, so it stops now; the lines
-            // that waited are still answered, and with none waiting the session ends.
-            if go.hold {
-                stop.store(true, Ordering::Relaxed);
-                *released = true;
-            }
+            // The input ended: nobody will send `stop`, nor wait long for an answer, so the think
+            // stops now with its best move so far; the lines that waited are still answered (each
+            // think among them stops at once too), and with none waiting the session ends.
+            stop.store(true, Ordering::Relaxed);
+            *released = true;
             *quit |= waiting.is_empty();
         };
         // Lines read before this think but not yet answered come first, in order.
@@ -407,8 +435,7 @@ impl Session {
             )?;
             // What the window's New game offers: the brain's flies and dopamine flies, each trained
             // fly with Philidor's aids, every finished Charles run.
-            let players = crate::lab::flies::read_lists(&self.start.data, Some(loaded.checksum.clone())).playable;
-            self.ready = Some(Ready { loaded, brain: Arc::new(brain), players });
+            self.ready = Some(Ready::of(&self.start.data, Arc::new(loaded), Arc::new(brain)));
         }
         Ok(self.ready.as_ref().expect("made above"))
     }

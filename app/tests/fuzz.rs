@@ -490,6 +490,30 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     .map(|l| l.as_bytes().to_vec())
     .collect();
     let uci_data = at("uci-data");
+    // Sessions that think: the stand-in brain loaded once (its shipped fly, `backprop`, plays by
+    // default) and handed to every case, `go` under every kind of limit, a search player, a
+    // held think stopped, options set between thinks.
+    let thinking_sessions: Vec<Vec<u8>> = [
+        "uci\nisready\nposition startpos moves e2e4\ngo movetime 30\nsetoption name MultiPV value 3\ngo nodes 4\nquit\n",
+        "uci\nsetoption name Player value backprop+search8\nisready\nposition startpos\ngo wtime 900 btime 900 winc 10 binc 10 movestogo 5\n\
+         go depth 2\ngo infinite\nisready\nstop\nsetoption name UCI_ShowWDL value true\ngo movetime 20 searchmoves e2e4 d2d4\nquit\n",
+        "uci\nsetoption name Imagination value 1\nposition fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1\ngo\nposition startpos moves d2d4\n\
+         go ponder movetime 10\nponderhit\nsetoption name Player value greedy\ngo mate 2\nquit\n",
+    ]
+    .iter()
+    .map(|l| l.as_bytes().to_vec())
+    .collect();
+    let (standin_loaded, standin_brain) = flychess_sim::store::ready_brain(
+        &flychess_sim::store::BrainSpec::standin(),
+        &at("brain-data"),
+        flychess_sim::calibrate::CalibrationOptions::default(),
+        &|_, _| {},
+    )
+    .unwrap();
+    let standin_cpu = std::sync::Arc::new(
+        flychess_sim::brain::simulator::Simulator::choose(flychess_sim::brain::simulator::EngineChoice::Cpu, &standin_brain).unwrap(),
+    );
+    let standin_ready = (std::sync::Arc::new(standin_loaded), std::sync::Arc::new(standin_brain), standin_cpu);
 
     let readers: Vec<Reader> = vec![
         Reader {
@@ -725,6 +749,33 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
                 };
                 let mut out = Vec::new();
                 flychess::uci::serve(start, std::io::Cursor::new(text.into_bytes()), &mut out).map_err(|e| format!("{e:#}"))
+            }),
+        },
+        Reader {
+            name: "UCI input (a brain loaded, go)",
+            bases: thinking_sessions,
+            damage: Damage::Bytes,
+            file: None,
+            read: Box::new(|b| {
+                let start = flychess::uci::Start {
+                    data: at("brain-data"),
+                    spec: flychess_sim::store::BrainSpec::standin(),
+                    player: None,
+                    engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
+                };
+                let mut out = Vec::new();
+                let loaded = Some(flychess::uci::LoadedBrain {
+                    loaded: standin_ready.0.clone(),
+                    brain: standin_ready.1.clone(),
+                    cpu_engine: Some(standin_ready.2.clone()),
+                });
+                flychess::uci::serve_loaded(start, loaded, std::io::Cursor::new(b.to_vec()), &mut out).map_err(|e| format!("{e:#}"))?;
+                // Every `bestmove` is a move or says there is none: never a panic's silence.
+                let text = String::from_utf8_lossy(&out);
+                match text.lines().filter_map(|l| l.strip_prefix("bestmove ")).find(|m| m.is_empty()) {
+                    Some(_) => Err("an empty bestmove".into()),
+                    None => Ok(()),
+                }
             }),
         },
     ];

@@ -3,7 +3,8 @@
 //! with SIGKILL at a seeded random moment within the reference's run time (or a shorter run seen
 //! since) and run again to its end, until `FLYCHESS_KILLS` kills (CI: `CI_KILLS`) have landed on a running job (a trial whose
 //! run ended before its moment is no kill, nor is one killed before its first write, while it only
-//! loaded its brain or data; at most three times as many trials). After every kill each file the
+//! loaded its brain or data: moments are drawn between the reference run's first write, a
+//! temporary file included, and its end; at most five times as many trials). After every kill each file the
 //! job writes must read back whole (its own reader accepts it: never a torn file; a DN cache's
 //! whole positions must be the unbroken run's, byte for byte), and the resumed run's final files
 //! must equal the reference's (their content, games compared as sets).
@@ -480,7 +481,7 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
         });
     }
 
-    let mut table = format!("{:<18} {:>6} {:>12} {:>14} {:>16}\n", "job", "kills", "files torn", "resumed equal", "reference (s)");
+    let mut table = format!("{:<18} {:>6} {:>12} {:>14} {:>28}\n", "job", "kills", "files torn", "resumed equal", "reference (s)");
     let mut failures = Vec::new();
     // FLYCHESS_KILL_JOBS="train,duel" kills only the jobs whose names begin so (a long measured
     // run of one job); unset: every job.
@@ -515,9 +516,25 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
                 .filter(|(_, c)| !c.is_empty())
                 .collect()
         };
+        // The reference run, watched: when it first wrote anything (a temporary file of an
+        // atomic write included) and when it ended. Kills are aimed between the two.
+        let every_file = |data: &Path| -> Vec<PathBuf> {
+            files(data).into_iter().map(|p| data.join(p)).chain(files(&outside(data)).into_iter().map(|p| outside(data).join(p))).collect()
+        };
+        let untouched = snapshot(&every_file(&reference));
+        let mut child = flychess(&reference, &args_in(&reference)).spawn().unwrap();
         let started = Instant::now();
-        run_to_end(&reference, &args_in(&reference));
+        let mut first_write = None;
+        while child.try_wait().unwrap().is_none() {
+            if first_write.is_none() && snapshot(&every_file(&reference)) != untouched {
+                first_write = Some(started.elapsed().as_secs_f64());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let seconds = started.elapsed().as_secs_f64();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}: the reference run: {}", job.name, String::from_utf8_lossy(&out.stderr));
+        let first_write = first_write.unwrap_or(0.0).min(seconds);
         let want = compare(&reference);
         assert!(!want.is_empty(), "{}: the reference run wrote nothing to compare", job.name);
         // Each trial: a fresh copy of the start, the job killed at a random moment of its run,
@@ -525,16 +542,18 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
         let mut dice = 0x5EED_u64 + k as u64;
         let (mut torn, mut done_early, mut equal, mut before_write) = (0usize, 0usize, 0usize, 0usize);
         let mut trial = 0;
-        // The moments are drawn within the reference's run time, or a shorter run seen since.
+        // The moments are drawn between the reference's first write and its end (or the end of a
+        // shorter run seen since).
         let mut window = seconds;
-        while trial - done_early - before_write < kills && trial < 3 * kills {
+        while trial - done_early - before_write < kills && trial < 5 * kills {
             trial += 1;
             let killed = t.path().join(format!("killed-{k}-{trial}"));
             copy_dir(&base, &killed);
             dice = dice.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let wait = Duration::from_secs_f64(window * ((dice >> 11) as f64 / (1u64 << 53) as f64));
-            // What the job's files were before it ran: a kill lands only once the job has written.
-            let before = snapshot(&written(&killed));
+            let from = first_write.min(window);
+            let wait = Duration::from_secs_f64(from + (window - from) * ((dice >> 11) as f64 / (1u64 << 53) as f64));
+            // What the folder was before it ran: a kill lands only once the job has written.
+            let before = snapshot(&every_file(&killed));
             let mut child = flychess(&killed, &args_in(&killed)).spawn().unwrap();
             let started = Instant::now();
             // Waited for in short naps, so a run that ends first is seen ending.
@@ -549,7 +568,7 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             }
             let _ = child.kill();
             let _ = child.wait();
-            if snapshot(&written(&killed)) == before {
+            if snapshot(&every_file(&killed)) == before {
                 // Killed while it only read or loaded (its brain, its dataset): no kill of a writer.
                 before_write += 1;
                 std::fs::remove_dir_all(&killed).unwrap();
@@ -601,12 +620,12 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
         }
         let landed = trial - done_early - before_write;
         table.push_str(&format!(
-            "{:<18} {:>6} {:>12} {:>14} {:>16.1}{}\n",
+            "{:<18} {:>6} {:>12} {:>14} {:>28}{}\n",
             job.name,
             landed,
             torn,
             format!("{equal} of {}", trial - before_write),
-            seconds,
+            format!("{seconds:.1} (writes from {first_write:.2})"),
             if done_early + before_write > 0 {
                 format!("  ({trial} trials: {done_early} ended before their moment, {before_write} killed before their first write)")
             } else {

@@ -182,6 +182,11 @@ impl FitOn {
         })
     }
 
+    /// Whether the fit runs on a GPU (burn's wgpu backend) rather than the CPU.
+    pub fn uses_gpu(self) -> Result<bool> {
+        Ok(self.gpu()?.is_some())
+    }
+
     /// Where the fit will run, for people.
     pub fn describe(self) -> Result<String> {
         Ok(match self.gpu()? {

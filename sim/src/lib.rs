@@ -19,6 +19,7 @@ pub mod data;
 pub mod duel;
 pub mod explain;
 pub mod fly;
+pub mod gemm_fit;
 pub mod grading;
 pub mod ladder;
 pub mod play;

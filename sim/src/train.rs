@@ -7,9 +7,10 @@
 //!
 //! The same fit serves the controls: the blind baseline (no input at all: only the biases learn
 //! from/to/promotion popularity) and the board-linear readout (the 768 board planes as input).
-//! The steps run on burn (autodiff and Adam, on the ndarray backend or on wgpu where there is a GPU:
-//! `burn_fit`); the gradient is
-//! also written out by hand here (the model is one linear layer and a softmax over legal moves),
+//! On the CPU the steps are two matrix products a batch (`gemm_fit`, since issue 55); on a GPU,
+//! and where asked (`FitKernel::Burn`, the fit before issue 55), burn's autodiff and Adam
+//! (`burn_fit`, the ndarray backend or wgpu). Both take the same steps to within rounding; the
+//! gradient is also written out by hand here (the model is one linear layer and a softmax over legal moves),
 //! checked against finite differences, and burn's gradient is checked against it.
 
 use rayon::prelude::*;
@@ -242,6 +243,68 @@ pub fn gradient(r: &Readout, x: &[f32], targets: &[Target]) -> (f64, Vec<f32>, V
     (loss / n as f64, gw, gb)
 }
 
+/// How a fit's steps are worked out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FitKernel {
+    /// Two GEMMs a batch on the CPU (`gemm_fit`); on a GPU (`FitOn`) burn's steps all the same.
+    #[default]
+    Gemm,
+    /// burn's autodiff and Adam (`burn_fit`): the fit before issue 55, and a GPU's.
+    Burn,
+}
+
+impl FitKernel {
+    /// What runs recorded before the choice existed were fitted with.
+    fn recorded_before() -> FitKernel {
+        FitKernel::Burn
+    }
+}
+
+/// The steps of a fit in progress, by kernel.
+enum Steps {
+    Gemm(crate::gemm_fit::GemmFit),
+    Burn(Box<BurnFit>),
+}
+
+impl Steps {
+    fn resume(start: &Readout, options: &FitOptions, adam: Option<&[u8]>) -> Result<Steps> {
+        Ok(if options.kernel == FitKernel::Gemm && !options.on.uses_gpu()? {
+            Steps::Gemm(crate::gemm_fit::GemmFit::resume(start, adam)?)
+        } else {
+            Steps::Burn(Box::new(BurnFit::resume(start, options.on, adam)?))
+        })
+    }
+
+    fn step(&mut self, x: Vec<f32>, targets: &[&Target], learning_rate: f32) -> Result<f64> {
+        match self {
+            Steps::Gemm(g) => g.step(&x, targets, learning_rate),
+            Steps::Burn(b) => b.step(x, targets, learning_rate),
+        }
+    }
+
+    fn readout(&self, like: &Readout) -> Result<Readout> {
+        match self {
+            Steps::Gemm(g) => Ok(g.readout(like)),
+            Steps::Burn(b) => b.readout(like),
+        }
+    }
+
+    fn restart_from(&mut self, r: &Readout) {
+        match self {
+            Steps::Gemm(g) => g.restart_from(r),
+            Steps::Burn(b) => b.restart_from(r),
+        }
+    }
+
+    fn adam_state(&self) -> Result<Vec<u8>> {
+        match self {
+            Steps::Gemm(g) => Ok(g.adam_state()),
+            Steps::Burn(b) => b.adam_state(),
+        }
+    }
+}
+
 /// Settings of a fit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitOptions {
@@ -255,11 +318,23 @@ pub struct FitOptions {
     /// as `auto`.
     #[serde(default)]
     pub on: FitOn,
+    /// How the steps are worked out; runs recorded before the choice existed read as burn's.
+    #[serde(default = "FitKernel::recorded_before")]
+    pub kernel: FitKernel,
 }
 
 impl Default for FitOptions {
     fn default() -> Self {
-        FitOptions { learning_rate: 2e-3, batch: 8_192, max_passes: 60, patience: 4, min_improvement: 1e-4, seed: 1, on: FitOn::Auto }
+        FitOptions {
+            learning_rate: 2e-3,
+            batch: 8_192,
+            max_passes: 60,
+            patience: 4,
+            min_improvement: 1e-4,
+            seed: 1,
+            on: FitOn::Auto,
+            kernel: FitKernel::Gemm,
+        }
     }
 }
 
@@ -423,7 +498,7 @@ pub fn fit_from(
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
     let (mut best, mut best_val) = (start.clone(), resume.map_or_else(|| evaluate(start, val_x, val_t), |r| r.best_val));
-    let mut steps = BurnFit::resume(start, options.on, resume.and_then(|r| r.adam.as_deref()))?;
+    let mut steps = Steps::resume(start, options, resume.and_then(|r| r.adam.as_deref()))?;
     let mut lr = resume.map_or(options.learning_rate, |r| r.learning_rate);
     let mut misses = resume.map_or(0, |r| r.misses);
     let done = resume.map_or(0, |r| r.passes);
@@ -711,6 +786,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_gemm_fit_lands_where_burns_fit_lands_on_the_same_rows_and_seed() {
+        // Real positions (the shipped TRAIN rows) read through their 768 board planes: a readout
+        // with something to learn, fitted by both kernels from the same start, order and steps.
+        let data = crate::data::Dataset::load(&crate::data::shipped_path()).unwrap();
+        let (train_rows, val_rows) = (&data.train()[..3_072], &data.val()[..1_024]);
+        let features = |rs: &[Row]| -> Vec<f32> { rs.iter().flat_map(|r| board_features(r).unwrap()).collect() };
+        let (train_x, val_x) = (features(train_rows), features(val_rows));
+        let targets = |rs: &[Row]| -> Vec<Target> { rs.iter().map(|r| Target::of(r).unwrap()).collect() };
+        let (train_t, val_t) = (targets(train_rows), targets(val_rows));
+        let start = Readout::newborn(768, vec![], 1);
+        let base = FitOptions { batch: 256, max_passes: 12, on: FitOn::Cpu, ..Default::default() };
+        let run = |kernel: FitKernel| {
+            let options = FitOptions { kernel, ..base.clone() };
+            let mut log = Vec::new();
+            let (_, m) = fit(&start, &train_x, &train_t, &val_x, &val_t, &options, &mut |p, _| log.push(p.val.loss), &|| false).unwrap();
+            (m, log)
+        };
+        let ((gemm, gemm_log), (burn, burn_log)) = (run(FitKernel::Gemm), run(FitKernel::Burn));
+        let start_loss = evaluate(&start, &val_x, &val_t).loss;
+        eprintln!(
+            "VAL loss from {start_loss:.4}: GEMM {:.4}, burn {:.4} ({} and {} passes)",
+            gemm.loss,
+            burn.loss,
+            gemm_log.len(),
+            burn_log.len()
+        );
+        assert!(gemm.loss < start_loss - 0.05, "the fit learns: {start_loss} → {}", gemm.loss);
+        assert!(
+            (gemm.loss - burn.loss).abs() <= 0.002,
+            "VAL loss: GEMM {} vs burn {} (passes: {gemm_log:?} / {burn_log:?})",
+            gemm.loss,
+            burn.loss
+        );
     }
 
     #[test]

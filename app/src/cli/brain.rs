@@ -1527,6 +1527,94 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
 
 /// `flychess bench --render`: frame time of the full point cloud at 1280×800, drawn offscreen by
 /// the app's own renderer on the best adapter (a GPU, else lavapipe), with one real think's rates.
+/// `bench --fit`: seconds a pass per million positions, GFLOP/s of the two products and the FMA
+/// peak, for the new fit (`gemm_fit`) and the old (burn's autodiff on the CPU) over the same rows
+/// in the same order, each pass timed in turn (old, new, old, new, …) so a busy machine slows both.
+pub fn fit_bench(which: &WhichBrain, data: &Path, positions: usize, passes: usize, json: bool) -> Result<()> {
+    use flychess_sim::cache::Reading;
+    use flychess_sim::data::{Dataset, HOLD, VAL};
+    use flychess_sim::readout::Readout;
+    use flychess_sim::train::{BatchStep, FitOptions, InMemory, Target, TrainSet};
+    if positions == 0 || passes == 0 {
+        return Err(anyhow!("bench --fit needs at least one position and one pass"));
+    }
+    let dataset = Dataset::load(&flychess_sim::data::shipped_path())?;
+    let n = positions.min(dataset.train().len());
+    let (cache, _) = cache(which, data, Some(HOLD + VAL + n), None, EngineChoice::Auto)?;
+    let x = cache.read(HOLD + VAL..HOLD + VAL + n, Reading::Mean9To12)?;
+    let targets: Vec<Target> = crate::cli::fly::targets(&dataset.train()[..n])?;
+    let inputs = cache.meta.descending;
+    let options = FitOptions::default();
+    let start = Readout::newborn(inputs, vec![8, 9, 10, 11], options.seed);
+    let peaks = flychess_sim::brain::peaks::measure();
+    // The two products of a step: out = X·Wᵀ and deltaᵀ·X, 2·n·d·134 FLOPs each.
+    let flops = 4.0 * n as f64 * inputs as f64 * flychess_sim::readout::OUTPUTS as f64;
+    let mut gemm = flychess_sim::gemm_fit::GemmFit::new(&start);
+    let mut burn = flychess_sim::burn_fit::BurnFit::on(&start, flychess_sim::burn_fit::FitOn::Cpu)?;
+    let mut set_new = InMemory::new(&x, &targets, inputs, options.seed);
+    let mut set_old = InMemory::new(&x, &targets, inputs, options.seed);
+    let (mut new_s, mut old_s) = (Vec::new(), Vec::new());
+    let bar = ProgressBar::new(2 * passes as u64);
+    bar.set_style(ProgressStyle::with_template("timing the fits [{bar:30}] {pos}/{len} passes {elapsed}").expect("valid template"));
+    for _ in 0..passes {
+        let started = Instant::now();
+        set_old.pass(options.batch, &mut |x, t| burn.step(x, t, options.learning_rate) as flychess_sim::Result<f64>)?;
+        old_s.push(started.elapsed().as_secs_f64());
+        bar.inc(1);
+        let started = Instant::now();
+        let step: &mut BatchStep = &mut |x, t| gemm.step(&x, t, options.learning_rate);
+        set_new.pass(options.batch, step)?;
+        new_s.push(started.elapsed().as_secs_f64());
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // The median pass of each (the first pass of either pays its warm-up too).
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (new, old) = (median(&mut new_s.clone()), median(&mut old_s.clone()));
+    let figures = |seconds: f64, each: &[f64]| {
+        serde_json::json!({
+            "seconds_per_pass": seconds,
+            "seconds_per_pass_per_million_positions": seconds * 1e6 / n as f64,
+            "gflops": flops / seconds / 1e9,
+            "passes_seconds": each,
+        })
+    };
+    let mut fit = figures(new, &new_s);
+    fit["fma_peak_gflops"] = serde_json::json!(peaks.fma_gflop_per_s);
+    fit["share_of_fma_peak"] = serde_json::json!(flops / new / 1e9 / peaks.fma_gflop_per_s);
+    fit["old"] = figures(old, &old_s);
+    fit["old"]["kernel"] = serde_json::json!("burn (autodiff, ndarray) on the CPU");
+    fit["kernel"] = serde_json::json!("two GEMMs a batch (gemm crate, rayon)");
+    fit["speedup"] = serde_json::json!(old / new);
+    fit["positions"] = serde_json::json!(n);
+    fit["inputs"] = serde_json::json!(inputs);
+    fit["batch"] = serde_json::json!(options.batch);
+    fit["threads"] = serde_json::json!(rayon::current_num_threads());
+    fit["fma_instructions"] = serde_json::json!(peaks.fma_instructions);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "fit": fit }))?);
+    } else {
+        println!(
+            "the readout fit over {n} cached positions ({inputs} inputs, batch {}), median of {passes} passes each, timed in turn:\n\
+             \x20 new (two GEMMs a batch): {:.1} s a pass per million positions, {:.1} GFLOP/s ({:.0} % of the FMA peak, {:.1} GFLOP/s)\n\
+             \x20 old (burn's autodiff):    {:.1} s a pass per million positions, {:.1} GFLOP/s\n\
+             \x20 speedup {:.2}x",
+            options.batch,
+            new * 1e6 / n as f64,
+            flops / new / 1e9,
+            100.0 * flops / new / 1e9 / peaks.fma_gflop_per_s,
+            peaks.fma_gflop_per_s,
+            old * 1e6 / n as f64,
+            flops / old / 1e9,
+            old / new
+        );
+    }
+    Ok(())
+}
+
 pub fn render_bench(which: &WhichBrain, data: &Path, json: bool) -> Result<()> {
     use flychess_render::camera::OrbitCamera;
     use flychess_render::cloud::{CloudGeometry, CloudRenderer, ColourMode, OFFSCREEN_FORMAT, Offscreen, Rates, ViewSettings};
@@ -1794,6 +1882,17 @@ pub struct BenchArgs {
     /// Measure the brain view instead: the frame time of the full point cloud at 1280×800.
     #[arg(long)]
     pub render: bool,
+    /// Measure the readout fit instead: a pass of the new fit (two GEMMs a batch) and of the old
+    /// one (burn's autodiff) over the same cached TRAIN rows, timed in alternation, with the
+    /// machine's FMA peak measured in the same run.
+    #[arg(long, conflicts_with = "render")]
+    pub fit: bool,
+    /// With --fit: TRAIN positions a pass goes over (their DN rates cached first if missing).
+    #[arg(long, default_value_t = 16_384, requires = "fit")]
+    pub fit_positions: usize,
+    /// With --fit: passes timed of each fit (alternating old, new, old, new, …).
+    #[arg(long, default_value_t = 3, requires = "fit")]
+    pub fit_passes: usize,
     #[command(flatten)]
     pub which: WhichBrain,
 }

@@ -408,6 +408,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Merge(args)) => cluster::merge(args),
         Some(Command::Cluster(cluster::ClusterCommand::Slurm(args))) => cluster::slurm(args, &data),
         Some(Command::Bench(brain::BenchArgs { json, render: true, which, .. })) => brain::render_bench(&which, &data, json),
+        Some(Command::Bench(brain::BenchArgs { json, fit: true, fit_positions, fit_passes, which, .. })) => {
+            brain::fit_bench(&which, &data, fit_positions, fit_passes, json)
+        }
         Some(Command::Bench(brain::BenchArgs { json, batches, reference, which, .. })) => {
             brain::bench(&which, &data, &batches, json, reference)
         }
