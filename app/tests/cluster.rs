@@ -192,6 +192,19 @@ fn a_cache_as_a_slurm_array_job_merges_into_the_single_runs_bytes_even_after_a_t
         let test = slurm.command("sbatch").arg("--test-only").arg(script).output().unwrap();
         assert!(test.status.success(), "sbatch --test-only {}: {}", script.display(), String::from_utf8_lossy(&test.stderr));
     }
+    // With GPUs asked for (the local cluster counts one, with no device behind it): every job that
+    // thinks gets the GPU engine, and Slurm accepts the scripts as written.
+    let rate_job = [&["rate", "--games", "2"][..], &BRAIN[..]].concat();
+    for gpu_job in [&job[..], &rate_job[..], &["duel", "random", "greedy", "--games", "2"][..]] {
+        let out_dir = t.path().join(format!("gpu-{}", gpu_job[0])).to_string_lossy().into_owned();
+        let args = [&["cluster", "slurm"], gpu_job, &["--shards", "2", "--gpus-per-shard", "1", "--out", &out_dir]].concat();
+        let written = ok(flychess(&data, &args));
+        let array = t.path().join(format!("gpu-{}", gpu_job[0])).join("array.sbatch");
+        let text = std::fs::read_to_string(&array).unwrap();
+        assert!(text.contains("#SBATCH --gpus-per-task=1") && text.contains("--engine gpu"), "{written}\n{text}");
+        let test = slurm.command("sbatch").arg("--test-only").arg(&array).output().unwrap();
+        assert!(test.status.success(), "sbatch --test-only {}: {}", array.display(), String::from_utf8_lossy(&test.stderr));
+    }
 
     // Submitted: four tasks, two at a time on this machine's two CPUs, the merge after them.
     let mut submit = Command::new(env!("CARGO_BIN_EXE_flychess"));
