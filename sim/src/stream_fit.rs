@@ -145,9 +145,10 @@ impl TrainSet for Mixed<'_> {
             let x = self.cache.read(at..end, self.reading)?;
             let mut order: Vec<usize> = (0..targets.len()).collect();
             shuffle_with(&mut order, &mut self.state);
+            let mut bx: Vec<f32> = Vec::new();
             for chunk in order.chunks(streamed_per) {
                 let fixed: Vec<usize> = (0..batch - streamed_per).map(|_| self.next_fixed()).collect();
-                let mut bx = Vec::with_capacity((chunk.len() + fixed.len()) * d);
+                bx.clear();
                 let mut bt: Vec<&Target> = Vec::with_capacity(chunk.len() + fixed.len());
                 for &i in chunk {
                     bx.extend_from_slice(&x[i * d..(i + 1) * d]);
@@ -157,7 +158,7 @@ impl TrainSet for Mixed<'_> {
                     bx.extend_from_slice(&self.fixed_x[i * d..(i + 1) * d]);
                     bt.push(&self.fixed_t[i]);
                 }
-                step(bx, &bt)?;
+                step(&mut bx, &bt)?;
             }
             at = end;
         }

@@ -276,10 +276,10 @@ impl Steps {
         })
     }
 
-    fn step(&mut self, x: Vec<f32>, targets: &[&Target], learning_rate: f32) -> Result<f64> {
+    fn step(&mut self, x: &mut Vec<f32>, targets: &[&Target], learning_rate: f32) -> Result<f64> {
         match self {
-            Steps::Gemm(g) => g.step(&x, targets, learning_rate),
-            Steps::Burn(b) => b.step(x, targets, learning_rate),
+            Steps::Gemm(g) => g.step(x, targets, learning_rate),
+            Steps::Burn(b) => b.step(std::mem::take(x), targets, learning_rate),
         }
     }
 
@@ -372,7 +372,9 @@ pub fn fit(
 /// the features held whole; `crate::stream_fit` reads them off a DN cache a block at a time.
 /// What a pass calls with each batch (features, targets): it takes a step and returns the
 /// batch's mean loss.
-pub type BatchStep<'s> = dyn FnMut(Vec<f32>, &[&Target]) -> Result<f64> + 's;
+/// The features come in a buffer the set keeps (a step may take it, as burn's does into its
+/// tensor; the GEMM fit only reads it, and the set refills the same memory for the next batch).
+pub type BatchStep<'s> = dyn FnMut(&mut Vec<f32>, &[&Target]) -> Result<f64> + 's;
 
 pub trait TrainSet {
     /// Positions in one pass.
@@ -426,10 +428,14 @@ impl TrainSet for InMemory<'_> {
     fn pass(&mut self, batch: usize, step: &mut BatchStep) -> Result<()> {
         shuffle_with(&mut self.order, &mut self.state);
         let d = self.inputs;
+        let mut x: Vec<f32> = Vec::new();
         for chunk in self.order.chunks(batch.max(1)) {
-            let x: Vec<f32> = chunk.iter().flat_map(|&i| self.x[i * d..(i + 1) * d].iter().copied()).collect();
+            x.clear();
+            for &i in chunk {
+                x.extend_from_slice(&self.x[i * d..(i + 1) * d]);
+            }
             let t: Vec<&Target> = chunk.iter().map(|&i| &self.targets[i]).collect();
-            step(x, &t)?;
+            step(&mut x, &t)?;
         }
         Ok(())
     }

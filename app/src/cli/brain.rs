@@ -1558,11 +1558,11 @@ pub fn fit_bench(which: &WhichBrain, data: &Path, positions: usize, passes: usiz
     bar.set_style(ProgressStyle::with_template("timing the fits [{bar:30}] {pos}/{len} passes {elapsed}").expect("valid template"));
     for _ in 0..passes {
         let started = Instant::now();
-        set_old.pass(options.batch, &mut |x, t| burn.step(x, t, options.learning_rate) as flychess_sim::Result<f64>)?;
+        set_old.pass(options.batch, &mut |x, t| burn.step(std::mem::take(x), t, options.learning_rate))?;
         old_s.push(started.elapsed().as_secs_f64());
         bar.inc(1);
         let started = Instant::now();
-        let step: &mut BatchStep = &mut |x, t| gemm.step(&x, t, options.learning_rate);
+        let step: &mut BatchStep = &mut |x, t| gemm.step(x, t, options.learning_rate);
         set_new.pass(options.batch, step)?;
         new_s.push(started.elapsed().as_secs_f64());
         bar.inc(1);
