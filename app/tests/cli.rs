@@ -651,3 +651,57 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
         std::fs::read_dir(t.path().join("flies")).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("curve-96-"));
     assert!(fly);
 }
+
+/// Issue 59's smaller defects, each said in words instead of a panic, a silent stand-in or a
+/// number in the wrong place: `eval --positions` below HOLD + VAL is refused before anything is
+/// cached; `duel --games 0` plays nothing; `analyse --fens` on a folder names it; `train --json`
+/// prints JSON with the positions and the peak memory under their own names; a Stockfish that
+/// answers an illegal move ends the game as an error (never a random move stored as its own).
+#[test]
+fn the_small_defects_are_said_in_words_and_a_stockfish_that_answers_no_legal_move_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let e = flychess(t.path(), &["eval", "--positions", "100", "--no-controls"]);
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(!e.status.success() && err.contains("give more than 6144") && !err.contains("panicked"), "{err}");
+    assert!(!t.path().join("cache").exists(), "refused before anything was cached");
+
+    let d = flychess(t.path(), &["duel", "random", "greedy", "--games", "0"]);
+    let err = String::from_utf8_lossy(&d.stderr);
+    assert!(!d.status.success() && err.contains("nothing to play"), "{err}");
+
+    let folder = t.path().join("a folder of fens");
+    std::fs::create_dir_all(&folder).unwrap();
+    let a = flychess(t.path(), &["analyse", "--fly", "flywire", "--fens", folder.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&a.stderr);
+    assert!(!a.status.success() && err.contains("a folder of fens") && err.contains("not a file"), "{err}");
+
+    // A fake Stockfish that answers every search with a move that is not legal.
+    let fake = t.path().join("fake-stockfish");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nwhile read line; do case \"$line\" in uci) echo 'id name Fake'; echo uciok;; isready) echo readyok;; \
+         go*) echo 'bestmove a1a1';; quit) exit 0;; esac; done\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .env("FLYCHESS_STOCKFISH", &fake)
+        .arg("--data")
+        .arg(t.path())
+        .args(["duel", "stockfish", "random", "--games", "2", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&s.stderr);
+    assert!(!s.status.success() && err.contains("answered a1a1") && err.contains("not a legal move"), "{err}");
+
+    // train --json: a readout fitted on the stand-in over 64 TRAIN rows, one pass.
+    let brain = ["--brain", "standin", "--seed", "3"];
+    let cached = flychess(t.path(), &[&["cache", "--positions", "6208"][..], &brain[..]].concat());
+    assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
+    let j =
+        json(&flychess(t.path(), &[&["train", "--name", "j", "--positions", "6208", "--passes", "1", "--json"][..], &brain[..]].concat()));
+    assert_eq!(j["positions_trained"].as_u64(), Some(64), "{j}");
+    assert!(j["hold"]["top1"].as_f64().is_some() && j["saved"].as_str().unwrap().ends_with("j.fly"), "{j}");
+    assert!(j.get("peak_memory_mb").is_some(), "{j}");
+}
