@@ -394,6 +394,8 @@ struct Session {
     said: HashSet<String>,
     /// The seated player was given an Imagination weight it has no use for.
     imagination_ignored: bool,
+    /// The player whose first think was made at `isready` (`warm_up`).
+    warmed: Option<String>,
 }
 
 impl Session {
@@ -416,6 +418,7 @@ impl Session {
             gos: 0,
             said: HashSet::new(),
             imagination_ignored: false,
+            warmed: None,
         }
     }
 
@@ -525,7 +528,7 @@ impl Session {
                 writeln!(output, "uciok")?;
             }
             "isready" => {
-                if let Err(e) = self.seat().map(|_| ()).and_then(|_| self.prepare().map(|_| ())) {
+                if let Err(e) = self.seat().map(|_| ()).and_then(|_| self.prepare().map(|_| ())).and_then(|_| self.warm_up()) {
                     self.say(output, &format!("{e:#}"))?;
                 }
                 writeln!(output, "readyok")?;
@@ -652,6 +655,29 @@ impl Session {
             self.pool = Some((self.threads, rayon::ThreadPoolBuilder::new().num_threads(self.threads).build()?));
         }
         Ok(uses_brain)
+    }
+
+    /// One think of the start position by the seated player (a search stopped at once: its root
+    /// alone), so that what a first think builds on the way (the rows its readout needs, the
+    /// engine's buffers) is built before `readyok`, not on the first `go`'s clock.
+    fn warm_up(&mut self) -> Result<()> {
+        if self.warmed.as_deref() == Some(self.seat.as_ref().map_or("", |s| s.name.as_str())) {
+            return Ok(());
+        }
+        let (Some(seat), Some(ready), Some(pool)) = (self.seat.as_ref(), self.ready.as_ref(), self.pool.as_ref()) else { return Ok(()) };
+        let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
+        let brain = ready.brain.clone();
+        pool.1.install(|| -> Result<()> {
+            let _in_force = sim.map(|sim| simulator::install(&brain, sim));
+            let mut player = Player::new(&seat.entrant, Some(&seat.kit), 20_000, 0, &None)?;
+            if !seat.entrant.needs_stockfish() && seat.kit.brain().is_some() {
+                player.set_budget(Budget { stop: Some(Arc::new(AtomicBool::new(true))), ..Default::default() });
+                player.consider(&Chess::default(), &[])?;
+            }
+            Ok(())
+        })?;
+        self.warmed = Some(seat.name.clone());
+        Ok(())
     }
 
     /// Says `words` once a session for `key` (an option or limit the player in force does not use).

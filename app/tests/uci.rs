@@ -3,6 +3,8 @@
 //! a game against Stockfish with clocks, a MultiPV analysis checked against the fly's own policy,
 //! and a switch of player through the `Player` option.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -92,41 +94,10 @@ fn go_infinite_waits_for_stop_and_a_finished_game_says_none() {
     assert_eq!(lines.iter().filter(|l| **l == "readyok").count(), 1, "{out}");
 }
 
-/// The Python with python-chess: FLYCHESS_PYTHON (`.ci/run` makes a virtual environment under the
-/// target folder and names its python3), else `python3` on PATH.
-fn python() -> String {
-    std::env::var("FLYCHESS_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn python_chess() -> bool {
-    Command::new(python()).args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success())
-}
-
 #[test]
 fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_player() {
-    if !python_chess() {
-        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "python-chess is missing (pip install chess); CI installs it");
-        eprintln!("skipped: python-chess is not installed (pip install chess)");
-        return;
-    }
-    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
-        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI has Stockfish");
-        eprintln!("skipped: no Stockfish");
-        return;
-    };
     let data = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_client.py");
-    let out = Command::new(python())
-        .arg(&script)
-        .arg(&stockfish)
-        .arg(env!("CARGO_BIN_EXE_flychess"))
-        .arg("--data")
-        .arg(data.path())
-        .arg("uci")
-        .output()
-        .expect("python3 runs");
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
+    let Some(seen) = common::python_chess_client("uci_client.py", data.path(), &[]) else { return };
     eprintln!("{}", serde_json::to_string_pretty(&seen["game"]).unwrap());
 
     // Who it says it is, and its options.

@@ -3,38 +3,12 @@
 //! simulation search stops at its budget and answers `isready` and `stop` at once. A test binary
 //! of its own so that no other test's think shares the two cores while it measures the clock.
 
-use std::path::Path;
-use std::process::Command;
-
-fn python() -> String {
-    std::env::var("FLYCHESS_PYTHON").unwrap_or_else(|_| "python3".into())
-}
+mod common;
 
 #[test]
 fn a_search_player_keeps_the_clock_and_answers_stop_and_isready_at_once() {
-    if !Command::new(python()).args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success()) {
-        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "python-chess is missing; CI installs it (FLYCHESS_PYTHON)");
-        eprintln!("skipped: python-chess is not installed");
-        return;
-    }
-    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
-        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI has Stockfish");
-        eprintln!("skipped: no Stockfish");
-        return;
-    };
     let data = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/uci_clock.py");
-    let out = Command::new(python())
-        .arg(&script)
-        .arg(&stockfish)
-        .arg(env!("CARGO_BIN_EXE_flychess"))
-        .arg("--data")
-        .arg(data.path())
-        .args(["uci", "--engine", "cpu"])
-        .output()
-        .expect("python runs");
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the script's JSON");
+    let Some(seen) = common::python_chess_client("uci_clock.py", data.path(), &["--engine", "cpu"]) else { return };
     eprintln!("{}", serde_json::to_string_pretty(&seen).unwrap());
 
     let movetimes: Vec<f64> = seen["movetime_200_s"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();

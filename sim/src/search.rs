@@ -195,7 +195,13 @@ pub struct Budget {
 impl Budget {
     /// The time is up or a stop was asked for.
     pub fn spent(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+        self.spent_before(Duration::ZERO)
+    }
+
+    /// `spent`, or a piece of work taking `next` would end past the deadline (a search does not
+    /// start a batch it cannot finish in time).
+    pub fn spent_before(&self, next: Duration) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() + next >= d) || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
     }
 }
 
@@ -406,7 +412,11 @@ impl<'a> Searcher<'a> {
         seen.push(position_key(pos));
         let mut nodes = vec![Node::new(pos.clone(), &root_eval, seen)];
         let mut done = 0;
-        while done < simulations && !self.budget.spent() {
+        // How long the last batch of leaves took to think: the next one is not started unless it
+        // can end before the deadline.
+        let mut last_batch = Duration::ZERO;
+        while done < simulations && !self.budget.spent_before(last_batch) {
+            let batch_started = Instant::now();
             // Collect leaves under virtual loss.
             let mut leaves: Vec<(Vec<(usize, usize)>, Chess)> = Vec::new();
             while leaves.len() < LEAF_BATCH && done + leaves.len() < simulations {
@@ -455,6 +465,7 @@ impl<'a> Searcher<'a> {
                 continue;
             }
             let (values, n) = self.evaluations(&leaves.iter().map(|(_, b)| b.clone()).collect::<Vec<_>>())?;
+            last_batch = batch_started.elapsed();
             thought += n;
             for ((path, board), e) in leaves.into_iter().zip(values) {
                 let &(parent, a) = path.last().expect("a leaf has a path");

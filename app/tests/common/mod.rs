@@ -109,3 +109,39 @@ pub const SMALL_BRAIN_TRAINING: [&str; 14] = [
     "--hold",
     "48",
 ];
+
+/// The Python with python-chess: FLYCHESS_PYTHON (`.ci/run` makes a virtual environment under the
+/// target folder and names its python3), else `python3` on PATH.
+pub fn python() -> String {
+    std::env::var("FLYCHESS_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Runs a python-chess client script of `tests/` as `SCRIPT STOCKFISH FLYCHESS --data DATA uci
+/// ARGS…` and returns the JSON it prints; None (said) where python-chess or Stockfish is missing,
+/// which CI (FLYCHESS_CI) never allows.
+pub fn python_chess_client(script: &str, data: &Path, uci_args: &[&str]) -> Option<serde_json::Value> {
+    use std::process::Command;
+    let ci = std::env::var_os("FLYCHESS_CI").is_some();
+    if !Command::new(python()).args(["-c", "import chess.engine"]).status().is_ok_and(|s| s.success()) {
+        assert!(!ci, "python-chess is missing; CI installs it into a virtual environment (FLYCHESS_PYTHON)");
+        eprintln!("skipped: python-chess is not installed (pip install chess)");
+        return None;
+    }
+    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
+        assert!(!ci, "CI has Stockfish");
+        eprintln!("skipped: no Stockfish");
+        return None;
+    };
+    let out = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script))
+        .arg(&stockfish)
+        .arg(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data)
+        .arg("uci")
+        .args(uci_args)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).expect("the client's JSON"))
+}
