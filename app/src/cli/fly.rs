@@ -297,6 +297,14 @@ pub fn eval(
     let fly_h = outcomes(&f.readout, &fly_hx, &human_t);
     let fly_x = cache.read(0..HOLD, f.meta.reading)?;
     let fly_o = outcomes(&f.readout, &fly_x, &hold_t);
+    // The value head against Stockfish's win chance on HOLD, by rank (the target value is a
+    // monotone map of the best move's win %), beside what a plain material count ranks.
+    let d = f.readout.inputs;
+    let fly_values: Vec<f64> = (0..hold_rows.len()).map(|i| f.readout.heads(&fly_x[i * d..(i + 1) * d]).value as f64).collect();
+    let stockfish_values: Vec<f64> = hold_t.iter().map(|t| t.value as f64).collect();
+    let material: Vec<f64> = hold_rows.iter().map(material_balance).collect::<Result<_>>()?;
+    let value_rho = flychess_sim::stats::spearman(&fly_values, &stockfish_values);
+    let material_rho = flychess_sim::stats::spearman(&material, &stockfish_values);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
     let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
@@ -373,6 +381,10 @@ pub fn eval(
         "human_top1_interval": [human_table[0].top1.low, human_table[0].top1.high],
         "human_random_top1": human_random,
         "human_players": human_table.iter().map(PlayerRow::json).collect::<Vec<_>>(),
+        "value_rho": value_rho.map(|e| e.value),
+        "value_rho_interval": value_rho.map(|e| [e.low, e.high]),
+        "material_rho": material_rho.map(|e| e.value),
+        "material_rho_interval": material_rho.map(|e| [e.low, e.high]),
         "won_positions": won,
         "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
@@ -396,6 +408,12 @@ pub fn eval(
             println!("{}", row.line());
         }
         println!("  {:16} top-1 {:5.1}%", "random move", 100.0 * human_random);
+        if let (Some(v), Some(m)) = (value_rho, material_rho) {
+            println!(
+                "  the value head ranks HOLD positions as Stockfish's win chance does: Spearman ρ {:.3} [{:.3}, {:.3}]; a plain material count: {:.3} [{:.3}, {:.3}]",
+                v.value, v.low, v.high, m.value, m.low, m.high
+            );
+        }
         if won > 0 {
             println!(
                 "  fastest win: on {won} HOLD positions Stockfish sees a forced mate in; the fly's favourite is the quickest mate in {fastest} ({:.1}%)",
@@ -404,6 +422,21 @@ pub fn eval(
         }
     }
     Ok(())
+}
+
+/// The material of the side to move less the other side's (pawn 1, knight and bishop 3, rook 5,
+/// queen 9), read off the row's FEN.
+fn material_balance(row: &Row) -> Result<f64> {
+    use shakmaty::{Position, Role};
+    let pos = flychess_sim::chess::position_from_fen(&row.fen)?;
+    let board = pos.board();
+    let worth = |c: shakmaty::Color| -> f64 {
+        [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Bishop, 3.0), (Role::Rook, 5.0), (Role::Queen, 9.0)]
+            .iter()
+            .map(|&(r, v)| v * (board.by_role(r) & board.by_color(c)).count() as f64)
+            .sum()
+    };
+    Ok(worth(pos.turn()) - worth(!pos.turn()))
 }
 
 /// Of the rows where Stockfish found a forced mate for the side to move, how many, and in how many
