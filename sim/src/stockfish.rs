@@ -385,15 +385,20 @@ pub struct Supervised {
 }
 
 /// Kills the process `pid` (a hung engine) from any thread; its owner's wait then ends and the
-/// owner reaps it. Best effort: a process already gone is not an error.
+/// owner reaps it. Best effort: a process already gone is not an error. On Unix the signal is sent
+/// by the system call itself (a fresh Debian has no `kill` program: procps is not installed, and a
+/// hung engine then stayed, found by `installer/fresh-debian-check`).
 pub fn kill_process(pid: u32) {
     if pid == 0 {
         return;
     }
     #[cfg(windows)]
     let _ = std::process::Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).status();
-    #[cfg(not(windows))]
-    let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).stderr(Stdio::null()).status();
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a positive pid signals that one process; it touches no memory of ours.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
 }
 
 impl Supervised {
