@@ -207,6 +207,25 @@ impl FitOn {
     }
 }
 
+/// burn makes a loaded optimizer state's tensors on its default device (`load_record` takes no
+/// device), which is wgpu wherever it is compiled in; on a machine with no graphics adapter at all
+/// (no Vulkan, no OpenGL: a bare server, a fresh Debian) that device cannot be made and burn
+/// panics on a thread of its own. There burn's default is pointed at its CPU backend
+/// (`BURN_DEVICE=ndarray`, burn's own switch), once, before a record is loaded; a `BURN_DEVICE` the
+/// user set is left alone.
+pub fn default_device_that_exists() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("BURN_DEVICE").is_none() && gpu_adapter().is_none() {
+            tracing::info!("no graphics adapter: burn's default device is its CPU backend (BURN_DEVICE=ndarray)");
+            // SAFETY: set once, before any burn device is made; nothing in this program reads or
+            // writes the environment from another thread at the same time (burn reads
+            // BURN_DEVICE only when it makes its default device, which this call precedes).
+            unsafe { std::env::set_var("BURN_DEVICE", "ndarray") };
+        }
+    });
+}
+
 /// A fit in progress: the module, Adam's state and the device they live on.
 pub struct BurnFit {
     device: Device,
@@ -249,6 +268,7 @@ impl BurnFit {
     pub fn resume(start: &Readout, on: FitOn, adam_state: Option<&[u8]>) -> Result<BurnFit> {
         let mut fit = BurnFit::on(start, on)?;
         if let Some(bytes) = adam_state {
+            default_device_that_exists();
             // burn reads and loads the record with `expect`s of its own (a damaged record can reach
             // them, as the fuzz test found): a panic there is an error here.
             let bytes = bytes.to_vec();

@@ -329,6 +329,7 @@ pub fn train(
         Some(s) if files.model().exists() => {
             let weights = files.weights(&s)?;
             let model = load_weights(&options.config, &weights, &device)?;
+            crate::burn_fit::default_device_that_exists();
             let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
                 Ok(r) if s.optimiser_sha256.is_empty() || file_sha256(&files.optimiser())? == s.optimiser_sha256 => {
                     adamw(options.weight_decay).load_record(r)
