@@ -1,24 +1,13 @@
 //! The `flychess brain …` commands as a user runs them: the real binary, real files on disk.
 
 mod common;
-use common::SMALL_BRAIN_TRAINING;
+use common::{SMALL_BRAIN_TRAINING, stockfish_or_skip};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn flychess(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flychess")).arg("--data").arg(data).args(args).output().expect("the binary runs")
-}
-
-/// Whether Stockfish is here; a test that needs it skips without it, saying so, except in CI
-/// (FLYCHESS_CI), which installs it.
-fn stockfish_or_skip() -> bool {
-    if flychess_sim::stockfish::find_stockfish(None).is_ok() {
-        return true;
-    }
-    assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Stockfish");
-    eprintln!("skipped: no Stockfish (apt-get install stockfish)");
-    false
 }
 
 fn json(out: &Output) -> serde_json::Value {

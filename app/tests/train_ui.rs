@@ -230,6 +230,10 @@ fn e4_then_the_brain_tab(h: &mut egui_kittest::Harness<'static, App>) {
 
 #[test]
 fn the_brain_tab_sends_the_error_back_through_the_twelve_steps() {
+    // The error is Stockfish's judgement of the position (and a profile's games are scored by it).
+    if !stockfish_or_skip() {
+        return;
+    }
     let data = data();
     let mut h = harness(&data);
     e4_then_the_brain_tab(&mut h);
@@ -393,6 +397,10 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 
 #[test]
 fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_it() {
+    // The error is Stockfish's judgement of the position (and a profile's games are scored by it).
+    if !stockfish_or_skip() {
+        return;
+    }
     let data = data();
     let mut h = harness(&data);
     let fly = flychess_sim::fly::Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();

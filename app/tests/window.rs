@@ -130,7 +130,12 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
             .is_err()
     );
     // On a real device (lavapipe without a GPU) with the handler installed, a real validation
-    // error still panics.
+    // error still panics. A machine with no graphics adapter at all skips this part (CI has one).
+    if flychess_sim::brain::gpu::best_adapter().is_err() {
+        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Mesa's lavapipe");
+        eprintln!("the real device's part skipped: no graphics adapter (apt-get install libvulkan1 mesa-vulkan-drivers)");
+        return;
+    }
     let rs =
         egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
     flychess::ui::install_device_error_handler(&rs.device, ctx);

@@ -110,6 +110,17 @@ pub const SMALL_BRAIN_TRAINING: [&str; 14] = [
     "48",
 ];
 
+/// Whether Stockfish is here; a test that needs it skips without it, saying so, except in CI
+/// (FLYCHESS_CI), which installs it.
+pub fn stockfish_or_skip() -> bool {
+    if flychess_sim::stockfish::find_stockfish(None).is_ok() {
+        return true;
+    }
+    assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Stockfish");
+    eprintln!("skipped: no Stockfish (apt-get install stockfish)");
+    false
+}
+
 /// The Python with python-chess: FLYCHESS_PYTHON (`.ci/run` makes a virtual environment under the
 /// target folder and names its python3), else `python3` on PATH.
 pub fn python() -> String {
