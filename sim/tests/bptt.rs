@@ -177,6 +177,19 @@ fn a_checkpoint_whose_arrays_are_not_this_runs_shape_is_refused_before_a_resumed
     }
 }
 
+/// A GPU device (Mesa's lavapipe on a machine without a GPU, which CI installs); elsewhere a
+/// machine without any adapter skips the GPU's comparison, saying so.
+fn device_or_skip() -> Option<flychess_sim::brain::gpu::Device> {
+    match flychess_sim::brain::gpu::headless_device() {
+        Ok(d) => Some(d),
+        Err(e) if std::env::var_os("FLYCHESS_CI").is_some() => panic!("CI installs Mesa's lavapipe: {e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
 #[test]
 fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
     use flychess_sim::bptt::{Reader, gpu::GpuBackward, gradient};
@@ -185,7 +198,7 @@ fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
     let mut brain = s.brain.clone();
     let base = Base::of(&brain);
     base.apply(&s.params, &mut brain);
-    let device = flychess_sim::brain::gpu::headless_device().expect("a GPU adapter (Mesa lavapipe on a machine without a GPU)");
+    let Some(device) = device_or_skip() else { return };
     let gpu = GpuBackward::new(device, &brain, &base).unwrap();
     for (batch, window) in [(3usize, 6usize), (8, 12), (5, 1)] {
         let (boards, targets) = positions(&all[4096..4096 + batch]);
@@ -215,7 +228,7 @@ fn a_brain_run_on_the_gpu_follows_the_cpu_run() {
     let base = Base::of(&s.brain);
     let dir = tempfile::tempdir().unwrap();
     let o = RunOptions { positions: 24, ..options(true) };
-    let device = flychess_sim::brain::gpu::headless_device().expect("a GPU adapter (Mesa lavapipe on a machine without a GPU)");
+    let Some(device) = device_or_skip() else { return };
     let mut trainer = flychess_sim::bptt::gpu::GpuTrainer::new(device, &s.brain, &base).unwrap();
     let mut outcomes = Vec::new();
     for (stem, gpu) in [("cpu", None), ("gpu", Some(&mut trainer))] {
