@@ -1,13 +1,16 @@
 //! The readout fit as matrix products (issue 55): the same model, loss and Adam as `burn_fit`,
-//! written as two GEMMs a batch on the CPU with the `gemm` crate (its own blocked, vectorised
-//! kernels, on every core through rayon), instead of burn's autodiff over gathered tensors.
+//! written as two GEMMs a batch on the CPU with the `gemm` crate (its blocked, vectorised kernels,
+//! in tasks on every core through rayon), instead of burn's autodiff over gathered tensors.
 //!
 //! A batch of n positions with d inputs each: the heads are `out = X · Wᵀ + b` ([n × 134], one
 //! GEMM); each position's scores, softmax over its legal moves, cross-entropy and value error, and
 //! the loss's derivative by each head output (`delta`, [n × 134]) are worked out row by row in
 //! parallel (the softmax minus the target share, summed into the from, to and promotion outputs
 //! each move uses; `2 (v − t)(1 − v²)` for the value); the weights' gradient is `deltaᵀ · X / n`
-//! (the second GEMM) and the biases' the column means of `delta`. Adam's update is burn's to the
+//! (the second GEMM) and the biases' the column means of `delta`. The products are cut into tasks
+//! (blocks of positions, bands of heads) run by rayon, each a one-thread product, so every sum is
+//! made in one order: the same batch gives the same bits on any number of threads, which a
+//! resumed fit needs. Adam's update is burn's to the
 //! letter (β₁ 0.9, β₂ 0.999, ε 1e-8, ε scaled by √(1 − β₂ᵗ) as burn does), so a fit lands where
 //! burn's lands. `train::gradient` (written out position by position) is the reference the
 //! gradient here is tested against, and a whole fit against burn's fit on the same rows.
@@ -24,6 +27,9 @@ use crate::train::Target;
 const BETA_1: f32 = 0.9;
 const BETA_2: f32 = 0.999;
 const EPSILON: f32 = 1e-8;
+/// Positions a task of the forward product takes, and heads a task of the backward one.
+const ROWS_PER_TASK: usize = 1024;
+const HEADS_PER_TASK: usize = 34;
 /// The first bytes of Adam's state as this fit saves it.
 const STATE_MAGIC: &[u8; 8] = b"GEMMADAM";
 
@@ -72,6 +78,9 @@ fn product(
         }
         return;
     }
+    // One thread per call: the callers split the work into pieces whose every output element one
+    // sequential product computes, so the sums run in the same order whatever the threads do (a
+    // killed fit resumes to the same bits).
     // SAFETY: every element the product reads or writes lies inside the slices (asserted above),
     // the destination does not overlap the operands (a `&mut` and two `&`), and gemm with
     // read_dst = false only writes dst = scale · lhs · rhs.
@@ -95,7 +104,7 @@ fn product(
             false,
             false,
             false,
-            gemm::Parallelism::Rayon(0),
+            gemm::Parallelism::None,
         );
     }
 }
@@ -173,15 +182,19 @@ impl GemmFit {
         if x.len() != n * d {
             return Err(Error::Invalid(format!("{} features for {n} positions of {d} inputs", x.len())));
         }
-        // The heads: out = X · Wᵀ (W is [134 × d], so Wᵀ has row stride 1 and column stride d).
+        // The heads: out = X · Wᵀ (W is [134 × d], so Wᵀ has row stride 1 and column stride d),
+        // a block of positions per task.
         out.resize(n * OUTPUTS, 0.0);
         if d > 0 {
-            product(n, OUTPUTS, d, out, OUTPUTS, x, d, 1, &self.weights, 1, d, 1.0);
+            out.par_chunks_mut(ROWS_PER_TASK * OUTPUTS).zip(x.par_chunks(ROWS_PER_TASK * d)).for_each(|(o, xs)| {
+                product(xs.len() / d, OUTPUTS, d, o, OUTPUTS, xs, d, 1, &self.weights, 1, d, 1.0);
+            });
         } else {
             out.fill(0.0);
         }
-        // Each position's loss and delta, in parallel, in place of its outputs.
-        let loss: f64 = out
+        // Each position's loss and delta, in parallel, in place of its outputs; the losses summed
+        // in the positions' order (rayon's own sum splits as the threads steal work).
+        let losses: Vec<f64> = out
             .par_chunks_mut(OUTPUTS)
             .zip(targets.par_iter())
             .map(|(row, t)| {
@@ -190,12 +203,17 @@ impl GemmFit {
                 }
                 position_delta(row, t)
             })
-            .sum();
+            .collect();
+        let loss: f64 = losses.iter().sum();
         let delta = &out[..];
         let scale = 1.0 / n.max(1) as f32;
-        // The weights' gradient: deltaᵀ · X / n ([134 × n] · [n × d]).
+        // The weights' gradient: deltaᵀ · X / n ([134 × n] · [n × d]), a band of the heads' rows
+        // per task (each of its elements summed over the whole batch by one product).
         if d > 0 && n > 0 {
-            product(OUTPUTS, d, n, grad_w, d, delta, 1, OUTPUTS, x, d, 1, scale);
+            grad_w.par_chunks_mut(HEADS_PER_TASK * d).enumerate().for_each(|(k, g)| {
+                let first = k * HEADS_PER_TASK;
+                product(g.len() / d, d, n, g, d, &delta[first..], 1, OUTPUTS, x, d, 1, scale);
+            });
         } else {
             grad_w.fill(0.0);
         }
@@ -334,6 +352,26 @@ mod tests {
         let (_, gw0, gb0) = blind.gradient(&[], &refs).unwrap();
         let (_, _, want_b0) = crate::train::gradient(&Readout::newborn(0, vec![], 1), &[], &targets);
         assert!(gw0.is_empty() && worst(&gb0, &want_b0) < 1e-6);
+    }
+
+    #[test]
+    fn the_same_batch_gives_the_same_bits_on_any_number_of_threads() {
+        // A batch wide enough to be cut into several tasks each way.
+        let (d, n) = (300, 2_500);
+        let (x, targets) = rows(n, d);
+        let refs: Vec<&Target> = targets.iter().collect();
+        let start = Readout::newborn(d, vec![12], 7);
+        let steps = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut fit = GemmFit::new(&start);
+                let losses: Vec<u64> = (0..3).map(|_| fit.step(&x, &refs, 2e-3).unwrap().to_bits()).collect();
+                (losses, fit.readout(&start).weights.iter().map(|w| w.to_bits()).collect::<Vec<_>>())
+            })
+        };
+        let one = steps(1);
+        assert_eq!(steps(3), one, "3 threads against 1");
+        assert_eq!(steps(8), one, "8 threads against 1");
     }
 
     #[test]
