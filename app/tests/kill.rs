@@ -3,8 +3,9 @@
 //! with SIGKILL at a seeded random moment within the reference's run time (or a shorter run seen
 //! since) and run again to its end, until `FLYCHESS_KILLS` kills (CI: `CI_KILLS`) have landed on a running job (a trial whose
 //! run ended before its moment is no kill, nor is one killed before its first write, while it only
-//! loaded its brain or data: moments are drawn between the reference run's first write, a
-//! temporary file included, and its end; at most five times as many trials). After every kill each file the
+//! loaded its brain or data: each trial watches for the job's first write, a temporary file
+//! included, and kills it a drawn moment later within what the reference run took from its first
+//! write to its end; at most five times as many trials). After every kill each file the
 //! job writes must read back whole (its own reader accepts it: never a torn file; a DN cache's
 //! whole positions must be the unbroken run's, byte for byte), and the resumed run's final files
 //! must equal the reference's (their content, games compared as sets).
@@ -550,16 +551,30 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
             let killed = t.path().join(format!("killed-{k}-{trial}"));
             copy_dir(&base, &killed);
             dice = dice.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let from = first_write.min(window);
-            let wait = Duration::from_secs_f64(from + (window - from) * ((dice >> 11) as f64 / (1u64 << 53) as f64));
+            let drawn = (dice >> 11) as f64 / (1u64 << 53) as f64;
             // What the folder was before it ran: a kill lands only once the job has written.
             let before = snapshot(&every_file(&killed));
             let mut child = flychess(&killed, &args_in(&killed)).spawn().unwrap();
             let started = Instant::now();
-            // Waited for in short naps, so a run that ends first is seen ending.
-            while started.elapsed() < wait && child.try_wait().unwrap().is_none() {
-                std::thread::sleep(Duration::from_millis(5).min(wait.saturating_sub(started.elapsed())));
+            // The job's first write (or its end) is watched for, every millisecond; the kill comes
+            // a drawn moment after it, within what the unbroken run took from its first write to
+            // its end (so a job whose writing takes milliseconds is still killed while it writes).
+            let mut wrote_at = None;
+            while child.try_wait().unwrap().is_none() {
+                if snapshot(&every_file(&killed)) != before {
+                    wrote_at = Some(Instant::now());
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
             }
+            let wait = Duration::from_secs_f64((window - first_write).max(0.0) * drawn);
+            if let Some(t0) = wrote_at {
+                // Waited for in short naps, so a run that ends first is seen ending.
+                while t0.elapsed() < wait && child.try_wait().unwrap().is_none() {
+                    std::thread::sleep(Duration::from_millis(2).min(wait.saturating_sub(t0.elapsed())));
+                }
+            }
+            let wait = started.elapsed();
             if child.try_wait().unwrap().is_some() {
                 done_early += 1;
                 // The job runs faster now than the reference did (a busy machine then): later
