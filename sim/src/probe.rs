@@ -173,22 +173,7 @@ fn r2(pred: &[f64], y: &[f64]) -> f64 {
 
 /// ROC AUC (ties count half): the chance a positive scores above a negative.
 fn auc(pred: &[f64], y: &[f64]) -> f64 {
-    let mut order: Vec<usize> = (0..pred.len()).collect();
-    order.sort_by(|&a, &b| pred[a].total_cmp(&pred[b]));
-    let (mut rank_sum, mut i) = (0.0, 0);
-    while i < order.len() {
-        let mut j = i;
-        while j + 1 < order.len() && pred[order[j + 1]] == pred[order[i]] {
-            j += 1;
-        }
-        let rank = (i + j) as f64 / 2.0 + 1.0;
-        for &o in &order[i..=j] {
-            if y[o] > 0.5 {
-                rank_sum += rank;
-            }
-        }
-        i = j + 1;
-    }
+    let rank_sum: f64 = crate::stats::ranks(pred).iter().zip(y).filter(|(_, v)| **v > 0.5).map(|(r, _)| r).sum();
     let pos = y.iter().filter(|v| **v > 0.5).count() as f64;
     let neg = y.len() as f64 - pos;
     if pos == 0.0 || neg == 0.0 { 0.5 } else { (rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg) }

@@ -72,8 +72,9 @@ pub fn paired_difference(a: &[bool], b: &[bool]) -> Estimate {
     mean(&d)
 }
 
-/// Average ranks (1-based) of `values`, ties sharing the mean of their ranks.
-fn ranks(values: &[f64]) -> Vec<f64> {
+/// Average ranks (1-based) of `values`, ties sharing the mean of their ranks (Spearman's ρ here,
+/// the probes' AUC).
+pub fn ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut rank = vec![0.0; values.len()];
