@@ -24,6 +24,7 @@ use flychess_sim::connectome::Connectome;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
 use flychess_sim::readout::Readout;
+use flychess_sim::teacher::{EngineLabels, Teacher};
 use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_from};
 
 /// What to train.
@@ -53,6 +54,88 @@ pub struct GamesMix {
     pub dataset: PathBuf,
     pub positions: usize,
     pub stockfish_share: f64,
+    /// Stockfish's moves for the dataset's TRAIN rows (issue 55); None: the master's alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_labels: Option<LabelsUsed>,
+    /// Who teaches the dataset's rows (the master's move by default, as before issue 55).
+    #[serde(default)]
+    pub teacher: Teacher,
+}
+
+/// The engine labels a run uses: their folder and how many of its lines, fixed when the run
+/// starts (the labelling job may go on writing; a resumed run reads the same lines).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LabelsUsed {
+    pub dir: PathBuf,
+    pub rows: usize,
+}
+
+impl GamesMix {
+    /// The master's moves alone (every run before issue 55).
+    pub fn master(dataset: PathBuf, positions: usize, stockfish_share: f64) -> GamesMix {
+        GamesMix { dataset, positions, stockfish_share, engine_labels: None, teacher: Teacher::default() }
+    }
+
+    /// `positions` TRAIN rows of `dataset` taught by `teacher` (`Teacher::parse`'s words; default:
+    /// Stockfish where `labels` is given, else the master), with the engine labels in `labels`.
+    /// A teacher without the master takes only the labelled rows (`positions` shrinks to them).
+    pub fn taught(
+        dataset: PathBuf,
+        positions: usize,
+        stockfish_share: f64,
+        labels: Option<PathBuf>,
+        teacher: Option<&str>,
+    ) -> Result<GamesMix> {
+        let teacher = match (teacher, &labels) {
+            (Some(t), _) => Teacher::parse(t)?,
+            (None, Some(_)) => Teacher::parse("engine")?,
+            (None, None) => Teacher::default(),
+        };
+        let Some(dir) = labels else {
+            if teacher.engine > 0.0 {
+                return Err(anyhow!("a teacher with Stockfish's moves needs them: --engine-labels DIR (`flychess data label --dataset`)"));
+            }
+            return Ok(GamesMix::master(dataset, positions, stockfish_share));
+        };
+        let labels = read_engine_labels(&dataset, &dir, positions)?;
+        let rows = labels.labels.len();
+        let positions = if teacher.engine_only() { positions.min(rows) } else { positions };
+        Ok(GamesMix { dataset, positions, stockfish_share, engine_labels: Some(LabelsUsed { dir, rows }), teacher })
+    }
+
+    /// Positions of the dataset taught by the master's move and by Stockfish's.
+    pub fn by_teacher(&self) -> Vec<(&'static str, usize)> {
+        let labelled = self.engine_labels.as_ref().map_or(0, |l| l.rows.min(self.positions));
+        let mut by = Vec::new();
+        if self.teacher.master > 0.0 {
+            by.push(("master", self.positions));
+        }
+        if self.teacher.engine > 0.0 {
+            by.push(("stockfish", labelled));
+        }
+        by
+    }
+}
+
+/// The first `most` engine labels in `dir` for the TRAIN rows of the dataset at `dataset`:
+/// refused when they are another dataset's (by content hash) or do not start at its first TRAIN row.
+pub fn read_engine_labels(dataset: &Path, dir: &Path, most: usize) -> Result<EngineLabels> {
+    let stream = Dataset::stream(dataset)?;
+    let first = stream.meta.hold + stream.meta.val;
+    let sha = stream.content_hash()?;
+    let labels = EngineLabels::read(dir, &sha, most)?;
+    if labels.first_row != first {
+        return Err(anyhow!(
+            "{}: the labels start at row {}, the TRAIN rows of {} at {first}",
+            dir.display(),
+            labels.first_row,
+            dataset.display()
+        ));
+    }
+    if labels.labels.is_empty() {
+        return Err(anyhow!("{}: no whole line of labels yet", dir.display()));
+    }
+    Ok(labels)
 }
 
 /// Where `flychess lessons` writes its relabelled won positions.
@@ -306,6 +389,23 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         }
         None => (None, String::new()),
     };
+    // Stockfish's moves for the games rows: the very lines the run was set up with.
+    let engine_labels = match job.games.as_ref().and_then(|g| g.engine_labels.as_ref().map(|l| (g, l))) {
+        Some((g, used)) => {
+            let labels = read_engine_labels(&g.dataset, &used.dir, used.rows)?;
+            if labels.labels.len() != used.rows {
+                return Err(anyhow!(
+                    "{}: the run uses {} lines of labels, the folder has {}",
+                    used.dir.display(),
+                    used.rows,
+                    labels.labels.len()
+                ));
+            }
+            Some(labels)
+        }
+        None => None,
+    };
+    let (teacher_words, by_teacher) = teacher_of(job, train_rows.len());
 
     let dir = runs_dir(data).join(&job.name);
     std::fs::create_dir_all(&dir)?;
@@ -383,6 +483,8 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         val: readout_val,
         hold,
         created: fly::today(),
+        teacher: Some(teacher_words.clone()),
+        positions_by_teacher: Some(by_teacher.clone()),
     };
     let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| {
         (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")))
@@ -410,7 +512,8 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
                 &train_t,
                 g.stockfish_share,
                 options.seed,
-            )?;
+            )?
+            .with_teacher(engine_labels.as_ref(), g.teacher)?;
             &mut mixed
         }
         _ => {
@@ -458,6 +561,38 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let _ = std::fs::remove_file(&checkpoint);
     events(TrainEvent::Done { fly: path, hold, val });
     Ok(Some(f))
+}
+
+/// Who teaches a run, in words, and the positions each source taught (`FlyMeta::teacher`,
+/// `positions_by_teacher`): the shipped rows (Stockfish's scored moves, MultiPV) and, at scale,
+/// the games rows by the master's move and/or Stockfish's best move.
+pub fn teacher_of(job: &TrainJob, shipped_train_rows: usize) -> (String, std::collections::BTreeMap<String, usize>) {
+    let mut by = std::collections::BTreeMap::new();
+    let shipped = "Stockfish's scored moves (MultiPV) on the shipped rows";
+    let words = match &job.games {
+        None => {
+            by.insert("stockfish_multipv".to_string(), shipped_train_rows);
+            shipped.to_string()
+        }
+        Some(g) => {
+            if g.stockfish_share > 0.0 {
+                by.insert("stockfish_multipv".to_string(), shipped_train_rows);
+            }
+            for (source, n) in g.by_teacher() {
+                by.insert(source.to_string(), n);
+            }
+            let value =
+                if g.engine_labels.is_some() { "Stockfish's score where labelled, else the game's result" } else { "the game's result" };
+            let name = g.dataset.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            format!(
+                "{} on {} rows of {name} (value: {value}); {shipped}, {:.0} % of every batch",
+                g.teacher.describe(),
+                g.positions,
+                100.0 * g.stockfish_share
+            )
+        }
+    };
+    (words, by)
 }
 
 /// Where a run keeps its snapshots of the readout.

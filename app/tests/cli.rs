@@ -588,12 +588,9 @@ fn a_search_and_a_judge_play_as_labelled_players_and_the_ceiling_bounds_every_se
     assert!(!no_value.status.success() && String::from_utf8_lossy(&no_value.stderr).contains("no value head"));
 }
 
-#[test]
-fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
-    let t = tempfile::tempdir().unwrap();
-    let brain = ["--brain", "standin", "--seed", "3"];
-    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
-    // Twelve finished games of 20 plies: two make the human test, two its VAL, eight TRAIN.
+/// Twelve finished games of 20 plies in `dir/games.pgn`: two make the human test, two its VAL,
+/// eight TRAIN (with `data games --human-games 2 --val-games 2`).
+fn twelve_games(dir: &std::path::Path) -> std::path::PathBuf {
     let openings = [
         "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7 Re1 b5 Bb3 d6 c3 O-O h3 Nb8 d4 Nbd7",
         "d4 d5 c4 e6 Nc3 Nf6 Bg5 Be7 e3 O-O Nf3 h6 Bh4 b6 cxd5 Nxd5 Bxe7 Qxe7 Nxd5 exd5",
@@ -607,8 +604,17 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
         let result = ["1-0", "0-1", "1/2-1/2"][g % 3];
         pgn.push_str(&format!("[Event \"g{g}\"]\n[Result \"{result}\"]\n\n{numbered}{result}\n\n"));
     }
-    let pgn_path = t.path().join("games.pgn");
+    let pgn_path = dir.join("games.pgn");
     std::fs::write(&pgn_path, pgn).unwrap();
+    pgn_path
+}
+
+#[test]
+fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
+    let t = tempfile::tempdir().unwrap();
+    let brain = ["--brain", "standin", "--seed", "3"];
+    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
+    let pgn_path = twelve_games(t.path());
     let d = json(&flychess(
         t.path(),
         &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
@@ -661,6 +667,86 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
     let fly =
         std::fs::read_dir(t.path().join("flies")).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("curve-96-"));
     assert!(fly);
+}
+
+/// Issue 55's teacher: the games rows taught by Stockfish's own moves (labelled by `data label
+/// --dataset`), by the master's, or both with weights; the fly and `eval --json` say who taught
+/// how many positions; labels of another dataset are refused, naming their file.
+#[test]
+fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
+    if !stockfish_or_skip() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let brain = ["--brain", "standin", "--seed", "3"];
+    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
+    let pgn_path = twelve_games(t.path());
+    let d = json(&flychess(
+        t.path(),
+        &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
+    ));
+    assert!(d["train_positions"].as_u64().unwrap() >= 32, "{d}");
+    let cached = with_brain(&["cache", "--dataset", "g", "--positions", "36"]);
+    assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
+    let labels = t.path().join("labels");
+    let l = flychess(
+        t.path(),
+        &[
+            "data",
+            "label",
+            "--dataset",
+            "g",
+            "--out",
+            labels.to_str().unwrap(),
+            "--depth",
+            "4",
+            "--multipv",
+            "1",
+            "--positions",
+            "32",
+            "--workers",
+            "1",
+        ],
+    );
+    assert!(l.status.success(), "{}", String::from_utf8_lossy(&l.stderr));
+    let train = |name: &str, more: &[&str]| {
+        let args = [
+            &["train", "--name", name, "--positions", "6208", "--games", "g", "--games-positions", "32", "--passes", "2", "--json"][..],
+            more,
+        ]
+        .concat();
+        with_brain(&args)
+    };
+    let both = json(&train("both", &["--engine-labels", labels.to_str().unwrap(), "--teacher", "master=1,engine=1"]));
+    assert_eq!(both["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish": 32, "stockfish_multipv": 64}), "{both}");
+    assert_eq!(both["positions_trained"], 96);
+    assert!(both["teacher"].as_str().unwrap().starts_with("master's move 50 %, Stockfish's move 50 % on 32 rows of g"), "{both}");
+    // Stockfish alone, with 16 lines of labels: only the 16 labelled rows are taught.
+    let half = t.path().join("half");
+    std::fs::create_dir_all(&half).unwrap();
+    std::fs::copy(labels.join("labels.json"), half.join("labels.json")).unwrap();
+    let lines = std::fs::read_to_string(labels.join("labels.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 32);
+    std::fs::write(half.join("labels.jsonl"), lines.lines().take(16).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let engine = json(&train("engine", &["--engine-labels", half.to_str().unwrap()]));
+    assert_eq!(engine["positions_by_teacher"], serde_json::json!({"stockfish": 16, "stockfish_multipv": 64}), "{engine}");
+    assert_eq!(engine["positions_trained"], 80);
+    // eval says the same, read off the fly.
+    let e = json(&with_brain(&["eval", "--fly", "engine", "--positions", "6208", "--no-controls", "--json"]));
+    assert_eq!((&e["teacher"], &e["positions_by_teacher"]), (&engine["teacher"], &engine["positions_by_teacher"]), "{e}");
+    // The master alone is what a run without labels always was.
+    let master = json(&train("master", &[]));
+    assert_eq!(master["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish_multipv": 64}), "{master}");
+    // Labels of another dataset (another content hash) are refused, naming their sidecar.
+    let sidecar = std::fs::read_to_string(half.join("labels.json")).unwrap();
+    let sha = serde_json::from_str::<serde_json::Value>(&sidecar).unwrap()["dataset_sha256"].as_str().unwrap().to_string();
+    std::fs::write(half.join("labels.json"), sidecar.replace(&sha, &"0".repeat(64))).unwrap();
+    let other = train("other", &["--engine-labels", half.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(!other.status.success() && err.contains("labels.json") && err.contains("not of the one the fit reads"), "{err}");
+    // Stockfish as a teacher without labels is refused in words.
+    let none = train("none", &["--teacher", "engine"]);
+    assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("--engine-labels"));
 }
 
 /// Issue 59's smaller defects, each said in words instead of a panic, a silent stand-in or a

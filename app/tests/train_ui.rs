@@ -182,6 +182,10 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
             .unwrap();
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
     flychess::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
+    // The renames went straight to disk, past the lab: tell it, as the Flies tab does after its
+    // own rename (a listing begun when the run finished may have seen the fly under its other
+    // name; CI once timed out waiting for a list that nothing asked to be read again).
+    app_mut(&mut h).lab.command(Command::ReadFlies);
     // The Brain tab: the position after the fly's reply as a lesson, from inside the mushroom body.
     e4_then_the_brain_tab(&mut h);
     h.get_by_label("Show the lesson").click();

@@ -32,6 +32,8 @@ fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
         val: None,
         hold: None,
         created: "2026-11-30".into(),
+        teacher: None,
+        positions_by_teacher: None,
     };
     std::fs::create_dir_all(flychess_sim::files::DataFolder::at(data).flies()).unwrap();
     Fly { meta, readout }.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"))).unwrap();

@@ -30,6 +30,14 @@ pub struct FlyMeta {
     pub hold: Option<Metrics>,
     /// UTC date the fly was made (YYYY-MM-DD).
     pub created: String,
+    /// Who taught its readout, in words (issue 55); None: a fly made before flies said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher: Option<String>,
+    /// Positions taught by each source: `master` (a game's move), `stockfish` (Stockfish's best
+    /// move, `data label --dataset`), `stockfish_multipv` (the shipped rows' scored moves). A
+    /// position taught by two sources counts in both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positions_by_teacher: Option<std::collections::BTreeMap<String, usize>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -266,6 +274,8 @@ mod tests {
                 val: None,
                 hold: None,
                 created: today(),
+                teacher: None,
+                positions_by_teacher: None,
             };
             Fly { meta, readout: Readout::newborn(3, vec![11], 1) }.save(&flies.join(format!("{name}.fly"))).unwrap();
         };
@@ -293,6 +303,8 @@ mod tests {
                 val: None,
                 hold: None,
                 created: today(),
+                teacher: None,
+                positions_by_teacher: None,
             },
             readout: Readout::newborn(7, vec![8, 9, 10, 11], 2),
         };

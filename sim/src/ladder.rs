@@ -603,6 +603,8 @@ mod tests {
             val: None,
             hold: None,
             created: crate::fly::today(),
+            teacher: None,
+            positions_by_teacher: None,
         };
         (brain, crate::fly::Fly { meta, readout })
     }

@@ -33,6 +33,7 @@ pub mod shard;
 pub mod stats;
 pub mod stockfish;
 pub mod stream_fit;
+pub mod teacher;
 pub mod together;
 pub mod train;
 

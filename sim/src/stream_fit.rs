@@ -4,7 +4,8 @@
 //! the streamed ones (master-move rows of a games dataset, `data::Labels::MasterMove`) and a
 //! fixed set held in memory (the shipped Stockfish-labelled TRAIN rows, soft targets over their
 //! scored moves), a set share of every batch coming from the fixed set, cycled in a shuffled
-//! order. The share is what the caller chooses on VAL.
+//! order. The share is what the caller chooses on VAL. The streamed rows may be taught by
+//! Stockfish's own moves too (`with_teacher`, `crate::teacher`).
 //!
 //! Order: the streamed rows are already shuffled in the dataset (games datasets are ordered by a
 //! seeded hash), each block is shuffled again each pass; the fixed rows are reshuffled each time
@@ -18,6 +19,7 @@ use rayon::prelude::*;
 use crate::cache::{Cache, Reading};
 use crate::data::{Dataset, Row};
 use crate::error::{Error, Result};
+use crate::teacher::{EngineLabels, Teacher};
 use crate::train::{BatchStep, Target, TrainSet, shuffle_with};
 
 /// Positions of the streamed part read at once.
@@ -36,6 +38,9 @@ pub struct Mixed<'a> {
     state: u64,
     fixed_order: Vec<usize>,
     fixed_at: usize,
+    /// Stockfish's moves for the streamed rows (where labelled) and the sources' weights.
+    labels: Option<&'a EngineLabels>,
+    teacher: Teacher,
 }
 
 impl<'a> Mixed<'a> {
@@ -75,7 +80,30 @@ impl<'a> Mixed<'a> {
             state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
             fixed_order: (0..fixed_t.len()).collect(),
             fixed_at: fixed_t.len(),
+            labels: None,
+            teacher: Teacher::default(),
         })
+    }
+
+    /// The streamed rows taught by `teacher`, with Stockfish's moves from `labels` where a row
+    /// has one (`crate::teacher::target`). A teacher without the master needs every streamed row
+    /// labelled.
+    pub fn with_teacher(mut self, labels: Option<&'a EngineLabels>, teacher: Teacher) -> Result<Mixed<'a>> {
+        let labelled_to = labels.map_or(0, |l| l.end());
+        if teacher.engine > 0.0 && labels.is_none() {
+            return Err(Error::Invalid("a teacher with Stockfish's moves needs engine labels".into()));
+        }
+        if teacher.engine_only() && labels.is_none_or(|l| l.first_row > self.range.start || labelled_to < self.range.end) {
+            return Err(Error::Invalid(format!(
+                "Stockfish alone teaches rows {}..{}, but only rows {}..{labelled_to} are labelled",
+                self.range.start,
+                self.range.end,
+                labels.map_or(0, |l| l.first_row)
+            )));
+        }
+        self.labels = labels;
+        self.teacher = teacher;
+        Ok(self)
     }
 
     /// Smaller blocks (tests).
@@ -141,7 +169,12 @@ impl TrainSet for Mixed<'_> {
             if block_rows.len() < end - at {
                 return Err(Error::Invalid(format!("{}: the dataset ended before row {end}", self.dataset.display())));
             }
-            let targets: Vec<Target> = block_rows.par_iter().map(Target::of).collect::<Result<_>>()?;
+            let (labels, teacher) = (self.labels, self.teacher);
+            let targets: Vec<Target> = block_rows
+                .par_iter()
+                .enumerate()
+                .map(|(k, row)| Ok(crate::teacher::target(row, labels.and_then(|l| l.get(at + k)), &teacher)?.0))
+                .collect::<Result<_>>()?;
             let x = self.cache.read(at..end, self.reading)?;
             let mut order: Vec<usize> = (0..targets.len()).collect();
             shuffle_with(&mut order, &mut self.state);
@@ -246,6 +279,48 @@ mod tests {
         }
         // A range past what the cache holds is refused.
         assert!(Mixed::new(&cache, path, 0..25, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).is_err());
+    }
+
+    /// Taught by Stockfish alone, every streamed row's target is its engine label (1.d4, even),
+    /// not the master's 1.e4 in a won game; rows past the labels are refused for that teacher.
+    #[test]
+    fn stockfish_as_the_teacher_replaces_the_masters_move_and_the_result() {
+        use crate::grading::Score;
+        use crate::teacher::EngineLabel;
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, path) = setup(dir.path());
+        let d4 = MoveCode::parse_uci("d2d4").unwrap();
+        let labels = EngineLabels {
+            path: dir.path().join("labels.jsonl"),
+            dataset_sha256: "x".into(),
+            first_row: 2,
+            depth: 10,
+            labels: (2..22).map(|i| EngineLabel { mv: d4, score: Score::Cp(0), game: i, ply: 0 }).collect(),
+        };
+        let (fixed_x, fixed_t) = (Vec::new(), Vec::new());
+        let new = |range: Range<usize>| Mixed::new(&cache, path.clone(), range, Reading::Mean9To12, &fixed_x, &fixed_t, 0.0, 3).unwrap();
+        let mut m = new(2..22).with_teacher(Some(&labels), Teacher::parse("engine").unwrap()).unwrap();
+        let d4_index = fixed_targets()[0].best;
+        let mut rows = 0;
+        m.pass(8, &mut |_, t| {
+            for target in t {
+                assert_eq!((target.share[d4_index], target.value), (1.0, 0.0));
+                rows += 1;
+            }
+            Ok(0.0)
+        })
+        .unwrap();
+        assert_eq!(rows, 20);
+        assert!(new(2..23).with_teacher(Some(&labels), Teacher::parse("engine").unwrap()).is_err());
+        // Both teachers: rows past the labels take the master's move alone.
+        let mut m = new(0..24).with_teacher(Some(&labels), Teacher::parse("master=1,engine=1").unwrap()).unwrap();
+        let mut halves = 0;
+        m.pass(24, &mut |_, t| {
+            halves += t.iter().filter(|t| t.share[d4_index] == 0.5).count();
+            Ok(0.0)
+        })
+        .unwrap();
+        assert_eq!(halves, 20);
     }
 
     /// A resumed fit skips the passes it already made: the third pass after skipping two sees the

@@ -152,11 +152,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             reading: Reading::Mean9To12,
             options: options.clone(),
             lessons: 0.0,
-            games: (games_n > 0).then(|| GamesMix {
-                dataset: games_path.clone(),
-                positions: games_n,
-                stockfish_share: args.stockfish_share,
-            }),
+            games: (games_n > 0).then(|| GamesMix::master(games_path.clone(), games_n, args.stockfish_share)),
         };
         job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
         let fly = match finished(data, &job, &loaded.checksum) {

@@ -131,6 +131,8 @@ pub fn train(
             "name": name,
             "seconds": started.elapsed().as_secs_f64(),
             "positions_trained": f.meta.train_positions,
+            "teacher": f.meta.teacher,
+            "positions_by_teacher": f.meta.positions_by_teacher,
             "peak_memory_mb": peak,
             "val": figures(&val),
             "hold": figures(&hold),
@@ -153,6 +155,29 @@ pub fn train(
         if ship { " and models/" } else { "" }
     );
     Ok(())
+}
+
+/// Who taught a fly and how many positions each source taught: the fly's own words where it
+/// keeps them (issue 55 on); for a fly made before, what its data line says: the shipped rows'
+/// scored moves and, at scale, "…; and N positions of SOURCE" master moves with the games' results.
+pub(crate) fn taught_by(meta: &flychess_sim::fly::FlyMeta) -> (String, std::collections::BTreeMap<String, usize>) {
+    if let (Some(words), Some(by)) = (&meta.teacher, &meta.positions_by_teacher) {
+        return (words.clone(), by.clone());
+    }
+    let shipped = "Stockfish's scored moves (MultiPV) on the shipped rows";
+    let games = meta.data.split("; and ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse::<usize>().ok());
+    let mut by = std::collections::BTreeMap::new();
+    match games.filter(|&n| n <= meta.train_positions) {
+        Some(n) => {
+            by.insert("master".to_string(), n);
+            by.insert("stockfish_multipv".to_string(), meta.train_positions - n);
+            (format!("master's move on {n} games rows (value: the game's result); {shipped}"), by)
+        }
+        None => {
+            by.insert("stockfish_multipv".to_string(), meta.train_positions);
+            (shipped.to_string(), by)
+        }
+    }
 }
 
 /// One row of `eval`'s table: a player's HOLD figures with their 95 % intervals, and its
@@ -361,6 +386,7 @@ pub fn eval(
         table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &x, &hold_t), &fly_o));
         human_table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &human_t), &fly_h));
     }
+    let taught = taught_by(&f.meta);
     let report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
@@ -368,6 +394,8 @@ pub fn eval(
         "hold_positions": HOLD,
         "train_positions": train_rows.len(),
         "positions_trained": f.meta.train_positions,
+        "teacher": taught.0,
+        "positions_by_teacher": taught.1,
         "top1": fly_m.top1, "good": fly_m.good, "loss": fly_m.loss, "policy_loss": fly_m.policy_loss,
         "top1_interval": [table[0].top1.low, table[0].top1.high],
         "blind_top1": blind_m.top1, "blind_good": blind_m.good, "blind_loss": blind_m.loss,
@@ -1717,6 +1745,17 @@ pub struct TrainArgs {
     /// With --games: the share of every batch drawn from the shipped Stockfish-labelled rows.
     #[arg(long, default_value_t = 0.25, requires = "games")]
     pub stockfish_share: f64,
+    /// With --games: Stockfish's own moves for its TRAIN rows, a folder `data label --dataset`
+    /// wrote (labels.json and labels.jsonl; a running job's folder is fine: the run uses the
+    /// lines written when it starts).
+    #[arg(long, requires = "games")]
+    pub engine_labels: Option<PathBuf>,
+    /// With --games: who teaches its rows: `master` (the game's move), `engine` (Stockfish's move;
+    /// only labelled rows are used) or weights `master=1,engine=3` (a row without a label takes
+    /// the master's move). The value head learns Stockfish's score where there is one, else the
+    /// game's result. Default: engine where --engine-labels is given, else master.
+    #[arg(long, requires = "games")]
+    pub teacher: Option<String>,
     #[command(flatten)]
     pub brain_training: BrainTrainArgs,
     #[command(flatten)]

@@ -254,6 +254,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             games,
             games_positions,
             stockfish_share,
+            engine_labels,
+            teacher,
             brain_training: b,
             fit,
             engine,
@@ -310,7 +312,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                         let dataset = brain::dataset_path(&g, &data)?;
                         let meta = flychess_sim::data::Dataset::stream(&dataset)?.meta;
                         let all = meta.rows - (meta.hold + meta.val).min(meta.rows);
-                        Some(flychess::training::GamesMix { dataset, positions: games_positions.unwrap_or(all).min(all), stockfish_share })
+                        let positions = games_positions.unwrap_or(all).min(all);
+                        Some(flychess::training::GamesMix::taught(dataset, positions, stockfish_share, engine_labels, teacher.as_deref())?)
                     }
                     None => None,
                 };

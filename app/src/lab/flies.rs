@@ -32,6 +32,8 @@ pub fn save_newborn(connectome: &Connectome, checksum: &str, brain: &Brain, data
             val: None,
             hold: None,
             created: flychess_sim::fly::today(),
+            teacher: None,
+            positions_by_teacher: None,
         },
         readout: flychess_sim::readout::Readout::newborn(
             connectome.groups.descending.len(),
@@ -241,6 +243,8 @@ fn card_meta(path: &std::path::Path) -> Result<FlyMeta, String> {
         val: None,
         hold: None,
         created: m.created,
+        teacher: None,
+        positions_by_teacher: None,
     })
 }
 
