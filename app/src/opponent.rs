@@ -1,7 +1,7 @@
-//! The opponent of `--watch`: a player of `sim::play` (the random or greedy mover, Stockfish at
-//! its lowest UCI_Elo with an optional share of random moves, another fly of the same brain, or a
-//! dopamine fly on its model of the brain)
-//! on a worker thread of its own, so a slow engine never holds up a frame. The window asks for a
+//! The opponent of `--watch`: any player the other front doors name (`players::named`: the
+//! random or greedy mover, Stockfish at its lowest UCI_Elo with an optional share of random
+//! moves, another fly of the same brain with or without imagination or an aid, a dopamine fly on
+//! its model of the brain, Charles) on a worker thread of its own, so a slow engine never holds up a frame. The window asks for a
 //! move with the position and the game's position keys and polls the answer; answers carry the
 //! request's id, and when the window goes the channel closes and the worker ends.
 
@@ -11,9 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::{Chess, Move};
 
-use flychess_sim::bio::file::DopamineFly;
-use flychess_sim::fly::Fly;
-use flychess_sim::players::{Entrant, Kit, Player};
+use flychess_sim::players::{Entrant, Kit, Lookup, Player, kit_parts, named};
 use flychess_sim::stockfish::find_stockfish;
 
 struct Ask {
@@ -31,37 +29,25 @@ pub struct Opponent {
 }
 
 impl Opponent {
-    /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer.
+    /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer. The
+    /// name is resolved as every front door resolves it (`flychess_sim::players::named`): a name
+    /// that is no player is refused here, at once; what takes time (a fly's judge weight chosen
+    /// on VAL, a dopamine fly's model of the brain) is made on the worker, and if it fails every
+    /// move asked is answered with why.
     pub fn start(
         name: &str,
         data: &Path,
         ready: Arc<crate::lab::ReadyBrain>,
         wake: impl Fn() + Send + 'static,
     ) -> Result<Opponent, String> {
-        let (entrant, fly, dopamine) = match Entrant::rung(name) {
-            Some(rung) => (rung.map_err(|e| e.to_string())?, None, None),
-            None => {
-                let path = flychess_sim::fly::find(name, data).map_err(|e| e.to_string())?;
-                if flychess_sim::bio::file::is_dopamine_fly(&path) {
-                    let fly = DopamineFly::load(&path).map_err(|e| e.to_string())?;
-                    if fly.meta.brain_checksum != ready.checksum {
-                        return Err(format!("the dopamine fly {name} belongs to another brain ({})", fly.meta.brain));
-                    }
-                    (Entrant::dopamine(&fly), None, Some(fly))
-                } else {
-                    let fly = Fly::load(&path).map_err(|e| e.to_string())?;
-                    if fly.meta.brain_checksum != ready.checksum {
-                        return Err(format!("the fly {name} belongs to another brain ({})", fly.meta.brain));
-                    }
-                    (Entrant::fly(&fly, None), Some(fly), None)
-                }
+        let unloaded = Lookup { data, checksum: Some(&ready.checksum), brain: None, progress: &|_, _, _| {} };
+        if let Err(e) = named(name, &unloaded) {
+            let e = e.to_string();
+            if !e.contains("needs its brain") {
+                return Err(e);
             }
-        };
-        let stockfish = match entrant {
-            Entrant::Stockfish { .. } => Some(find_stockfish(None).map_err(|e| e.to_string())?),
-            _ => None,
-        };
-        let data = data.to_path_buf();
+        }
+        let (data, name_owned) = (data.to_path_buf(), name.to_string());
         let (asks, jobs) = unbounded::<Ask>();
         let (done, answers) = unbounded();
         std::thread::Builder::new()
@@ -70,36 +56,23 @@ impl Opponent {
                 // The ladder's own player: Stockfish at its lowest UCI_Elo on 20,000 nodes, the
                 // simple movers' dice seeded 1, a fly as it plays on the ladder; a dopamine fly on
                 // its model of the brain (made here, off the UI thread).
-                let descending = ready.connectome.groups.descending.clone();
-                let flies: Vec<(Fly, Vec<Entrant>)> = fly.into_iter().map(|f| (f, vec![entrant.clone()])).collect();
-                let bio = match &dopamine {
-                    Some(f) => match ready.dopamine_model(&data, f.meta.constants, &|_| {}) {
-                        Ok(b) => Some(b),
-                        Err(e) => {
-                            tracing::error!("the --watch opponent's mushroom body could not be prepared: {e}");
-                            return;
+                let answer_all = |e: String| {
+                    tracing::error!("the --watch opponent cannot play: {e}");
+                    while let Ok(ask) = jobs.recv() {
+                        if done.send((ask.id, Err(e.clone()))).is_err() {
+                            break;
                         }
-                    },
-                    None => None,
+                        wake();
+                    }
                 };
-                let kit = Kit::new(ready.brain.clone(), descending).with_flies(&flies);
-                let kit = match (bio, &dopamine) {
-                    (Some(b), Some(f)) => match kit.with_dopamine(b, std::slice::from_ref(f)) {
-                        Ok(k) => k,
-                        Err(e) => {
-                            tracing::error!("the --watch opponent cannot play: {e}");
-                            return;
-                        }
-                    },
-                    _ => kit,
+                let (entrant, kit, stockfish) = match seat(&name_owned, &data, &ready) {
+                    Ok(s) => s,
+                    Err(e) => return answer_all(e),
                 };
                 let nodes = flychess_sim::ladder::LadderOptions::default().stockfish_nodes;
                 let mut player = match Player::new(&entrant, Some(&kit), nodes, 1, &stockfish) {
                     Ok(p) => p,
-                    Err(e) => {
-                        tracing::error!("the --watch opponent could not start: {e}");
-                        return;
-                    }
+                    Err(e) => return answer_all(e.to_string()),
                 };
                 while let Ok(ask) = jobs.recv() {
                     let answer = player.choose(&ask.position, &ask.earlier).map_err(|e| e.to_string());
@@ -116,4 +89,22 @@ impl Opponent {
     pub fn ask(&self, id: u64, position: Chess, earlier: Vec<u64>) {
         let _ = self.asks.send(Ask { id, position, earlier });
     }
+}
+
+/// The opponent `name` seated on the loaded brain: its entrant, its kit (a dopamine fly's model
+/// made here) and Stockfish's path when it needs one.
+fn seat(name: &str, data: &Path, ready: &crate::lab::ReadyBrain) -> Result<(Entrant, Kit, Option<std::path::PathBuf>), String> {
+    let descending = ready.connectome.groups.descending.clone();
+    let at = Lookup { data, checksum: Some(&ready.checksum), brain: Some((&ready.brain, &descending)), progress: &|_, _, _| {} };
+    let (entrant, found) = named(name, &at).map_err(|e| e.to_string())?;
+    let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
+    let mut kit = Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
+    if let Some(first) = dopamine.first() {
+        let bio = ready
+            .dopamine_model(data, first.meta.constants, &|_| {})
+            .map_err(|e| format!("its mushroom body could not be prepared: {e}"))?;
+        kit = kit.with_dopamine(bio, &dopamine).map_err(|e| e.to_string())?;
+    }
+    let stockfish = if entrant.needs_stockfish() { Some(find_stockfish(None).map_err(|e| e.to_string())?) } else { None };
+    Ok((entrant, kit, stockfish))
 }

@@ -1,13 +1,11 @@
-//! Players by name, for every front door that names one (the command line, the UCI engine): a
-//! name resolved to what plays (`entrant_named`: a rung, a fly of the brain, NAME+imagination at
-//! its tuned weight, a dopamine fly, Charles or charles:RUN, a fly or Charles with one of
-//! Philidor's aids), what the named players bring to a `flychess_sim::players::Kit`
-//! (`kit_parts`), and a brain's roster: its readout flies, its dopamine flies on their model of
-//! the brain, the finished Charles runs.
+//! Players for the terminal's front doors (the command line, the UCI engine): a name resolved by
+//! the one resolver, `flychess_sim::players::named`, with a progress bar while it takes time
+//! (`named_on_terminal`), and a brain's roster: its readout flies, its dopamine flies on their
+//! model of the brain, the finished Charles runs.
 
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 
 use flychess_sim::bio::file::DopamineFly;
 use flychess_sim::fly::{self, Fly};
@@ -66,113 +64,29 @@ pub fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_sim::charles::pl
     out
 }
 
-/// A player named on the command line: random, greedy, stockfish, stockfish:P (a share P of
-/// random moves), a fly of this brain by name, NAME+imagination (its tuned weight), a dopamine
-/// fly, charles or charles:RUN, or a fly or Charles with one of Philidor's aids: NAME+judge,
-/// NAME+search (64 simulations) or NAME+searchN, NAME+sfD (Stockfish at depth D among its top
-/// five); Charles's boards are valued by the brain's trained fly.
-pub enum Named {
-    Rung,
-    Fly(Fly),
-    Dopamine(DopamineFly),
-    Charles(std::sync::Arc<flychess_sim::charles::player::Trained>),
-    /// Charles with an aid, and the fly whose value judges its boards.
-    ValuedCharles(std::sync::Arc<flychess_sim::charles::player::Trained>, Fly),
-}
-
-/// What named players bring to a `Kit`: the flies with the entrant each plays as, the dopamine
-/// flies, the Charles runs (rungs bring nothing).
-pub type KitParts =
-    (Vec<(Fly, Vec<flychess_sim::players::Entrant>)>, Vec<DopamineFly>, Vec<std::sync::Arc<flychess_sim::charles::player::Trained>>);
-
-pub fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e flychess_sim::players::Entrant)>) -> KitParts {
-    let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
-    for (n, e) in named {
-        match n {
-            Named::Fly(f) => flies.push((f, vec![e.clone()])),
-            Named::Dopamine(f) => dopamine.push(f),
-            Named::Charles(c) => charles.push(c),
-            Named::ValuedCharles(c, f) => {
-                let plain = flychess_sim::players::Entrant::fly(&f, None);
-                flies.push((f, vec![plain]));
-                charles.push(c);
+/// `flychess_sim::players::named` on the terminal: the same names and errors, with a progress
+/// bar while a fly's judge weight is chosen on VAL positions the first time. `ready` is the
+/// brain the flies must belong to, when it is loaded.
+pub fn named_on_terminal(
+    name: &str,
+    data: &Path,
+    checksum: Option<&str>,
+    ready: Option<(&flychess_sim::brain::Brain, &[u32])>,
+) -> Result<(flychess_sim::players::Entrant, flychess_sim::players::Named)> {
+    let bar = indicatif::ProgressBar::hidden();
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len}").expect("valid template").progress_chars("=> "));
+    let progress = |what: &str, done: usize, total: usize| {
+        if total > 1 {
+            if bar.is_hidden() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             }
-            Named::Rung => {}
+            bar.set_message(what.to_string());
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
         }
-    }
-    (flies, dopamine, charles)
-}
-
-/// A brain ready to play on (for the judge's weight, chosen on VAL the first time).
-pub type Ready<'a> = Option<(&'a flychess_sim::brain::Brain, &'a [u32])>;
-
-pub fn entrant_named(name: &str, data: &Path, checksum: Option<&str>, ready: Ready) -> Result<(flychess_sim::players::Entrant, Named)> {
-    use flychess_sim::players::Entrant;
-    use flychess_sim::search::Aid;
-    if let Some(rung) = Entrant::rung(name) {
-        return Ok((rung?, Named::Rung));
-    }
-    if let Some((base, suffix)) = name.rsplit_once('+')
-        && suffix != "imagination"
-    {
-        let aid =
-            Aid::parse(suffix).ok_or_else(|| anyhow!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)"))??;
-        let (base_entrant, named) = entrant_named(base, data, checksum, ready)?;
-        let (entrant, named) = match named {
-            Named::Fly(f) => {
-                let aid = match aid {
-                    Aid::Judge { .. } => {
-                        let (brain, descending) = ready.ok_or_else(|| anyhow!("{name} needs its brain"))?;
-                        Aid::Judge { weight: crate::training::judge_weight(data, &f, brain, descending)? }
-                    }
-                    other => other,
-                };
-                (Entrant::aided(base_entrant, aid, None)?, Named::Fly(f))
-            }
-            Named::Charles(c) => {
-                if matches!(aid, Aid::Judge { .. }) {
-                    return Err(anyhow!(
-                        "{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"
-                    ));
-                }
-                let c_sum = checksum.ok_or_else(|| anyhow!("{name} needs a brain whose fly values its boards"))?;
-                let (_, path) = fly::trained_for(c_sum, data).ok_or_else(|| {
-                    anyhow!("{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`")
-                })?;
-                let f = Fly::load(&path)?;
-                (Entrant::aided(base_entrant, aid, Some(&f))?, Named::ValuedCharles(c, f))
-            }
-            _ => return Err(anyhow!("{name}: only a fly or Charles takes an aid")),
-        };
-        return Ok((entrant, named));
-    }
-    if let Some(run) = flychess_sim::charles::player::run_name(name) {
-        let c = flychess_sim::charles::player::Trained::load(run, data)?;
-        return Ok((Entrant::charles(&c), Named::Charles(std::sync::Arc::new(c))));
-    }
-    let (fly_name, imagining) = match name.strip_suffix("+imagination") {
-        Some(n) => (n, true),
-        None => (name, false),
     };
-    let path = fly::find(fly_name, data)?;
-    if flychess_sim::bio::file::is_dopamine_fly(&path) {
-        let f = DopamineFly::load(&path)?;
-        if imagining {
-            return Err(anyhow!("{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"));
-        }
-        if let Some(c) = checksum
-            && f.meta.brain_checksum != c
-        {
-            return Err(anyhow!("dopamine fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
-        }
-        return Ok((Entrant::dopamine(&f), Named::Dopamine(f)));
-    }
-    let f = Fly::load(&path)?;
-    if let Some(c) = checksum
-        && f.meta.brain_checksum != c
-    {
-        return Err(anyhow!("fly {fly_name} belongs to brain {}, not to the brain asked for", f.meta.brain));
-    }
-    let w = imagining.then(|| crate::training::tuned_imagination(data, &f));
-    Ok((Entrant::fly(&f, w), Named::Fly(f)))
+    let at = flychess_sim::players::Lookup { data, checksum, brain: ready, progress: &progress };
+    let found = flychess_sim::players::named(name, &at);
+    bar.finish_and_clear();
+    Ok(found?)
 }

@@ -642,56 +642,26 @@ pub fn read_runs(data: &Path) -> Vec<RunCurves> {
     out
 }
 
-/// The imagination weight `flychess imagine-tune` chose for this fly (DATA/imagination.json,
-/// kept under the fly's player id, so a fly retrained under the same name starts untuned), or 1.0
-/// when it has not been tuned.
-pub fn tuned_imagination(data: &Path, fly: &flychess_sim::fly::Fly) -> f32 {
-    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
-        return 1.0;
-    };
-    match &v[fly.player_id(None)]["chosen"] {
-        serde_json::Value::Number(n) => n.as_f64().unwrap_or(1.0) as f32,
-        serde_json::Value::String(s) if s == "inf" => f32::INFINITY,
-        _ => 1.0,
-    }
-}
+pub use flychess_sim::tuned::{imagination as tuned_imagination, judged_weight};
 
-/// The judge's weight for this fly (`search::tune_judge` on the first VAL positions), kept in
-/// DATA/judge.json under the fly's player id (a fly retrained under the same name is tuned again)
-/// and chosen the first time it is asked for, with a progress bar.
+/// `flychess_sim::tuned::judge_weight` with a progress bar on the terminal while it is chosen.
 pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -> Result<f32> {
-    use flychess_sim::search::{Evaluator, JUDGE_TUNING_POSITIONS, tune_judge};
-    if let Some(w) = judged_weight(data, fly) {
-        return Ok(w);
-    }
-    let path = data.join("judge.json");
-    let mut all = judge_tunings(data);
-    let id = fly.player_id(None);
-    let dataset = Dataset::load(&shipped_path())?;
-    let rows = &dataset.val()[..JUDGE_TUNING_POSITIONS.min(VAL)];
-    let bar = indicatif::ProgressBar::new(rows.len() as u64);
+    let bar = indicatif::ProgressBar::hidden();
     bar.set_style(
         indicatif::ProgressStyle::with_template("choosing the judge's weight for {msg} [{bar:40}] {pos}/{len} VAL positions")
             .expect("valid template")
             .progress_chars("=> "),
     );
     bar.set_message(fly.meta.name.clone());
-    let tuning = tune_judge(Evaluator::fly(brain, &fly.readout, descending), rows, &|| bar.inc(1))?;
+    let weight = flychess_sim::tuned::judge_weight(data, fly, brain, descending, &|done, total| {
+        if bar.is_hidden() {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
     bar.finish_and_clear();
-    let chosen = tuning.chosen;
-    all.insert(id, tuning);
-    flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
-    Ok(chosen)
-}
-
-fn judge_tunings(data: &Path) -> std::collections::BTreeMap<String, flychess_sim::search::JudgeTuning> {
-    std::fs::read(data.join("judge.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
-}
-
-/// The judge's weight already chosen for this fly, if it has been.
-pub fn judged_weight(data: &Path, fly: &Fly) -> Option<f32> {
-    judge_tunings(data).get(&fly.player_id(None)).map(|t| t.chosen)
+    Ok(weight)
 }
 
 /// One snapshot's answer.

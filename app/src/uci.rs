@@ -466,16 +466,16 @@ impl Session {
             let ready = self.ready()?;
             let descending = ready.loaded.connectome.groups.descending.clone();
             let (entrant, named) =
-                crate::players::entrant_named(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
+                crate::players::named_on_terminal(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
             // The Imagination option: a readout fly playing its favourite looks one move ahead.
             let entrant = match (&entrant, &named) {
-                (Entrant::Fly { imagination: None, sample: false, .. }, crate::players::Named::Fly(f)) if imagination > 0.0 => {
+                (Entrant::Fly { imagination: None, sample: false, .. }, flychess_sim::players::Named::Fly(f)) if imagination > 0.0 => {
                     Entrant::fly(f, Some(imagination))
                 }
                 _ => entrant,
             };
             let imagination_ignored = imagination > 0.0 && !matches!(entrant, Entrant::Fly { imagination: Some(_), .. });
-            let (flies, dopamine, charles) = crate::players::kit_parts([(named, &entrant)]);
+            let (flies, dopamine, charles) = flychess_sim::players::kit_parts([(named, &entrant)]);
             let flies: Vec<_> = flies
                 .into_iter()
                 .map(|(f, mut plays_as)| {
@@ -608,7 +608,14 @@ impl Session {
                 let before = self.player.replace(value.clone());
                 if let Err(e) = self.seat() {
                     self.player = before;
-                    self.say(output, &format!("{} cannot play ({e:#}); Player stays as it was", shorten(&value)))?;
+                    // The whole reason goes to stderr; the GUI's line keeps to its start.
+                    eprintln!("{} cannot play: {e:#}", shorten(&value));
+                    let whole = format!("{e:#}");
+                    let mut reason: String = whole.chars().take(240).collect();
+                    if reason.len() < whole.len() {
+                        reason.push('…');
+                    }
+                    self.say(output, &format!("{} cannot play ({reason}); Player stays as it was", shorten(&value)))?;
                 }
             }
             "imagination" => match value.trim().parse::<f32>() {

@@ -215,7 +215,7 @@ fn watching_an_opponent_that_does_not_exist_fails_before_the_window_opens() {
     let out = flychess(t.path(), &["--watch", "nobody", "--plies", "4"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--watch nobody") && err.contains("no fly named"), "{err}");
+    assert!(err.contains("--watch nobody") && err.contains("no player named \"nobody\""), "{err}");
 }
 
 #[test]
@@ -549,7 +549,7 @@ fn a_profile_says_how_a_player_loses_move_by_move() {
     let again = json(&flychess(&data, &["profile", "--player", "greedy", "--games", "4", "--depth", "4", "--json"]));
     assert_eq!(again["profile"]["mean_loss"], profile["mean_loss"]);
     let unknown = flychess(&data, &["profile", "--player", "nobody"]);
-    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no fly named \"nobody\""));
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no player named \"nobody\""));
 }
 
 #[test]

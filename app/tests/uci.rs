@@ -4,34 +4,12 @@
 //! and a switch of player through the `Player` option.
 
 mod common;
+use common::session;
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use shakmaty::{CastlingMode, Chess, Position};
-
-/// Runs `flychess --data DATA uci` with `input` on its stdin (then its end), returns (status,
-/// stdout, stderr).
-fn session(data: &Path, input: &[u8]) -> (std::process::ExitStatus, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flychess"))
-        .arg("--data")
-        .arg(data)
-        .arg("uci")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    (out.status, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 #[test]
 fn bad_input_is_said_and_ignored_the_last_good_position_kept_and_the_end_of_input_ends_it() {
@@ -217,7 +195,7 @@ fn a_player_that_cannot_play_is_refused_where_it_is_chosen_and_options_it_ignore
         .unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stderr.contains("nobody-at-all cannot play") && stderr.contains("no fly named"), "{stderr}");
+    assert!(stderr.contains("nobody-at-all cannot play") && stderr.contains("no player named"), "{stderr}");
     assert!(!stdout.contains("bestmove") && !stdout.contains("uciok"), "{stdout}");
 
     // Imagination given to the greedy mover (no readout fly), twice: said once, and the move is

@@ -36,5 +36,6 @@ pub mod stream_fit;
 pub mod teacher;
 pub mod together;
 pub mod train;
+pub mod tuned;
 
 pub use error::{Error, Result};

@@ -324,6 +324,161 @@ impl Kit {
     }
 }
 
+/// What a named player brings to a `Kit` besides its entrant (`named`): the fly, dopamine fly or
+/// Charles run it plays with, loaded; a rung brings nothing.
+pub enum Named {
+    Rung,
+    Fly(Fly),
+    Dopamine(DopamineFly),
+    Charles(Arc<Trained>),
+    /// Charles with an aid, and the fly whose value judges its boards.
+    ValuedCharles(Arc<Trained>, Fly),
+}
+
+/// Where `named` looks a name up: the data folder, the brain a fly must belong to (None: any),
+/// that brain when it is loaded (the judge's weight is chosen on it the first time), and what
+/// to say while that takes time (`progress(what, done, total)`).
+pub struct Lookup<'a> {
+    pub data: &'a Path,
+    pub checksum: Option<&'a str>,
+    pub brain: Option<(&'a Brain, &'a [u32])>,
+    pub progress: &'a dyn Fn(&str, usize, usize),
+}
+
+impl<'a> Lookup<'a> {
+    /// A lookup in `data` for flies of any brain, with no brain loaded and nothing said.
+    pub fn in_folder(data: &'a Path) -> Lookup<'a> {
+        Lookup { data, checksum: None, brain: None, progress: &|_, _, _| {} }
+    }
+}
+
+/// The names every front door takes, in words (what an unknown name's error lists).
+pub const NAME_GRAMMAR: &str = "random, greedy, stockfish, stockfish:P (a share P of random moves), charles or charles:RUN, \
+     a fly by name, FLY+imagination, or a fly or Charles with an aid: +judge, +search, +searchN, +sfD";
+
+/// The one way from a name to a player, for every front door (the window, `--watch`, the UCI
+/// engine, the command line, the dopamine fly's opponents): a rung (random, greedy, stockfish,
+/// stockfish:P), a fly of the brain by name, FLY+imagination (at its tuned weight), a dopamine
+/// fly, charles or charles:RUN, or a fly or Charles with one of Philidor's aids (+judge, +search,
+/// +searchN, +sfD; Charles's boards valued by the brain's trained fly). Returns the entrant and
+/// what it plays with; an unknown name's error lists the names there are.
+pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
+    if let Some(rung) = Entrant::rung(name) {
+        return Ok((rung?, Named::Rung));
+    }
+    if let Some((base, suffix)) = name.rsplit_once('+')
+        && suffix != "imagination"
+    {
+        let aid = Aid::parse(suffix)
+            .ok_or_else(|| Error::Invalid(format!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)")))??;
+        let (base_entrant, base_named) = named(base, at)?;
+        return match base_named {
+            Named::Fly(f) => {
+                let aid = match aid {
+                    Aid::Judge { .. } => {
+                        let (brain, descending) = at.brain.ok_or_else(|| Error::Invalid(format!("{name} needs its brain")))?;
+                        let what = format!("choosing {name}'s weight on VAL positions");
+                        Aid::Judge {
+                            weight: crate::tuned::judge_weight(at.data, &f, brain, descending, &|d, t| (at.progress)(&what, d, t))?,
+                        }
+                    }
+                    other => other,
+                };
+                Ok((Entrant::aided(base_entrant, aid, None)?, Named::Fly(f)))
+            }
+            Named::Charles(c) => {
+                if matches!(aid, Aid::Judge { .. }) {
+                    return Err(Error::Invalid(format!(
+                        "{name}: Charles has no value head of its own; try {base}+search (the brain's fly values its boards)"
+                    )));
+                }
+                let checksum = at.checksum.ok_or_else(|| Error::Invalid(format!("{name} needs a brain whose fly values its boards")))?;
+                let (_, path) = crate::fly::trained_for(checksum, at.data).ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{name}: this brain has no trained fly to value Charles's boards; train one with `flychess train`"
+                    ))
+                })?;
+                let f = Fly::load(&path)?;
+                Ok((Entrant::aided(base_entrant, aid, Some(&f))?, Named::ValuedCharles(c, f)))
+            }
+            _ => Err(Error::Invalid(format!("{name}: only a fly or Charles takes an aid"))),
+        };
+    }
+    if let Some(run) = crate::charles::player::run_name(name) {
+        (at.progress)(&format!("loading {name}"), 0, 1);
+        let c = Trained::load(run, at.data)?;
+        return Ok((Entrant::charles(&c), Named::Charles(Arc::new(c))));
+    }
+    let (fly_name, imagining) = match name.strip_suffix("+imagination") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let path = crate::fly::find(fly_name, at.data).map_err(|_| unknown(name, at.data))?;
+    let other_brain = |kind: &str, brain: &str| {
+        Error::Invalid(format!("{kind} {fly_name} belongs to another brain ({brain}), not to the brain asked for"))
+    };
+    if crate::bio::file::is_dopamine_fly(&path) {
+        let f = DopamineFly::load(&path)?;
+        if imagining {
+            return Err(Error::Invalid(format!(
+                "{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"
+            )));
+        }
+        if at.checksum.is_some_and(|c| f.meta.brain_checksum != c) {
+            return Err(other_brain("dopamine fly", &f.meta.brain));
+        }
+        return Ok((Entrant::dopamine(&f), Named::Dopamine(f)));
+    }
+    let f = Fly::load(&path)?;
+    if at.checksum.is_some_and(|c| f.meta.brain_checksum != c) {
+        return Err(other_brain("fly", &f.meta.brain));
+    }
+    let w = imagining.then(|| crate::tuned::imagination(at.data, &f));
+    Ok((Entrant::fly(&f, w), Named::Fly(f)))
+}
+
+/// An unknown name's error: the names there are (the flies and Charles runs in `data` by name).
+fn unknown(name: &str, data: &Path) -> Error {
+    let flies = crate::fly::list(data);
+    let runs: Vec<String> = crate::charles::player::list(data).iter().map(|r| crate::charles::player::player_name(r)).collect();
+    let listed = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else if names.len() > 24 {
+            format!("{}, … ({} in all)", names[..24].join(", "), names.len())
+        } else {
+            names.join(", ")
+        }
+    };
+    Error::Invalid(format!(
+        "no player named {name:?}. The names are {NAME_GRAMMAR}. Flies here: {}. Charles runs: {}.",
+        listed(&flies),
+        listed(&runs)
+    ))
+}
+
+/// What named players bring to a `Kit`: the flies with the entrants each plays as, the dopamine
+/// flies, the Charles runs (rungs bring nothing).
+pub type KitParts = (Vec<(Fly, Vec<Entrant>)>, Vec<DopamineFly>, Vec<Arc<Trained>>);
+
+pub fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e Entrant)>) -> KitParts {
+    let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
+    for (n, e) in named {
+        match n {
+            Named::Fly(f) => flies.push((f, vec![e.clone()])),
+            Named::Dopamine(f) => dopamine.push(f),
+            Named::Charles(c) => charles.push(c),
+            Named::ValuedCharles(c, f) => {
+                let plain = Entrant::fly(&f, None);
+                flies.push((f, vec![plain]));
+                charles.push(c);
+            }
+            Named::Rung => {}
+        }
+    }
+    (flies, dopamine, charles)
+}
+
 /// One player with the kit it plays from, owned: what the window's thinker thinks for.
 #[derive(Clone)]
 pub struct Seated {

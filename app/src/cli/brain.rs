@@ -95,6 +95,7 @@ pub fn brain(cmd: BrainCommand, data: &Path) -> Result<()> {
             Ok(())
         }
         BrainCommand::Signal { which, json, calm_unreached } => signal(&spec(&which, data)?, data, json, calm_unreached),
+        BrainCommand::Think { which, fens, steps, neurons, out } => think(&spec(&which, data)?, data, &fens, &steps, &neurons, &out),
         BrainCommand::Download { release: Release::Malecns, dir, base_url, attempts, .. } => {
             let dir = dir.unwrap_or_else(|| store::malecns_dir(data));
             download(&dir, &base_url, attempts)
@@ -983,6 +984,33 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
     Ok(())
 }
 
+/// `flychess brain think`: the rates of `fens` at `steps` (1-based; empty: all) of `neurons`
+/// (empty: all) on the CPU engine, written to `out` as a long Feather table.
+fn think(spec: &BrainSpec, data: &Path, fens: &[String], steps: &[usize], neurons: &[u32], out: &Path) -> Result<()> {
+    let boards: Vec<Planes> =
+        fens.iter().map(|f| flychess_sim::chess::position_from_fen(f).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
+    if let Some(s) = steps.iter().find(|&&s| !(1..=STEPS).contains(&s)) {
+        return Err(anyhow!("step {s} is not one of 1 to {STEPS}"));
+    }
+    let (loaded, brain) = ready(spec, data, CalibrationOptions::default())?;
+    let steps: Vec<usize> = if steps.is_empty() { (0..STEPS).collect() } else { steps.iter().map(|s| s - 1).collect() };
+    let neurons: Vec<u32> = if neurons.is_empty() { (0..brain.neurons as u32).collect() } else { neurons.to_vec() };
+    let started = Instant::now();
+    let rates = flychess_sim::brain::simulator::read_on_cpu(&brain, &boards, &neurons, &steps)?;
+    let seconds = started.elapsed().as_secs_f64();
+    flychess_sim::connectome::feather::write_rates(out, &rates, boards.len(), &steps, &neurons, &loaded.connectome.neurons.body_id)?;
+    println!(
+        "{}: {} positions × {} steps × {} neurons thought in {seconds:.3} s ({:.1} positions/s), written to {}",
+        loaded.connectome.provenance.label(),
+        boards.len(),
+        steps.len(),
+        neurons.len(),
+        boards.len() as f64 / seconds.max(1e-9),
+        out.display()
+    );
+    Ok(())
+}
+
 /// One line of an engine's agreement with the CPU engine, step by step, beside the rounding
 /// envelope (`agreement`).
 fn agreement_line(a: &serde_json::Value, differences: &str) -> String {
@@ -1735,6 +1763,26 @@ pub enum BrainCommand {
         /// Measure homeostasis with "calm unreached" (σ = 1 where the input never moves).
         #[arg(long)]
         calm_unreached: bool,
+    },
+    /// The 12 steps of rates for positions, as a long Feather table (position, step, neuron,
+    /// root_id, rate: one row each), on the CPU engine: what `import flychess`'s
+    /// `export_think` writes (the same floats, bit for bit).
+    Think {
+        #[command(flatten)]
+        which: WhichBrain,
+        /// A position (FEN); give --fen again for more.
+        #[arg(long = "fen", required = true)]
+        fens: Vec<String>,
+        /// The steps, 1-based and comma-separated (default: all 12).
+        #[arg(long, value_delimiter = ',')]
+        steps: Vec<usize>,
+        /// Only these neurons, by index, comma-separated (default: all; only the rows they
+        /// depend on are worked out).
+        #[arg(long, value_delimiter = ',')]
+        neurons: Vec<u32>,
+        /// The Feather file to write.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Write the synthetic stand-in's three tables (the release's schema) into a folder.
     Generate {

@@ -22,8 +22,9 @@ use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
 
-use flychess::players::{Named, charles_runs, dopamine_of_brain, entrant_named, flies_of_brain, kit_parts};
+use flychess::players::{charles_runs, dopamine_of_brain, flies_of_brain, named_on_terminal};
 use flychess::profiling::games_file;
+use flychess_sim::players::{Named, kit_parts};
 
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
     Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
@@ -700,52 +701,45 @@ pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
     use flychess_sim::players::{Entrant, Kit, Player};
     use flychess_sim::stockfish::find_stockfish;
     let spec = crate::cli::brain::spec(which, data)?;
-    let charles_of = |p: &str| flychess_sim::charles::player::run_name(p).map(str::to_owned);
-    let needs_brain = [white, black].iter().any(|p| !flychess_sim::players::Entrant::names_rung(p) && charles_of(p).is_none());
-    let mut charles = std::collections::HashMap::new();
-    for name in [white, black] {
-        if let Some(run) = charles_of(name) {
-            charles.insert(name.to_string(), std::sync::Arc::new(flychess_sim::charles::player::Trained::load(&run, data)?));
-        }
-    }
+    // The rungs and plain Charles need no brain; any other name is resolved on it.
+    let plain_charles = |p: &str| flychess_sim::charles::player::run_name(p).is_some() && !p.contains('+');
+    let needs_brain = [white, black].iter().any(|p| Entrant::rung(p).is_none() && !plain_charles(p));
     let prepared = if needs_brain {
         Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
     } else {
         None
     };
-    let mut flies = std::collections::HashMap::new();
-    for name in [white, black] {
-        if let Some((loaded, _)) = &prepared
-            && !flychess_sim::players::Entrant::names_rung(name)
-            && !charles.contains_key(name)
-        {
-            let f = Fly::load(&fly::find(name, data)?)?;
-            if f.meta.brain_checksum != loaded.checksum {
-                return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
-            }
-            flies.insert(name.to_string(), f);
-        }
-    }
+    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
+    let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
     // Every player is the ladder's (`Player::new`): Stockfish at its lowest UCI_Elo on 20,000
     // nodes a move, a fly playing its favourite (with imagination at the weight asked for).
     let mut entrants = std::collections::HashMap::new();
+    let (mut nameds, mut seated) = (Vec::new(), Vec::new());
     for name in [white, black] {
-        let entrant = match Entrant::rung(name).transpose()? {
-            Some(rung) => rung,
-            None if charles.contains_key(name) => Entrant::charles(&charles[name]),
-            None => Entrant::fly(&flies[name], imagination),
+        let ready = prepared.as_ref().map(|(_, brain)| (brain, &descending[..]));
+        let (entrant, named) = named_on_terminal(name, data, checksum.as_deref(), ready)?;
+        let entrant = match (&entrant, &named, imagination) {
+            (Entrant::Fly { imagination: None, sample: false, .. }, Named::Fly(f), Some(w)) => Entrant::fly(f, Some(w)),
+            _ => entrant,
         };
-        entrants.insert(name, entrant);
+        entrants.insert(name, entrant.clone());
+        nameds.push(named);
+        seated.push(entrant);
     }
+    let (kit_flies, dopamine, charles) = kit_parts(nameds.into_iter().zip(&seated));
     let kit = match prepared {
         Some((loaded, brain)) => {
-            let flies: Vec<(Fly, Vec<Entrant>)> =
-                flies.iter().map(|(name, f)| (f.clone(), vec![entrants[name.as_str()].clone()])).collect();
-            Kit::new(std::sync::Arc::new(brain), loaded.connectome.groups.descending.clone()).with_flies(&flies)
+            let brain = std::sync::Arc::new(brain);
+            let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
+            let kit = Kit::new(brain, descending.clone()).with_flies(&kit_flies);
+            match bio {
+                Some(bio) => kit.with_dopamine(bio, &dopamine)?,
+                None => kit,
+            }
         }
         None => Kit::default(),
     }
-    .with_charles(&charles.values().cloned().collect::<Vec<_>>());
+    .with_charles(&charles);
     let stockfish = if entrants.values().any(Entrant::needs_stockfish) { Some(find_stockfish(None)?) } else { None };
     let make = |name: &str, dice: u64| Player::new(&entrants[name], Some(&kit), 20_000, dice, &stockfish);
     let mut records = Vec::new();
@@ -1057,7 +1051,7 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
     let ready = prepared.as_ref().map(|(_, brain)| (&**brain, &descending[..]));
     let named = |name: &str| match engine_named(name) {
         Some(e) => Ok((e, Named::Rung)),
-        None => entrant_named(name, data, checksum.as_deref(), ready),
+        None => named_on_terminal(name, data, checksum.as_deref(), ready),
     };
     let (first, first_fly) = named(a)?;
     let (second, second_fly) = named(b)?;
@@ -1367,7 +1361,7 @@ pub fn profile(data: &Path, args: &ProfileArgs) -> Result<()> {
             .ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
     };
     let descending = loaded.connectome.groups.descending.clone();
-    let (entrant, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    let (entrant, named) = named_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", sim.describe());
     let _in_force = simulator::install(&brain, sim);
@@ -1469,7 +1463,7 @@ pub fn ceiling(data: &Path, args: &CeilingArgs) -> Result<()> {
             .map(|(n, _)| n)
             .ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
     };
-    let (base, named) = entrant_named(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    let (base, named) = named_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     // The value fly: the fly itself, or for Charles the brain's trained fly.
     let (value_fly, charles) = match named {
         Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),

@@ -144,9 +144,10 @@ pub enum Command {
     Curve(curve::CurveArgs),
     /// A fly's probability for every legal move of a position, its value and its choice.
     Analyse(fly::AnalyseArgs),
-    /// Play games: a fly (by name), charles or charles:RUN (a trained Charles), random, greedy,
-    /// stockfish or stockfish:P (a share P of random moves) against another; colours alternate
-    /// game by game.
+    /// Play games between any two players by name (the names every front door takes: random,
+    /// greedy, stockfish, stockfish:P, a fly, FLY+imagination, a dopamine fly, charles or
+    /// charles:RUN, a fly or Charles with an aid: +judge, +search, +searchN, +sfD); colours
+    /// alternate game by game.
     Play(fly::PlayArgs),
     /// Measure how fast the brain thinks (positions per second per batch size, ms per move).
     Bench(brain::BenchArgs),
@@ -184,12 +185,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
             let quiet = cli.screenshot.is_some();
             let watch = cli.watch.map(|opponent| flychess::lab::Watch { opponent, plies: cli.plies });
-            // A fly opponent that does not exist is said before the window opens.
+            // A name that is no player is said before the window opens (the same resolver the
+            // window's opponent uses; what needs the brain is made once it is loaded).
             if let Some(w) = &watch
-                && !flychess_sim::players::Entrant::names_rung(&w.opponent)
-                && let Err(e) = flychess_sim::fly::find(&w.opponent, &data)
+                && let Err(e) = flychess_sim::players::named(&w.opponent, &flychess_sim::players::Lookup::in_folder(&data))
+                && !e.to_string().contains("needs its brain")
             {
-                return Err(anyhow::anyhow!("--watch {}: {e} (or random, greedy, stockfish, stockfish:P)", w.opponent));
+                return Err(anyhow::anyhow!("--watch {}: {e}", w.opponent));
             }
             let view = cli.view.as_deref().map(flychess::ui::View::parse).transpose()?;
             cli.tab.as_deref().map(flychess::ui::Tab::parse).transpose().and_then(|tab| {

@@ -561,13 +561,14 @@ struct Seat {
 }
 
 /// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
-/// is that one): Charles or charles:RUN, a fly with one of Philidor's aids (NAME+judge,
-/// NAME+search…), a dopamine fly, or a readout fly — this brain's trained fly instead when that
-/// one is missing or belongs to another brain. The error is the status to show.
-/// `say` tells the status what takes time.
+/// is that one). The name is resolved as every front door resolves it
+/// (`flychess_sim::players::named`); the board then seats what its thinker shows: a readout fly
+/// (FLY+imagination: the fly, its imagination being the switch under the board), a fly with one
+/// of Philidor's aids, a dopamine fly, Charles or charles:RUN. A plain fly name that cannot play
+/// here (missing, damaged, of another brain) gives this brain's trained fly instead, said in the
+/// status. The error is the status to show; `say` tells the status what takes time.
 fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::path::Path, say: &dyn Fn(String)) -> Result<Seat, String> {
-    use flychess_sim::players::{Entrant, Kit};
-    use flychess_sim::search::Aid;
+    use flychess_sim::players::{Entrant, Kit, Lookup, Named, named};
     let ready = ready.filter(|r| r.checksum == checksum);
     let kit = || match &ready {
         Some(r) => Kit::new(r.brain.clone(), r.connectome.groups.descending.clone()),
@@ -575,77 +576,77 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
     };
     let seated = |entrant: Entrant, kit: Kit| Seated { entrant, kit: Arc::new(kit) };
     let cannot = |e: &dyn std::fmt::Display| format!("{name} cannot play: {e}");
-    if let Some(run) = flychess_sim::charles::player::run_name(name) {
-        say(format!("Loading {name}…"));
-        let c = flychess_sim::charles::player::Trained::load(run, data).map_err(|e| cannot(&e))?;
-        let status = format!(
-            "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
-            c.player_name()
-        );
-        let entrant = Entrant::charles(&c);
-        return Ok(Seat {
-            player: seated(entrant, kit().with_charles(&[Arc::new(c)])),
-            name: name.into(),
-            status: Some(status),
-            imagination_weight: None,
-        });
-    }
-    if let Some((base, suffix)) = name.rsplit_once('+')
-        && let Some(aid) = Aid::parse(suffix)
-    {
-        let aid = aid.map_err(|e| cannot(&e))?;
-        let fly = match flychess_sim::fly::find(base, data).and_then(|p| Fly::load(&p)) {
-            Ok(f) if f.meta.brain_checksum == checksum => f,
-            Ok(f) => return Err(cannot(&format!("fly {base} was trained on another brain ({})", f.meta.brain))),
-            Err(e) => return Err(cannot(&e)),
-        };
-        let aid = match aid {
-            Aid::Judge { .. } => {
-                let ready = ready.as_ref().ok_or_else(|| format!("{name} waits for its brain."))?;
-                say(format!("Choosing {name}'s weight on VAL positions…"));
-                let weight =
-                    crate::training::judge_weight(data, &fly, &ready.brain, &ready.connectome.groups.descending).map_err(|e| cannot(&e))?;
-                Aid::Judge { weight }
-            }
-            other => other,
-        };
-        let entrant = Entrant::aided(Entrant::fly(&fly, None), aid, None).map_err(|e| cannot(&e))?;
-        let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
-        let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None });
-    }
-    if let Ok(path) = flychess_sim::fly::find(name, data)
-        && flychess_sim::bio::file::is_dopamine_fly(&path)
-        && let Some(ready) = &ready
-    {
-        say(format!("Preparing dopamine fly {name}'s mushroom body…"));
-        let made = (|| -> flychess_sim::Result<(Entrant, Kit)> {
-            let f = flychess_sim::bio::file::DopamineFly::load(&path)?;
-            let bio = ready.dopamine_model(data, f.meta.constants, &|_| {})?;
-            Ok((Entrant::dopamine(&f), kit().with_dopamine(bio, &[f])?))
-        })();
-        let (entrant, kit) = made.map_err(|e| cannot(&e))?;
-        let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
-        return Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None });
-    }
     let readout_fly = |name: String, fly: Fly, status: Option<String>| {
         let entrant = Entrant::fly(&fly, None);
         let imagination_weight = Some(crate::training::tuned_imagination(data, &fly));
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
         Seat { player: seated(entrant, kit), name, status, imagination_weight }
     };
-    let named = flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p));
-    if let Ok(f) = &named
-        && f.meta.brain_checksum == checksum
-    {
-        return Ok(readout_fly(name.into(), f.clone(), None));
-    }
-    let why = match &named {
-        Ok(f) => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
-        Err(e) => format!("Fly {name} could not be loaded ({e})"),
+    let progress = |what: &str, done: usize, _total: usize| {
+        if done == 0 {
+            let mut words = what.chars();
+            say(words.next().map(|c| c.to_uppercase().chain(words).collect::<String>() + "…").unwrap_or_default());
+        }
     };
-    match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
-        Some((own, Ok(f))) => Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")))),
-        _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
+    let brain = ready.as_ref().map(|r| (&*r.brain, &r.connectome.groups.descending[..]));
+    let found = named(name, &Lookup { data, checksum: Some(checksum), brain, progress: &progress });
+    let plain_fly_name = !name.contains('+') && !name.contains(':') && Entrant::rung(name).is_none() && name != "charles";
+    let (entrant, found) = match found {
+        Ok(found) => found,
+        Err(e) if plain_fly_name => {
+            // This brain's own fly plays instead, and the status says why.
+            let why = match flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)) {
+                Ok(f) if f.meta.brain_checksum != checksum => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
+                _ => format!("Fly {name} could not be loaded ({e})"),
+            };
+            return match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+                Some((own, Ok(f))) => Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")))),
+                _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
+            };
+        }
+        Err(e) if e.to_string().contains("needs its brain") => return Err(format!("{name} waits for its brain.")),
+        Err(e) => return Err(cannot(&e)),
+    };
+    match (found, &entrant) {
+        (Named::Charles(c), _) => {
+            let status = format!(
+                "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
+                c.player_name()
+            );
+            Ok(Seat {
+                player: seated(entrant, kit().with_charles(&[c])),
+                name: name.into(),
+                status: Some(status),
+                imagination_weight: None,
+            })
+        }
+        (Named::Fly(_), Entrant::Aided { aid: flychess_sim::search::Aid::Select { .. }, .. }) => Err(cannot(
+            &"Stockfish picking among the fly's moves (+sfD) plays in `flychess duel`, `rate` and the UCI engine; the board's thinker has no Stockfish",
+        )),
+        (Named::Fly(fly), Entrant::Aided { aid, .. }) => {
+            let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
+            let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
+            Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None })
+        }
+        (Named::Fly(fly), Entrant::Fly { imagination: Some(_), .. }) => {
+            let status =
+                format!("{name}: here imagination is the switch under the board; tick it and {} looks one move ahead.", fly.meta.name);
+            Ok(readout_fly(fly.meta.name.clone(), fly, Some(status)))
+        }
+        (Named::Fly(fly), _) => Ok(readout_fly(name.into(), fly, None)),
+        (Named::Dopamine(f), _) => {
+            let ready = ready.as_ref().ok_or_else(|| format!("{name} waits for its brain."))?;
+            say(format!("Preparing dopamine fly {name}'s mushroom body…"));
+            let bio = ready.dopamine_model(data, f.meta.constants, &|_| {}).map_err(|e| cannot(&e))?;
+            let kit = kit().with_dopamine(bio, &[f]).map_err(|e| cannot(&e))?;
+            let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
+            Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None })
+        }
+        (Named::ValuedCharles(..), _) => Err(cannot(
+            &"the board shows a brain's think, and Charles with an aid is valued by a fly; play it with `flychess duel`, `rate` or the UCI engine",
+        )),
+        (Named::Rung, _) => Err(cannot(&format!(
+            "it has no brain for the board to show; play it against the fly with `flychess --watch {name}` or `flychess play`"
+        ))),
     }
 }

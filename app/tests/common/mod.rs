@@ -156,3 +156,25 @@ pub fn python_chess_client(script: &str, data: &Path, uci_args: &[&str]) -> Opti
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     Some(serde_json::from_slice(&out.stdout).expect("the client's JSON"))
 }
+
+/// Runs `flychess --data DATA uci` with `input` on its stdin (then its end), returns (status,
+/// stdout, stderr).
+pub fn session(data: &Path, input: &[u8]) -> (std::process::ExitStatus, String, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data)
+        .arg("uci")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut stdin, &input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}

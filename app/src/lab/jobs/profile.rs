@@ -23,13 +23,20 @@ pub struct Ask {
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progress: Arc<[AtomicU32; 3]>) -> Aside<serde_json::Value> {
     aside(wake, "how-it-loses", move || {
         let Ask { fly: name, stockfish, games, depth } = ask;
-        let f = flychess_sim::fly::Fly::load(&flychess_sim::fly::find(&name, &data)?)?;
-        if f.meta.brain_checksum != ready.checksum {
-            anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
-        }
-        let entrant = flychess_sim::players::Entrant::fly(&f, None);
+        // Resolved as every front door resolves a name (a dopamine fly's model made here).
         let descending = &ready.connectome.groups.descending;
-        let kit = flychess_sim::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&[(f, vec![entrant.clone()])]);
+        let at = flychess_sim::players::Lookup {
+            data: &data,
+            checksum: Some(&ready.checksum),
+            brain: Some((&ready.brain, descending)),
+            progress: &|_, _, _| {},
+        };
+        let (entrant, found) = flychess_sim::players::named(&name, &at)?;
+        let (flies, dopamine, charles) = flychess_sim::players::kit_parts([(found, &entrant)]);
+        let mut kit = flychess_sim::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
+        if let Some(first) = dopamine.first() {
+            kit = kit.with_dopamine(ready.dopamine_model(&data, first.meta.constants, &|_| {})?, &dopamine)?;
+        }
         let job = ProfileJob {
             player: &entrant,
             kit: &kit,

@@ -356,3 +356,30 @@ pub fn write(path: &Path, batches: &[RecordBatch], metadata: &[(&str, String)]) 
 pub fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch> {
     RecordBatch::try_from_iter(columns).map_err(|e| Error::Invalid(format!("stand-in table: {e}")))
 }
+
+/// Writes a think's rates as a long Feather table, one row per position, step and neuron:
+/// `position` (u32), `step` (u8, 1-based), `neuron` (u32, the brain's index), `root_id` (i64),
+/// `rate` (f32). `rates` is laid out `[(position · steps + s) · neurons + k]` (what
+/// `Simulator::read` returns); `steps` are 0-based. The table `flychess brain think --out` and
+/// the Python package's `export_think` both write.
+pub fn write_rates(path: &Path, rates: &[f32], positions: usize, steps: &[usize], neurons: &[u32], root_ids: &[i64]) -> Result<()> {
+    use arrow_array::{Float32Array, Int64Array, UInt8Array, UInt32Array};
+    let (s, k) = (steps.len(), neurons.len());
+    if rates.len() != positions * s * k {
+        return Err(Error::table(path, format!("{} rates for {positions} positions × {s} steps × {k} neurons", rates.len())));
+    }
+    let rows = rates.len();
+    let position: UInt32Array = (0..rows).map(|i| (i / (s * k)) as u32).collect();
+    let step: UInt8Array = (0..rows).map(|i| (steps[(i / k) % s] + 1) as u8).collect();
+    let neuron: UInt32Array = (0..rows).map(|i| neurons[i % k]).collect();
+    let root: Int64Array = (0..rows).map(|i| root_ids[neurons[i % k] as usize]).collect();
+    let rate = Float32Array::from(rates.to_vec());
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("position", std::sync::Arc::new(position)),
+        ("step", std::sync::Arc::new(step)),
+        ("neuron", std::sync::Arc::new(neuron)),
+        ("root_id", std::sync::Arc::new(root)),
+        ("rate", std::sync::Arc::new(rate)),
+    ];
+    write(path, &[batch(columns)?], &[])
+}

@@ -1,0 +1,98 @@
+//! Issue 58: one way from a name to a player. The same names go to the four front doors — the
+//! command line (`flychess play`), the UCI engine (`setoption name Player`), the window's board
+//! (a new game against the name) and its `--watch` opponent — and each takes or refuses the
+//! same ones, an unknown name with the same words (the resolver's, listing the names there are).
+//! The one difference is the window's board by design: it shows a brain's think, so a rung
+//! (random, greedy, Stockfish) is refused there, saying where it plays.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// What a door made of a name: taken, or refused with these words.
+#[derive(Debug)]
+enum Door {
+    Took,
+    Refused(String),
+}
+
+fn cli(data: &Path, name: &str) -> Door {
+    let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data)
+        .args(["play", "--white", name, "--black", "random", "--games", "0", "--json"])
+        .output()
+        .expect("the binary runs");
+    if out.status.success() { Door::Took } else { Door::Refused(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+fn uci(data: &Path, name: &str) -> Door {
+    let (_, said, whole) = session(data, format!("uci\nsetoption name Player value {name}\nisready\nquit\n").as_bytes());
+    // The GUI's line keeps to the reason's start; stderr has all of it.
+    match said.lines().find(|l| l.starts_with("info string") && l.contains("cannot play")) {
+        Some(line) => Door::Refused(format!("{line}\n{}", whole.lines().find(|l| l.contains("cannot play")).unwrap_or_default())),
+        None => Door::Took,
+    }
+}
+
+fn window(h: &mut egui_kittest::Harness<'static, App>, name: &str) -> Door {
+    app_mut(h).new_game(flychess::game::Game::default(), shakmaty::Color::White, Some(name.to_string()));
+    h.step();
+    wait(h, "the player to be seated", |a| !a.lab.play().preparing_fly());
+    let play = app(h).lab.play();
+    match &play.fly {
+        // A plain fly name that cannot play here gives this brain's fly, said in the status.
+        Some(_) if play.status().contains("plays instead") => Door::Refused(play.status().to_string()),
+        Some(_) => Door::Took,
+        None => Door::Refused(play.status().to_string()),
+    }
+}
+
+fn watch(h: &egui_kittest::Harness<'static, App>, data: &Path, name: &str) -> Door {
+    let ready = app(h).ready().expect("the brain is loaded").clone();
+    match flychess::opponent::Opponent::start(name, data, ready, || {}) {
+        Ok(_) => Door::Took,
+        Err(e) => Door::Refused(e),
+    }
+}
+
+#[test]
+fn every_front_door_takes_and_refuses_the_same_names() {
+    let data = data();
+    let mut h = harness(&data);
+    // The resolver's own words for an unknown name, which every door must pass on.
+    let unknown = match flychess_sim::players::named("nobody-at-all", &flychess_sim::players::Lookup::in_folder(&data)) {
+        Ok(_) => panic!("nobody-at-all was found"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        unknown.contains("no player named \"nobody-at-all\"") && unknown.contains("flywire") && unknown.contains("+search"),
+        "{unknown}"
+    );
+    let took = |d: &Door| matches!(d, Door::Took);
+    let refused_with = |d: &Door, words: &str| matches!(d, Door::Refused(e) if e.contains(words));
+    for name in ["flywire", "flywire+search8", "flywire+imagination", "nobody-at-all", "flywire+nonsense", "stockfish:2", "random"] {
+        let doors = [
+            ("command line", cli(&data, name)),
+            ("UCI", uci(&data, name)),
+            ("window", window(&mut h, name)),
+            ("--watch", watch(&h, &data, name)),
+        ];
+        let said = format!("{name}: {doors:#?}");
+        for (door, d) in &doors {
+            match name {
+                "flywire" | "flywire+search8" | "flywire+imagination" => assert!(took(d), "{door} {said}"),
+                "nobody-at-all" => assert!(refused_with(d, &unknown), "{door} {said}"),
+                "flywire+nonsense" => assert!(refused_with(d, "+nonsense is no aid"), "{door} {said}"),
+                "stockfish:2" => assert!(refused_with(d, "stockfish:P takes a share P of random moves from 0 to 1"), "{door} {said}"),
+                // A rung has no think for the board to show; every other door seats it.
+                "random" if *door == "window" => assert!(refused_with(d, "--watch random"), "{door} {said}"),
+                "random" => assert!(took(d), "{door} {said}"),
+                _ => unreachable!(),
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! What a fly's switches and aids were tuned to, kept in the data folder under the fly's player
+//! id (a fly retrained under the same name starts untuned): imagination's weight
+//! (DATA/imagination.json, `flychess imagine-tune`) and the judge's weight (DATA/judge.json,
+//! chosen on VAL positions by `search::tune_judge` the first time a fly plays with the judge).
+//! Every front door that seats a player reads them here (`players::named`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::brain::Brain;
+use crate::data::{Dataset, VAL, shipped_path};
+use crate::error::{Error, Result};
+use crate::fly::Fly;
+use crate::search::{Evaluator, JUDGE_TUNING_POSITIONS, JudgeTuning, tune_judge};
+
+/// The imagination weight `flychess imagine-tune` chose for this fly, or 1.0 when it has not
+/// been tuned (or the file is unreadable: imagination then plays at its plain weight).
+pub fn imagination(data: &Path, fly: &Fly) -> f32 {
+    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return 1.0;
+    };
+    match &v[fly.player_id(None)]["chosen"] {
+        serde_json::Value::Number(n) => n.as_f64().unwrap_or(1.0) as f32,
+        serde_json::Value::String(s) if s == "inf" => f32::INFINITY,
+        _ => 1.0,
+    }
+}
+
+fn judge_tunings(data: &Path) -> BTreeMap<String, JudgeTuning> {
+    std::fs::read(data.join("judge.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+}
+
+/// The judge's weight already chosen for this fly, if it has been.
+pub fn judged_weight(data: &Path, fly: &Fly) -> Option<f32> {
+    judge_tunings(data).get(&fly.player_id(None)).map(|t| t.chosen)
+}
+
+/// The judge's weight for this fly: the one kept, else chosen now on the first VAL positions
+/// (`progress(done, total)` after each) and kept.
+pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], progress: &dyn Fn(usize, usize)) -> Result<f32> {
+    if let Some(w) = judged_weight(data, fly) {
+        return Ok(w);
+    }
+    let path = data.join("judge.json");
+    let mut all = judge_tunings(data);
+    let dataset = Dataset::load(&shipped_path())?;
+    let rows = &dataset.val()[..JUDGE_TUNING_POSITIONS.min(VAL)];
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let tuning = tune_judge(Evaluator::fly(brain, &fly.readout, descending), rows, &|| {
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, rows.len())
+    })?;
+    let chosen = tuning.chosen;
+    all.insert(fly.player_id(None), tuning);
+    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::files::write_atomically(&path, text.as_bytes())?;
+    Ok(chosen)
+}
