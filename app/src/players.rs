@@ -1,6 +1,6 @@
 //! Players for the terminal's front doors (the command line, the UCI engine): a name resolved by
 //! the one resolver, `flychess_sim::players::named`, with a progress bar while it takes time
-//! (`named_on_terminal`), and a brain's roster: its readout flies, its dopamine flies on their
+//! (`player_on_terminal`), and a brain's roster: its readout flies, its dopamine flies on their
 //! model of the brain, the finished Charles runs.
 
 use std::path::Path;
@@ -67,7 +67,7 @@ pub fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_sim::charles::pl
 /// `flychess_sim::players::named` on the terminal: the same names and errors, with a progress
 /// bar while a fly's judge weight is chosen on VAL positions the first time. `ready` is the
 /// brain the flies must belong to, when it is loaded.
-pub fn named_on_terminal(
+pub fn player_on_terminal(
     name: &str,
     data: &Path,
     checksum: Option<&str>,

@@ -466,7 +466,7 @@ impl Session {
             let ready = self.ready()?;
             let descending = ready.loaded.connectome.groups.descending.clone();
             let (entrant, named) =
-                crate::players::named_on_terminal(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
+                crate::players::player_on_terminal(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
             // The Imagination option: a readout fly playing its favourite looks one move ahead.
             let entrant = match (&entrant, &named) {
                 (Entrant::Fly { imagination: None, sample: false, .. }, flychess_sim::players::Named::Fly(f)) if imagination > 0.0 => {

@@ -160,8 +160,8 @@ impl Brain {
     }
 
     /// The neuron table's columns (the package makes them a pyarrow Table): index, root id, cell
-    /// type, class, super-class, side, region, transmitter, sign, soma position in µm (NaN where
-    /// the release has none), eye slot (−1: not a placed photoreceptor), descending (the readout's
+    /// type, class, super-class, side, region, transmitter, sign, position in µm (`positions`
+    /// says what they are; NaN where there is none), eye slot (−1: not a placed photoreceptor), descending (the readout's
     /// inputs).
     fn _neuron_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         guard(|| {
@@ -177,7 +177,9 @@ impl Brain {
             d.set_item("region", n.region.iter().map(|r| r.name()).collect::<Vec<_>>())?;
             d.set_item("transmitter", n.transmitter.iter().map(|t| t.name()).collect::<Vec<_>>())?;
             d.set_item("sign", n.sign.clone().into_pyarray(py))?;
-            for (k, axis) in ["soma_x_um", "soma_y_um", "soma_z_um"].into_iter().enumerate() {
+            // The cloud's positions: the release's own, or (FlyWire's bundle) a layout made from
+            // the wiring: `positions` says which.
+            for (k, axis) in ["x_um", "y_um", "z_um"].into_iter().enumerate() {
                 d.set_item(axis, n.soma_um.iter().map(|p| p[k]).collect::<Vec<f32>>().into_pyarray(py))?;
             }
             let eye: Vec<i32> = self.brain.eye_slot.iter().map(|&s| if s == flychess_sim::brain::NO_EYE { -1 } else { s as i32 }).collect();
@@ -192,8 +194,8 @@ impl Brain {
     }
 
     /// Every neuron as a pyarrow Table (`.to_pandas()` for pandas), in the brain's order: index,
-    /// root_id, type, class, super_class, side, region, transmitter, sign, soma_x_um, soma_y_um,
-    /// soma_z_um (NaN where the release has no soma), eye_slot (−1: no placed photoreceptor),
+    /// root_id, type, class, super_class, side, region, transmitter, sign, x_um, y_um,
+    /// z_um (the cloud's positions: `positions` says what they are), eye_slot (−1: no placed photoreceptor),
     /// descending (the readout's inputs).
     #[getter]
     fn neurons<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -216,6 +218,13 @@ impl Brain {
             d.set_item("sign", c.pre.iter().map(|&p| signs[p as usize]).collect::<Vec<i8>>().into_pyarray(py))?;
             Ok(d)
         })
+    }
+
+    /// What the neuron table's x_um/y_um/z_um are, in words: the release's positions, or (the
+    /// FlyWire bundle, which has none) a layout made from the wiring, not anatomy.
+    #[getter]
+    fn positions(&self) -> &'static str {
+        self.loaded.connectome.provenance.positions_label()
     }
 
     /// The regions' names, in the order of their numbers.

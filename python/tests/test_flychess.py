@@ -77,9 +77,10 @@ def test_shapes_dtypes_and_tables(brain):
     assert brain.think(FENS[:1], steps=4).shape == (1, 4, len(brain))
     neurons = brain.neurons
     assert neurons.num_rows == len(brain)
-    for column in ["index", "root_id", "type", "class", "super_class", "side", "region", "soma_x_um", "eye_slot", "descending"]:
+    for column in ["index", "root_id", "type", "class", "super_class", "side", "region", "x_um", "eye_slot", "descending"]:
         assert column in neurons.column_names, column
     assert set(neurons["region"].to_pylist()) <= set(brain.regions)
+    assert brain.positions and np.isfinite(np.asarray(neurons["x_um"])).any()
     c = brain.connections
     assert c["indptr"].shape == (len(brain) + 1,) and c["indptr"][-1] == len(c["indices"]) == len(c["weight"]) == len(c["sign"])
     assert set(np.unique(c["sign"])) <= {-1, 1}

@@ -22,7 +22,7 @@ use flychess_sim::readout::Readout;
 use flychess_sim::stats;
 use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
 
-use flychess::players::{charles_runs, dopamine_of_brain, flies_of_brain, named_on_terminal};
+use flychess::players::{charles_runs, dopamine_of_brain, flies_of_brain, player_on_terminal};
 use flychess::profiling::games_file;
 use flychess_sim::players::{Named, kit_parts};
 
@@ -717,7 +717,7 @@ pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
     let (mut nameds, mut seated) = (Vec::new(), Vec::new());
     for name in [white, black] {
         let ready = prepared.as_ref().map(|(_, brain)| (brain, &descending[..]));
-        let (entrant, named) = named_on_terminal(name, data, checksum.as_deref(), ready)?;
+        let (entrant, named) = player_on_terminal(name, data, checksum.as_deref(), ready)?;
         let entrant = match (&entrant, &named, imagination) {
             (Entrant::Fly { imagination: None, sample: false, .. }, Named::Fly(f), Some(w)) => Entrant::fly(f, Some(w)),
             _ => entrant,
@@ -1051,7 +1051,7 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
     let ready = prepared.as_ref().map(|(_, brain)| (&**brain, &descending[..]));
     let named = |name: &str| match engine_named(name) {
         Some(e) => Ok((e, Named::Rung)),
-        None => named_on_terminal(name, data, checksum.as_deref(), ready),
+        None => player_on_terminal(name, data, checksum.as_deref(), ready),
     };
     let (first, first_fly) = named(a)?;
     let (second, second_fly) = named(b)?;
@@ -1361,7 +1361,7 @@ pub fn profile(data: &Path, args: &ProfileArgs) -> Result<()> {
             .ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
     };
     let descending = loaded.connectome.groups.descending.clone();
-    let (entrant, named) = named_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    let (entrant, named) = player_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     let sim = std::sync::Arc::new(Simulator::choose(engine, &brain)?);
     eprintln!("the flies think on the {}", sim.describe());
     let _in_force = simulator::install(&brain, sim);
@@ -1463,7 +1463,7 @@ pub fn ceiling(data: &Path, args: &CeilingArgs) -> Result<()> {
             .map(|(n, _)| n)
             .ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
     };
-    let (base, named) = named_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    let (base, named) = player_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
     // The value fly: the fly itself, or for Charles the brain's trained fly.
     let (value_fly, charles) = match named {
         Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),

@@ -5,7 +5,7 @@ program's own Rust crates (the same engines, bit for bit, as ``flychess`` on the
 
     import flychess
     brain = flychess.Brain.load("flywire783")
-    neurons = brain.neurons.to_pandas()          # root id, type, class, region, soma, ...
+    neurons = brain.neurons.to_pandas()          # root id, type, class, region, x/y/z, ...
     rates = brain.think(["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"])
     rates.shape                                   # (1, 12, len(brain)), float32
     fly = flychess.Fly.load("flywire", brain=brain)

@@ -23,11 +23,14 @@ class Brain:
     @property
     def neurons(self) -> pa.Table:
         """index, root_id, type, class, super_class, side, region, transmitter, sign,
-        soma_x_um, soma_y_um, soma_z_um, eye_slot, descending."""
+        x_um, y_um, z_um, eye_slot, descending."""
     def _neuron_columns(self) -> Dict[str, Union[np.ndarray, List[str]]]: ...
     @property
     def connections(self) -> Dict[str, np.ndarray]:
         """Incoming CSR: indptr (uint32, n+1), indices (uint32 senders), weight (float32), sign (int8)."""
+    @property
+    def positions(self) -> str:
+        """What x_um/y_um/z_um are: the release's positions or a layout made from the wiring."""
     @property
     def regions(self) -> List[str]: ...
     def think(
