@@ -2,13 +2,15 @@
 queen, and when?
 
 It thinks two positions that differ only by the white queen (on d1, then taken off the board),
-takes the difference of every neuron's rate at every one of the 12 steps, joins it to the
-FlyWire neuron table, and prints the regions and the cell types that moved most, step by step,
+takes the difference of every neuron's rate at every one of the 12 steps, and
+- prints which regions the board moves at each step (and plots them to a PNG),
+- joins the rates to the neuron table's FlyWire cell types: the types that moved most,
+- puts the descending neurons' rates (the readout's inputs) for the two positions side by side,
 then writes the whole think to a Feather file other tools (pandas, R's arrow, navis) read.
 
 Run it from a checkout after `pip install ./python`:
 
-    python python/examples/which_neurons_see_the_queen.py [--brain standin] [--out think.feather]
+    python python/examples/which_neurons_see_the_queen.py [--brain standin] [--out F.feather] [--png F.png]
 
 (the default FlyWire brain is built the first time, which takes a few minutes; `--brain standin`
 runs in seconds on the synthetic stand-in.)
@@ -28,6 +30,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--brain", default="flywire783", help="flywire783 (default), standin, or a folder of FlyWire tables")
     parser.add_argument("--out", default="queen-think.feather", help="where to write the whole think (Feather, or .parquet)")
+    parser.add_argument("--png", default="queen-regions.png", help="where to plot the regions' response, step by step")
     args = parser.parse_args()
 
     brain = flychess.Brain.load(args.brain)
@@ -54,8 +57,33 @@ def main():
     for k in np.argsort(means)[::-1][:10]:
         print(f"  {names[k]:20} {means[k]:.4f}")
 
-    descending = np.asarray(neurons["descending"])
-    print(f"\nDescending neurons (the readout's inputs): mean |difference| at step 12 = {last[descending].mean():.4f}")
+    descending = np.flatnonzero(np.asarray(neurons["descending"]))
+    print(f"\nDescending neurons (the readout's inputs), step 12, the ten that differ most, side by side:")
+    print(f"  {'root id':>20} {'type':14} {'with queen':>11} {'without':>9}")
+    root_ids = np.asarray(neurons["root_id"])
+    for j in descending[np.argsort(last[descending])[::-1][:10]]:
+        print(f"  {root_ids[j]:>20} {types[j] or '-':14} {rates[0, -1, j]:11.4f} {rates[1, -1, j]:9.4f}")
+    print(f"  mean |difference| over all {len(descending)} descending neurons: {last[descending].mean():.4f}")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
+    steps = np.arange(1, flychess.STEPS + 1)
+    for k, region in enumerate(brain.regions):
+        mask = regions == region
+        if mask.any():
+            curve = [moved[t, mask].mean() for t in range(flychess.STEPS)]
+            ax.plot(steps, curve, marker="o", ms=3, color=plt.cm.tab20(k % 20), label=region)
+    ax.set_xlabel("step")
+    ax.set_ylabel("mean |rate with queen − without|")
+    ax.set_title(f"Where the white queen's absence travels ({brain.name})")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(args.png)
+    print(f"\nthe regions' response plotted to {args.png}")
     path = flychess.export_think([WITH_QUEEN, WITHOUT_QUEEN], args.out, brain=brain)
     print(f"the whole think written to {path} (position, step, neuron, root_id, rate)")
 
