@@ -114,9 +114,10 @@ pub fn spearman(a: &[f64], b: &[f64]) -> Option<Estimate> {
         return None;
     }
     let rho = (sab / (saa * sbb).sqrt()).clamp(-1.0, 1.0);
-    let z = rho.clamp(-0.999_999, 0.999_999).atanh();
+    // libm, not the platform's C library: the same bits on Linux and Windows (installer/test-windows).
+    let z = libm::atanh(rho.clamp(-0.999_999, 0.999_999));
     let se = ((1.0 + rho * rho / 2.0) / (n as f64 - 3.0)).sqrt();
-    Some(Estimate { value: rho, low: (z - Z95 * se).tanh(), high: (z + Z95 * se).tanh() })
+    Some(Estimate { value: rho, low: libm::tanh(z - Z95 * se), high: libm::tanh(z + Z95 * se) })
 }
 
 #[cfg(test)]
