@@ -490,7 +490,6 @@ struct Player {
     entrant: flychess_sim::players::Entrant,
     kit: flychess_sim::players::Kit,
     stockfish: Option<PathBuf>,
-    brain: Option<Py<Brain>>,
 }
 
 #[pymethods]
@@ -501,12 +500,11 @@ impl Player {
     #[pyo3(signature = (name, brain = None, data = None))]
     fn new(py: Python<'_>, name: &str, brain: Option<Py<Brain>>, data: Option<PathBuf>) -> PyResult<Player> {
         guard(|| {
-            use flychess_sim::players::{Entrant, Kit, Lookup, kit_parts, named};
+            use flychess_sim::players::{Kit, Lookup, kit_parts, named};
             let folder = folder_of(&brain, data)?;
-            let plain_charles = flychess_sim::charles::player::run_name(name).is_some() && !name.contains('+');
             let brain = match brain {
                 Some(b) => Some(b),
-                None if Entrant::rung(name).is_none() && !plain_charles => {
+                None if flychess_sim::players::needs_brain(name) => {
                     Some(Py::new(py, Brain::load(py, "flywire783", Some(folder.clone()), 1)?)?)
                 }
                 None => None,
@@ -543,7 +541,7 @@ impl Player {
             }
             let stockfish =
                 if entrant.needs_stockfish() { Some(flychess_sim::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
-            Ok(Player { name: entrant.name(), entrant, kit, stockfish, brain })
+            Ok(Player { name: entrant.name(), entrant, kit, stockfish })
         })
     }
 
@@ -572,7 +570,6 @@ impl Player {
             if pos.legal_moves().is_empty() {
                 return Err(PyValueError::new_err(format!("the game is over in {:?} (no legal move)", quoted(fen, 80))));
             }
-            let _ = &self.brain;
             let (entrant, kit, stockfish) = (&self.entrant, &self.kit, &self.stockfish);
             let nodes = flychess_sim::ladder::LadderOptions::default().stockfish_nodes;
             let mv = py

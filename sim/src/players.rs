@@ -352,6 +352,13 @@ impl<'a> Lookup<'a> {
     }
 }
 
+/// Whether a player name needs a brain loaded to be seated: everything but a rung and plain
+/// Charles (`charles`, `charles:RUN`; Charles with an aid is valued by the brain's fly).
+pub fn needs_brain(name: &str) -> bool {
+    let plain_charles = crate::charles::player::run_name(name).is_some() && !name.contains('+');
+    Entrant::rung(name).is_none() && !plain_charles
+}
+
 /// The names every front door takes, in words (what an unknown name's error lists).
 pub const NAME_GRAMMAR: &str = "random, greedy, stockfish, stockfish:P (a share P of random moves), charles or charles:RUN, \
      a fly by name, FLY+imagination, or a fly or Charles with an aid: +judge, +search, +searchN, +sfD";

@@ -702,8 +702,7 @@ pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
     use flychess_sim::stockfish::find_stockfish;
     let spec = crate::cli::brain::spec(which, data)?;
     // The rungs and plain Charles need no brain; any other name is resolved on it.
-    let plain_charles = |p: &str| flychess_sim::charles::player::run_name(p).is_some() && !p.contains('+');
-    let needs_brain = [white, black].iter().any(|p| Entrant::rung(p).is_none() && !plain_charles(p));
+    let needs_brain = [white, black].iter().any(|p| flychess_sim::players::needs_brain(p));
     let prepared = if needs_brain {
         Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
     } else {
