@@ -86,6 +86,11 @@ impl Game {
     }
 
     /// Keys of every position so far (the last is the current one), for repetition checks.
+    /// The game's positions from its start to the current one.
+    pub fn positions(&self) -> &[Chess] {
+        &self.positions
+    }
+
     pub fn keys(&self) -> &[u64] {
         &self.keys
     }

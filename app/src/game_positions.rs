@@ -165,6 +165,24 @@ fn open(pgn: &Path) -> Result<(Box<dyn Read>, std::sync::Arc<std::sync::atomic::
     Ok((text, read, size))
 }
 
+/// The games of `pgn` numbered in `wanted` (1-based, as a row's `game`), read in one pass that
+/// stops once all are found. A number past the file's end is simply missing from the answer.
+pub fn games_numbered(pgn: &Path, wanted: &std::collections::BTreeSet<u32>) -> Result<std::collections::BTreeMap<u32, PlayedGame>> {
+    let (text, _, _) = open(pgn)?;
+    let mut reader = pgn_reader::Reader::new(BufReader::new(text));
+    let mut found = std::collections::BTreeMap::new();
+    let mut number = 0u32;
+    let last = wanted.last().copied().unwrap_or(0);
+    while number < last {
+        let Some(game) = reader.read_game(&mut GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? else { break };
+        number += 1;
+        if wanted.contains(&number) {
+            found.insert(number, game);
+        }
+    }
+    Ok(found)
+}
+
 /// A seeded 64-bit hash of a few numbers (splitmix64 over each in turn).
 fn mix(seed: u64, parts: &[u64]) -> u64 {
     let mut h = seed ^ 0x6A09_E667_F3BC_C908;

@@ -231,10 +231,15 @@ fn complete_lines(path: &Path) -> Result<(usize, u64)> {
 /// writes. Refused, naming the file, when a part is missing, unfinished or of another run.
 /// Returns the whole file, its lines and bytes.
 pub fn merge(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
+    merge_keyed::<LabelKey>(parts)
+}
+
+/// `merge` for parts whose sidecars carry the key `K` (a PGN's labels, a curriculum's).
+pub fn merge_keyed<K: Serialize + serde::de::DeserializeOwned + PartialEq>(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
     let mut found = Vec::new();
     let mut bytes_of = std::collections::HashMap::new();
     for path in parts {
-        let (key, part) = flychess_sim::shard::read_sidecar::<LabelKey>(path, "a labels part")?;
+        let (key, part) = flychess_sim::shard::read_sidecar::<K>(path, "a labels part")?;
         let (records, bytes) = complete_lines(path)?;
         bytes_of.insert(path.clone(), bytes);
         found.push(PartFile { path: path.clone(), key, part, records });

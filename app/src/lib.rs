@@ -6,6 +6,7 @@
 //! UI tests in tests/ drive this library through egui_kittest.
 
 pub mod figure_job;
+pub mod finishing;
 pub mod game;
 pub mod game_positions;
 pub mod grader;

@@ -45,6 +45,9 @@ pub struct ThinkRequest {
     pub earlier: Vec<u64>,
     /// Some(w): one-move imagination with weight w.
     pub imagination: Option<f32>,
+    /// The game's positions so far (the last one is `position`), for a fly with habituation
+    /// (its memory of the boards its side made); empty otherwise.
+    pub history: Vec<Chess>,
     /// Only the rates are wanted again (a think shown again after its rates were let go).
     pub recall: bool,
 }
@@ -128,7 +131,17 @@ pub fn think(
     };
     let heads = readout.heads(&features);
     let p = policy(pos, &heads);
-    let (index, skipped) = choose(pos, &p, &request.earlier)?;
+    // Habituation lowers the moves whose boards look like those its side made this game.
+    let habituated = match &seat.entrant {
+        flychess_sim::players::Entrant::Fly { habituation: Some(h), .. } if !request.history.is_empty() => {
+            let memory = flychess_sim::habituation::Memory::from_game(&request.history, pos.turn());
+            let mut lowered = p.clone();
+            memory.habituate(*h, pos, &p.moves, &mut lowered.probability, request.earlier.len());
+            Some(lowered)
+        }
+        _ => None,
+    };
+    let (index, skipped) = choose(pos, habituated.as_ref().unwrap_or(&p), &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
     let (chosen, seen) = match (seat.aid(), request.imagination) {
         // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
@@ -143,7 +156,7 @@ pub fn think(
             }
         }
         (_, Some(w)) => {
-            let seen = look_ahead(brain, readout, descending, pos, &p, &request.earlier);
+            let seen = look_ahead(brain, readout, descending, pos, habituated.as_ref().unwrap_or(&p), &request.earlier);
             (p.moves[seen.pick(w)], Some(seen))
         }
         (_, None) => (p.moves[index], None),

@@ -43,6 +43,18 @@ pub struct TrainJob {
     /// scale); None: the shipped rows alone.
     #[serde(default)]
     pub games: Option<GamesMix>,
+    /// The curriculum of finishing mixed into every batch (`train --curriculum SHARE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curriculum: Option<CurriculumMix>,
+}
+
+/// The curriculum of finishing in a run (`flychess data curriculum`, `flychess::finishing`): the
+/// TRAIN rows of the curriculum dataset at `dataset` (never its held-out HOLD), each taught the
+/// quickest win (`Target::lesson`), making `share` of every batch.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CurriculumMix {
+    pub dataset: PathBuf,
+    pub share: f64,
 }
 
 /// The master-move part of a run (`flychess data games`): TRAIN rows of the dataset at
@@ -187,6 +199,8 @@ pub struct RunInfo {
     pub lessons: f64,
     #[serde(default)]
     pub games: Option<GamesMix>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curriculum: Option<CurriculumMix>,
     /// The blind baseline on VAL (move popularity only), for reference lines.
     pub blind: Option<Metrics>,
     pub hold: Option<Metrics>,
@@ -363,6 +377,35 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         train_x.extend(x);
         train_t.extend(t);
     }
+    // The curriculum: its TRAIN rows' readings and their quickest-win targets.
+    let (curriculum_x, curriculum_t) = match &job.curriculum {
+        Some(c) => {
+            let d = Dataset::load(&c.dataset).map_err(|e| anyhow!("{e} (make the curriculum with `flychess data curriculum`)"))?;
+            if d.train().is_empty() {
+                return Err(anyhow!("{}: the curriculum has no TRAIN rows", c.dataset.display()));
+            }
+            events(TrainEvent::Stage { text: format!("opening the DN-rate cache of {}", c.dataset.display()), fraction: 0.0 });
+            let Some(cc) = self::cache(prepared, data, &d, d.rows.len(), controls, events)? else {
+                events(TrainEvent::Stopped);
+                return Ok(None);
+            };
+            let first = d.meta.hold + d.meta.val;
+            let t: Vec<Target> = d.train().par_iter().map(Target::lesson).collect::<flychess_sim::Result<_>>()?;
+            (cc.read(first..d.rows.len(), job.reading)?, t)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    if let Some(c) = job.curriculum.as_ref().filter(|_| job.games.is_none()) {
+        // In memory: the curriculum rows repeated until they make their share of TRAIN.
+        let d = cache.meta.descending;
+        let share = c.share.clamp(0.0, 0.9);
+        let extra = ((share / (1.0 - share)) * train_t.len() as f64).ceil() as usize;
+        for k in 0..extra {
+            let i = k % curriculum_t.len();
+            train_x.extend_from_slice(&curriculum_x[i * d..(i + 1) * d]);
+            train_t.push(curriculum_t[i].clone());
+        }
+    }
     let val_x = cache.read(HOLD..HOLD + VAL, job.reading)?;
     let hold_x = cache.read(0..HOLD, job.reading)?;
     // The games part: its cache filled as far as the run asks (TRAIN rows come after its human
@@ -405,7 +448,15 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         }
         None => None,
     };
-    let (teacher_words, by_teacher) = teacher_of(job, train_rows.len());
+    let (mut teacher_words, mut by_teacher) = teacher_of(job, train_rows.len());
+    if let Some(c) = &job.curriculum {
+        teacher_words.push_str(&format!(
+            "; the curriculum of finishing (Stockfish's quickest win) on {} rows, {:.0} % of every batch",
+            curriculum_t.len(),
+            100.0 * c.share
+        ));
+        by_teacher.insert("curriculum".to_string(), curriculum_t.len());
+    }
 
     let dir = runs_dir(data).join(&job.name);
     std::fs::create_dir_all(&dir)?;
@@ -421,6 +472,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             && p.fit == job.options
             && p.lessons == job.lessons
             && p.games == job.games
+            && p.curriculum == job.curriculum
     });
     let steps = job.reading.steps();
     let snapshots = snapshots_dir(data, &job.name);
@@ -462,6 +514,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         fit: job.options.clone(),
         lessons: job.lessons,
         games: job.games.clone(),
+        curriculum: job.curriculum.clone(),
         blind: Some(blind),
         hold: None,
         finished: false,
@@ -479,7 +532,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             Some(g) => format!("{}; and {} positions of {}", dataset.meta.source, g.positions, games_source),
             None => dataset.meta.source.clone(),
         },
-        train_positions: train_rows.len() + job.games.as_ref().map_or(0, |g| g.positions),
+        train_positions: train_rows.len() + job.games.as_ref().map_or(0, |g| g.positions) + curriculum_t.len(),
         val: readout_val,
         hold,
         created: fly::today(),
@@ -513,7 +566,8 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
                 g.stockfish_share,
                 options.seed,
             )?
-            .with_teacher(engine_labels.as_ref(), g.teacher)?;
+            .with_teacher(engine_labels.as_ref(), g.teacher)?
+            .with_curriculum(&curriculum_x, &curriculum_t, job.curriculum.as_ref().map_or(0.0, |c| c.share))?;
             &mut mixed
         }
         _ => {

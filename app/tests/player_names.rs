@@ -72,9 +72,27 @@ fn every_front_door_takes_and_refuses_the_same_names() {
         unknown.contains("no player named \"nobody-at-all\"") && unknown.contains("flywire") && unknown.contains("+search"),
         "{unknown}"
     );
+    // Habituation's tuning for the fly (as `flychess habituation-tune` keeps it).
+    let fly = flychess_sim::fly::Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let tuned = serde_json::json!({ fly.player_id(None): {"chosen": {"decay": 0.8, "weight": 1.0}} });
+    std::fs::write(data.join("habituation.json"), tuned.to_string()).unwrap();
     let took = |d: &Door| matches!(d, Door::Took);
     let refused_with = |d: &Door, words: &str| matches!(d, Door::Refused(e) if e.contains(words));
-    for name in ["flywire", "flywire+search8", "flywire+imagination", "nobody-at-all", "flywire+nonsense", "stockfish:2", "random"] {
+    let names = [
+        "flywire",
+        "flywire+search8",
+        "flywire+imagination",
+        "flywire+habituation",
+        "flywire+imagination+habituation:2",
+        "flywire+habituation:-2",
+        "flywire+imagination:-1",
+        "flywire+imagination+imagination",
+        "nobody-at-all",
+        "flywire+nonsense",
+        "stockfish:2",
+        "random",
+    ];
+    for name in names {
         let doors = [
             ("command line", cli(&data, name)),
             ("UCI", uci(&data, name)),
@@ -84,9 +102,15 @@ fn every_front_door_takes_and_refuses_the_same_names() {
         let said = format!("{name}: {doors:#?}");
         for (door, d) in &doors {
             match name {
-                "flywire" | "flywire+search8" | "flywire+imagination" => assert!(took(d), "{door} {said}"),
+                "flywire" | "flywire+search8" | "flywire+imagination" | "flywire+habituation" | "flywire+imagination+habituation:2" => {
+                    assert!(took(d), "{door} {said}")
+                }
+                // A bad switch value is refused, naming it.
+                "flywire+habituation:-2" => assert!(refused_with(d, "+habituation:-2"), "{door} {said}"),
+                "flywire+imagination:-1" => assert!(refused_with(d, "+imagination:-1"), "{door} {said}"),
+                "flywire+imagination+imagination" => assert!(refused_with(d, "given twice"), "{door} {said}"),
                 "nobody-at-all" => assert!(refused_with(d, &unknown), "{door} {said}"),
-                "flywire+nonsense" => assert!(refused_with(d, "+nonsense is no aid"), "{door} {said}"),
+                "flywire+nonsense" => assert!(refused_with(d, "+nonsense is no switch or aid"), "{door} {said}"),
                 "stockfish:2" => assert!(refused_with(d, "stockfish:P takes a share P of random moves from 0 to 1"), "{door} {said}"),
                 // A rung has no think for the board to show; every other door seats it.
                 "random" if *door == "window" => assert!(refused_with(d, "--watch random"), "{door} {said}"),
@@ -95,4 +119,12 @@ fn every_front_door_takes_and_refuses_the_same_names() {
             }
         }
     }
+    // The window seats the switch it was asked for (not the plain fly under the name).
+    assert!(matches!(window(&mut h, "flywire+habituation"), Door::Took));
+    let seated = app(&h).lab.play().fly.clone().expect("a fly is seated");
+    assert!(
+        matches!(seated.entrant, flychess_sim::players::Entrant::Fly { habituation: Some(ref hb), .. } if hb.decay == 0.8 && hb.weight == 1.0),
+        "{:?}",
+        seated.entrant
+    );
 }

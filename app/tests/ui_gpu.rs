@@ -32,8 +32,15 @@ fn the_gpu_think_reads_back_only_the_readout(
     let descending = ready.connectome.groups.descending.clone();
     let mut engine =
         Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
-    let request =
-        ThinkRequest { id: 7, fly: seat.clone(), position: position.clone(), earlier: Vec::new(), imagination: None, recall: false };
+    let request = ThinkRequest {
+        id: 7,
+        fly: seat.clone(),
+        position: position.clone(),
+        earlier: Vec::new(),
+        imagination: None,
+        history: Vec::new(),
+        recall: false,
+    };
     let baseline = std::sync::Arc::new(Vec::new());
     let t = think(&ready.brain, &descending, &baseline, &request, &mut engine).unwrap();
     assert!(engine.is_some(), "the GPU engine did not fail");

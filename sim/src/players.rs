@@ -23,6 +23,7 @@ use crate::charles::player::Trained;
 use crate::chess::planes;
 use crate::error::{Error, Result};
 use crate::fly::Fly;
+use crate::habituation::{Habituation, Memory};
 use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::readout::{Policy, Readout, choose, policy, think_features};
 use crate::search::{Aid, Budget, Evaluator, Searcher};
@@ -45,6 +46,8 @@ pub enum Entrant {
         id: String,
         imagination: Option<f32>,
         sample: bool,
+        /// Habituation against repetition (`crate::habituation`), when switched on.
+        habituation: Option<Habituation>,
     },
     /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
     Dopamine {
@@ -126,7 +129,17 @@ impl Entrant {
 
     /// A fly as it plays on the ladder (the favourite, with the repetition rule).
     pub fn fly(fly: &Fly, imagination: Option<f32>) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false }
+        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false, habituation: None }
+    }
+
+    /// A fly as it plays on the ladder with its switches: imagination at weight `imagination`,
+    /// habituation with `habituation`'s parameters (its games are kept under both).
+    pub fn fly_with(fly: &Fly, imagination: Option<f32>, habituation: Option<Habituation>) -> Entrant {
+        let id = match habituation {
+            Some(h) => format!("{}-habituation-{}", fly.player_id(imagination), h.label()),
+            None => fly.player_id(imagination),
+        };
+        Entrant::Fly { name: fly.meta.name.clone(), id, imagination, sample: false, habituation }
     }
 
     /// A dopamine fly as it plays (the highest vote, with the repetition rule).
@@ -185,7 +198,7 @@ impl Entrant {
 
     /// The same fly drawing its moves from its policy.
     pub fn sampling(fly: &Fly) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true }
+        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true, habituation: None }
     }
 
     pub fn name(&self) -> String {
@@ -199,8 +212,13 @@ impl Entrant {
             },
             Entrant::Stockfish { .. } => "stockfish-min (anchor)".into(),
             Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
-            Entrant::Fly { name, imagination: Some(_), .. } => format!("{name} +imagination"),
-            Entrant::Fly { name, .. } => name.clone(),
+            Entrant::Fly { name, imagination, habituation, .. } => {
+                format!(
+                    "{name}{}{}",
+                    if imagination.is_some() { " +imagination" } else { "" },
+                    if habituation.is_some() { " +habituation" } else { "" }
+                )
+            }
             Entrant::Dopamine { name, .. } | Entrant::Charles { name, .. } | Entrant::Uci { name, .. } => name.clone(),
             Entrant::Aided { base, aid, value: None } => format!("{} + {}", base.name(), aid.label()),
             Entrant::Aided { base, aid, value: Some((fly, _)) } => format!("{} + {} ({fly}'s value)", base.name(), aid.label()),
@@ -361,7 +379,8 @@ pub fn needs_brain(name: &str) -> bool {
 
 /// The names every front door takes, in words (what an unknown name's error lists).
 pub const NAME_GRAMMAR: &str = "random, greedy, stockfish, stockfish:P (a share P of random moves), charles or charles:RUN, \
-     a fly by name, FLY+imagination, or a fly or Charles with an aid: +judge, +search, +searchN, +sfD";
+     a fly by name with its switches FLY+imagination[:W] and FLY+habituation[:W] (tuned weights unless W is given), \
+     or a fly or Charles with an aid: +judge, +search, +searchN, +sfD";
 
 /// The one way from a name to a player, for every front door (the window, `--watch`, the UCI
 /// engine, the command line, the dopamine fly's opponents): a rung (random, greedy, stockfish,
@@ -374,10 +393,11 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
         return Ok((rung?, Named::Rung));
     }
     if let Some((base, suffix)) = name.rsplit_once('+')
-        && suffix != "imagination"
+        && Switch::parse(name, suffix).is_none()
     {
-        let aid = Aid::parse(suffix)
-            .ok_or_else(|| Error::Invalid(format!("{name}: +{suffix} is no aid (+imagination, +judge, +search, +search64, +sf4)")))??;
+        let aid = Aid::parse(suffix).ok_or_else(|| {
+            Error::Invalid(format!("{name}: +{suffix} is no switch or aid (+imagination, +habituation, +judge, +search, +search64, +sf4)"))
+        })??;
         let (base_entrant, base_named) = named(base, at)?;
         return match base_named {
             Named::Fly(f) => {
@@ -416,10 +436,8 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
         let c = Trained::load(run, at.data)?;
         return Ok((Entrant::charles(&c), Named::Charles(Arc::new(c))));
     }
-    let (fly_name, imagining) = match name.strip_suffix("+imagination") {
-        Some(n) => (n, true),
-        None => (name, false),
-    };
+    let (fly_name, switches) = Switches::split(name)?;
+    let imagining = switches.imagination.is_some();
     let path = crate::fly::find(fly_name, at.data).map_err(|_| unknown(name, at.data))?;
     let other_brain = |kind: &str, brain: &str| {
         Error::Invalid(format!("{kind} {fly_name} belongs to another brain ({brain}), not to the brain asked for"))
@@ -431,6 +449,9 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
                 "{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"
             )));
         }
+        if switches.habituation.is_some() {
+            return Err(Error::Invalid(format!("{fly_name} is a dopamine fly: habituation is a switch of a readout fly")));
+        }
         if at.checksum.is_some_and(|c| f.meta.brain_checksum != c) {
             return Err(other_brain("dopamine fly", &f.meta.brain));
         }
@@ -440,8 +461,86 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
     if at.checksum.is_some_and(|c| f.meta.brain_checksum != c) {
         return Err(other_brain("fly", &f.meta.brain));
     }
-    let w = imagining.then(|| crate::tuned::imagination(at.data, &f));
-    Ok((Entrant::fly(&f, w), Named::Fly(f)))
+    let w = switches.imagination.map(|w| w.unwrap_or_else(|| crate::tuned::imagination(at.data, &f)));
+    let h = match switches.habituation {
+        None => None,
+        Some(weight) => {
+            let tuned = crate::tuned::habituation(at.data, &f).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{name}: habituation is not tuned for {fly_name} yet; choose its decay and weight on VAL games with `flychess habituation-tune --fly {fly_name}`"
+                ))
+            })?;
+            Some(match weight {
+                Some(w) => Habituation::checked(tuned.decay, w)?,
+                None => tuned,
+            })
+        }
+    };
+    Ok((Entrant::fly_with(&f, w, h), Named::Fly(f)))
+}
+
+/// A fly's switch after its name: `imagination` or `habituation`, with an optional weight
+/// (`:W`). Some(Err) names a bad weight; None: not a switch.
+enum Switch {
+    Imagination(Option<f32>),
+    Habituation(Option<f32>),
+}
+
+impl Switch {
+    fn parse(name: &str, suffix: &str) -> Option<Result<Switch>> {
+        let (word, value) = match suffix.split_once(':') {
+            Some((w, v)) => (w, Some(v)),
+            None => (suffix, None),
+        };
+        if word != "imagination" && word != "habituation" {
+            return None;
+        }
+        let weight = match value {
+            None => None,
+            Some(v) => match v.parse::<f32>() {
+                Ok(w) if w >= 0.0 && !w.is_nan() && (w.is_finite() || word == "imagination") => Some(w),
+                _ => {
+                    return Some(Err(Error::Invalid(format!(
+                        "{name}: +{word}:{v} — the weight must be a number of 0 or more{}",
+                        if word == "imagination" { " (or inf)" } else { "" }
+                    ))));
+                }
+            },
+        };
+        Some(Ok(if word == "imagination" { Switch::Imagination(weight) } else { Switch::Habituation(weight) }))
+    }
+}
+
+/// The switches after a fly's name (each at most once): Some(weight given) when on.
+#[derive(Default)]
+struct Switches {
+    imagination: Option<Option<f32>>,
+    habituation: Option<Option<f32>>,
+}
+
+impl Switches {
+    /// The fly's name and its switches, from `FLY+imagination+habituation:2` and the like.
+    fn split(name: &str) -> Result<(&str, Switches)> {
+        let mut switches = Switches::default();
+        let mut rest = name;
+        while let Some((base, suffix)) = rest.rsplit_once('+') {
+            let Some(switch) = Switch::parse(name, suffix) else {
+                return Err(Error::Invalid(format!(
+                    "{name}: +{suffix} cannot come before a switch; switches (+imagination, +habituation) follow the fly's name, an aid comes alone"
+                )));
+            };
+            let slot = match switch? {
+                Switch::Imagination(w) => (&mut switches.imagination, w),
+                Switch::Habituation(w) => (&mut switches.habituation, w),
+            };
+            if slot.0.is_some() {
+                return Err(Error::Invalid(format!("{name}: +{suffix} is given twice")));
+            }
+            *slot.0 = Some(slot.1);
+            rest = base;
+        }
+        Ok((rest, switches))
+    }
 }
 
 /// An unknown name's error: the names there are (the flies and Charles runs in `data` by name).
@@ -535,6 +634,8 @@ pub enum Player<'a> {
         readout: &'a Readout,
         descending: &'a [u32],
         imagination: Option<f32>,
+        /// Habituation's parameters and the fly's memory of this game's boards, when switched on.
+        habituation: Option<(Habituation, Memory)>,
     },
     /// A fly that draws its move from its policy (the probabilities as they are) with its own
     /// dice: the player of the clone test with independent seeds.
@@ -626,17 +727,35 @@ impl Player<'_> {
         Ok(match self {
             Player::Random(d) => rung(moves[d.below(moves.len())]),
             Player::Greedy(d) => rung(greedy(pos, &moves, d)),
-            Player::Fly { brain, readout, descending, imagination: Some(w) } => {
-                let (p, seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
+            Player::Fly { brain, readout, descending, imagination: Some(w), habituation } => {
+                let (p, mut seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
+                if let Some((h, memory)) = habituation {
+                    memory.at_ply(earlier.len());
+                    memory.habituate(*h, pos, &p.moves, &mut seen.probability, earlier.len());
+                }
                 let (i, value) = (seen.pick(*w), p.value);
+                if let Some((_, memory)) = habituation {
+                    memory.remember(earlier.len(), &boards_after(pos, &p.moves[i..=i])[0]);
+                }
                 // The board, and the board after each move unless one mates (then it is played).
                 let thinks = 1 + if seen.mate.is_some() { 0 } else { moves.len() };
                 of(p, i, Some(value), thinks)
             }
-            Player::Fly { brain, readout, descending, imagination: None } => {
+            Player::Fly { brain, readout, descending, imagination: None, habituation } => {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
-                let (i, value) = (choose(pos, &p, earlier).ok_or_else(over)?.0, p.value);
+                let i = match habituation {
+                    Some((h, memory)) => {
+                        memory.at_ply(earlier.len());
+                        let mut lowered = p.clone();
+                        memory.habituate(*h, pos, &p.moves, &mut lowered.probability, earlier.len());
+                        let i = choose(pos, &lowered, earlier).ok_or_else(over)?.0;
+                        memory.remember(earlier.len(), &boards_after(pos, &p.moves[i..=i])[0]);
+                        i
+                    }
+                    None => choose(pos, &p, earlier).ok_or_else(over)?.0,
+                };
+                let value = p.value;
                 of(p, i, Some(value), 1)
             }
             Player::SamplingFly { brain, readout, descending, dice } => {
@@ -755,14 +874,20 @@ impl<'a> Player<'a> {
                 random_share: *random_share,
                 dice: Dice::new(dice),
             },
-            Entrant::Fly { name, id, imagination, sample } => {
+            Entrant::Fly { name, id, imagination, sample, habituation } => {
                 let kit = kit_for(e)?;
                 let (brain, descending) = kit.brain_for(e)?;
                 let readout = kit.readout_of(name, id)?;
                 if *sample {
                     Player::SamplingFly { brain, readout, descending, dice: Dice::new(dice) }
                 } else {
-                    Player::Fly { brain, readout, descending, imagination: *imagination }
+                    Player::Fly {
+                        brain,
+                        readout,
+                        descending,
+                        imagination: *imagination,
+                        habituation: habituation.map(|h| (h, Memory::default())),
+                    }
                 }
             }
             Entrant::Dopamine { name, id } => {

@@ -41,6 +41,13 @@ pub struct Mixed<'a> {
     /// Stockfish's moves for the streamed rows (where labelled) and the sources' weights.
     labels: Option<&'a EngineLabels>,
     teacher: Teacher,
+    /// The curriculum of finishing (`with_curriculum`): its rows in memory, their share of every
+    /// batch, and its own shuffled order.
+    curriculum_x: &'a [f32],
+    curriculum_t: &'a [Target],
+    curriculum_share: f64,
+    curriculum_order: Vec<usize>,
+    curriculum_at: usize,
 }
 
 impl<'a> Mixed<'a> {
@@ -82,7 +89,34 @@ impl<'a> Mixed<'a> {
             fixed_at: fixed_t.len(),
             labels: None,
             teacher: Teacher::default(),
+            curriculum_x: &[],
+            curriculum_t: &[],
+            curriculum_share: 0.0,
+            curriculum_order: Vec::new(),
+            curriculum_at: 0,
         })
+    }
+
+    /// `share` of every batch (rounded, at least one row when above 0) from the curriculum of
+    /// finishing (`crate::curriculum`): rows held in memory like the fixed ones, cycled in their
+    /// own shuffled order. The fixed rows' share stays what it was; the streamed rows give way.
+    pub fn with_curriculum(mut self, x: &'a [f32], t: &'a [Target], share: f64) -> Result<Mixed<'a>> {
+        if !(0.0..1.0).contains(&(share + self.share)) || share < 0.0 || (share > 0.0 && t.is_empty()) {
+            return Err(Error::Invalid(format!(
+                "a curriculum share of {share} beside a fixed share of {} (together below 1) from {} curriculum rows",
+                self.share,
+                t.len()
+            )));
+        }
+        if x.len() != t.len() * self.inputs {
+            return Err(Error::Invalid("the curriculum rows' features do not match their targets".into()));
+        }
+        self.curriculum_x = x;
+        self.curriculum_t = t;
+        self.curriculum_share = share;
+        self.curriculum_order = (0..t.len()).collect();
+        self.curriculum_at = t.len();
+        Ok(self)
     }
 
     /// The streamed rows taught by `teacher`, with Stockfish's moves from `labels` where a row
@@ -114,7 +148,33 @@ impl<'a> Mixed<'a> {
 
     /// Of each batch of `batch`, this many streamed rows (at least one); the rest are fixed.
     fn streamed_per(&self, batch: usize) -> usize {
-        (((batch as f64) * (1.0 - self.share)).round() as usize).clamp(1, batch)
+        (((batch as f64) * (1.0 - self.share - self.curriculum_share)).round() as usize).clamp(1, batch)
+    }
+
+    /// Of each batch of `batch`, this many curriculum rows (at least one when it has a share, and
+    /// never a streamed row's place).
+    fn curriculum_per(&self, batch: usize) -> usize {
+        if self.curriculum_share <= 0.0 {
+            return 0;
+        }
+        (((batch as f64) * self.curriculum_share).round() as usize).max(1).min(batch - self.streamed_per(batch))
+    }
+
+    /// The next curriculum row (reshuffling them when all have been used).
+    fn next_curriculum(&mut self) -> usize {
+        if self.curriculum_at >= self.curriculum_order.len() {
+            shuffle_with(&mut self.curriculum_order, &mut self.state);
+            self.curriculum_at = 0;
+        }
+        self.curriculum_at += 1;
+        self.curriculum_order[self.curriculum_at - 1]
+    }
+
+    /// The held rows of one batch besides `streamed` streamed ones: (fixed, curriculum) indices.
+    fn held_rows(&mut self, batch: usize, streamed: usize) -> (Vec<usize>, Vec<usize>) {
+        let curriculum = self.curriculum_per(batch);
+        let fixed = (0..batch - streamed - curriculum).map(|_| self.next_fixed()).collect();
+        (fixed, (0..curriculum).map(|_| self.next_curriculum()).collect())
     }
 
     /// The next fixed row (reshuffling the fixed rows when all have been used).
@@ -131,7 +191,8 @@ impl<'a> Mixed<'a> {
 impl TrainSet for Mixed<'_> {
     fn positions(&self) -> usize {
         let streamed = self.range.len();
-        streamed + (streamed as f64 * self.share / (1.0 - self.share)).round() as usize
+        let held = self.share + self.curriculum_share;
+        streamed + (streamed as f64 * held / (1.0 - held)).round() as usize
     }
 
     fn skip_passes(&mut self, batch: usize, passes: usize) -> Result<()> {
@@ -144,9 +205,7 @@ impl TrainSet for Mixed<'_> {
                 let mut order: Vec<usize> = (0..end - at).collect();
                 shuffle_with(&mut order, &mut self.state);
                 for _chunk in order.chunks(streamed_per) {
-                    for _ in 0..batch - streamed_per {
-                        self.next_fixed();
-                    }
+                    self.held_rows(batch, streamed_per);
                 }
                 at = end;
             }
@@ -180,9 +239,9 @@ impl TrainSet for Mixed<'_> {
             shuffle_with(&mut order, &mut self.state);
             let mut bx: Vec<f32> = Vec::new();
             for chunk in order.chunks(streamed_per) {
-                let fixed: Vec<usize> = (0..batch - streamed_per).map(|_| self.next_fixed()).collect();
+                let (fixed, curriculum) = self.held_rows(batch, streamed_per);
                 bx.clear();
-                let mut bt: Vec<&Target> = Vec::with_capacity(chunk.len() + fixed.len());
+                let mut bt: Vec<&Target> = Vec::with_capacity(chunk.len() + fixed.len() + curriculum.len());
                 for &i in chunk {
                     bx.extend_from_slice(&x[i * d..(i + 1) * d]);
                     bt.push(&targets[i]);
@@ -190,6 +249,10 @@ impl TrainSet for Mixed<'_> {
                 for &i in &fixed {
                     bx.extend_from_slice(&self.fixed_x[i * d..(i + 1) * d]);
                     bt.push(&self.fixed_t[i]);
+                }
+                for &i in &curriculum {
+                    bx.extend_from_slice(&self.curriculum_x[i * d..(i + 1) * d]);
+                    bt.push(&self.curriculum_t[i]);
                 }
                 step(&mut bx, &bt)?;
             }
@@ -279,6 +342,60 @@ mod tests {
         }
         // A range past what the cache holds is refused.
         assert!(Mixed::new(&cache, path, 0..25, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).is_err());
+    }
+
+    /// With a curriculum, a set share of every batch is curriculum rows (each used in turn), the
+    /// fixed rows keep theirs, every streamed row still comes once a pass, and resuming after a
+    /// pass (`skip_passes`) draws the same batches as going on.
+    #[test]
+    fn the_curriculum_takes_its_share_of_every_batch_and_a_resumed_pass_draws_the_same_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, path) = setup(dir.path());
+        let fixed_t = fixed_targets();
+        let fixed_x = vec![1.0f32; 5 * 3];
+        // Four curriculum rows read 2.0, 3.0, 4.0, 5.0.
+        let curriculum_t: Vec<Target> = fixed_targets().into_iter().take(4).collect();
+        let curriculum_x: Vec<f32> = (0..4).flat_map(|k| [2.0 + k as f32; 3]).collect();
+        let new = || {
+            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 9)
+                .unwrap()
+                .with_block(10)
+                .with_curriculum(&curriculum_x, &curriculum_t, 0.25)
+                .unwrap()
+        };
+        let record = |m: &mut Mixed| {
+            let mut batches: Vec<Vec<u32>> = Vec::new();
+            m.pass(8, &mut |x, _| {
+                batches.push(x.chunks(3).map(|r| (r[0] * 255.0).round() as u32).collect());
+                Ok(0.0)
+            })
+            .unwrap();
+            batches
+        };
+        let mut m = new();
+        assert_eq!(m.positions(), 48, "24 streamed rows are half of every batch");
+        let first = record(&mut m);
+        let second = record(&mut m);
+        for batch in &first {
+            let kinds = |lo: u32, hi: u32| batch.iter().filter(|&&v| (lo..=hi).contains(&v)).count();
+            let (curriculum, fixed) = (kinds(510, 1275), kinds(255, 255));
+            assert_eq!((curriculum, fixed), (2, 2), "{batch:?}");
+        }
+        let mut streamed: Vec<u32> = first.iter().flatten().copied().filter(|&v| v < 255).collect();
+        streamed.sort();
+        assert_eq!(streamed, (0..24).collect::<Vec<_>>());
+        let used: std::collections::BTreeSet<u32> = first.iter().flatten().copied().filter(|&v| v >= 510).collect();
+        assert_eq!(used.len(), 4, "every curriculum row is used");
+        let mut resumed = new();
+        resumed.skip_passes(8, 1).unwrap();
+        assert_eq!(record(&mut resumed), second);
+        // A curriculum and fixed share of 1 or more leave no room for the streamed rows.
+        assert!(
+            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, &fixed_x, &fixed_t, 0.5, 9)
+                .unwrap()
+                .with_curriculum(&curriculum_x, &curriculum_t, 0.5)
+                .is_err()
+        );
     }
 
     /// Taught by Stockfish alone, every streamed row's target is its engine label (1.d4, even),

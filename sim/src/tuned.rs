@@ -2,6 +2,8 @@
 //! id (a fly retrained under the same name starts untuned): imagination's weight
 //! (DATA/imagination.json, `flychess imagine-tune`) and the judge's weight (DATA/judge.json,
 //! chosen on VAL positions by `search::tune_judge` the first time a fly plays with the judge).
+//! and habituation's decay and weight (DATA/habituation.json, `flychess habituation-tune`, with
+//! the shipped fly's tuning shipped in models/habituation.json as the fallback).
 //! Every front door that seats a player reads them here (`players::named`).
 
 use std::collections::BTreeMap;
@@ -55,4 +57,39 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], p
     let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
     crate::files::write_atomically(&path, text.as_bytes())?;
     Ok(chosen)
+}
+
+/// The shipped flies' habituation tunings (`flychess habituation-tune`, kept in the repository).
+const SHIPPED_HABITUATION: &[u8] = include_bytes!("../../models/habituation.json");
+
+/// Habituation's decay and weight chosen on VAL games for this fly (DATA/habituation.json, else
+/// the shipped tunings); None when it has not been tuned.
+pub fn habituation(data: &Path, fly: &Fly) -> Option<crate::habituation::Habituation> {
+    let id = fly.player_id(None);
+    let read = |bytes: &[u8]| -> Option<crate::habituation::Habituation> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let h: crate::habituation::Habituation = serde_json::from_value(v[&id]["chosen"].clone()).ok()?;
+        crate::habituation::Habituation::checked(h.decay, h.weight).ok()
+    };
+    std::fs::read(data.join("habituation.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_HABITUATION))
+}
+
+/// Keeps `chosen` for `fly` in DATA/habituation.json (beside other flies' tunings), with what
+/// it was chosen from (`details`, e.g. the grids).
+pub fn keep_habituation(
+    data: &Path,
+    fly: &Fly,
+    chosen: crate::habituation::Habituation,
+    details: serde_json::Value,
+) -> Result<std::path::PathBuf> {
+    let path = data.join("habituation.json");
+    let mut all: BTreeMap<String, serde_json::Value> =
+        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut entry = details;
+    entry["fly"] = serde_json::Value::String(fly.meta.name.clone());
+    entry["chosen"] = serde_json::to_value(chosen).map_err(|e| Error::Invalid(e.to_string()))?;
+    all.insert(fly.player_id(None), entry);
+    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::files::write_atomically(&path, text.as_bytes())?;
+    Ok(path)
 }

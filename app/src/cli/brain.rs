@@ -1304,6 +1304,27 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             }
             Ok(())
         }
+        DataCommand::Curriculum {
+            out,
+            games,
+            engine_labels,
+            labels_searched,
+            won,
+            endgames,
+            stalemates,
+            depth,
+            multipv,
+            workers,
+            seed,
+            positions,
+            json,
+            shards,
+        } => {
+            let dir = out.unwrap_or_else(|| flychess::finishing::default_dir(data));
+            let games_path = dataset_path(&games, data)?;
+            let curriculum = CurriculumRun { dir, games_path, engine_labels, labels_searched, won, endgames, stalemates, depth, multipv };
+            curriculum.run(workers, seed, positions, json, shards)
+        }
         DataCommand::Import { jsonl, out, source, labeller } => {
             let file = std::fs::File::open(&jsonl).with_context(|| format!("opening {}", jsonl.display()))?;
             let reader: Box<dyn std::io::BufRead> = if jsonl.extension().is_some_and(|e| e == "zst") {
@@ -1507,7 +1528,7 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     let fly = Fly::load(&path)?;
     let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
     let descending = &loaded.connectome.groups.descending;
-    let player = |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination };
+    let player = |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination, habituation: None };
     let time = |imagination: Option<f32>| -> Result<f64> {
         let mut p = player(imagination);
         p.choose(&pos, &[])?; // warm-up
@@ -1841,6 +1862,56 @@ pub enum DataCommand {
         #[command(flatten)]
         shards: crate::cli::cluster::ShardArgs,
     },
+    /// The curriculum of finishing (issue 56): won positions whose moves Stockfish ranks by
+    /// centipawns and distance to mate, so the quickest win is the target. Won TRAIN positions of
+    /// a games dataset (by its engine labels), the dataset's human-test positions (held out),
+    /// random basic won endgames (KQ-K, KR-K, KRR-K, KBB-K, KQ against a minor piece, a pawn to
+    /// promote) and stalemate lessons (a move stalemates; the target is the best one that does
+    /// not); a tenth of the made positions held out. Labelled into DIR/labels.jsonl (resumable,
+    /// sharded like `data label`), then built into DIR/curriculum.flyd for `train --curriculum`
+    /// and `eval` (`fastest_win`).
+    Curriculum {
+        /// Where the curriculum goes (default: DATA/curriculum).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The games dataset its game positions come from (a name or a .flyd path).
+        #[arg(long, default_value = "games-1200k")]
+        games: String,
+        /// Stockfish's moves for that dataset's TRAIN rows (`data label --dataset`), searched for
+        /// won positions; without them only the held-out human-test positions come from games.
+        #[arg(long)]
+        engine_labels: Option<PathBuf>,
+        /// Engine labels searched (the first ones; there must be this many).
+        #[arg(long, default_value_t = 400_000)]
+        labels_searched: usize,
+        /// Won TRAIN positions taken (at most).
+        #[arg(long, default_value_t = 12_000)]
+        won: usize,
+        /// Random positions of each basic endgame.
+        #[arg(long, default_value_t = 3_000)]
+        endgames: usize,
+        #[arg(long, default_value_t = 6_000)]
+        stalemates: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        /// Stockfish's best moves ranked per position.
+        #[arg(long, default_value_t = 8)]
+        multipv: usize,
+        /// Engines run at once (default: one per core).
+        #[arg(long)]
+        workers: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Label at most this many of the planned positions (default: all); the dataset is
+        /// built from what is labelled.
+        #[arg(long)]
+        positions: Option<usize>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        shards: crate::cli::cluster::ShardArgs,
+    },
     /// Summary of a dataset (default: the one shipped with the project).
     Info {
         path: Option<PathBuf>,
@@ -1943,4 +2014,145 @@ pub struct BenchArgs {
     pub fit_passes: usize,
     #[command(flatten)]
     pub which: WhichBrain,
+}
+
+/// `data curriculum` (`flychess::finishing`): plan, label, build.
+struct CurriculumRun {
+    dir: PathBuf,
+    games_path: PathBuf,
+    engine_labels: Option<PathBuf>,
+    labels_searched: usize,
+    won: usize,
+    endgames: usize,
+    stalemates: usize,
+    depth: u32,
+    multipv: usize,
+}
+
+impl CurriculumRun {
+    fn run(
+        self,
+        workers: Option<usize>,
+        seed: u64,
+        positions: Option<usize>,
+        json: bool,
+        shards: crate::cli::cluster::ShardArgs,
+    ) -> Result<()> {
+        use flychess::finishing::{CurriculumKey, Plan, build, plan, positions as planned_positions};
+        use flychess::label::{LabelOptions, label, merge_keyed};
+        use flychess_sim::data::Dataset;
+        let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
+        let file = self.dir.join("labels.jsonl");
+        let labeller = format!("Stockfish, 1 thread, MultiPV {}, depth {}", self.multipv, self.depth);
+        if let Some(count) = merge_shards {
+            let parts: Vec<PathBuf> = flychess_sim::shard::Shard::all(count as usize)
+                .map(|s| flychess_sim::shard::part_path(&file, s))
+                .filter(|p| p.exists())
+                .collect();
+            if parts.is_empty() {
+                return Err(anyhow!("no part of the curriculum cut {count} ways in {}", self.dir.display()));
+            }
+            let (whole, lines, bytes) = merge_keyed::<CurriculumKey>(&parts)?;
+            println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
+        }
+        println!("reading {}…", self.games_path.display());
+        let games = Dataset::load(&self.games_path)?;
+        let sha = games.content_hash();
+        let labels = match &self.engine_labels {
+            Some(dir) => {
+                let l = flychess_sim::teacher::EngineLabels::read(dir, &sha, self.labels_searched)?;
+                if l.labels.len() < self.labels_searched {
+                    return Err(anyhow!(
+                        "{} holds {} whole lines of labels; search that many with --labels-searched {} (the plan must not change as labels arrive)",
+                        dir.display(),
+                        l.labels.len(),
+                        l.labels.len()
+                    ));
+                }
+                Some(l)
+            }
+            None => None,
+        };
+        let the_plan = Plan {
+            games_sha256: sha,
+            labels_searched: if labels.is_some() { self.labels_searched } else { 0 },
+            won: if labels.is_some() { self.won } else { 0 },
+            endgames: self.endgames,
+            stalemates: self.stalemates,
+            seed,
+        };
+        let (planned, fresh) = planned_positions(&self.dir, &the_plan, || plan(&games, labels.as_ref(), &the_plan))?;
+        drop(games);
+        let mut origins = std::collections::BTreeMap::<&str, (usize, usize)>::new();
+        for p in &planned {
+            let c = origins.entry(p.origin.as_str()).or_default();
+            if p.held { c.0 += 1 } else { c.1 += 1 }
+        }
+        println!(
+            "{} {} positions in {} (held out / trained on): {}",
+            if fresh { "planned" } else { "read back" },
+            planned.len(),
+            self.dir.display(),
+            origins.iter().map(|(o, (h, t))| format!("{o} {h}/{t}")).collect::<Vec<_>>().join(", ")
+        );
+        let total = positions.unwrap_or(planned.len()).min(planned.len());
+        let key = CurriculumKey { plan: the_plan, depth: self.depth, multipv: self.multipv };
+        let samples: Vec<flychess::label::Sample> = planned[..total].iter().map(|p| p.sample()).collect();
+        if merge_shards.is_none() {
+            let (label_file, range) = match shard {
+                Some(shard) => {
+                    let part_file = flychess_sim::shard::part_path(&file, shard);
+                    flychess_sim::shard::start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
+                    (part_file, shard.range(total))
+                }
+                None => {
+                    flychess_sim::shard::start_part(
+                        &file,
+                        &key,
+                        flychess_sim::shard::Part { shard: flychess_sim::shard::Shard { index: 1, count: 1 }, total },
+                    )?;
+                    (file.clone(), 0..total)
+                }
+            };
+            let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
+            let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+            let bar = ProgressBar::new(range.len() as u64);
+            bar.set_style(
+                ProgressStyle::with_template("curriculum [{bar:40}] {pos}/{len} positions, {per_sec}, eta {eta}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            let options = LabelOptions {
+                first_index: range.start,
+                depth: self.depth,
+                multipv: self.multipv,
+                workers,
+                positions: range.len(),
+                seed,
+                stockfish,
+                compact: false,
+            };
+            let done = label(&samples[range.clone()], &label_file, &options, &|d, _| bar.set_position(d as u64))?;
+            bar.finish_and_clear();
+            if let Some(shard) = shard {
+                println!("{done} positions labelled in {} (shard {shard}; join with --merge-shards {})", label_file.display(), shard.count);
+                return Ok(());
+            }
+        }
+        let built = build(&self.dir, &planned, &labeller)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&built)?);
+        } else {
+            println!(
+                "{}: {} of {} labelled positions are won for the mover; {} held out, {} to train on. By kind (held out / train): {}",
+                built.path.display(),
+                built.won,
+                built.labelled,
+                built.held_out,
+                built.train,
+                built.by_kind.iter().map(|(k, (h, t))| format!("{k} {h}/{t}")).collect::<Vec<_>>().join(", ")
+            );
+        }
+        Ok(())
+    }
 }

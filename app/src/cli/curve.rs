@@ -153,6 +153,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             options: options.clone(),
             lessons: 0.0,
             games: (games_n > 0).then(|| GamesMix::master(games_path.clone(), games_n, args.stockfish_share)),
+            curriculum: None,
         };
         job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
         let fly = match finished(data, &job, &loaded.checksum) {

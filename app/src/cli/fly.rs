@@ -97,6 +97,7 @@ pub fn train(
     lessons: f64,
     engine: EngineChoice,
     games: Option<flychess::training::GamesMix>,
+    curriculum: Option<flychess::training::CurriculumMix>,
     json: bool,
 ) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
@@ -105,7 +106,7 @@ pub fn train(
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
-    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games };
+    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games, curriculum };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
@@ -273,6 +274,7 @@ pub fn eval(
     controls: bool,
     human_positions: Option<usize>,
     against: &[String],
+    curriculum: Option<PathBuf>,
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
@@ -362,6 +364,16 @@ pub fn eval(
     let human_random = human_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / human_t.len().max(1) as f64;
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &fly_x, hold_rows)?;
+    // The curriculum's held-out won positions, where there is a curriculum.
+    let finishing = match curriculum.filter(|p| p.exists()) {
+        Some(path) => {
+            let c = flychess::finishing::load(&path)?;
+            let held = c.hold();
+            let (cc, _) = crate::cli::brain::cache_of(which, data, &path, Some(held.len()), None, EngineChoice::Auto)?;
+            Some(flychess::finishing::judge(&f.readout, &cc.read(0..held.len(), f.meta.reading)?, held)?)
+        }
+        None => None,
+    };
     let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
     let mut table = vec![
         PlayerRow::of("fly", &fly_o, &fly_o),
@@ -388,7 +400,13 @@ pub fn eval(
         human_table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &human_t), &fly_h));
     }
     let taught = taught_by(&f.meta);
-    let report = serde_json::json!({
+    let finishing_by_kind = finishing.as_ref().map(|c| {
+        c.by_kind
+            .iter()
+            .map(|(k, (n, hit))| (k.clone(), serde_json::json!({"positions": n, "fastest": hit})))
+            .collect::<serde_json::Map<_, _>>()
+    });
+    let mut report = serde_json::json!({
         "fly": name,
         "brain": f.meta.brain,
         "brain_checksum": f.meta.brain_checksum,
@@ -414,9 +432,27 @@ pub fn eval(
         "value_rho_interval": value_rho.map(|e| [e.low, e.high]),
         "material_rho": material_rho.map(|e| e.value),
         "material_rho_interval": material_rho.map(|e| [e.low, e.high]),
-        "won_positions": won,
-        "fastest_win": if won > 0 { serde_json::json!(fastest as f64 / won as f64) } else { serde_json::Value::Null },
     });
+    // How it finishes won games (issue 56), beside the rest.
+    let finishing_report = serde_json::json!({
+        "won_positions": finishing.as_ref().map_or(won, |c| c.won_positions),
+        "fastest_win": match &finishing {
+            Some(c) => serde_json::json!(c.fastest_win.value),
+            None if won > 0 => serde_json::json!(fastest as f64 / won as f64),
+            None => serde_json::Value::Null,
+        },
+        "fastest_win_interval": finishing.as_ref().map(|c| [c.fastest_win.low, c.fastest_win.high]),
+        "fastest_win_from": if finishing.is_some() { "the curriculum's held-out won positions" } else { "HOLD positions with a forced mate" },
+        "stalemate_lessons": finishing.as_ref().map(|c| c.stalemate_lessons),
+        "stalemated": finishing.as_ref().map(|c| c.stalemated.value),
+        "stalemated_interval": finishing.as_ref().map(|c| [c.stalemated.low, c.stalemated.high]),
+        "finishing_by_kind": finishing_by_kind,
+        "hold_mates": won,
+        "hold_fastest_mates": fastest,
+    });
+    if let (Some(report), serde_json::Value::Object(more)) = (report.as_object_mut(), finishing_report) {
+        report.extend(more);
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -441,6 +477,15 @@ pub fn eval(
             println!(
                 "  the value head ranks HOLD positions as Stockfish's win chance does: Spearman ρ {:.3} [{:.3}, {:.3}]; a plain material count: {:.3} [{:.3}, {:.3}]",
                 v.value, v.low, v.high, m.value, m.low, m.high
+            );
+        }
+        if let Some(c) = &finishing {
+            println!(
+                "  finishing: on {} held-out won positions of the curriculum the favourite is the quickest win in {}; in {} stalemate lessons it stalemates in {}",
+                c.won_positions,
+                c.fastest_win.percent(),
+                c.stalemate_lessons,
+                c.stalemated.percent()
             );
         }
         if won > 0 {
@@ -1209,6 +1254,129 @@ fn imagination_hits(
 /// (most good moves, then most top-1, then the smaller weight), and on as many HOLD positions,
 /// where it is reported with 95 % intervals. Written to DATA/imagination.json under the fly's
 /// player id (the app, `play`, `rate` and `duel` use it).
+/// `flychess habituation-tune`: habituation's decay and weight for a fly, chosen on VAL games
+/// (the games of the shipped VAL rows, never trained on; `flychess_sim::habituation::tune`),
+/// kept in DATA/habituation.json under the fly's player id, with the whole grid.
+pub fn habituation_tune(
+    which: &WhichBrain,
+    data: &Path,
+    name: &str,
+    games: usize,
+    starts: usize,
+    max_plies: usize,
+    json: bool,
+) -> Result<()> {
+    use flychess_sim::habituation::{TuningGame, tune};
+    let f = Fly::load(&fly::find(name, data)?)?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    if loaded.checksum != f.meta.brain_checksum {
+        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
+    }
+    let dataset = Dataset::load(&shipped_path())?;
+    let mut wanted = std::collections::BTreeSet::new();
+    for r in dataset.val() {
+        if wanted.len() >= games {
+            break;
+        }
+        wanted.insert(r.game);
+    }
+    let pgn = crate::cli::brain::book_pgn();
+    eprintln!("reading {} VAL games from {}…", wanted.len(), pgn.display());
+    let played = flychess::game_positions::games_numbered(&pgn, &wanted)?;
+    let tuning_games: Vec<TuningGame> = played
+        .into_values()
+        .filter(|g| !g.broken && !g.moves.is_empty())
+        .map(|g| TuningGame { positions: g.positions.into_iter().map(|(p, _)| p).collect(), moves: g.moves })
+        .collect();
+    let all: Vec<&shakmaty::Chess> = tuning_games.iter().flat_map(|g| &g.positions).collect();
+    let bar = ProgressBar::new(all.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("thinking [{bar:40}] {pos}/{len} positions of VAL games, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let started = Instant::now();
+    let descending = &loaded.connectome.groups.descending;
+    let mut policies = Vec::with_capacity(all.len());
+    for chunk in all.chunks(256) {
+        let planes: Vec<_> = chunk.iter().map(|p| flychess_sim::chess::planes(p)).collect();
+        let features = flychess_sim::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
+        for (p, x) in chunk.iter().zip(&features) {
+            policies.push(flychess_sim::readout::policy(p, &f.readout.heads(x)));
+        }
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    let agreement = tune(&tuning_games, &policies)?;
+    // By play: the won VAL positions, the fly on the winning side against the random mover.
+    let starts: Vec<shakmaty::Chess> = dataset
+        .val()
+        .iter()
+        .filter(|r| r.moves.first().is_some_and(|m| m.score.as_cp() >= 300.0))
+        .filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok())
+        .take(starts)
+        .collect();
+    let cells = flychess_sim::habituation::DECAYS.len() * flychess_sim::habituation::GAME_WEIGHTS.len();
+    let bar = ProgressBar::new((cells * starts.len()) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("playing [{bar:40}] {pos}/{len} games from won VAL positions, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let games_grid =
+        flychess_sim::habituation::tune_in_games(&brain, &f.readout, descending, &starts, max_plies, &|d, _| bar.set_position(d as u64))?;
+    bar.finish_and_clear();
+    let mut details = serde_json::json!({
+        "chosen_by": "the mean score from won VAL positions against the random mover (ties: the smaller weight)",
+        "games": games_grid,
+        "agreement": agreement,
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    let path = flychess_sim::tuned::keep_habituation(data, &f, games_grid.chosen, details.clone())?;
+    if json {
+        details["fly"] = serde_json::json!(name);
+        details["chosen"] = serde_json::to_value(games_grid.chosen)?;
+        println!("{}", serde_json::to_string_pretty(&details)?);
+        return Ok(());
+    }
+    println!(
+        "{name}: habituation by play, {} won VAL positions against the random mover (at most {max_plies} plies; mean score, 95 % intervals):",
+        games_grid.starts
+    );
+    for c in &games_grid.grid {
+        let chosen = if c.habituation == games_grid.chosen { "  <- chosen" } else { "" };
+        let endings: Vec<String> = c.endings.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "  decay {:4}  weight {:4}  score {:.3} [{:.3}, {:.3}]  minus plain {:+.3} [{:+.3}, {:+.3}]  ({}){chosen}",
+            c.habituation.decay,
+            c.habituation.weight,
+            c.score.value,
+            c.score.low,
+            c.score.high,
+            c.minus_plain.value,
+            c.minus_plain.low,
+            c.minus_plain.high,
+            endings.join(", ")
+        );
+    }
+    println!(
+        "and by agreement with the masters' moves on {} positions of {} VAL games (the favourite against the move played):",
+        agreement.positions, agreement.games
+    );
+    for c in &agreement.grid {
+        println!(
+            "  decay {:4}  weight {:4}  top-1 {}  minus plain {}",
+            c.habituation.decay,
+            c.habituation.weight,
+            c.top1.percent(),
+            c.minus_plain.points()
+        );
+    }
+    println!("kept in {}; play it as {name}+habituation", path.display());
+    Ok(())
+}
+
 pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
     let f = Fly::load(&fly::find(name, data)?)?;
     let spec = crate::cli::brain::spec(which, data)?;
@@ -1708,6 +1876,27 @@ pub struct ImagineTuneArgs {
     pub which: WhichBrain,
 }
 
+// The arguments of `flychess habituation-tune` (its help text is the command's doc comment).
+#[derive(Args)]
+pub struct HabituationTuneArgs {
+    #[arg(long)]
+    pub fly: String,
+    /// VAL games whose every position is scored against the move played (reported beside).
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Won VAL positions (Stockfish: +3 or more for the mover) played out against the random
+    /// mover with every cell of the grid (what chooses).
+    #[arg(long, default_value_t = 40)]
+    pub starts: usize,
+    /// A game's cap in plies.
+    #[arg(long, default_value_t = 300)]
+    pub max_plies: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
 // The arguments of `flychess train` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
 pub struct TrainArgs {
@@ -1749,6 +1938,14 @@ pub struct TrainArgs {
     /// game's result. Default: engine where --engine-labels is given, else master.
     #[arg(long, requires = "games")]
     pub teacher: Option<String>,
+    /// The share of every batch from the curriculum of finishing (`flychess data curriculum`:
+    /// won positions taught the quickest win, stalemate lessons), e.g. 0.1; its held-out
+    /// positions are never trained on.
+    #[arg(long, default_value_t = 0.0)]
+    pub curriculum: f64,
+    /// The curriculum's dataset (default: DATA/curriculum/curriculum.flyd).
+    #[arg(long)]
+    pub curriculum_dataset: Option<PathBuf>,
     #[command(flatten)]
     pub brain_training: BrainTrainArgs,
     #[command(flatten)]
@@ -1787,6 +1984,11 @@ pub struct EvalArgs {
     /// with the paired difference "fly − this" and its 95 % interval (e.g. the fly it replaces).
     #[arg(long, value_name = "FLY")]
     pub against: Vec<String>,
+    /// The curriculum whose held-out won positions give `fastest_win` and `stalemated`
+    /// (default: DATA/curriculum/curriculum.flyd when it exists; else the HOLD positions with a
+    /// forced mate).
+    #[arg(long)]
+    pub curriculum: Option<PathBuf>,
     #[command(flatten)]
     pub fit: FitArgs,
     #[command(flatten)]

@@ -132,6 +132,10 @@ pub enum Command {
     Doing(views::DoingArgs),
     /// Choose the imagination weight w on HOLD positions (0 … 16, ∞) for a fly; saved for the app.
     ImagineTune(fly::ImagineTuneArgs),
+    /// Habituation against repetition (FLY+habituation): its decay and weight chosen on VAL
+    /// games (every position scored against the move played, with the memory of the boards the
+    /// same side made), kept in DATA/habituation.json with the whole grid and its intervals.
+    HabituationTune(fly::HabituationTuneArgs),
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
     Train(fly::TrainArgs),
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
@@ -258,6 +262,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             stockfish_share,
             engine_labels,
             teacher,
+            curriculum,
+            curriculum_dataset,
             brain_training: b,
             fit,
             engine,
@@ -319,7 +325,27 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                     None => None,
                 };
-                fly::train(&which, &data, &name, positions, &read, ship, &fit.options(), lessons, engine.choice(), games, b.json)
+                if !(0.0..0.9).contains(&curriculum) {
+                    return Err(anyhow::anyhow!("--curriculum {curriculum}: a share of every batch from 0 to below 0.9, e.g. 0.1"));
+                }
+                let curriculum = (curriculum > 0.0).then(|| flychess::training::CurriculumMix {
+                    dataset: curriculum_dataset.clone().unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd")),
+                    share: curriculum,
+                });
+                fly::train(
+                    &which,
+                    &data,
+                    &name,
+                    positions,
+                    &read,
+                    ship,
+                    &fit.options(),
+                    lessons,
+                    engine.choice(),
+                    games,
+                    curriculum,
+                    b.json,
+                )
             }
         }
         Some(Command::Curve(args)) => curve::curve(&data, &args),
@@ -346,6 +372,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             views::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white)
         }
         Some(Command::Learn(views::LearnArgs { run, fen, json, which })) => views::learn(&which, &data, &run, &fen, json),
+        Some(Command::HabituationTune(fly::HabituationTuneArgs { fly, games, starts, max_plies, json, which })) => {
+            fly::habituation_tune(&which, &data, &fly, games, starts, max_plies, json)
+        }
         Some(Command::ImagineTune(fly::ImagineTuneArgs { fly, positions, json, which })) => {
             fly::imagine_tune(&which, &data, &fly, positions, json)
         }
@@ -353,8 +382,22 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             "charles" => charles::eval(&which, &data, &charles, &fit.options(), json),
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
         },
-        Some(Command::Eval(fly::EvalArgs { fly, json, no_controls, positions, human_positions, against, fit, which, .. })) => {
-            fly::eval(&which, &data, fly.as_deref(), positions, json, &fit.options(), !no_controls, human_positions, &against)
+        Some(Command::Eval(fly::EvalArgs {
+            fly, json, no_controls, positions, human_positions, against, curriculum, fit, which, ..
+        })) => {
+            let curriculum = curriculum.unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd"));
+            fly::eval(
+                &which,
+                &data,
+                fly.as_deref(),
+                positions,
+                json,
+                &fit.options(),
+                !no_controls,
+                human_positions,
+                &against,
+                Some(curriculum),
+            )
         }
         Some(Command::Charles(charles::CharlesCommand::Train {
             name,

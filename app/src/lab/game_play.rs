@@ -444,6 +444,11 @@ impl Match {
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
                 imagination: self.imagination_weight.filter(|_| self.imagination && fly.aid().is_none()),
+                history: if matches!(fly.entrant, flychess_sim::players::Entrant::Fly { habituation: Some(_), .. }) {
+                    self.game.positions().to_vec()
+                } else {
+                    Vec::new()
+                },
                 recall: false,
             });
         }
@@ -503,6 +508,7 @@ impl Match {
                 position: t.position.clone(),
                 earlier: Vec::new(),
                 imagination: None,
+                history: Vec::new(),
                 recall: true,
             });
         }
@@ -576,8 +582,8 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
     };
     let seated = |entrant: Entrant, kit: Kit| Seated { entrant, kit: Arc::new(kit) };
     let cannot = |e: &dyn std::fmt::Display| format!("{name} cannot play: {e}");
-    let readout_fly = |name: String, fly: Fly, status: Option<String>| {
-        let entrant = Entrant::fly(&fly, None);
+    let readout_fly = |name: String, fly: Fly, status: Option<String>, habituation: Option<flychess_sim::habituation::Habituation>| {
+        let entrant = Entrant::fly_with(&fly, None, habituation);
         let imagination_weight = Some(crate::training::tuned_imagination(data, &fly));
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
         Seat { player: seated(entrant, kit), name, status, imagination_weight }
@@ -600,7 +606,9 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
                 _ => format!("Fly {name} could not be loaded ({e})"),
             };
             return match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
-                Some((own, Ok(f))) => Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")))),
+                Some((own, Ok(f))) => {
+                    Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")), None))
+                }
                 _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
             };
         }
@@ -628,12 +636,20 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
             let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
             Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None })
         }
-        (Named::Fly(fly), Entrant::Fly { imagination: Some(_), .. }) => {
+        (Named::Fly(fly), Entrant::Fly { imagination: Some(_), habituation, .. }) => {
             let status =
                 format!("{name}: here imagination is the switch under the board; tick it and {} looks one move ahead.", fly.meta.name);
-            Ok(readout_fly(fly.meta.name.clone(), fly, Some(status)))
+            let shown = if habituation.is_some() { format!("{}+habituation", fly.meta.name) } else { fly.meta.name.clone() };
+            Ok(readout_fly(shown, fly, Some(status), *habituation))
         }
-        (Named::Fly(fly), _) => Ok(readout_fly(name.into(), fly, None)),
+        (Named::Fly(fly), Entrant::Fly { habituation: Some(h), .. }) => {
+            let status = format!(
+                "{name} plays: habituation (decay {}, weight {}) lowers the moves whose boards look like those its side made this game.",
+                h.decay, h.weight
+            );
+            Ok(readout_fly(name.into(), fly, Some(status), Some(*h)))
+        }
+        (Named::Fly(fly), _) => Ok(readout_fly(name.into(), fly, None, None)),
         (Named::Dopamine(f), _) => {
             let ready = ready.as_ref().ok_or_else(|| format!("{name} waits for its brain."))?;
             say(format!("Preparing dopamine fly {name}'s mushroom body…"));

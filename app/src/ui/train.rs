@@ -131,6 +131,7 @@ impl TrainTab {
             options: FitOptions { max_passes: self.max_passes, on: self.fit_on, ..FitOptions::default() },
             lessons: self.lessons,
             games: None,
+            curriculum: None,
         };
         let controls = Arc::new(Controls::default());
         let rx = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);

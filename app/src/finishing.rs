@@ -1,0 +1,394 @@
+//! `flychess data curriculum`: the positions of the curriculum of finishing
+//! (`flychess_sim::curriculum`), their Stockfish labels and the dataset a fit and `eval` read.
+//!
+//! A run plans its positions once (`plan`) and keeps them in DIR/positions.jsonl, with what they
+//! were planned from in DIR/positions.json (the games dataset by content, the engine labels
+//! searched, the seed and the counts): a rerun with the same plan reuses them, another plan
+//! starts afresh. Stockfish then ranks each position's best moves (`label::label`, MultiPV,
+//! fixed depth, resumable, sharded like `data label`) into DIR/labels.jsonl. `build` joins the
+//! two: a position stays when Stockfish calls it won for the mover; the held-out ones come first
+//! (the dataset's HOLD, never trained on), the rest are TRAIN; the dataset goes to
+//! DIR/curriculum.flyd, keyed by its content like every dataset.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
+use shakmaty::fen::Fen;
+use shakmaty::{EnPassantMode, Position};
+
+use flychess_sim::curriculum::{Endgame, endgame_position, held_out, is_won, kind_of, rank_score, stalemate_lesson};
+use flychess_sim::data::{Dataset, Labels, Meta, Row};
+use flychess_sim::play::Dice;
+use flychess_sim::readout::position_key;
+use flychess_sim::teacher::EngineLabels;
+
+use crate::label::Sample;
+
+/// What a curriculum's positions were planned from: a different plan is a different curriculum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The games dataset its game positions come from, by content.
+    pub games_sha256: String,
+    /// Engine labels of that dataset's TRAIN rows searched for won positions.
+    pub labels_searched: usize,
+    /// Won TRAIN positions taken from them (at most).
+    pub won: usize,
+    /// Random positions made of each basic endgame.
+    pub endgames: usize,
+    pub stalemates: usize,
+    pub seed: u64,
+}
+
+/// What a curriculum's labels depend on: its plan and the search (a shard's sidecar key).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurriculumKey {
+    pub plan: Plan,
+    pub depth: u32,
+    pub multipv: usize,
+}
+
+/// One planned position: where it comes from and whether it is held out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    pub fen: String,
+    /// The game (1-based) of a real game's position; 0 for a made one.
+    pub game: u32,
+    pub ply: u16,
+    pub legal: u8,
+    pub held: bool,
+    /// "games" (TRAIN rows), "human test" (the dataset's HOLD rows: held out), an endgame's name,
+    /// or "stalemate".
+    pub origin: String,
+}
+
+impl Planned {
+    pub fn sample(&self) -> Sample {
+        Sample { fen: self.fen.clone(), game: self.game, ply: self.ply, legal: self.legal }
+    }
+}
+
+fn planned(pos: &shakmaty::Chess, game: u32, ply: u16, held: bool, origin: &str) -> Planned {
+    Planned {
+        fen: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
+        game,
+        ply,
+        legal: pos.legal_moves().len().min(255) as u8,
+        held,
+        origin: origin.to_string(),
+    }
+}
+
+/// The curriculum's positions, shuffled with the plan's seed (so any prefix is a fair mix): the
+/// won TRAIN rows of `games` by their engine labels (trained on), every human-test row of
+/// `games` (held out; those Stockfish calls won stay), `plan.endgames` of each basic endgame and
+/// `plan.stalemates` stalemate lessons (a tenth of the made ones held out, `curriculum::held_out`).
+/// A position planned twice is kept once.
+pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Result<Vec<Planned>> {
+    use flychess_sim::chess::position_from_fen;
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut keep = |p: Planned, pos: &shakmaty::Chess, out: &mut Vec<Planned>| {
+        if seen.insert(position_key(pos)) {
+            out.push(p);
+        }
+    };
+    for row in games.hold() {
+        let pos = position_from_fen(&row.fen)?;
+        if pos.legal_moves().is_empty() {
+            continue;
+        }
+        keep(planned(&pos, row.game, row.ply, true, "human test"), &pos, &mut out);
+    }
+    if let Some(labels) = labels {
+        let first = games.meta.hold + games.meta.val;
+        let mut taken = 0;
+        for (k, label) in labels.labels.iter().take(plan.labels_searched).enumerate() {
+            if taken >= plan.won {
+                break;
+            }
+            let row = games.rows.get(labels.first_row + k).ok_or_else(|| anyhow!("an engine label past the dataset's end"))?;
+            if labels.first_row + k < first || (label.game, label.ply) != (row.game, row.ply) {
+                return Err(anyhow!("engine label {} does not belong to TRAIN row {}", k, labels.first_row + k));
+            }
+            if rank_score(label.score) < flychess_sim::curriculum::WON_SCORE {
+                continue;
+            }
+            let pos = position_from_fen(&row.fen)?;
+            keep(planned(&pos, row.game, row.ply, false, "games"), &pos, &mut out);
+            taken += 1;
+        }
+    }
+    let mut dice = Dice::new(plan.seed ^ 0xC0_22_1C_07);
+    for endgame in Endgame::ALL {
+        let mut made = 0;
+        let mut tries = 0;
+        while made < plan.endgames && tries < plan.endgames * 200 {
+            tries += 1;
+            if let Some(pos) = endgame_position(endgame, &mut dice) {
+                keep(planned(&pos, 0, 0, held_out(&pos), endgame.name()), &pos, &mut out);
+                made += 1;
+            }
+        }
+    }
+    let (mut made, mut tries) = (0, 0);
+    while made < plan.stalemates && tries < plan.stalemates * 1000 {
+        tries += 1;
+        if let Some(pos) = stalemate_lesson(&mut dice) {
+            keep(planned(&pos, 0, 0, held_out(&pos), "stalemate"), &pos, &mut out);
+            made += 1;
+        }
+    }
+    let mut dice = Dice::new(plan.seed.wrapping_add(0x5EED));
+    for i in (1..out.len()).rev() {
+        out.swap(i, dice.below(i + 1));
+    }
+    Ok(out)
+}
+
+/// The positions of the curriculum in `dir` for `the_plan`: read back when the plan is the one
+/// kept there, else planned now (`make`) and kept (atomically). Returns them and whether they
+/// were planned now.
+pub fn positions(dir: &Path, the_plan: &Plan, make: impl FnOnce() -> Result<Vec<Planned>>) -> Result<(Vec<Planned>, bool)> {
+    let (list, key) = (dir.join("positions.jsonl"), dir.join("positions.json"));
+    let kept: Option<Plan> = std::fs::read(&key).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    if kept.as_ref() == Some(the_plan)
+        && let Ok(f) = std::fs::File::open(&list)
+    {
+        let read: Vec<Planned> = BufReader::new(f)
+            .lines()
+            .enumerate()
+            .map(|(n, l)| {
+                let l = l?;
+                serde_json::from_str(&l).map_err(|e| anyhow!("{} line {}: {e}", list.display(), n + 1))
+            })
+            .collect::<Result<_>>()?;
+        return Ok((read, false));
+    }
+    std::fs::create_dir_all(dir)?;
+    let made = make()?;
+    let mut text = String::new();
+    for p in &made {
+        text.push_str(&serde_json::to_string(p)?);
+        text.push('\n');
+    }
+    flychess_sim::files::write_atomically(&list, text.as_bytes())?;
+    flychess_sim::files::write_atomically(&key, &serde_json::to_vec_pretty(the_plan)?)?;
+    Ok((made, true))
+}
+
+/// What `build` made: how many positions were labelled, kept as won, held out, by kind.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Built {
+    pub path: PathBuf,
+    pub labelled: usize,
+    pub won: usize,
+    pub held_out: usize,
+    pub train: usize,
+    /// Kind → (held out, train), of the won positions kept.
+    pub by_kind: std::collections::BTreeMap<String, (usize, usize)>,
+}
+
+/// The curriculum's dataset from the labelled positions in `dir` (a prefix of the plan when the
+/// labelling is unfinished): won positions only, the held-out ones first (the dataset's HOLD).
+/// Written to DIR/curriculum.flyd.
+pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
+    use flychess_sim::chess::position_from_fen;
+    let labels = dir.join("labels.jsonl");
+    let file = std::fs::File::open(&labels).map_err(|e| anyhow!("{}: {e} (label the curriculum first)", labels.display()))?;
+    // Whole lines only: a running job's last line may be unfinished.
+    let text: String = BufReader::new(file)
+        .lines()
+        .map_while(|l| l.ok())
+        .take_while(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        .map(|l| l + "\n")
+        .collect();
+    let labelled = Dataset::from_jsonl(text.as_bytes(), "curriculum", labeller)?;
+    if labelled.rows.len() > planned.len() {
+        return Err(anyhow!("{}: {} labelled lines for {} planned positions", labels.display(), labelled.rows.len(), planned.len()));
+    }
+    let (mut held, mut train) = (Vec::new(), Vec::new());
+    let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for (k, (row, p)) in labelled.rows.into_iter().zip(planned).enumerate() {
+        if row.fen != p.fen {
+            return Err(anyhow!("{} line {}: a label for {} where {} was planned", labels.display(), k + 1, row.fen, p.fen));
+        }
+        if !is_won(&row) {
+            continue;
+        }
+        let pos = position_from_fen(&row.fen)?;
+        let kind = kind_of(&row, &pos).to_string();
+        let counts = by_kind.entry(kind).or_default();
+        if p.held {
+            counts.0 += 1;
+            held.push(row);
+        } else {
+            counts.1 += 1;
+            train.push(row);
+        }
+    }
+    let done = by_kind.values().map(|c| c.0 + c.1).sum::<usize>();
+    let built = Built {
+        path: dir.join("curriculum.flyd"),
+        labelled: planned.len().min(text.lines().count()),
+        won: done,
+        held_out: held.len(),
+        train: train.len(),
+        by_kind,
+    };
+    let meta = Meta {
+        source: format!("the curriculum of finishing: {} won positions ({} held out)", done, held.len()),
+        labeller: labeller.to_string(),
+        rows: done,
+        hold: held.len(),
+        val: 0,
+        labels: Labels::Stockfish,
+    };
+    held.extend(train);
+    Dataset { meta, rows: held }.save(&built.path)?;
+    Ok(built)
+}
+
+/// Where `train --curriculum` and `eval` look for the curriculum by default.
+pub fn default_dir(data: &Path) -> PathBuf {
+    data.join("curriculum")
+}
+
+/// The curriculum's rows as the fit reads them: the dataset at `path` with its HOLD (held out)
+/// and TRAIN rows.
+pub fn load(path: &Path) -> Result<Dataset> {
+    Dataset::load(path).map_err(|e| anyhow!("{e} (make the curriculum with `flychess data curriculum`)"))
+}
+
+/// A row's kind in the curriculum (`curriculum::kind_of`).
+pub fn kind(row: &Row) -> Result<&'static str> {
+    Ok(kind_of(row, &flychess_sim::chess::position_from_fen(&row.fen)?))
+}
+
+/// How a fly finishes the curriculum's held-out won positions (`eval --json`): how often its
+/// favourite is the quickest win, and in the stalemate lessons how often it stalemates; each
+/// rate with its 95 % interval, and by kind.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finishing {
+    pub won_positions: usize,
+    pub fastest_win: flychess_sim::stats::Estimate,
+    pub stalemate_lessons: usize,
+    pub stalemated: flychess_sim::stats::Estimate,
+    /// Kind → (positions, quickest wins found).
+    pub by_kind: std::collections::BTreeMap<String, (usize, usize)>,
+}
+
+/// `Finishing` of the readout `readout` on won `rows` whose readings are `x` (`readout.inputs`
+/// per row, in order).
+pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) -> Result<Finishing> {
+    use flychess_sim::chess::position_from_fen;
+    use flychess_sim::curriculum::finish;
+    let d = readout.inputs;
+    if x.len() != rows.len() * d {
+        return Err(anyhow!("{} readings for {} positions of {d} inputs", x.len(), rows.len()));
+    }
+    let (mut fastest, mut traps, mut stalemated) = (Vec::new(), Vec::new(), Vec::new());
+    let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for (i, row) in rows.iter().enumerate() {
+        let pos = position_from_fen(&row.fen)?;
+        let p = flychess_sim::readout::policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
+        let Some(fav) = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])) else { continue };
+        let f = finish(row, &pos, &p.moves[fav]);
+        fastest.push(f.fastest);
+        if f.trap {
+            traps.push(());
+            stalemated.push(f.stalemated);
+        }
+        let k = by_kind.entry(kind_of(row, &pos).to_string()).or_default();
+        k.0 += 1;
+        k.1 += f.fastest as usize;
+    }
+    Ok(Finishing {
+        won_positions: fastest.len(),
+        fastest_win: flychess_sim::stats::rate_of(&fastest),
+        stalemate_lessons: traps.len(),
+        stalemated: flychess_sim::stats::rate_of(&stalemated),
+        by_kind,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flychess_sim::data::{MoveCode, Result3, master_label};
+
+    fn games() -> Dataset {
+        let row = |fen: &str, game: u32| Row {
+            fen: fen.into(),
+            game,
+            ply: 3,
+            legal: 20,
+            moves: vec![master_label(MoveCode::parse_uci("a1a2").unwrap(), Result3::Won)],
+        };
+        let rows = vec![
+            row("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1", 1),
+            row("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 2),
+            row("8/8/8/4k3/8/8/3QK3/8 w - - 0 1", 3),
+        ];
+        Dataset { meta: Meta { source: "t".into(), labeller: "t".into(), rows: 3, hold: 1, val: 0, labels: Labels::MasterMove }, rows }
+    }
+
+    #[test]
+    fn the_plan_is_the_same_each_time_has_every_kind_holds_out_the_human_test_and_keeps_no_position_twice() {
+        let g = games();
+        let p = Plan { games_sha256: "x".into(), labels_searched: 0, won: 0, endgames: 30, stalemates: 20, seed: 5 };
+        let a = plan(&g, None, &p).unwrap();
+        assert_eq!(a, plan(&g, None, &p).unwrap());
+        let origins: std::collections::BTreeSet<&str> = a.iter().map(|x| x.origin.as_str()).collect();
+        for o in ["human test", "KQ-K", "KR-K", "KRR-K", "KBB-K", "KQ-Kminor", "KP-K", "stalemate"] {
+            assert!(origins.contains(o), "{o} missing from {origins:?}");
+        }
+        assert!(a.iter().filter(|x| x.origin == "human test").all(|x| x.held && x.game == 1));
+        let keys: std::collections::HashSet<String> = a.iter().map(|x| x.fen.split(' ').take(2).collect::<String>()).collect();
+        assert_eq!(keys.len(), a.len());
+        assert!(a.iter().any(|x| x.held) && a.iter().any(|x| !x.held));
+    }
+
+    #[test]
+    fn build_keeps_won_positions_only_puts_the_held_out_first_and_refuses_labels_of_other_positions() {
+        let dir = tempfile::tempdir().unwrap();
+        let planned = vec![
+            Planned { fen: "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1".into(), game: 0, ply: 0, legal: 20, held: false, origin: "stalemate".into() },
+            Planned { fen: "8/8/8/4k3/8/8/3QK3/8 w - - 0 1".into(), game: 0, ply: 0, legal: 20, held: true, origin: "KQ-K".into() },
+            Planned {
+                fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+                game: 4,
+                ply: 0,
+                legal: 20,
+                held: false,
+                origin: "games".into(),
+            },
+        ];
+        let line = |p: &Planned, uci: &str, cp: Option<i32>, mate: Option<i32>| {
+            serde_json::json!({"fen": p.fen, "game": p.game, "ply": p.ply, "legal": p.legal, "moves": [{"uci": uci, "cp": cp, "mate": mate}]})
+                .to_string()
+        };
+        let text = [
+            line(&planned[0], "c1c8", None, Some(1)),
+            line(&planned[1], "d2d1", Some(719), None),
+            line(&planned[2], "e2e4", Some(30), None),
+        ]
+        .join("\n")
+            + "\n";
+        std::fs::write(dir.path().join("labels.jsonl"), &text).unwrap();
+        let built = build(dir.path(), &planned, "test").unwrap();
+        assert_eq!((built.won, built.held_out, built.train), (2, 1, 1));
+        let d = Dataset::load(&built.path).unwrap();
+        assert_eq!(d.meta.hold, 1);
+        assert_eq!(d.rows[0].fen, planned[1].fen);
+        assert_eq!(d.rows[1].fen, planned[0].fen);
+        assert_eq!(built.by_kind["stalemate"], (0, 1));
+        assert_eq!(built.by_kind["KQ-K"], (1, 0));
+        // Labels in another order than the plan are refused, naming the line.
+        let mut swapped = planned.clone();
+        swapped.swap(0, 1);
+        let e = build(dir.path(), &swapped, "test").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
+    }
+}
