@@ -269,7 +269,14 @@ pub fn tune_in_games(
         .map(|&(c, k)| {
             let start = starts[k].clone();
             let fly_white = start.turn() == Color::White;
-            let mut fly = Player::Fly { brain, readout, descending, imagination: None, habituation: Some((cells[c], Memory::default())) };
+            let mut fly = Player::Fly {
+                brain,
+                readout,
+                descending,
+                imagination: None,
+                habituation: Some((cells[c], Memory::default())),
+                glances: None,
+            };
             let mut random = Player::Random(Dice::new(0xD1CE ^ k as u64));
             let record = if fly_white {
                 play_game(&mut fly, &mut random, start, max_plies)?

@@ -746,7 +746,7 @@ mod tests {
     #[test]
     fn pairings_join_neighbouring_rungs_and_every_fly_to_every_rung() {
         let mut e = rungs();
-        e.push(Entrant::Fly { name: "f".into(), id: "f1".into(), imagination: None, sample: false, habituation: None });
+        e.push(Entrant::Fly { name: "f".into(), id: "f1".into(), imagination: None, sample: false, habituation: None, glances: None });
         let p = pairings(&e);
         assert_eq!(p.len(), 5 + 6);
         assert!(p.contains(&(0, 1)) && p.contains(&(4, 5)) && !p.contains(&(0, 2)));

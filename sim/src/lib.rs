@@ -21,6 +21,7 @@ pub mod duel;
 pub mod explain;
 pub mod fly;
 pub mod gemm_fit;
+pub mod glances;
 pub mod grading;
 pub mod habituation;
 pub mod ladder;

@@ -290,7 +290,8 @@ mod tests {
     fn imagination_plays_mate_in_one() {
         let (brain, r) = tiny();
         let pos = position_from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1").unwrap();
-        let mut fly = Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None };
+        let mut fly =
+            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None, glances: None };
         let m = fly.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(m);
@@ -304,13 +305,14 @@ mod tests {
         let pos = position_from_fen("k7/8/8/1K6/8/8/8/2Q5 w - - 0 1").unwrap();
         r.bias[usize::from(shakmaty::Square::C1)] = 8.0;
         r.bias[crate::readout::FROM + usize::from(shakmaty::Square::C7)] = 8.0;
-        let mut plain = Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: None, habituation: None };
+        let mut plain =
+            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: None, habituation: None, glances: None };
         let favourite = plain.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(favourite);
         assert!(after.is_stalemate(), "the plain fly walks into stalemate");
         let mut imagining =
-            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None };
+            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None, glances: None };
         let m = imagining.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -23,6 +23,7 @@ use crate::charles::player::Trained;
 use crate::chess::planes;
 use crate::error::{Error, Result};
 use crate::fly::Fly;
+use crate::glances::Glances;
 use crate::habituation::{Habituation, Memory};
 use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::readout::{Policy, Readout, choose, policy, think_features};
@@ -48,6 +49,8 @@ pub enum Entrant {
         sample: bool,
         /// Habituation against repetition (`crate::habituation`), when switched on.
         habituation: Option<Habituation>,
+        /// Two glances (`crate::glances`), when switched on.
+        glances: Option<Glances>,
     },
     /// A dopamine fly (`bio`): `id` is `DopamineFly::player_id`.
     Dopamine {
@@ -129,7 +132,7 @@ impl Entrant {
 
     /// A fly as it plays on the ladder (the favourite, with the repetition rule).
     pub fn fly(fly: &Fly, imagination: Option<f32>) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(imagination), imagination, sample: false, habituation: None }
+        Entrant::fly_with(fly, imagination, None)
     }
 
     /// A fly as it plays on the ladder with its switches: imagination at weight `imagination`,
@@ -139,7 +142,13 @@ impl Entrant {
             Some(h) => format!("{}-habituation-{}", fly.player_id(imagination), h.label()),
             None => fly.player_id(imagination),
         };
-        Entrant::Fly { name: fly.meta.name.clone(), id, imagination, sample: false, habituation }
+        Entrant::Fly { name: fly.meta.name.clone(), id, imagination, sample: false, habituation, glances: None }
+    }
+
+    /// A fly playing with two glances (`crate::glances`) at `g`.
+    pub fn glancing(fly: &Fly, g: Glances) -> Entrant {
+        let id = format!("{}-glances-{}", fly.player_id(None), g.label());
+        Entrant::Fly { name: fly.meta.name.clone(), id, imagination: None, sample: false, habituation: None, glances: Some(g) }
     }
 
     /// A dopamine fly as it plays (the highest vote, with the repetition rule).
@@ -198,7 +207,14 @@ impl Entrant {
 
     /// The same fly drawing its moves from its policy.
     pub fn sampling(fly: &Fly) -> Entrant {
-        Entrant::Fly { name: fly.meta.name.clone(), id: fly.player_id(None), imagination: None, sample: true, habituation: None }
+        Entrant::Fly {
+            name: fly.meta.name.clone(),
+            id: fly.player_id(None),
+            imagination: None,
+            sample: true,
+            habituation: None,
+            glances: None,
+        }
     }
 
     pub fn name(&self) -> String {
@@ -212,11 +228,12 @@ impl Entrant {
             },
             Entrant::Stockfish { .. } => "stockfish-min (anchor)".into(),
             Entrant::Fly { name, sample: true, .. } => format!("{name} (sampling)"),
-            Entrant::Fly { name, imagination, habituation, .. } => {
+            Entrant::Fly { name, imagination, habituation, glances, .. } => {
                 format!(
-                    "{name}{}{}",
+                    "{name}{}{}{}",
                     if imagination.is_some() { " +imagination" } else { "" },
-                    if habituation.is_some() { " +habituation" } else { "" }
+                    if habituation.is_some() { " +habituation" } else { "" },
+                    if glances.is_some() { " +glances" } else { "" }
                 )
             }
             Entrant::Dopamine { name, .. } | Entrant::Charles { name, .. } | Entrant::Uci { name, .. } => name.clone(),
@@ -379,7 +396,8 @@ pub fn needs_brain(name: &str) -> bool {
 
 /// The names every front door takes, in words (what an unknown name's error lists).
 pub const NAME_GRAMMAR: &str = "random, greedy, stockfish, stockfish:P (a share P of random moves), charles or charles:RUN, \
-     a fly by name with its switches FLY+imagination[:W] and FLY+habituation[:W] (tuned weights unless W is given), \
+     a fly by name with its switches FLY+imagination[:W] and FLY+habituation[:W] (tuned weights unless W is given) \
+     or FLY+glances (two glances, experimental), \
      or a fly or Charles with an aid: +judge, +search, +searchN, +sfD";
 
 /// The one way from a name to a player, for every front door (the window, `--watch`, the UCI
@@ -396,7 +414,9 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
         && Switch::parse(name, suffix).is_none()
     {
         let aid = Aid::parse(suffix).ok_or_else(|| {
-            Error::Invalid(format!("{name}: +{suffix} is no switch or aid (+imagination, +habituation, +judge, +search, +search64, +sf4)"))
+            Error::Invalid(format!(
+                "{name}: +{suffix} is no switch or aid (+imagination, +habituation, +glances, +judge, +search, +search64, +sf4)"
+            ))
         })??;
         let (base_entrant, base_named) = named(base, at)?;
         return match base_named {
@@ -449,8 +469,10 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
                 "{fly_name} is a dopamine fly: it looks one move ahead already, it has no imagination switch"
             )));
         }
-        if switches.habituation.is_some() {
-            return Err(Error::Invalid(format!("{fly_name} is a dopamine fly: habituation is a switch of a readout fly")));
+        if switches.habituation.is_some() || switches.glances {
+            return Err(Error::Invalid(format!(
+                "{name}: {fly_name} is a dopamine fly; habituation and two glances are switches of a readout fly"
+            )));
         }
         if at.checksum.is_some_and(|c| f.meta.brain_checksum != c) {
             return Err(other_brain("dopamine fly", &f.meta.brain));
@@ -476,6 +498,17 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
             })
         }
     };
+    if switches.glances {
+        if w.is_some() || h.is_some() {
+            return Err(Error::Invalid(format!("{name}: two glances play alone, not with imagination or habituation")));
+        }
+        let g = crate::tuned::glances(at.data, &f).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{name}: two glances are not tuned for {fly_name} yet; choose the gain on VAL with `flychess glances-tune --fly {fly_name}`"
+            ))
+        })?;
+        return Ok((Entrant::glancing(&f, g), Named::Fly(f)));
+    }
     Ok((Entrant::fly_with(&f, w, h), Named::Fly(f)))
 }
 
@@ -484,6 +517,7 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
 enum Switch {
     Imagination(Option<f32>),
     Habituation(Option<f32>),
+    Glances,
 }
 
 impl Switch {
@@ -492,6 +526,12 @@ impl Switch {
             Some((w, v)) => (w, Some(v)),
             None => (suffix, None),
         };
+        if word == "glances" {
+            return Some(match value {
+                None => Ok(Switch::Glances),
+                Some(v) => Err(Error::Invalid(format!("{name}: +glances:{v} — two glances take their tuned gain, no value"))),
+            });
+        }
         if word != "imagination" && word != "habituation" {
             return None;
         }
@@ -516,6 +556,7 @@ impl Switch {
 struct Switches {
     imagination: Option<Option<f32>>,
     habituation: Option<Option<f32>>,
+    glances: bool,
 }
 
 impl Switches {
@@ -532,6 +573,12 @@ impl Switches {
             let slot = match switch? {
                 Switch::Imagination(w) => (&mut switches.imagination, w),
                 Switch::Habituation(w) => (&mut switches.habituation, w),
+                Switch::Glances if switches.glances => return Err(Error::Invalid(format!("{name}: +{suffix} is given twice"))),
+                Switch::Glances => {
+                    switches.glances = true;
+                    rest = base;
+                    continue;
+                }
             };
             if slot.0.is_some() {
                 return Err(Error::Invalid(format!("{name}: +{suffix} is given twice")));
@@ -636,6 +683,8 @@ pub enum Player<'a> {
         imagination: Option<f32>,
         /// Habituation's parameters and the fly's memory of this game's boards, when switched on.
         habituation: Option<(Habituation, Memory)>,
+        /// Two glances, when switched on (a second think attending to one piece).
+        glances: Option<Glances>,
     },
     /// A fly that draws its move from its policy (the probabilities as they are) with its own
     /// dice: the player of the clone test with independent seeds.
@@ -727,7 +776,7 @@ impl Player<'_> {
         Ok(match self {
             Player::Random(d) => rung(moves[d.below(moves.len())]),
             Player::Greedy(d) => rung(greedy(pos, &moves, d)),
-            Player::Fly { brain, readout, descending, imagination: Some(w), habituation } => {
+            Player::Fly { brain, readout, descending, imagination: Some(w), habituation, .. } => {
                 let (p, mut seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
                 if let Some((h, memory)) = habituation {
                     memory.at_ply(earlier.len());
@@ -741,7 +790,25 @@ impl Player<'_> {
                 let thinks = 1 + if seen.mate.is_some() { 0 } else { moves.len() };
                 of(p, i, Some(value), thinks)
             }
-            Player::Fly { brain, readout, descending, imagination: None, habituation } => {
+            Player::Fly { brain, readout, descending, imagination: None, glances: Some(g), .. } => {
+                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+                let p = policy(pos, &readout.heads(&features[0]));
+                let look =
+                    crate::glances::second_looks(brain, readout, descending, std::slice::from_ref(pos), std::slice::from_ref(&p), *g)
+                        .remove(0);
+                // The second look's move, unless it brings back an earlier position while the
+                // plain rule finds another.
+                let mut after = pos.clone();
+                after.play_unchecked(look.second.moves[look.chosen]);
+                let i = if earlier.contains(&crate::readout::position_key(&after)) {
+                    choose(pos, &look.second, earlier).ok_or_else(over)?.0
+                } else {
+                    look.chosen
+                };
+                let value = look.second.value;
+                of(look.second, i, Some(value), 2)
+            }
+            Player::Fly { brain, readout, descending, imagination: None, habituation, .. } => {
                 let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let i = match habituation {
@@ -874,7 +941,7 @@ impl<'a> Player<'a> {
                 random_share: *random_share,
                 dice: Dice::new(dice),
             },
-            Entrant::Fly { name, id, imagination, sample, habituation } => {
+            Entrant::Fly { name, id, imagination, sample, habituation, glances } => {
                 let kit = kit_for(e)?;
                 let (brain, descending) = kit.brain_for(e)?;
                 let readout = kit.readout_of(name, id)?;
@@ -887,6 +954,7 @@ impl<'a> Player<'a> {
                         descending,
                         imagination: *imagination,
                         habituation: habituation.map(|h| (h, Memory::default())),
+                        glances: *glances,
                     }
                 }
             }

@@ -93,3 +93,32 @@ pub fn keep_habituation(
     crate::files::write_atomically(&path, text.as_bytes())?;
     Ok(path)
 }
+
+/// The shipped flies' two-glances tunings (`flychess glances-tune`, kept in the repository).
+const SHIPPED_GLANCES: &[u8] = include_bytes!("../../models/glances.json");
+
+/// Two glances' gain and choice chosen on VAL for this fly (DATA/glances.json, else the shipped
+/// tunings); None when not tuned.
+pub fn glances(data: &Path, fly: &Fly) -> Option<crate::glances::Glances> {
+    let id = fly.player_id(None);
+    let read = |bytes: &[u8]| -> Option<crate::glances::Glances> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let g: crate::glances::Glances = serde_json::from_value(v[&id]["chosen"].clone()).ok()?;
+        crate::glances::Glances::checked(g.gain, g.among).ok()
+    };
+    std::fs::read(data.join("glances.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_GLANCES))
+}
+
+/// Keeps `chosen` for `fly` in DATA/glances.json with what it was chosen from (`details`).
+pub fn keep_glances(data: &Path, fly: &Fly, chosen: crate::glances::Glances, details: serde_json::Value) -> Result<std::path::PathBuf> {
+    let path = data.join("glances.json");
+    let mut all: BTreeMap<String, serde_json::Value> =
+        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut entry = details;
+    entry["fly"] = serde_json::Value::String(fly.meta.name.clone());
+    entry["chosen"] = serde_json::to_value(chosen).map_err(|e| Error::Invalid(e.to_string()))?;
+    all.insert(fly.player_id(None), entry);
+    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::files::write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}

@@ -1377,6 +1377,111 @@ pub fn habituation_tune(
     Ok(())
 }
 
+/// `flychess glances-tune`: two glances' gain and choice (the attended piece's moves, or all)
+/// chosen on VAL positions by top-1 against Stockfish's move, then measured on HOLD beside the
+/// plain fly with the paired difference; kept in DATA/glances.json under the fly's player id.
+pub fn glances_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
+    use flychess_sim::glances::{Among, Glances, second_looks};
+    let f = Fly::load(&fly::find(name, data)?)?;
+    let spec = crate::cli::brain::spec(which, data)?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    if loaded.checksum != f.meta.brain_checksum {
+        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
+    }
+    let descending = &loaded.connectome.groups.descending;
+    let dataset = Dataset::load(&shipped_path())?;
+    let n = positions.clamp(1, VAL);
+    let started = Instant::now();
+    // The plain fly's first looks and the targets of a set of rows.
+    let first_looks = |rows: &[Row]| -> Result<(Vec<shakmaty::Chess>, Vec<flychess_sim::readout::Policy>, Vec<Target>)> {
+        let positions: Vec<shakmaty::Chess> =
+            rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen)).collect::<flychess_sim::Result<_>>()?;
+        let planes: Vec<_> = positions.iter().map(flychess_sim::chess::planes).collect();
+        let features = flychess_sim::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
+        let firsts = positions.iter().zip(&features).map(|(p, x)| flychess_sim::readout::policy(p, &f.readout.heads(x))).collect();
+        Ok((positions, firsts, targets(rows)?))
+    };
+    let favourite = |p: &flychess_sim::readout::Policy| (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
+    let plain_hits = |firsts: &[flychess_sim::readout::Policy], t: &[Target]| -> Vec<(bool, bool)> {
+        firsts.iter().zip(t).map(|(p, t)| favourite(p).map_or((false, false), |i| (i == t.best, t.good.contains(&i)))).collect()
+    };
+    let glance_hits =
+        |positions: &[shakmaty::Chess], firsts: &[flychess_sim::readout::Policy], t: &[Target], g: Glances| -> Vec<(bool, bool)> {
+            second_looks(&brain, &f.readout, descending, positions, firsts, g)
+                .iter()
+                .zip(t)
+                .map(|(look, t)| (look.chosen == t.best, t.good.contains(&look.chosen)))
+                .collect()
+        };
+    let rates = |hits: &[(bool, bool)], plain: &[(bool, bool)]| {
+        let top1: Vec<bool> = hits.iter().map(|h| h.0).collect();
+        let good: Vec<bool> = hits.iter().map(|h| h.1).collect();
+        let plain_top1: Vec<bool> = plain.iter().map(|h| h.0).collect();
+        let (t, g, d) = (stats::rate_of(&top1), stats::rate_of(&good), stats::paired_difference(&top1, &plain_top1));
+        serde_json::json!({"top1": t.value, "top1_interval": [t.low, t.high], "good": g.value, "good_interval": [g.low, g.high],
+            "minus_plain_top1": d.value, "minus_plain_top1_interval": [d.low, d.high]})
+    };
+    eprintln!("two glances on {n} VAL positions…");
+    let (val_positions, val_firsts, val_t) = first_looks(&dataset.val()[..n])?;
+    let val_plain = plain_hits(&val_firsts, &val_t);
+    let mut grid = Vec::new();
+    let mut best: Option<(Glances, f64)> = None;
+    for among in [Among::ThePiece, Among::All] {
+        for gain in [1.0f32, 1.5, 2.0, 3.0, 5.0] {
+            let g = Glances::checked(gain, among)?;
+            let hits = glance_hits(&val_positions, &val_firsts, &val_t, g);
+            let top1 = hits.iter().filter(|h| h.0).count() as f64 / hits.len() as f64;
+            if best.is_none_or(|(_, b)| top1 > b) {
+                best = Some((g, top1));
+            }
+            grid.push(serde_json::json!({"gain": gain, "among": among, "val": rates(&hits, &val_plain)}));
+        }
+    }
+    let (chosen, _) = best.expect("a grid");
+    eprintln!("measuring {} on the {HOLD} HOLD positions…", chosen.label());
+    let (hold_positions, hold_firsts, hold_t) = first_looks(dataset.hold())?;
+    let hold_plain = plain_hits(&hold_firsts, &hold_t);
+    let hold_glances = glance_hits(&hold_positions, &hold_firsts, &hold_t, chosen);
+    let details = serde_json::json!({
+        "chosen_on": "VAL: top-1 against Stockfish's move (ties: the first in the grid)",
+        "val_positions": n,
+        "val_plain": rates(&val_plain, &val_plain),
+        "grid": grid,
+        "hold_positions": HOLD,
+        "hold_plain": rates(&hold_plain, &hold_plain),
+        "hold_glances": rates(&hold_glances, &hold_plain),
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    let path = flychess_sim::tuned::keep_glances(data, &f, chosen, details.clone())?;
+    if json {
+        let mut v = details;
+        v["fly"] = serde_json::json!(name);
+        v["chosen"] = serde_json::to_value(chosen)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let line = |label: &str, v: &serde_json::Value| {
+        println!(
+            "  {label:28} top-1 {:5.1} %  good {:5.1} %  minus plain {:+.1} points [{:+.1}, {:+.1}]",
+            100.0 * v["top1"].as_f64().unwrap_or(f64::NAN),
+            100.0 * v["good"].as_f64().unwrap_or(f64::NAN),
+            100.0 * v["minus_plain_top1"].as_f64().unwrap_or(f64::NAN),
+            100.0 * v["minus_plain_top1_interval"][0].as_f64().unwrap_or(f64::NAN),
+            100.0 * v["minus_plain_top1_interval"][1].as_f64().unwrap_or(f64::NAN),
+        )
+    };
+    println!("{name}: two glances on {n} VAL positions (top-1 against Stockfish's move; 95 % intervals):");
+    line("plain (one think)", &details["val_plain"]);
+    for cell in details["grid"].as_array().into_iter().flatten() {
+        line(&format!("gain {} among {}", cell["gain"], cell["among"].as_str().unwrap_or("")), &cell["val"]);
+    }
+    println!("chosen: {}; on HOLD ({HOLD} positions):", chosen.label());
+    line("plain (one think)", &details["hold_plain"]);
+    line(&format!("two glances ({})", chosen.label()), &details["hold_glances"]);
+    println!("kept in {}; play it as {name}+glances", path.display());
+    Ok(())
+}
+
 pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
     let f = Fly::load(&fly::find(name, data)?)?;
     let spec = crate::cli::brain::spec(which, data)?;
@@ -1869,6 +1974,20 @@ pub struct ImagineTuneArgs {
     pub fly: String,
     /// HOLD positions to try (each costs one think per legal move).
     #[arg(long, default_value_t = 256)]
+    pub positions: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess glances-tune` (its help text is the command's doc comment).
+#[derive(Args)]
+pub struct GlancesTuneArgs {
+    #[arg(long)]
+    pub fly: String,
+    /// VAL positions the gain is chosen on (HOLD is measured whole).
+    #[arg(long, default_value_t = 1024)]
     pub positions: usize,
     #[arg(long)]
     pub json: bool,

@@ -136,6 +136,10 @@ pub enum Command {
     /// games (every position scored against the move played, with the memory of the boards the
     /// same side made), kept in DATA/habituation.json with the whole grid and its intervals.
     HabituationTune(fly::HabituationTuneArgs),
+    /// Two glances (FLY+glances, an experiment): the gain on the attended piece's patch of the
+    /// eye and where the move is taken from, chosen on VAL; HOLD measured beside the plain fly
+    /// with the paired difference; kept in DATA/glances.json.
+    GlancesTune(fly::GlancesTuneArgs),
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
     Train(fly::TrainArgs),
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
@@ -372,6 +376,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             views::figure(&which, &data, &fen, fly.as_deref(), png.as_deref(), gif.as_deref(), white)
         }
         Some(Command::Learn(views::LearnArgs { run, fen, json, which })) => views::learn(&which, &data, &run, &fen, json),
+        Some(Command::GlancesTune(fly::GlancesTuneArgs { fly, positions, json, which })) => {
+            fly::glances_tune(&which, &data, &fly, positions, json)
+        }
         Some(Command::HabituationTune(fly::HabituationTuneArgs { fly, games, starts, max_plies, json, which })) => {
             fly::habituation_tune(&which, &data, &fly, games, starts, max_plies, json)
         }

@@ -642,6 +642,9 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
             let shown = if habituation.is_some() { format!("{}+habituation", fly.meta.name) } else { fly.meta.name.clone() };
             Ok(readout_fly(shown, fly, Some(status), *habituation))
         }
+        (Named::Fly(_), Entrant::Fly { glances: Some(_), .. }) => Err(cannot(
+            &"two glances (an experiment) play in `flychess play`, `rate`, `duel` and the UCI engine; the board's Brain tab shows one think a move",
+        )),
         (Named::Fly(fly), Entrant::Fly { habituation: Some(h), .. }) => {
             let status = format!(
                 "{name} plays: habituation (decay {}, weight {}) lowers the moves whose boards look like those its side made this game.",

@@ -738,10 +738,36 @@ fn read_rows(
     first_read: usize,
     layout: Layout,
     half: bool,
+    visit: impl FnMut(usize, &[f32]),
+) {
+    read_rows_from(brain, &brain.eye_input(boards), boards.len(), neurons, first_read, layout, half, visit)
+}
+
+/// `run_reading` from an eye input already worked out (`Brain::eye_input`, `[cell · batch +
+/// position]`), which the caller may have changed: two glances put more drive into the patch of
+/// the square they attend to (`flychess_sim::glances`).
+pub fn run_reading_from_input(
+    brain: &Brain,
+    x: &[f32],
+    batch: usize,
+    neurons: &[u32],
+    first_read: usize,
+    visit: impl FnMut(usize, &[f32]),
+) {
+    read_rows_from(brain, x, batch, neurons, first_read, default_layout(), false, visit)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_rows_from(
+    brain: &Brain,
+    x: &[f32],
+    batch: usize,
+    neurons: &[u32],
+    first_read: usize,
+    layout: Layout,
+    half: bool,
     mut visit: impl FnMut(usize, &[f32]),
 ) {
-    let x = brain.eye_input(boards);
-    let batch = boards.len();
     let local = layout.local_order.then(|| brain.local_order());
     let (inner, rows_read) = match &local {
         Some(l) => (&l.brain, l.places_of(neurons)),
@@ -758,9 +784,9 @@ fn read_rows(
         }
     };
     if half {
-        half_gather::steps_half(inner, &x, batch, &needed, layout.huge_pages, &mut each)
+        half_gather::steps_half(inner, x, batch, &needed, layout.huge_pages, &mut each)
     } else {
-        steps(inner, &x, batch, Some(&needed), layout, &mut each)
+        steps(inner, x, batch, Some(&needed), layout, &mut each)
     }
 }
 
