@@ -802,3 +802,120 @@ fn the_small_defects_are_said_in_words_and_a_stockfish_that_answers_no_legal_mov
     assert!(j["hold"]["top1"].as_f64().is_some() && j["saved"].as_str().unwrap().ends_with("j.fly"), "{j}");
     assert!(j.get("peak_memory_mb").is_some(), "{j}");
 }
+
+/// Issue 56's curriculum of finishing: planned (the games' human test held out, basic won
+/// endgames, stalemate lessons), labelled by Stockfish (resumed after a torn line; three shards
+/// merged into the same bytes), built into a dataset of won positions with the held-out ones
+/// first, mixed into a fit (`train --curriculum`, counted in `positions_by_teacher`) and measured
+/// by `eval` on the held-out won positions (`fastest_win`, `stalemated`, by kind).
+#[test]
+fn the_curriculum_is_labelled_resumed_sharded_built_trained_on_and_measured() {
+    if !stockfish_or_skip() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let brain = ["--brain", "standin", "--seed", "3"];
+    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
+    let pgn_path = twelve_games(t.path());
+    let d = json(&flychess(
+        t.path(),
+        &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
+    ));
+    assert!(d["train_positions"].as_u64().unwrap() >= 32, "{d}");
+    let curriculum = |out: &Path, extra: &[&str]| {
+        let args = [
+            &[
+                "data",
+                "curriculum",
+                "--games",
+                "g",
+                "--out",
+                out.to_str().unwrap(),
+                "--endgames",
+                "4",
+                "--stalemates",
+                "3",
+                "--depth",
+                "6",
+                "--seed",
+                "2",
+            ][..],
+            extra,
+        ]
+        .concat();
+        flychess(t.path(), &args)
+    };
+    let dir = t.path().join("curriculum");
+    let first = curriculum(&dir, &["--positions", "10", "--workers", "2", "--json"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let labels = dir.join("labels.jsonl");
+    let ten = std::fs::read_to_string(&labels).unwrap();
+    assert_eq!(ten.lines().count(), 10);
+    let planned: Vec<serde_json::Value> =
+        std::fs::read_to_string(dir.join("positions.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // 2 human-test positions, 4 of each of the six endgames, 3 stalemate lessons.
+    assert_eq!(planned.len(), 2 + 24 + 3, "{planned:?}");
+    assert!(planned.iter().filter(|p| p["origin"] == "human test").all(|p| p["held"] == true));
+    // A torn line is cut off and the run goes on to the end.
+    std::fs::OpenOptions::new().append(true).open(&labels).unwrap().write_all(b"{\"i\": 10, \"fen\": \"8/8").unwrap();
+    let built = json(&curriculum(&dir, &["--workers", "2", "--json"]));
+    let all = std::fs::read_to_string(&labels).unwrap();
+    assert!(all.starts_with(&ten) && all.lines().count() == planned.len(), "{built}");
+    assert_eq!(built["labelled"], planned.len());
+    let (won, held, train) =
+        (built["won"].as_u64().unwrap(), built["held_out"].as_u64().unwrap(), built["train"].as_u64().unwrap());
+    assert_eq!(won, held + train);
+    assert!(train >= 10 && won <= planned.len() as u64, "{built}");
+    assert!(built["by_kind"].as_object().unwrap().keys().any(|k| k.starts_with("KQ")), "{built}");
+    // Three shards and their merge: the same labels, byte for byte.
+    let sharded = t.path().join("sharded");
+    for s in ["2/3", "3/3", "1/3"] {
+        let o = curriculum(&sharded, &["--workers", "1", "--shard", s]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let merged = curriculum(&sharded, &["--merge-shards", "3"]);
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    assert_eq!(std::fs::read_to_string(sharded.join("labels.jsonl")).unwrap(), all);
+    // A fit with the curriculum as a fifth of every batch; eval on its held-out won positions.
+    let flyd = dir.join("curriculum.flyd");
+    let cached = with_brain(&["cache", "--positions", "6208"]);
+    assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
+    let fit = json(&with_brain(&[
+        "train",
+        "--name",
+        "finisher",
+        "--positions",
+        "6208",
+        "--passes",
+        "2",
+        "--curriculum",
+        "0.2",
+        "--curriculum-dataset",
+        flyd.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(fit["positions_by_teacher"]["curriculum"].as_u64(), Some(train), "{fit}");
+    assert_eq!(fit["positions_trained"].as_u64(), Some(64 + train), "{fit}");
+    let e = json(&with_brain(&[
+        "eval",
+        "--fly",
+        "finisher",
+        "--positions",
+        "6208",
+        "--no-controls",
+        "--json",
+        "--curriculum",
+        flyd.to_str().unwrap(),
+    ]));
+    assert_eq!(e["won_positions"].as_u64(), Some(held), "{e}");
+    assert_eq!(e["fastest_win_from"], "the curriculum's held-out won positions");
+    if held > 0 {
+        let (v, i) = (e["fastest_win"].as_f64().unwrap(), &e["fastest_win_interval"]);
+        assert!(i[0].as_f64().unwrap() <= v && v <= i[1].as_f64().unwrap(), "{e}");
+        let kinds: u64 = e["finishing_by_kind"].as_object().unwrap().values().map(|k| k["positions"].as_u64().unwrap()).sum();
+        assert_eq!(kinds, held);
+    }
+    // A share out of range is refused in words.
+    let bad = with_brain(&["train", "--name", "bad", "--positions", "6208", "--curriculum", "1.5"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("--curriculum 1.5"));
+}

@@ -2054,9 +2054,9 @@ impl CurriculumRun {
                 return Err(anyhow!("no part of the curriculum cut {count} ways in {}", self.dir.display()));
             }
             let (whole, lines, bytes) = merge_keyed::<CurriculumKey>(&parts)?;
-            println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
+            eprintln!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
         }
-        println!("reading {}…", self.games_path.display());
+        eprintln!("reading {}…", self.games_path.display());
         let games = Dataset::load(&self.games_path)?;
         let sha = games.content_hash();
         let labels = match &self.engine_labels {
@@ -2089,16 +2089,18 @@ impl CurriculumRun {
             let c = origins.entry(p.origin.as_str()).or_default();
             if p.held { c.0 += 1 } else { c.1 += 1 }
         }
-        println!(
+        eprintln!(
             "{} {} positions in {} (held out / trained on): {}",
             if fresh { "planned" } else { "read back" },
             planned.len(),
             self.dir.display(),
             origins.iter().map(|(o, (h, t))| format!("{o} {h}/{t}")).collect::<Vec<_>>().join(", ")
         );
-        let total = positions.unwrap_or(planned.len()).min(planned.len());
+        // The labels' sidecar names the whole plan; --positions only says how far this run goes.
+        let total = planned.len();
+        let stop = positions.unwrap_or(total).min(total);
         let key = CurriculumKey { plan: the_plan, depth: self.depth, multipv: self.multipv };
-        let samples: Vec<flychess::label::Sample> = planned[..total].iter().map(|p| p.sample()).collect();
+        let samples: Vec<flychess::label::Sample> = planned.iter().map(|p| p.sample()).collect();
         if merge_shards.is_none() {
             let (label_file, range) = match shard {
                 Some(shard) => {
@@ -2112,7 +2114,7 @@ impl CurriculumRun {
                         &key,
                         flychess_sim::shard::Part { shard: flychess_sim::shard::Shard { index: 1, count: 1 }, total },
                     )?;
-                    (file.clone(), 0..total)
+                    (file.clone(), 0..stop)
                 }
             };
             let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
@@ -2136,7 +2138,7 @@ impl CurriculumRun {
             let done = label(&samples[range.clone()], &label_file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
             if let Some(shard) = shard {
-                println!("{done} positions labelled in {} (shard {shard}; join with --merge-shards {})", label_file.display(), shard.count);
+                eprintln!("{done} positions labelled in {} (shard {shard}; join with --merge-shards {})", label_file.display(), shard.count);
                 return Ok(());
             }
         }

@@ -855,7 +855,7 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
 pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
-    let RateArgs { games, quick, aided, game_seed: seed, json, shards, ref engine, ref uci, ref which } = *args;
+    let RateArgs { games, quick, aided, game_seed: seed, ref players, json, shards, ref engine, ref uci, ref which } = *args;
     let engine = engine.choice();
     use flychess_sim::ladder::{self, LadderOptions};
     use flychess_sim::players::{Entrant, Kit};
@@ -883,6 +883,13 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
         // Imagination for the trained flies (a newborn's values are noise: only its plain self plays).
         if !quick && f.meta.kind == "trained" {
             mine.push(Entrant::fly(f, Some(flychess::training::tuned_imagination(data, f))));
+            // Habituation and two glances where they are tuned (issue 56).
+            if let Some(h) = flychess_sim::tuned::habituation(data, f) {
+                mine.push(Entrant::fly_with(f, None, Some(h)));
+            }
+            if let Some(g) = flychess_sim::tuned::glances(data, f) {
+                mine.push(Entrant::glancing(f, g));
+            }
         }
         // Philidor's aids, asked for: the fly + judge and + search 64, named as such.
         if aided && f.meta.kind == "trained" {
@@ -914,6 +921,28 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     }
     // The user's own UCI engines, rated against the rungs like any player.
     entrants.extend(uci.entrants()?);
+    // Only the players asked for (resolved as every front door resolves a name).
+    let mut charles = charles;
+    let mut dopamine = dopamine;
+    if !players.is_empty() {
+        let lookup = flychess_sim::players::Lookup {
+            data,
+            checksum: Some(&loaded.checksum),
+            brain: Some((&brain, &descending[..])),
+            progress: &|_, _, _| {},
+        };
+        let mut wanted = Vec::new();
+        for name in players {
+            let (e, found) = flychess_sim::players::named(name, &lookup)?;
+            let (fs, ds, cs) = flychess_sim::players::kit_parts([(found, &e)]);
+            kit_flies.extend(fs);
+            dopamine.extend(ds);
+            charles.extend(cs);
+            wanted.push(e);
+        }
+        entrants.retain(|e| e.is_rung());
+        entrants.extend(wanted);
+    }
     let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
     let kit = match bio {
         Some(bio) => kit.with_dopamine(bio, &dopamine)?,
@@ -1866,6 +1895,12 @@ pub struct RateArgs {
     /// Seed of the openings and of the simple players' choices.
     #[arg(long, default_value_t = 1)]
     pub game_seed: u64,
+    /// Only these players against the rungs (repeat; any name `flychess play` takes, e.g.
+    /// flywire, flywire+imagination, flywire+habituation): the others' games already played stay
+    /// in the ratings. Default: every fly of the brain, with imagination, and with habituation
+    /// and two glances where they are tuned, every dopamine fly and Charles.
+    #[arg(long, value_name = "NAME")]
+    pub players: Vec<String>,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
