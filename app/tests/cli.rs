@@ -862,8 +862,7 @@ fn the_curriculum_is_labelled_resumed_sharded_built_trained_on_and_measured() {
     let all = std::fs::read_to_string(&labels).unwrap();
     assert!(all.starts_with(&ten) && all.lines().count() == planned.len(), "{built}");
     assert_eq!(built["labelled"], planned.len());
-    let (won, held, train) =
-        (built["won"].as_u64().unwrap(), built["held_out"].as_u64().unwrap(), built["train"].as_u64().unwrap());
+    let (won, held, train) = (built["won"].as_u64().unwrap(), built["held_out"].as_u64().unwrap(), built["train"].as_u64().unwrap());
     assert_eq!(won, held + train);
     assert!(train >= 10 && won <= planned.len() as u64, "{built}");
     assert!(built["by_kind"].as_object().unwrap().keys().any(|k| k.starts_with("KQ")), "{built}");

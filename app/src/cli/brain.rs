@@ -2138,7 +2138,11 @@ impl CurriculumRun {
             let done = label(&samples[range.clone()], &label_file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
             if let Some(shard) = shard {
-                eprintln!("{done} positions labelled in {} (shard {shard}; join with --merge-shards {})", label_file.display(), shard.count);
+                eprintln!(
+                    "{done} positions labelled in {} (shard {shard}; join with --merge-shards {})",
+                    label_file.display(),
+                    shard.count
+                );
                 return Ok(());
             }
         }

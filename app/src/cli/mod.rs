@@ -141,7 +141,7 @@ pub enum Command {
     /// with the paired difference; kept in DATA/glances.json.
     GlancesTune(fly::GlancesTuneArgs),
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
-    Train(fly::TrainArgs),
+    Train(Box<fly::TrainArgs>),
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
     Eval(fly::EvalArgs),
     /// The learning curve of the fit at scale: flies fitted on more and more positions (the
@@ -254,25 +254,26 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bio(bio::BioCommand::Pilots { lessons, pairs, top1, only, json, which })) => {
             bio::pilots(&which, &data, lessons, pairs, top1, &only, json)
         }
-        Some(Command::Train(fly::TrainArgs {
-            name,
-            positions,
-            read,
-            ship,
-            newborn,
-            lessons,
-            games,
-            games_positions,
-            stockfish_share,
-            engine_labels,
-            teacher,
-            curriculum,
-            curriculum_dataset,
-            brain_training: b,
-            fit,
-            engine,
-            mut which,
-        })) => {
+        Some(Command::Train(args)) => {
+            let fly::TrainArgs {
+                name,
+                positions,
+                read,
+                ship,
+                newborn,
+                lessons,
+                games,
+                games_positions,
+                stockfish_share,
+                engine_labels,
+                teacher,
+                curriculum,
+                curriculum_dataset,
+                brain_training: b,
+                fit,
+                engine,
+                mut which,
+            } = *args;
             let brain_learns = b.train_brain || which.brain == BrainKind::Itself;
             if which.brain == BrainKind::Itself {
                 which.brain = BrainKind::Flywire783;
