@@ -277,6 +277,9 @@ pub struct Finishing {
     pub stalemated: flychess_sim::stats::Estimate,
     /// Kind → (positions, quickest wins found).
     pub by_kind: std::collections::BTreeMap<String, (usize, usize)>,
+    /// Per position: the favourite is the quickest win (for paired differences).
+    #[serde(skip)]
+    pub fastest: Vec<bool>,
 }
 
 /// `Finishing` of the readout `readout` on won `rows` whose readings are `x` (`readout.inputs`
@@ -288,7 +291,7 @@ pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) 
     if x.len() != rows.len() * d {
         return Err(anyhow!("{} readings for {} positions of {d} inputs", x.len(), rows.len()));
     }
-    let (mut fastest, mut traps, mut stalemated) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut fastest, mut traps, mut stalemated) = (Vec::<bool>::new(), Vec::new(), Vec::new());
     let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
     for (i, row) in rows.iter().enumerate() {
         let pos = position_from_fen(&row.fen)?;
@@ -310,6 +313,7 @@ pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) 
         stalemate_lessons: traps.len(),
         stalemated: flychess_sim::stats::rate_of(&stalemated),
         by_kind,
+        fastest,
     })
 }
 

@@ -364,16 +364,22 @@ pub fn eval(
     let human_random = human_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / human_t.len().max(1) as f64;
     let random_top1 = hold_t.iter().map(|t| 1.0 / t.legal.len() as f64).sum::<f64>() / hold_t.len() as f64;
     let (won, fastest) = fastest_wins(&f.readout, &fly_x, hold_rows)?;
-    // The curriculum's held-out won positions, where there is a curriculum.
-    let finishing = match curriculum.filter(|p| p.exists()) {
+    // The curriculum's held-out won positions, where there is a curriculum: the fly's finishing,
+    // and a reader of its readings for the flies it is compared with.
+    let curriculum_held = match curriculum.filter(|p| p.exists()) {
         Some(path) => {
             let c = flychess::finishing::load(&path)?;
-            let held = c.hold();
+            let held = c.hold().to_vec();
             let (cc, _) = crate::cli::brain::cache_of(which, data, &path, Some(held.len()), None, EngineChoice::Auto)?;
-            Some(flychess::finishing::judge(&f.readout, &cc.read(0..held.len(), f.meta.reading)?, held)?)
+            Some((held, cc))
         }
         None => None,
     };
+    let finishing = match &curriculum_held {
+        Some((held, cc)) => Some(flychess::finishing::judge(&f.readout, &cc.read(0..held.len(), f.meta.reading)?, held)?),
+        None => None,
+    };
+    let mut finishing_against = Vec::new();
     let (fly_m, blind_m, board_m) = (summarise(&fly_o), summarise(&blind_o), summarise(&board_o));
     let mut table = vec![
         PlayerRow::of("fly", &fly_o, &fly_o),
@@ -398,6 +404,18 @@ pub fn eval(
         };
         table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &x, &hold_t), &fly_o));
         human_table.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &human_t), &fly_h));
+        if let (Some((held, cc)), Some(mine)) = (&curriculum_held, &finishing) {
+            let theirs = flychess::finishing::judge(&o.readout, &cc.read(0..held.len(), o.meta.reading)?, held)?;
+            let d = stats::paired_difference(&mine.fastest, &theirs.fastest);
+            finishing_against.push(serde_json::json!({
+                "fly": other,
+                "fastest_win": theirs.fastest_win.value,
+                "fastest_win_interval": [theirs.fastest_win.low, theirs.fastest_win.high],
+                "stalemated": theirs.stalemated.value,
+                "fly_minus_this_fastest_win": d.value,
+                "fly_minus_this_fastest_win_interval": [d.low, d.high],
+            }));
+        }
     }
     let taught = taught_by(&f.meta);
     let finishing_by_kind = finishing.as_ref().map(|c| {
@@ -449,6 +467,7 @@ pub fn eval(
         "finishing_by_kind": finishing_by_kind,
         "hold_mates": won,
         "hold_fastest_mates": fastest,
+        "finishing_against": finishing_against,
     });
     if let (Some(report), serde_json::Value::Object(more)) = (report.as_object_mut(), finishing_report) {
         report.extend(more);
@@ -487,6 +506,16 @@ pub fn eval(
                 c.stalemate_lessons,
                 c.stalemated.percent()
             );
+            for a in &finishing_against {
+                println!(
+                    "    fly {}: quickest win {:.1} %; {name} − it: {:+.1} points [{:+.1}, {:+.1}]",
+                    a["fly"].as_str().unwrap_or(""),
+                    100.0 * a["fastest_win"].as_f64().unwrap_or(f64::NAN),
+                    100.0 * a["fly_minus_this_fastest_win"].as_f64().unwrap_or(f64::NAN),
+                    100.0 * a["fly_minus_this_fastest_win_interval"][0].as_f64().unwrap_or(f64::NAN),
+                    100.0 * a["fly_minus_this_fastest_win_interval"][1].as_f64().unwrap_or(f64::NAN),
+                );
+            }
         }
         if won > 0 {
             println!(
