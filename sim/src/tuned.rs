@@ -59,66 +59,62 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], p
     Ok(chosen)
 }
 
-/// The shipped flies' habituation tunings (`flychess habituation-tune`, kept in the repository).
+/// The shipped flies' habituation and two-glances tunings (`flychess habituation-tune`,
+/// `flychess glances-tune`, kept in the repository).
 const SHIPPED_HABITUATION: &[u8] = include_bytes!("../../models/habituation.json");
+const SHIPPED_GLANCES: &[u8] = include_bytes!("../../models/glances.json");
+
+/// The parameters chosen for this fly in DATA/`file` (`{player id: {"chosen": …}}`), else in the
+/// shipped tunings; None when not tuned or when the kept value is refused by `check`.
+fn chosen<T: serde::de::DeserializeOwned>(data: &Path, file: &str, shipped: &[u8], fly: &Fly, check: impl Fn(T) -> Result<T>) -> Option<T> {
+    let id = fly.player_id(None);
+    let read = |bytes: &[u8]| -> Option<T> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        check(serde_json::from_value(v[&id]["chosen"].clone()).ok()?).ok()
+    };
+    std::fs::read(data.join(file)).ok().and_then(|b| read(&b)).or_else(|| read(shipped))
+}
+
+/// Keeps `value` as this fly's choice in DATA/`file` (beside other flies'), with what it was
+/// chosen from (`details`, e.g. the grids). Returns the file.
+fn keep<T: serde::Serialize>(data: &Path, file: &str, fly: &Fly, value: T, details: serde_json::Value) -> Result<std::path::PathBuf> {
+    let path = data.join(file);
+    let mut all: BTreeMap<String, serde_json::Value> =
+        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    let mut entry = details;
+    entry["fly"] = serde_json::Value::String(fly.meta.name.clone());
+    entry["chosen"] = serde_json::to_value(value).map_err(|e| Error::Invalid(e.to_string()))?;
+    all.insert(fly.player_id(None), entry);
+    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::files::write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}
 
 /// Habituation's decay and weight chosen on VAL games for this fly (DATA/habituation.json, else
 /// the shipped tunings); None when it has not been tuned.
 pub fn habituation(data: &Path, fly: &Fly) -> Option<crate::habituation::Habituation> {
-    let id = fly.player_id(None);
-    let read = |bytes: &[u8]| -> Option<crate::habituation::Habituation> {
-        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-        let h: crate::habituation::Habituation = serde_json::from_value(v[&id]["chosen"].clone()).ok()?;
-        crate::habituation::Habituation::checked(h.decay, h.weight).ok()
-    };
-    std::fs::read(data.join("habituation.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_HABITUATION))
+    chosen(data, "habituation.json", SHIPPED_HABITUATION, fly, |h: crate::habituation::Habituation| {
+        crate::habituation::Habituation::checked(h.decay, h.weight)
+    })
 }
 
-/// Keeps `chosen` for `fly` in DATA/habituation.json (beside other flies' tunings), with what
-/// it was chosen from (`details`, e.g. the grids).
+/// Keeps habituation's `chosen` parameters for `fly` in DATA/habituation.json with `details`.
 pub fn keep_habituation(
     data: &Path,
     fly: &Fly,
     chosen: crate::habituation::Habituation,
     details: serde_json::Value,
 ) -> Result<std::path::PathBuf> {
-    let path = data.join("habituation.json");
-    let mut all: BTreeMap<String, serde_json::Value> =
-        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let mut entry = details;
-    entry["fly"] = serde_json::Value::String(fly.meta.name.clone());
-    entry["chosen"] = serde_json::to_value(chosen).map_err(|e| Error::Invalid(e.to_string()))?;
-    all.insert(fly.player_id(None), entry);
-    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
-    crate::files::write_atomically(&path, text.as_bytes())?;
-    Ok(path)
+    keep(data, "habituation.json", fly, chosen, details)
 }
-
-/// The shipped flies' two-glances tunings (`flychess glances-tune`, kept in the repository).
-const SHIPPED_GLANCES: &[u8] = include_bytes!("../../models/glances.json");
 
 /// Two glances' gain and choice chosen on VAL for this fly (DATA/glances.json, else the shipped
 /// tunings); None when not tuned.
 pub fn glances(data: &Path, fly: &Fly) -> Option<crate::glances::Glances> {
-    let id = fly.player_id(None);
-    let read = |bytes: &[u8]| -> Option<crate::glances::Glances> {
-        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-        let g: crate::glances::Glances = serde_json::from_value(v[&id]["chosen"].clone()).ok()?;
-        crate::glances::Glances::checked(g.gain, g.among).ok()
-    };
-    std::fs::read(data.join("glances.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_GLANCES))
+    chosen(data, "glances.json", SHIPPED_GLANCES, fly, |g: crate::glances::Glances| crate::glances::Glances::checked(g.gain, g.among))
 }
 
-/// Keeps `chosen` for `fly` in DATA/glances.json with what it was chosen from (`details`).
+/// Keeps two glances' `chosen` parameters for `fly` in DATA/glances.json with `details`.
 pub fn keep_glances(data: &Path, fly: &Fly, chosen: crate::glances::Glances, details: serde_json::Value) -> Result<std::path::PathBuf> {
-    let path = data.join("glances.json");
-    let mut all: BTreeMap<String, serde_json::Value> =
-        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    let mut entry = details;
-    entry["fly"] = serde_json::Value::String(fly.meta.name.clone());
-    entry["chosen"] = serde_json::to_value(chosen).map_err(|e| Error::Invalid(e.to_string()))?;
-    all.insert(fly.player_id(None), entry);
-    let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
-    crate::files::write_atomically(&path, text.as_bytes())?;
-    Ok(path)
+    keep(data, "glances.json", fly, chosen, details)
 }

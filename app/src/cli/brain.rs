@@ -1889,9 +1889,9 @@ pub enum DataCommand {
         #[arg(long, default_value_t = 12_000)]
         won: usize,
         /// Random positions of each basic endgame.
-        #[arg(long, default_value_t = 3_000)]
+        #[arg(long, default_value_t = 5_000)]
         endgames: usize,
-        #[arg(long, default_value_t = 6_000)]
+        #[arg(long, default_value_t = 10_000)]
         stalemates: usize,
         #[arg(long, default_value_t = 10)]
         depth: u32,

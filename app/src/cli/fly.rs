@@ -1325,12 +1325,7 @@ pub fn habituation_tune(
     json: bool,
 ) -> Result<()> {
     use flychess_sim::habituation::{TuningGame, tune};
-    let f = Fly::load(&fly::find(name, data)?)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
-    if loaded.checksum != f.meta.brain_checksum {
-        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
-    }
+    let (f, loaded, brain) = fly_with_its_brain(which, data, name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let mut wanted = std::collections::BTreeSet::new();
     for r in dataset.val() {
@@ -1440,12 +1435,7 @@ pub fn habituation_tune(
 /// plain fly with the paired difference; kept in DATA/glances.json under the fly's player id.
 pub fn glances_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
     use flychess_sim::glances::{Among, Glances, second_looks};
-    let f = Fly::load(&fly::find(name, data)?)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
-    if loaded.checksum != f.meta.brain_checksum {
-        return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
-    }
+    let (f, loaded, brain) = fly_with_its_brain(which, data, name)?;
     let descending = &loaded.connectome.groups.descending;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.clamp(1, VAL);
@@ -1540,13 +1530,23 @@ pub fn glances_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
     Ok(())
 }
 
-pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
+/// The fly `name` with its brain loaded (the brain asked for, which must be the fly's).
+fn fly_with_its_brain(
+    which: &WhichBrain,
+    data: &Path,
+    name: &str,
+) -> Result<(Fly, flychess_sim::connectome::brain_file::Loaded, flychess_sim::brain::Brain)> {
     let f = Fly::load(&fly::find(name, data)?)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
+    Ok((f, loaded, brain))
+}
+
+pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
+    let (f, loaded, brain) = fly_with_its_brain(which, data, name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.clamp(1, HOLD.min(VAL));
     let (val_rows, hold_rows) = (&dataset.val()[..n], &dataset.hold()[..n]);
