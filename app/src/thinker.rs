@@ -82,6 +82,18 @@ pub struct Thought {
     /// Its policy for the position after its move: what it expects the opponent to play.
     pub expects: Option<Policy>,
     pub think_ms: f64,
+    /// With two glances: the second look (the attended piece's patch of the eye driven harder),
+    /// a think of its own the Brain tab can show; this think is then the first look.
+    pub second_glance: Option<Box<SecondGlance>>,
+}
+
+/// The second of two glances (`flychess_sim::glances`): which square was looked at again, how
+/// much harder, and the think it made (its policy chose the move played).
+#[derive(Clone)]
+pub struct SecondGlance {
+    pub square: shakmaty::Square,
+    pub gain: f32,
+    pub thought: Thought,
 }
 
 /// Thinks for `request` on the calling thread (the worker's body; tests call it directly).
@@ -141,6 +153,17 @@ pub fn think(
         }
         _ => None,
     };
+    // Two glances: the piece the first think likes most looked at again, on the CPU engine.
+    let second_look = match &seat.entrant {
+        flychess_sim::players::Entrant::Fly { glances: Some(g), .. } => flychess_sim::glances::attended(&p).map(|square| {
+            let seen = flychess_sim::glances::eye_square(pos, square);
+            let x = flychess_sim::glances::attended_input(brain, &[(planes(pos), seen)], g.gain);
+            let rates = cpu::think_from_input(brain, &x, 1);
+            let again = policy(pos, &readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps)));
+            (square, *g, again, rates)
+        }),
+        _ => None,
+    };
     let (index, skipped) = choose(pos, habituated.as_ref().unwrap_or(&p), &request.earlier)?;
     let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
     let (chosen, seen) = match (seat.aid(), request.imagination) {
@@ -159,7 +182,19 @@ pub fn think(
             let seen = look_ahead(brain, readout, descending, pos, habituated.as_ref().unwrap_or(&p), &request.earlier);
             (p.moves[seen.pick(w)], Some(seen))
         }
-        (_, None) => (p.moves[index], None),
+        (_, None) => match &second_look {
+            // The second look's pick, unless it brings back an earlier position and the plain
+            // rule over the second look finds another.
+            Some((square, g, again, _)) => {
+                let picked = flychess_sim::glances::pick(&p, again, Some(*square), g.among).unwrap_or(index);
+                let mut after = pos.clone();
+                after.play_unchecked(again.moves[picked]);
+                let repeats = request.earlier.contains(&flychess_sim::readout::position_key(&after));
+                let i = if repeats { choose(pos, again, &request.earlier).map_or(picked, |c| c.0) } else { picked };
+                (again.moves[i], None)
+            }
+            None => (p.moves[index], None),
+        },
     };
     let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
     let mut after = pos.clone();
@@ -171,6 +206,29 @@ pub fn think(
             Some(f) => policy(&after, &readout.heads(f)),
             None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
         }
+    });
+    let second_glance = second_look.map(|(square, g, again, rates)| {
+        Box::new(SecondGlance {
+            square,
+            gain: g.gain,
+            thought: Thought {
+                id: request.id,
+                position: pos.clone(),
+                value: again.value,
+                policy: again,
+                chosen,
+                skipped_favourite: None,
+                neurons: brain.neurons,
+                rates_follow: false,
+                follow_up: false,
+                rates: Arc::new(rates.data),
+                gpu_rates: None,
+                baseline: baseline.clone(),
+                expects: None,
+                think_ms: started.elapsed().as_secs_f64() * 1000.0,
+                second_glance: None,
+            },
+        })
     });
     Some(Thought {
         id: request.id,
@@ -187,6 +245,7 @@ pub fn think(
         baseline: baseline.clone(),
         expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
+        second_glance,
     })
 }
 
@@ -229,6 +288,7 @@ fn dopamine_think(
         baseline: baseline.clone(),
         expects: None,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
+        second_glance: None,
     })
 }
 
@@ -265,6 +325,7 @@ fn charles_think(c: &Trained, baseline: &Arc<Vec<f32>>, request: &ThinkRequest, 
         baseline: baseline.clone(),
         expects,
         think_ms: started.elapsed().as_secs_f64() * 1000.0,
+        second_glance: None,
     })
 }
 

@@ -616,3 +616,47 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     h.step();
     assert!(!app(&h).brain_view.as_ref().unwrap().classroom, "Esc leaves the classroom");
 }
+
+/// Issue 56: a fly with two glances in the window. Its think carries the second look (its own
+/// rates and policy, the liked piece's patch of the eye driven harder, the move played chosen
+/// from it), and the Brain tab steps between the two looks.
+#[test]
+fn a_fly_with_two_glances_shows_both_looks_and_the_brain_tab_steps_between_them() {
+    let data = data();
+    let fly = Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let tuned = serde_json::json!({ fly.player_id(None): {"chosen": {"gain": 4.0, "among": "all"}} });
+    std::fs::write(data.join("glances.json"), tuned.to_string()).unwrap();
+    let mut h = harness(&data);
+    // The user plays black: the fly (white) thinks at once.
+    app_mut(&mut h).new_game(Game::default(), Color::Black, Some("flywire+glances".into()));
+    wait(&mut h, "the fly's first think", |a| a.lab.play().first_glance().is_some_and(|t| t.second_glance.is_some()));
+    let (first_rates, second_rates, first_policy, second_policy, chosen, second_chosen) = {
+        let first = app(&h).lab.play().first_glance().unwrap();
+        let second = first.second_glance.as_ref().unwrap();
+        (
+            first.rates.clone(),
+            second.thought.rates.clone(),
+            first.policy.probability.clone(),
+            second.thought.policy.probability.clone(),
+            first.chosen,
+            second.thought.chosen,
+        )
+    };
+    assert!(!second_rates.is_empty() && second_rates.len() == first_rates.len());
+    assert!(first_rates.iter().zip(second_rates.iter()).any(|(a, b)| a != b), "the second look thought otherwise");
+    assert_ne!(first_policy, second_policy);
+    assert_eq!(chosen, second_chosen, "the move played is the second look's");
+    // The Brain tab shows the first look, then the second, then the first again.
+    app_mut(&mut h).tab = flychess::ui::Tab::Brain;
+    h.step();
+    assert!(std::sync::Arc::ptr_eq(&app(&h).lab.play().shown_thought().unwrap().rates, &first_rates));
+    h.get_by_label_contains("second look").click();
+    h.step();
+    h.step();
+    assert!(app(&h).lab.play().showing_second_glance());
+    assert!(std::sync::Arc::ptr_eq(&app(&h).lab.play().shown_thought().unwrap().rates, &second_rates));
+    h.get_by_label("first look").click();
+    h.step();
+    h.step();
+    assert!(std::sync::Arc::ptr_eq(&app(&h).lab.play().shown_thought().unwrap().rates, &first_rates));
+}

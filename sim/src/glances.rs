@@ -70,15 +70,7 @@ pub fn attending_features(brain: &Brain, boards: &[(Planes, Square)], gain: f32,
         .par_chunks(16)
         .flat_map_iter(|chunk| {
             let b = chunk.len();
-            let planes: Vec<Planes> = chunk.iter().map(|(p, _)| *p).collect();
-            let mut x = brain.eye_input(&planes);
-            for (c, cell) in brain.eye.iter().enumerate() {
-                for (p, (_, square)) in chunk.iter().enumerate() {
-                    if cell.square as usize == usize::from(*square) {
-                        x[c * b + p] *= gain;
-                    }
-                }
-            }
+            let x = attended_input(brain, chunk, gain);
             let mut sums = vec![0f32; b * k];
             if let Some(&first) = read_steps.first() {
                 crate::brain::cpu::run_reading_from_input(brain, &x, b, descending, first, |t, rates| {
@@ -94,6 +86,22 @@ pub fn attending_features(brain: &Brain, boards: &[(Planes, Square)], gain: f32,
             sums.chunks(k.max(1)).map(|s| s.iter().map(|v| v / n).collect::<Vec<f32>>()).collect::<Vec<_>>().into_iter()
         })
         .collect()
+}
+
+/// The eye's input for `boards` (`Brain::eye_input`'s layout, `[cell · batch + position]`), each
+/// board's attended square (in its own frame) driven `gain` times harder.
+pub fn attended_input(brain: &Brain, boards: &[(Planes, Square)], gain: f32) -> Vec<f32> {
+    let b = boards.len();
+    let planes: Vec<Planes> = boards.iter().map(|(p, _)| *p).collect();
+    let mut x = brain.eye_input(&planes);
+    for (c, cell) in brain.eye.iter().enumerate() {
+        for (p, (_, square)) in boards.iter().enumerate() {
+            if cell.square as usize == usize::from(*square) {
+                x[c * b + p] *= gain;
+            }
+        }
+    }
+    x
 }
 
 /// The square in the mover's frame (what the eye sees: black's board is flipped).

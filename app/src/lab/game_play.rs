@@ -73,6 +73,8 @@ pub struct Match {
     requested: HashMap<usize, String>,
     pub hint: Option<(String, Move)>,
     pub(in crate::lab) imagination: bool,
+    /// The Brain tab shows a two-glances think's second look instead of its first.
+    pub(in crate::lab) second_glance: bool,
     /// Replay the fly's 12 steps before its move is played.
     pub(in crate::lab) replay: bool,
     /// What the game last said (a fly that cannot play, a dropped premove, a bad move typed).
@@ -103,6 +105,7 @@ impl Match {
             requested: HashMap::new(),
             hint: None,
             imagination: false,
+            second_glance: false,
             replay: true,
             status: String::new(),
             stop_at: None,
@@ -200,6 +203,11 @@ impl Match {
     }
 
     /// Whether the fly looks at the board after each of its own moves.
+    /// Whether the Brain tab shows the second of two glances (where the think has one).
+    pub fn showing_second_glance(&self) -> bool {
+        self.second_glance
+    }
+
     pub fn imagination(&self) -> bool {
         self.imagination
     }
@@ -467,6 +475,16 @@ impl Match {
     /// show: the one being replayed when following the game, else the one of the position on the
     /// board (`shown_key`). None after a new game: the brain is silent.
     pub fn shown_thought(&self) -> Option<&Thought> {
+        let first = self.first_glance();
+        match first.and_then(|t| t.second_glance.as_deref()) {
+            Some(second) if self.second_glance => Some(&second.thought),
+            _ => first,
+        }
+    }
+
+    /// The shown think itself: with two glances, its first look (`shown_thought` follows the
+    /// Brain tab's choice of glance).
+    pub fn first_glance(&self) -> Option<&Thought> {
         if self.cursor.is_none()
             && let Some(p) = &self.pending
         {
@@ -493,6 +511,10 @@ impl Match {
                 if !t.rates.is_empty() {
                     t.rates = Arc::new(Vec::new());
                     t.gpu_rates = None;
+                }
+                // A second glance's rates are let go for good (only the first look is recalled).
+                if let Some(second) = t.second_glance.as_mut() {
+                    second.thought.rates = Arc::new(Vec::new());
                 }
             }
         }
@@ -582,8 +604,9 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
     };
     let seated = |entrant: Entrant, kit: Kit| Seated { entrant, kit: Arc::new(kit) };
     let cannot = |e: &dyn std::fmt::Display| format!("{name} cannot play: {e}");
-    let readout_fly = |name: String, fly: Fly, status: Option<String>, habituation: Option<flychess_sim::habituation::Habituation>| {
-        let entrant = Entrant::fly_with(&fly, None, habituation);
+    // A readout fly plays as `entrant` (plain, with habituation, or with two glances).
+    let readout_fly = |name: String, fly: Fly, status: Option<String>, entrant: Option<Entrant>| {
+        let entrant = entrant.unwrap_or_else(|| Entrant::fly(&fly, None));
         let imagination_weight = Some(crate::training::tuned_imagination(data, &fly));
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
         Seat { player: seated(entrant, kit), name, status, imagination_weight }
@@ -640,17 +663,24 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
             let status =
                 format!("{name}: here imagination is the switch under the board; tick it and {} looks one move ahead.", fly.meta.name);
             let shown = if habituation.is_some() { format!("{}+habituation", fly.meta.name) } else { fly.meta.name.clone() };
-            Ok(readout_fly(shown, fly, Some(status), *habituation))
+            let e = habituation.map(|h| Entrant::fly_with(&fly, None, Some(h)));
+            Ok(readout_fly(shown, fly, Some(status), e))
         }
-        (Named::Fly(_), Entrant::Fly { glances: Some(_), .. }) => Err(cannot(
-            &"two glances (an experiment) play in `flychess play`, `rate`, `duel` and the UCI engine; the board's Brain tab shows one think a move",
-        )),
+        (Named::Fly(fly), Entrant::Fly { glances: Some(g), .. }) => {
+            let status = format!(
+                "{name} plays: the brain looks twice, the second time with {}× the drive on the piece it liked most; the Brain tab shows either look.",
+                g.gain
+            );
+            let e = entrant.clone();
+            Ok(readout_fly(name.into(), fly, Some(status), Some(e)))
+        }
         (Named::Fly(fly), Entrant::Fly { habituation: Some(h), .. }) => {
             let status = format!(
                 "{name} plays: habituation (decay {}, weight {}) lowers the moves whose boards look like those its side made this game.",
                 h.decay, h.weight
             );
-            Ok(readout_fly(name.into(), fly, Some(status), Some(*h)))
+            let e = Entrant::fly_with(&fly, None, Some(*h));
+            Ok(readout_fly(name.into(), fly, Some(status), Some(e)))
         }
         (Named::Fly(fly), _) => Ok(readout_fly(name.into(), fly, None, None)),
         (Named::Dopamine(f), _) => {

@@ -153,6 +153,8 @@ pub enum Command {
     Say(String),
     /// The fly looks at the board after each of its own moves (one-move imagination), or not.
     Imagination(bool),
+    /// The Brain tab shows the second of a two-glances think (true) or its first look.
+    SecondGlance(bool),
     /// Replay the fly's 12 steps before its move is played, or not.
     Replay(bool),
     /// Mute the move sounds, or not.
@@ -484,6 +486,7 @@ impl Lab {
             Command::Show(ply) => self.play.show(ply),
             Command::Say(words) => self.play.say(words),
             Command::Imagination(on) => self.play.imagination = on,
+            Command::SecondGlance(on) => self.play.second_glance = on,
             Command::Replay(on) => self.play.replay = on,
             Command::Mute(on) => self.speaker.muted = on,
             Command::Sound(sound) => self.speaker.play(sound),

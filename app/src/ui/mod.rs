@@ -583,6 +583,21 @@ impl FlyChessApp {
                 self.play.show(ui, &mut cx, &mut card);
             }
             Tab::Brain => {
+                // Two glances: which of the think's two looks the tab shows.
+                if let Some(second) = self.lab.play().first_glance().and_then(|t| t.second_glance.as_deref()) {
+                    let (square, gain, let_go) = (second.square, second.gain, second.thought.rates.is_empty());
+                    let mut showing = self.lab.play().showing_second_glance();
+                    let before = showing;
+                    ui.horizontal(|ui| {
+                        ui.label("Two glances:");
+                        ui.radio_value(&mut showing, false, "first look");
+                        let words = format!("second look, the piece on {square} seen with {gain}× the drive");
+                        ui.radio_value(&mut showing, true, if let_go { format!("{words} (its rates were let go)") } else { words });
+                    });
+                    if showing != before {
+                        self.lab.command(crate::lab::Command::SecondGlance(showing));
+                    }
+                }
                 if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
                     let now = ui.input(|i| i.time);
                     // The error going back labels its position with the Stockfish the settings name.

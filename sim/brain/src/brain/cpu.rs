@@ -675,16 +675,25 @@ pub fn think_walking(brain: &Brain, boards: &[Planes], shortcut: bool) -> Rates 
 
 /// `think_walking` on given kernels.
 fn walking(brain: &Brain, boards: &[Planes], shortcut: bool, kernels: Kernels) -> Rates {
-    let batch = boards.len();
+    walking_from(brain, &brain.eye_input(boards), boards.len(), shortcut, kernels)
+}
+
+/// `think` from an eye input already worked out (`Brain::eye_input`, `[cell · batch +
+/// position]`), which the caller may have changed (two glances: more drive into one square's
+/// patch of the eye), every step kept, in the brain's own order.
+pub fn think_from_input(brain: &Brain, x: &[f32], batch: usize) -> Rates {
+    walking_from(brain, x, batch, true, Kernels::Plain)
+}
+
+fn walking_from(brain: &Brain, x: &[f32], batch: usize, shortcut: bool, kernels: Kernels) -> Rates {
     let n = brain.neurons;
-    let x = brain.eye_input(boards);
     let blank = shortcut.then(|| brain.blank_shortcut());
     let mut data = vec![0f32; STEPS * n * batch];
     for t in 0..STEPS {
         let (done, rest) = data.split_at_mut(t * n * batch);
         let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
         let skip = Skip { blank: blank.and_then(|b| b.step(t)), needed: None };
-        rows(brain, t, Stage::Full, prev, &x, batch, skip, kernels, &mut rest[..n * batch]);
+        rows(brain, t, Stage::Full, prev, x, batch, skip, kernels, &mut rest[..n * batch]);
     }
     Rates { batch, neurons: n, data }
 }
