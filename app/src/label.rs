@@ -234,6 +234,21 @@ pub fn merge(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
     merge_keyed::<LabelKey>(parts)
 }
 
+/// The parts of `whole` cut `count` ways that are there, joined (`merge_keyed`); refused, saying
+/// how to make them, when there is none. `job` names the command that makes them.
+pub fn merge_shards<K: Serialize + serde::de::DeserializeOwned + PartialEq>(
+    whole: &Path,
+    count: usize,
+    job: &str,
+) -> Result<(PathBuf, usize, u64)> {
+    let parts: Vec<PathBuf> =
+        flychess_sim::shard::Shard::all(count).map(|s| flychess_sim::shard::part_path(whole, s)).filter(|p| p.exists()).collect();
+    if parts.is_empty() {
+        return Err(anyhow!("no part of {} cut {count} ways (run `{job} --shard I/{count}` first)", whole.display()));
+    }
+    merge_keyed::<K>(&parts)
+}
+
 /// `merge` for parts whose sidecars carry the key `K` (a PGN's labels, a curriculum's).
 pub fn merge_keyed<K: Serialize + serde::de::DeserializeOwned + PartialEq>(parts: &[PathBuf]) -> Result<(PathBuf, usize, u64)> {
     let mut found = Vec::new();

@@ -183,15 +183,10 @@ pub fn think(
             (p.moves[seen.pick(w)], Some(seen))
         }
         (_, None) => match &second_look {
-            // The second look's pick, unless it brings back an earlier position and the plain
-            // rule over the second look finds another.
+            // The second look's pick, as a player with two glances plays it.
             Some((square, g, again, _)) => {
                 let picked = flychess_sim::glances::pick(&p, again, Some(*square), g.among).unwrap_or(index);
-                let mut after = pos.clone();
-                after.play_unchecked(again.moves[picked]);
-                let repeats = request.earlier.contains(&flychess_sim::readout::position_key(&after));
-                let i = if repeats { choose(pos, again, &request.earlier).map_or(picked, |c| c.0) } else { picked };
-                (again.moves[i], None)
+                (again.moves[flychess_sim::glances::unless_it_repeats(pos, again, picked, &request.earlier)], None)
             }
             None => (p.moves[index], None),
         },

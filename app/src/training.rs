@@ -174,16 +174,31 @@ pub fn lesson_rows(data: &Path, train_rows: &[Row], train_x: &[f32], d: usize, s
     if found.is_empty() {
         return Err(anyhow!("none of the lessons in {} is among the TRAIN positions used", path.display()));
     }
-    let share = share.min(0.9);
-    let extra = ((share / (1.0 - share)) * train_rows.len() as f64).ceil() as usize;
+    Ok(repeated_to_share(found.len(), d, share, train_rows.len(), |k| {
+        let (i, target) = &found[k];
+        (&train_x[i * d..(i + 1) * d], target)
+    }))
+}
+
+/// Extra TRAIN rows, `pool` rows (`row(k)`: the k-th row's `d` features and its target) repeated
+/// in turn until they make `share` (at most 0.9) of `train` rows and themselves together.
+fn repeated_to_share<'r>(
+    pool: usize,
+    d: usize,
+    share: f64,
+    train: usize,
+    row: impl Fn(usize) -> (&'r [f32], &'r Target),
+) -> (Vec<f32>, Vec<Target>) {
+    let share = share.clamp(0.0, 0.9);
+    let extra = if pool == 0 { 0 } else { ((share / (1.0 - share)) * train as f64).ceil() as usize };
     let mut x = Vec::with_capacity(extra * d);
     let mut t = Vec::with_capacity(extra);
     for k in 0..extra {
-        let (i, target) = &found[k % found.len()];
-        x.extend_from_slice(&train_x[i * d..(i + 1) * d]);
+        let (features, target) = row(k % pool);
+        x.extend_from_slice(features);
         t.push(target.clone());
     }
-    Ok((x, t))
+    (x, t)
 }
 
 /// The run's description, kept as DATA/runs/NAME/run.json.
@@ -380,7 +395,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     // The curriculum: its TRAIN rows' readings and their quickest-win targets.
     let (curriculum_x, curriculum_t) = match &job.curriculum {
         Some(c) => {
-            let d = Dataset::load(&c.dataset).map_err(|e| anyhow!("{e} (make the curriculum with `flychess data curriculum`)"))?;
+            let d = crate::finishing::load(&c.dataset)?;
             if d.train().is_empty() {
                 return Err(anyhow!("{}: the curriculum has no TRAIN rows", c.dataset.display()));
             }
@@ -398,13 +413,10 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     if let Some(c) = job.curriculum.as_ref().filter(|_| job.games.is_none()) {
         // In memory: the curriculum rows repeated until they make their share of TRAIN.
         let d = cache.meta.descending;
-        let share = c.share.clamp(0.0, 0.9);
-        let extra = ((share / (1.0 - share)) * train_t.len() as f64).ceil() as usize;
-        for k in 0..extra {
-            let i = k % curriculum_t.len();
-            train_x.extend_from_slice(&curriculum_x[i * d..(i + 1) * d]);
-            train_t.push(curriculum_t[i].clone());
-        }
+        let (x, t) =
+            repeated_to_share(curriculum_t.len(), d, c.share, train_t.len(), |i| (&curriculum_x[i * d..(i + 1) * d], &curriculum_t[i]));
+        train_x.extend(x);
+        train_t.extend(t);
     }
     let val_x = cache.read(HOLD..HOLD + VAL, job.reading)?;
     let hold_x = cache.read(0..HOLD, job.reading)?;
@@ -448,15 +460,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         }
         None => None,
     };
-    let (mut teacher_words, mut by_teacher) = teacher_of(job, train_rows.len());
-    if let Some(c) = &job.curriculum {
-        teacher_words.push_str(&format!(
-            "; the curriculum of finishing (Stockfish's quickest win) on {} rows, {:.0} % of every batch",
-            curriculum_t.len(),
-            100.0 * c.share
-        ));
-        by_teacher.insert("curriculum".to_string(), curriculum_t.len());
-    }
+    let (teacher_words, by_teacher) = teacher_of(job, train_rows.len(), curriculum_t.len());
 
     let dir = runs_dir(data).join(&job.name);
     std::fs::create_dir_all(&dir)?;
@@ -618,12 +622,17 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
 }
 
 /// Who teaches a run, in words, and the positions each source taught (`FlyMeta::teacher`,
-/// `positions_by_teacher`): the shipped rows (Stockfish's scored moves, MultiPV) and, at scale,
-/// the games rows by the master's move and/or Stockfish's best move.
-pub fn teacher_of(job: &TrainJob, shipped_train_rows: usize) -> (String, std::collections::BTreeMap<String, usize>) {
+/// `positions_by_teacher`): the shipped rows (Stockfish's scored moves, MultiPV), at scale the
+/// games rows by the master's move and/or Stockfish's best move, and the curriculum's
+/// `curriculum_rows`.
+pub fn teacher_of(
+    job: &TrainJob,
+    shipped_train_rows: usize,
+    curriculum_rows: usize,
+) -> (String, std::collections::BTreeMap<String, usize>) {
     let mut by = std::collections::BTreeMap::new();
     let shipped = "Stockfish's scored moves (MultiPV) on the shipped rows";
-    let words = match &job.games {
+    let mut words = match &job.games {
         None => {
             by.insert("stockfish_multipv".to_string(), shipped_train_rows);
             shipped.to_string()
@@ -646,6 +655,14 @@ pub fn teacher_of(job: &TrainJob, shipped_train_rows: usize) -> (String, std::co
             )
         }
     };
+    // The curriculum of finishing (issue 56), when the run mixes it in.
+    if let Some(c) = &job.curriculum {
+        words.push_str(&format!(
+            "; the curriculum of finishing (Stockfish's quickest win) on {curriculum_rows} rows, {:.0} % of every batch",
+            100.0 * c.share
+        ));
+        by.insert("curriculum".to_string(), curriculum_rows);
+    }
     (words, by)
 }
 

@@ -127,6 +127,19 @@ pub fn pick(first: &Policy, second: &Policy, square: Option<Square>, among: Amon
     (0..second.moves.len()).filter(|&i| allowed(i)).max_by(|&a, &b| second.probability[a].total_cmp(&second.probability[b]))
 }
 
+/// The move two glances play in a game: `picked` (an index into `second`'s moves), unless it
+/// brings back one of the game's `earlier` positions, where the plain rule over the second
+/// look (`readout::choose`) finds another.
+pub fn unless_it_repeats(pos: &Chess, second: &Policy, picked: usize, earlier: &[u64]) -> usize {
+    let mut after = pos.clone();
+    after.play_unchecked(second.moves[picked]);
+    if earlier.contains(&crate::readout::position_key(&after)) {
+        crate::readout::choose(pos, second, earlier).map_or(picked, |c| c.0)
+    } else {
+        picked
+    }
+}
+
 /// Two glances at each of `positions` with the first thinks' `firsts` already made.
 pub fn second_looks(
     brain: &Brain,

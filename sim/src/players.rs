@@ -796,15 +796,7 @@ impl Player<'_> {
                 let look =
                     crate::glances::second_looks(brain, readout, descending, std::slice::from_ref(pos), std::slice::from_ref(&p), *g)
                         .remove(0);
-                // The second look's move, unless it brings back an earlier position while the
-                // plain rule finds another.
-                let mut after = pos.clone();
-                after.play_unchecked(look.second.moves[look.chosen]);
-                let i = if earlier.contains(&crate::readout::position_key(&after)) {
-                    choose(pos, &look.second, earlier).ok_or_else(over)?.0
-                } else {
-                    look.chosen
-                };
+                let i = crate::glances::unless_it_repeats(pos, &look.second, look.chosen, earlier);
                 let value = look.second.value;
                 of(look.second, i, Some(value), 2)
             }

@@ -1199,21 +1199,11 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             Ok(())
         }
         DataCommand::Label { pgn, dataset, out, positions, depth, multipv, workers, seed, shards } => {
-            use flychess::label::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, merge, sample};
+            use flychess::label::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, sample};
             let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
             let file = out.join("labels.jsonl");
             if let Some(count) = merge_shards {
-                let parts: Vec<PathBuf> = flychess_sim::shard::Shard::all(count as usize)
-                    .map(|s| flychess_sim::shard::part_path(&file, s))
-                    .filter(|p| p.exists())
-                    .collect();
-                if parts.is_empty() {
-                    return Err(anyhow!(
-                        "no part of labels cut {count} ways in {} (run `data label --shard I/{count}` first)",
-                        out.display()
-                    ));
-                }
-                let (whole, lines, bytes) = merge(&parts)?;
+                let (whole, lines, bytes) = flychess::label::merge_shards::<LabelKey>(&file, count as usize, "flychess data label")?;
                 println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
                 return Ok(());
             }
@@ -2040,20 +2030,13 @@ impl CurriculumRun {
         shards: crate::cli::cluster::ShardArgs,
     ) -> Result<()> {
         use flychess::finishing::{CurriculumKey, Plan, build, plan, positions as planned_positions};
-        use flychess::label::{LabelOptions, label, merge_keyed};
+        use flychess::label::{LabelOptions, label};
         use flychess_sim::data::Dataset;
         let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
         let file = self.dir.join("labels.jsonl");
         let labeller = format!("Stockfish, 1 thread, MultiPV {}, depth {}", self.multipv, self.depth);
         if let Some(count) = merge_shards {
-            let parts: Vec<PathBuf> = flychess_sim::shard::Shard::all(count as usize)
-                .map(|s| flychess_sim::shard::part_path(&file, s))
-                .filter(|p| p.exists())
-                .collect();
-            if parts.is_empty() {
-                return Err(anyhow!("no part of the curriculum cut {count} ways in {}", self.dir.display()));
-            }
-            let (whole, lines, bytes) = merge_keyed::<CurriculumKey>(&parts)?;
+            let (whole, lines, bytes) = flychess::label::merge_shards::<CurriculumKey>(&file, count as usize, "flychess data curriculum")?;
             eprintln!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
         }
         eprintln!("reading {}…", self.games_path.display());
