@@ -2,6 +2,8 @@
 //! information (Explorer's Properties → Details) through a resource script compiled with
 //! embed-resource (mingw-w64's windres when cross-compiling from Linux). For every other target it
 //! does nothing.
+// The build script writes into OUT_DIR; app/clippy.toml forbids files to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::path::PathBuf;
 

@@ -1,25 +1,14 @@
-//! The Fly Chess desktop app as a library: the lab (`lab`: the brain, the workers, the flies and
-//! the game in play, with a command/notice interface), the window whose tabs are views over it
-//! (`ui`), one game's moves and rules (`game`), the workers (`thinker` for the fly, `grader` for
-//! Stockfish, `opponent` for `--watch`, `sound`), and the assets it embeds (`pieces`,
-//! `openings`). The `flychess` binary's command line lives in src/main.rs; the
-//! UI tests in tests/ drive this library through egui_kittest.
+//! The Fly Chess desktop app as a library: the window whose tabs are views over the lab (`ui`),
+//! the UCI engine (`uci`) and the piece pictures the board draws (`pieces`). The lab itself (the
+//! brain, the workers, the flies, the game in play and the training pipelines) is the
+//! `flychess-lab` crate, re-exported here under its own module names so that the command line
+//! and the tests reach it as before. The `flychess` binary's command line lives in src/main.rs
+//! and src/cli/; the UI tests in tests/ drive this library through egui_kittest.
 
-pub mod figure_job;
-pub mod finishing;
-pub mod game;
-pub mod game_positions;
-pub mod grader;
-pub mod lab;
-pub mod label;
-pub mod learning_curve;
-pub mod openings;
-pub mod opponent;
+pub use flychess_lab::{
+    figure_job, finishing, game, game_positions, grader, lab, label, learning_curve, openings, opponent, players, profiling, sound,
+    thinker, training,
+};
 pub mod pieces;
-pub mod players;
-pub mod profiling;
-pub mod sound;
-pub mod thinker;
-pub mod training;
 pub mod uci;
 pub mod ui;

@@ -1,4 +1,6 @@
 //! The `flychess brain …` commands as a user runs them: the real binary, real files on disk.
+// Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 use common::{SMALL_BRAIN_TRAINING, stockfish_or_skip};

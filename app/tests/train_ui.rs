@@ -2,13 +2,15 @@
 //! real (the DN-rate cache of the shared default brain, the fit) and its curve fills in; a run
 //! written by someone else (the CLI) appears by its metrics file alone; flies are renamed and
 //! deleted from the Flies tab, and a lab fly is built with one click.
+// Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
 use egui_kittest::kittest::Queryable;
 
 use common::*;
-use flychess::lab::Command;
+use flychess::lab::{Command, FlyAction};
 use flychess::ui::Tab;
 use flychess_sim::train::{Metrics, PassRecord};
 
@@ -119,14 +121,18 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
         app.tab = Tab::Flies;
     }
     wait(&mut h, "the fly to manage listed", |app| app.lab.flies().contains(&a));
-    flychess::lab::flies::rename_fly(&data, &a, &b).unwrap();
-    assert!(flychess::lab::flies::rename_fly(&data, &b, "bad/name").is_err());
+    // Renaming, deleting and building are lab commands done off the UI thread; the lab says how
+    // each went and lists the flies again.
+    app_mut(&mut h).lab.command(Command::Fly(FlyAction::Rename { from: a.clone(), to: b.clone() }));
+    wait(&mut h, "the renamed fly listed", |app| app.lab.flies().contains(&b) && !app.lab.flies().contains(&a));
+    assert_eq!(app(&h).lab.flies_said(), format!("Renamed {a} to {b}."));
     assert_eq!(
         flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name,
         b
     );
-    app_mut(&mut h).lab.command(Command::ReadFlies);
-    wait(&mut h, "the renamed fly listed", |app| app.lab.flies().contains(&b) && !app.lab.flies().contains(&a));
+    app_mut(&mut h).lab.command(Command::Fly(FlyAction::Rename { from: b.clone(), to: "bad/name".into() }));
+    wait(&mut h, "the bad name refused", |app| app.lab.flies_said().starts_with("Could not rename"));
+    assert!(app(&h).lab.flies().contains(&b), "a refused rename keeps the fly");
     h.step();
     // Delete asks twice.
     let row_buttons = h.get_all_by_label("Delete").count();
@@ -135,16 +141,17 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.step();
     h.get_by_label("Really delete?").click();
     h.step();
-    h.step();
+    wait(&mut h, "the deleted fly gone from the list", |app| !app.lab.flies().contains(&b));
+    assert_eq!(app(&h).lab.flies_said(), format!("Deleted {b}."));
     assert!(!flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly")).exists());
     // The newborn lab fly: one click.
     let build = h.get_all_by_label("Build").next().expect("a Build button");
     build.click();
     h.step();
-    h.step();
+    wait(&mut h, "the newborn listed", |a| a.lab.flies().iter().any(|f| f == "lab-newborn"));
+    assert_eq!(app(&h).lab.flies_said(), "Built lab-newborn.");
     let newborn = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly")).unwrap();
     assert!(newborn.meta.kind.contains("newborn"));
-    wait(&mut h, "the newborn listed", |a| a.lab.flies().iter().any(|f| f == "lab-newborn"));
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! `go movetime 200` within 400 ms, never loses on time in a 10 s + 0.1 s game, and a 100,000-
 //! simulation search stops at its budget and answers `isready` and `stop` at once. A test binary
 //! of its own so that no other test's think shares the two cores while it measures the clock.
+// Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! The Play tab driven through the real UI with egui_kittest: the real default brain (calibrated,
 //! shared with the other test binaries), the shipped fly or a fly written to disk here, the real
 //! thinker thread, and the pointer events a user makes (press, move, release on squares).
+// Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -3,6 +3,8 @@
 //! kittest harness renders through eframe's wgpu path, the fly thinks on the GPU engine sharing
 //! the window's device, the brain card draws that engine's rates buffer, and the 4K export runs
 //! off the UI thread. It fails when the GPU path silently falls back to the CPU.
+// Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
@@ -30,8 +32,11 @@ fn the_gpu_think_reads_back_only_the_readout(
     let Some(seat) = a.lab.play().fly.clone() else { panic!("no fly plays") };
     let fly = seat.readout().cloned().expect("the default fly is a readout fly");
     let descending = ready.connectome.groups.descending.clone();
-    let mut engine =
-        Some(flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap());
+    let engine = flychess_sim::brain::engine::Fallback::new(
+        flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap(),
+        "the test's device",
+        "the fly",
+    );
     let request = ThinkRequest {
         id: 7,
         fly: seat.clone(),
@@ -42,11 +47,10 @@ fn the_gpu_think_reads_back_only_the_readout(
         recall: false,
     };
     let baseline = std::sync::Arc::new(Vec::new());
-    let t = think(&ready.brain, &descending, &baseline, &request, &mut engine).unwrap();
-    assert!(engine.is_some(), "the GPU engine did not fail");
+    let t = think(&ready.brain, &descending, &baseline, &request, Some(&engine)).unwrap();
+    assert!(engine.alive(), "the GPU engine did not fail");
     assert!(t.gpu_rates.is_some() && t.rates.is_empty() && t.rates_follow, "only the readout's readings came back");
-    let g = engine.as_mut().unwrap();
-    let whole = g.read_rates().unwrap();
+    let whole = engine.attempt(|g| g.read_rates()).expect("the whole buffer read back");
     let heads = fly.readout.heads(&descending_features(&whole, 0, &descending, &fly.readout.read_steps));
     assert_eq!(policy(position, &heads).probability, t.policy.probability, "the readout's readings are the whole buffer's at those places");
 }

@@ -6,6 +6,7 @@
 
 pub mod camera;
 pub mod cloud;
+#[cfg(feature = "egui")]
 pub mod egui_view;
 pub mod figure;
 

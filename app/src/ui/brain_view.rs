@@ -12,9 +12,9 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use glam::Vec3;
 
-use crate::lab::Brain;
 use crate::lab::Connectome;
 use crate::lab::Region;
+use crate::lab::{Brain, Outgoing};
 use flychess_render::camera::{OrbitCamera, Preset};
 use flychess_render::cloud::{CloudGeometry, ColourMode, REGION_PALETTE, ViewSettings, activity_colour, pick};
 use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
@@ -34,44 +34,11 @@ pub struct Partners {
     pub outputs: Vec<(u32, f32)>,
 }
 
-/// Outgoing connections of every neuron (the brain keeps incoming ones): sender → (receiver,
-/// weight), built once per brain so a neuron's outputs cost its out-degree.
-pub struct Outgoing {
-    start: Vec<u32>,
-    post: Vec<u32>,
-    weight: Vec<f32>,
-}
-
-impl Outgoing {
-    pub fn of(brain: &Brain) -> Outgoing {
-        let n = brain.neurons;
-        let mut start = vec![0u32; n + 1];
-        for &p in &brain.pre {
-            start[p as usize + 1] += 1;
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut post = vec![0u32; brain.pre.len()];
-        let mut weight = vec![0f32; brain.pre.len()];
-        for j in 0..n {
-            for e in brain.row(j) {
-                let slot = &mut fill[brain.pre[e] as usize];
-                post[*slot as usize] = j as u32;
-                weight[*slot as usize] = brain.weight[e];
-                *slot += 1;
-            }
-        }
-        Outgoing { start, post, weight }
-    }
-}
-
 pub fn partners(brain: &Brain, outgoing: &Outgoing, neuron: u32) -> Partners {
     let j = neuron as usize;
     let mut inputs: Vec<(u32, f32)> = brain.row(j).map(|e| (brain.pre[e], brain.weight[e])).collect();
-    let out = outgoing.start[j] as usize..outgoing.start[j + 1] as usize;
-    let mut outputs: Vec<(u32, f32)> = out.map(|e| (outgoing.post[e], outgoing.weight[e])).collect();
+    let mut outputs: Vec<(u32, f32)> =
+        outgoing.of_sender(j).iter().map(|&e| (outgoing.post[e as usize], brain.weight[e as usize])).collect();
     inputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     outputs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     Partners { inputs, outputs }
@@ -99,7 +66,7 @@ pub struct BrainView {
     pub search: String,
     partners: Option<(u32, Arc<Partners>)>,
     outgoing: Option<Arc<Outgoing>>,
-    outgoing_job: Option<std::sync::mpsc::Receiver<Arc<Outgoing>>>,
+    outgoing_job: Option<crate::lab::jobs::Aside<Arc<Outgoing>>>,
     /// A neuron was picked this frame (the window's frame log reads and clears it).
     pub picked: bool,
     marks: Arc<Vec<f32>>,
@@ -116,7 +83,7 @@ pub struct BrainView {
     pub control_choice: usize,
     control_job: Option<crate::lab::jobs::Aside<ControlThink>>,
     /// The 4K export in flight: its answer (the status line).
-    export_job: Option<std::sync::mpsc::Receiver<Result<String, String>>>,
+    export_job: Option<crate::lab::jobs::Aside<String>>,
     pub control: Option<ControlThink>,
     pub show_control: bool,
     /// A replay drove the step last frame.
@@ -246,10 +213,8 @@ impl BrainView {
     /// Starts building the outgoing index on a thread of its own, so the first neuron click
     /// does not build it on the UI thread.
     pub fn prefetch_outgoing(&mut self, brain: Arc<Brain>) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        if std::thread::Builder::new().name("outgoing-index".into()).spawn(move || tx.send(Arc::new(Outgoing::of(&brain)))).is_ok() {
-            self.outgoing_job = Some(rx);
-        }
+        // Nothing to repaint when it is done: the click that wants it waits for it.
+        self.outgoing_job = Some(crate::lab::jobs::aside(Arc::new(|| {}), "outgoing-index", move || Ok(brain.outgoing())));
     }
 
     /// The outgoing index of `brain`: the prefetched one (waited for if a click comes first),
@@ -258,9 +223,9 @@ impl BrainView {
         if self.outgoing.is_none()
             && let Some(rx) = self.outgoing_job.take()
         {
-            self.outgoing = rx.recv().ok();
+            self.outgoing = rx.recv().ok().and_then(Result::ok);
         }
-        self.outgoing.get_or_insert_with(|| Arc::new(Outgoing::of(brain))).clone()
+        self.outgoing.get_or_insert_with(|| brain.outgoing()).clone()
     }
 
     fn partners_of(&mut self, brain: &Brain, neuron: u32) -> Arc<Partners> {
@@ -744,31 +709,24 @@ impl BrainView {
         let (device, queue) = (rs.device.clone(), rs.queue.clone());
         let (geometry, marks, rates) = (self.geometry.clone(), self.marks.clone(), thought.map(|t| t.rates.clone()));
         let path = path.to_path_buf();
-        let (tx, rx) = std::sync::mpsc::channel();
         self.status = format!("Exporting {}…", path.display());
-        let spawned = std::thread::Builder::new().name("brain-export".into()).spawn(move || {
-            let result = (|| -> anyhow::Result<()> {
-                use flychess_render::cloud::{CloudRenderer, OFFSCREEN_FORMAT, Offscreen, Rates};
-                let mut cloud = CloudRenderer::new(&device, OFFSCREEN_FORMAT, &geometry);
-                if let Some(r) = &rates {
-                    cloud.upload_rates(&queue, r);
-                }
-                cloud.set_marks(&queue, &marks);
-                let target = Offscreen::new(&device, size);
-                target.render(&device, &queue, &cloud, &view, Rates::Uploaded, step, bg);
-                let pixels = target.read(&device, &queue).map_err(|e| anyhow::anyhow!(e))?;
-                let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
-                let mut png = std::io::Cursor::new(Vec::new());
-                img.write_to(&mut png, image::ImageFormat::Png)?;
-                crate::lab::save_file(&path, &png.into_inner())?;
-                Ok(())
-            })();
-            let _ = tx.send(result.map(|()| format!("Saved {}", path.display())).map_err(|e| format!("Could not export: {e}")));
-        });
-        match spawned {
-            Ok(_) => self.export_job = Some(rx),
-            Err(e) => self.status = format!("Could not export: {e}"),
-        }
+        // Polled every frame while it runs (`poll_export`): nothing else to wake.
+        self.export_job = Some(crate::lab::jobs::aside(Arc::new(|| {}), "brain-export", move || {
+            use flychess_render::cloud::{CloudRenderer, OFFSCREEN_FORMAT, Offscreen, Rates};
+            let mut cloud = CloudRenderer::new(&device, OFFSCREEN_FORMAT, &geometry);
+            if let Some(r) = &rates {
+                cloud.upload_rates(&queue, r);
+            }
+            cloud.set_marks(&queue, &marks);
+            let target = Offscreen::new(&device, size);
+            target.render(&device, &queue, &cloud, &view, Rates::Uploaded, step, bg);
+            let pixels = target.read(&device, &queue).map_err(|e| anyhow::anyhow!(e))?;
+            let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
+            let mut png = std::io::Cursor::new(Vec::new());
+            img.write_to(&mut png, image::ImageFormat::Png)?;
+            crate::lab::save_file(&path, &png.into_inner())?;
+            Ok(format!("Saved {}", path.display()))
+        }));
     }
 
     /// The export's answer, when it has come.
@@ -776,7 +734,7 @@ impl BrainView {
         let Some(rx) = &self.export_job else { return };
         match rx.try_recv() {
             Ok(answer) => {
-                self.status = answer.unwrap_or_else(|e| e);
+                self.status = answer.unwrap_or_else(|e| format!("Could not export: {e}"));
                 self.export_job = None;
             }
             Err(std::sync::mpsc::TryRecvError::Disconnected) => {
@@ -966,16 +924,7 @@ impl BrainView {
     }
 }
 
-/// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog.
-pub fn export_path(data: &Path, name: &str, ext: &str) -> std::path::PathBuf {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let dir = crate::lab::DataFolder::at(data).exports();
-    // Two exports within one second never overwrite each other.
-    (1..)
-        .map(|k| if k == 1 { dir.join(format!("{name}-{secs}.{ext}")) } else { dir.join(format!("{name}-{secs}-{k}.{ext}")) })
-        .find(|p| !p.exists())
-        .expect("an unused name")
-}
+pub use crate::lab::export_path;
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }

@@ -3,12 +3,13 @@
 //! ladder's ratings (the user's own, else the ones shipped with the flies), looked up by player id.
 
 use super::*;
+use crate::lab::FlyAction;
 use crate::lab::flies::FlyCard;
 
 /// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
 /// every player's rating with its interval and how its games ended, every pairing's W-D-L.
-fn ratings_view(ui: &mut egui::Ui, data: &std::path::Path) {
-    let Some((v, from)) = crate::lab::flies::ratings_report(data) else {
+fn ratings_view(ui: &mut egui::Ui, report: Option<&(serde_json::Value, String)>) {
+    let Some((v, from)) = report else {
         ui.weak("No ratings yet: `flychess rate` (or `flychess rate --quick`) plays the ladder and writes them.");
         return;
     };
@@ -93,7 +94,6 @@ impl FlyChessApp {
         ui.heading("Flies");
         let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
         let data = self.launch.data.clone();
-        let mut changed = false;
         egui::ScrollArea::vertical().show(ui, |ui| {
             egui::Grid::new("flies").num_columns(8).striped(true).show(ui, |ui| {
                 for h in ["fly", "kind", "brain", "data", "HOLD top-1", "good moves", "Elo [95%]", "made"] {
@@ -138,12 +138,9 @@ impl FlyChessApp {
                             let asked = self.delete_asked.as_deref() == Some(name.as_str());
                             if ui.button(if asked { "Really delete?" } else { "Delete" }).clicked() {
                                 if asked {
-                                    self.flies_status = match crate::lab::flies::delete_fly(&data, &name) {
-                                        Ok(()) => format!("Deleted {name}."),
-                                        Err(e) => format!("Could not delete {name}: {e}"),
-                                    };
+                                    self.lab.command(Command::Fly(FlyAction::Delete(name.clone())));
+                                    self.flies_status = format!("Deleting {name}…");
                                     self.delete_asked = None;
-                                    changed = true;
                                 } else {
                                     self.delete_asked = Some(name.clone());
                                 }
@@ -161,10 +158,10 @@ impl FlyChessApp {
                         if ui.button("Export…").clicked() {
                             self.flies_status =
                                 match (path.as_ref(), rfd::FileDialog::new().set_file_name(format!("{name}.fly")).save_file()) {
-                                    (Ok(from), Some(to)) => match std::fs::copy(from, &to) {
-                                        Ok(_) => format!("Exported {name} to {}", to.display()),
-                                        Err(e) => format!("Could not export: {e}"),
-                                    },
+                                    (Ok(_), Some(to)) => {
+                                        self.lab.command(Command::Fly(FlyAction::Export { name: name.clone(), to }));
+                                        format!("Exporting {name}…")
+                                    }
                                     (Err(e), _) => e.to_string(),
                                     (_, None) => "No file chosen (or no file dialog on this desktop).".into(),
                                 };
@@ -180,11 +177,8 @@ impl FlyChessApp {
                     ui.text_edit_singleline(&mut new);
                     if ui.button("OK").clicked() {
                         keep = false;
-                        self.flies_status = match crate::lab::flies::rename_fly(&data, &old, new.trim()) {
-                            Ok(()) => format!("Renamed {old} to {}.", new.trim()),
-                            Err(e) => format!("Could not rename: {e}"),
-                        };
-                        changed = true;
+                        self.flies_status = format!("Renaming {old}…");
+                        self.lab.command(Command::Fly(FlyAction::Rename { from: old.clone(), to: new.clone() }));
                     }
                     if ui.button("Cancel").clicked() {
                         keep = false;
@@ -194,8 +188,10 @@ impl FlyChessApp {
                     self.rename = Some((old, new));
                 }
             }
-            if !self.flies_status.is_empty() {
-                ui.label(&self.flies_status);
+            // The lab's word on the last action replaces the tab's own "…ing" line once it comes.
+            let said = if self.lab.flies_said().is_empty() { self.flies_status.as_str() } else { self.lab.flies_said() };
+            if !said.is_empty() {
+                ui.label(said);
             }
             if let Some(r) = self.ready().cloned() {
                 ui.separator();
@@ -208,11 +204,8 @@ impl FlyChessApp {
             self.lab_flies(ui);
             ui.separator();
             ui.heading("Ratings");
-            ratings_view(ui, &data);
+            ratings_view(ui, self.lab.ratings_report());
         });
-        if changed {
-            self.lab.command(Command::ReadFlies);
-        }
     }
 
     /// The lab's control flies: one click builds a missing one (through the Train tab's runner).
@@ -237,12 +230,8 @@ impl FlyChessApp {
                     ui.weak("built");
                 } else if ui.add_enabled(!running, egui::Button::new("Build")).clicked() {
                     if name == "lab-newborn" {
-                        self.flies_status =
-                            match crate::lab::flies::save_newborn(&ready.connectome, &ready.checksum, &ready.brain, &data, name) {
-                                Ok(_) => format!("Built {name}."),
-                                Err(e) => format!("Could not build {name}: {e}"),
-                            };
-                        self.lab.command(Command::ReadFlies);
+                        self.flies_status = format!("Building {name}…");
+                        self.lab.command(Command::Fly(FlyAction::Newborn(name.to_string())));
                     } else {
                         let choice = train::lab_controls()
                             .into_iter()

@@ -37,7 +37,7 @@ use crate::lab::BrainSpec;
 use crate::lab::Info;
 
 use crate::game::Game;
-use crate::lab::{BrainState, Command, DEFAULT_FLY, Lab, LabOptions, Notice, ReadyBrain, Watch};
+use crate::lab::{BrainState, Command, DEFAULT_FLY, Gpu, Lab, LabOptions, Notice, ReadyBrain, Watch};
 use board::BoardTheme;
 use brain_view::BrainView;
 use play::{PlayContext, PlayTab};
@@ -208,6 +208,9 @@ pub struct FlyChessApp {
     pub launch: Launch,
     pub adapter: String,
     /// Everything that is not drawing: the brain, the workers, the flies, the game.
+    /// eframe's wgpu state (None without a renderer): the brain view draws with it; the lab gets
+    /// only its device (`Gpu`).
+    render_state: Option<eframe::egui_wgpu::RenderState>,
     pub lab: Lab,
     shot: Option<Shot>,
     fly_cards: Option<crate::lab::flies::FlyCards>,
@@ -268,6 +271,8 @@ impl FrameLog {
 struct Shot {
     path: PathBuf,
     arrived: Option<Receiver<Arc<egui::ColorImage>>>,
+    /// The picture being written (by the lab, off the UI thread); the window closes once it is.
+    saving: Option<Aside<()>>,
     /// Frames to wait once everything is settled (textures uploaded, layout stable).
     settle: u32,
 }
@@ -292,7 +297,11 @@ impl FlyChessApp {
         let mut lab = Lab::new(
             LabOptions {
                 data: launch.data.clone(),
-                render_state,
+                gpu: render_state.as_ref().map(|rs| Gpu {
+                    adapter: rs.adapter.clone(),
+                    device: rs.device.clone(),
+                    queue: rs.queue.clone(),
+                }),
                 silent: launch.quiet,
                 muted: settings.muted,
                 stockfish: settings.stockfish.clone(),
@@ -321,10 +330,11 @@ impl FlyChessApp {
         let stockfish_edit = settings.stockfish.clone();
         let app = FlyChessApp {
             adapter,
+            render_state,
             lab,
             fly_cards: None,
             frames: FrameLog::default(),
-            shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, settle: 0 }),
+            shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, saving: None, settle: 0 }),
             tab,
             settings,
             play,
@@ -370,7 +380,7 @@ impl FlyChessApp {
             match notice {
                 Notice::BrainReady => {
                     let Some(ready) = self.lab.ready().cloned() else { continue };
-                    let render_state = self.lab.render_state().clone();
+                    let render_state = self.render_state.clone();
                     self.view_job = Some(work_aside(ctx, "brain-view", move || {
                         let view = BrainView::new(&ready.connectome, render_state.is_some());
                         let renderer = render_state.as_ref().map(|rs| flychess_render::egui_view::prepare(rs, &view.geometry));
@@ -386,7 +396,7 @@ impl FlyChessApp {
         match job.try_recv() {
             Ok(Ok((mut view, renderer))) => {
                 self.view_job = None;
-                if let (Some(rs), Some(renderer)) = (&self.lab.render_state(), renderer) {
+                if let (Some(rs), Some(renderer)) = (&self.render_state, renderer) {
                     flychess_render::egui_view::install_prepared(rs, renderer);
                 }
                 if let Some(ready) = self.lab.ready() {
@@ -609,7 +619,7 @@ impl FlyChessApp {
                         game.replay_progress(now),
                         &r,
                         &self.launch.data,
-                        self.lab.render_state().as_ref(),
+                        self.render_state.as_ref(),
                         &mut self.looks,
                         game.fly.as_ref(),
                     );
@@ -726,16 +736,28 @@ impl FlyChessApp {
             shot.arrived = Some(rx);
             return;
         };
-        if let Ok(image) = arrived.try_recv() {
-            let [w, h] = image.size;
-            let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-            match image::RgbaImage::from_raw(w as u32, h as u32, bytes).map(|img| img.save(&shot.path)) {
-                Some(Ok(())) => tracing::info!("saved {}", shot.path.display()),
-                Some(Err(e)) => tracing::error!("could not save {}: {e}", shot.path.display()),
-                None => tracing::error!("the screenshot had an unexpected size"),
+        if let Some(saving) = &shot.saving {
+            match saving.try_recv() {
+                Ok(Ok(())) => tracing::info!("saved {}", shot.path.display()),
+                Ok(Err(e)) => tracing::error!("could not save {}: {e}", shot.path.display()),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => tracing::error!("the screenshot's writer stopped"),
             }
             eprintln!("{}", self.frames.summary());
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
+        }
+        if let Ok(image) = arrived.try_recv() {
+            let [w, h] = image.size;
+            let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+            let path = shot.path.clone();
+            shot.saving = Some(work_aside(ctx, "screenshot", move || {
+                let img = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
+                    .ok_or_else(|| anyhow!("the screenshot had an unexpected size"))?;
+                let mut bytes = std::io::Cursor::new(Vec::new());
+                img.write_to(&mut bytes, image::ImageFormat::from_path(&path)?)?;
+                Ok(crate::lab::save_file(&path, &bytes.into_inner())?)
+            }));
         }
     }
 

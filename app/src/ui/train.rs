@@ -502,13 +502,13 @@ mod tests {
         let mut tab = TrainTab { job: Some(job), ..TrainTab::default() };
         assert!(!tab.poll());
         assert!(tab.job.as_ref().unwrap().running(), "alive while its thread is");
-        // The thread panics: its sender goes without a Finished message.
-        std::thread::spawn(move || {
+        // The thread panics: its sender goes without a Finished message (and the aside's own
+        // answer never comes).
+        let died = crate::lab::jobs::aside(std::sync::Arc::new(|| {}), "dies", move || -> anyhow::Result<()> {
             let _keep = tx;
             panic!("a training thread dies");
-        })
-        .join()
-        .unwrap_err();
+        });
+        assert!(died.recv().is_err(), "the thread died without an answer");
         tab.poll();
         let job = tab.job.as_ref().unwrap();
         assert!(!job.running());

@@ -9,27 +9,21 @@
 //! exp differs in the last bit), not bit for bit; a GPU that fails is said once and the CPU model
 //! answers from then on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
-
 use super::{BioBrain, Glance};
 use crate::brain::STEPS;
+use crate::brain::engine::Fallback;
 use crate::brain::gpu::{GpuEngine, SparseInput};
 use crate::brain::simulator::{EngineChoice, Simulator};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
 
-/// A dopamine fly's model on a GPU engine.
-pub struct GpuBody {
-    engine: Mutex<GpuEngine>,
-    adapter: String,
-    /// Set when a GPU look failed: later looks go to the CPU model.
-    failed: AtomicBool,
-}
+/// A dopamine fly's model on a GPU engine; a look that fails hands over to the CPU model for
+/// good (`engine::Fallback`).
+pub struct GpuBody(Fallback<GpuEngine>);
 
 impl std::fmt::Debug for GpuBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuBody({})", self.adapter)
+        write!(f, "GpuBody({})", self.0.adapter())
     }
 }
 
@@ -57,14 +51,11 @@ impl BioBrain {
         self.gpu = None;
         match Simulator::choose(choice, &self.brain)? {
             Simulator::Cpu => Ok(Simulator::Cpu.describe()),
-            Simulator::Gpu { engine, adapter, .. } => {
-                let mut engine = engine.into_inner().unwrap_or_else(PoisonError::into_inner);
+            Simulator::Gpu(gpu) => {
+                let adapter = gpu.adapter().to_string();
+                let mut engine = gpu.into_inner();
                 engine.set_sparse_input(&self.sparse_input())?;
-                self.gpu = Some(std::sync::Arc::new(GpuBody {
-                    engine: Mutex::new(engine),
-                    adapter: adapter.clone(),
-                    failed: AtomicBool::new(false),
-                }));
+                self.gpu = Some(std::sync::Arc::new(GpuBody(Fallback::new(engine, adapter.clone(), "the dopamine fly"))));
                 Ok(format!("GPU engine on {adapter}"))
             }
         }
@@ -72,24 +63,16 @@ impl BioBrain {
 
     /// Whether looks think on a GPU engine now.
     pub fn on_gpu(&self) -> bool {
-        self.gpu.as_ref().is_some_and(|g| !g.failed.load(Ordering::Relaxed))
+        self.gpu.as_ref().is_some_and(|g| g.0.alive())
     }
 
     /// A look on the GPU engine (None when there is none or it failed: the caller looks on the
     /// CPU).
     pub(super) fn glance_on_gpu(&self, m: &[f32], boards: &[Planes], reader: &[u32]) -> Option<Glance> {
-        let gpu = self.gpu.as_ref().filter(|g| !g.failed.load(Ordering::Relaxed))?;
-        match self.glance_gpu(gpu, m, boards, reader) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                tracing::warn!("the dopamine fly's GPU engine failed ({e}); it thinks on the CPU from now on");
-                gpu.failed.store(true, Ordering::Relaxed);
-                None
-            }
-        }
+        self.gpu.as_ref()?.0.attempt(|engine| self.glance_gpu(engine, m, boards, reader))
     }
 
-    fn glance_gpu(&self, gpu: &GpuBody, m: &[f32], boards: &[Planes], reader: &[u32]) -> Result<Glance> {
+    fn glance_gpu(&self, engine: &mut GpuEngine, m: &[f32], boards: &[Planes], reader: &[u32]) -> Result<Glance> {
         let batch = boards.len();
         let body = &self.body;
         if m.len() != body.synapses() {
@@ -98,11 +81,8 @@ impl BioBrain {
         let (k, nm) = (body.kenyon.len(), body.mbon.len());
         let wanted: Vec<u32> = body.kenyon.iter().chain(&body.mbon).chain(reader).copied().collect();
         let w = wanted.len();
-        let readings = {
-            let mut engine = gpu.engine.lock().unwrap_or_else(PoisonError::into_inner);
-            engine.set_strengths(m)?;
-            engine.read(boards, &wanted, &READ_STEPS)?
-        };
+        engine.set_strengths(m)?;
+        let readings = engine.read(boards, &wanted, &READ_STEPS)?;
         let at = |b: usize, s: usize, i: usize| readings[(b * READ_STEPS.len() + s) * w + i];
         let last = READ_STEPS.len() - 1;
         let mut g = Glance {

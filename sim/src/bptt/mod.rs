@@ -153,24 +153,7 @@ impl Base {
     pub fn of(brain: &Brain) -> Base {
         let sign: Vec<f32> = brain.weight.iter().map(|w| if *w < 0.0 { -1.0 } else { 1.0 }).collect();
         let theta0 = brain.weight.par_iter().map(|w| softplus_inverse(w.abs().max(1e-30) as f64) as f32).collect();
-        let n = brain.neurons;
-        let mut post = vec![0u32; brain.pre.len()];
-        let mut count = vec![0u32; n + 1];
-        for j in 0..n {
-            for e in brain.row(j) {
-                post[e] = j as u32;
-                count[brain.pre[e] as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            count[i + 1] += count[i];
-        }
-        let mut fill = count.clone();
-        let mut by_sender = vec![0u32; brain.pre.len()];
-        for (e, &p) in brain.pre.iter().enumerate() {
-            by_sender[fill[p as usize] as usize] = e as u32;
-            fill[p as usize] += 1;
-        }
+        let outgoing = brain.outgoing();
         let h = brain.homeostasis();
         Base {
             sign,
@@ -181,9 +164,9 @@ impl Base {
             alpha0: brain.params().alpha,
             beta0: brain.params().beta,
             leak: brain.params().leak,
-            post,
-            sender_start: count,
-            by_sender,
+            post: outgoing.post.clone(),
+            sender_start: outgoing.start.clone(),
+            by_sender: outgoing.by_sender.clone(),
         }
     }
 

@@ -18,6 +18,7 @@
 pub mod agreement;
 pub mod buffer;
 pub mod cpu;
+pub mod engine;
 pub mod gpu;
 pub mod local_order;
 pub mod peaks;
@@ -93,9 +94,58 @@ pub struct Brain {
     /// The same brain renumbered for locality (see `local_order`), worked out on first use and
     /// forgotten when the homeostasis or the weights change.
     pub(crate) local: std::sync::OnceLock<std::sync::Arc<local_order::LocalOrder>>,
+    /// The connections by sender (`outgoing`), worked out on first use (the wiring never changes).
+    pub(crate) outgoing: std::sync::OnceLock<std::sync::Arc<Outgoing>>,
+}
+
+/// The brain's connections by sender: the transpose of its CSR over receivers, as edge indices
+/// (so a connection's weight is read where the brain keeps it, `weight[e]`, even after a training
+/// run changed it). The partners view and the backward pass both walk it.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// Sender i's connections are `by_sender[start[i]..start[i + 1]]`, receivers ascending.
+    pub start: Vec<u32>,
+    /// Edge indices into `pre` and `weight`.
+    pub by_sender: Vec<u32>,
+    /// The receiver of each connection, by edge index.
+    pub post: Vec<u32>,
+}
+
+impl Outgoing {
+    fn of(brain: &Brain) -> Outgoing {
+        let n = brain.neurons;
+        let mut post = vec![0u32; brain.pre.len()];
+        let mut start = vec![0u32; n + 1];
+        for j in 0..n {
+            for e in brain.row(j) {
+                post[e] = j as u32;
+                start[brain.pre[e] as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut by_sender = vec![0u32; brain.pre.len()];
+        for (e, &p) in brain.pre.iter().enumerate() {
+            by_sender[fill[p as usize] as usize] = e as u32;
+            fill[p as usize] += 1;
+        }
+        Outgoing { start, by_sender, post }
+    }
+
+    /// The edge indices of `sender`'s connections, receivers ascending.
+    pub fn of_sender(&self, sender: usize) -> &[u32] {
+        &self.by_sender[self.start[sender] as usize..self.start[sender + 1] as usize]
+    }
 }
 
 impl Brain {
+    /// The connections by sender (worked out once, then shared).
+    pub fn outgoing(&self) -> std::sync::Arc<Outgoing> {
+        self.outgoing.get_or_init(|| std::sync::Arc::new(Outgoing::of(self))).clone()
+    }
+
     /// The brain of a connectome with neutral homeostasis (calibrate before use).
     pub fn new(c: &Connectome) -> Brain {
         let weight = (0..c.inputs.len()).map(|e| c.neurons.sign[c.inputs.pre[e] as usize] as f32 * c.inputs.strength[e]).collect();
@@ -132,6 +182,7 @@ impl Brain {
             blank: std::sync::OnceLock::new(),
             needed: cpu::NeededCache::default(),
             local: std::sync::OnceLock::new(),
+            outgoing: std::sync::OnceLock::new(),
         }
     }
 
@@ -169,6 +220,7 @@ impl Brain {
             blank: std::sync::OnceLock::new(),
             needed: cpu::NeededCache::default(),
             local: std::sync::OnceLock::new(),
+            outgoing: std::sync::OnceLock::new(),
         }
     }
 
@@ -306,5 +358,18 @@ mod tests {
         let (seen, blank) = (cpu::think(&sorted, &[board]), cpu::think(&sorted, &[[[false; 64]; 12]]));
         assert_eq!(seen, cpu::think(&reversed, &[board]));
         assert_ne!(seen.at(2, 2, 0), blank.at(2, 2, 0), "the board reaches neuron 2");
+    }
+
+    #[test]
+    fn the_connections_by_sender_hold_every_connection_once_under_its_sender_receivers_ascending() {
+        // 0 → 2, 1 → 2, 0 → 3, 2 → 3, 0 → 1.
+        let brain = Brain::from_parts(4, vec![0, 0, 1, 3, 5], vec![0, 0, 1, 0, 2], vec![0.1, 0.2, 0.3, 0.4, 0.5], Vec::new());
+        let out = brain.outgoing();
+        let receivers = |i: usize| out.of_sender(i).iter().map(|&e| out.post[e as usize]).collect::<Vec<_>>();
+        assert_eq!((receivers(0), receivers(1), receivers(2), receivers(3)), (vec![1, 2, 3], vec![2], vec![3], vec![]));
+        for (e, &p) in brain.pre.iter().enumerate() {
+            assert_eq!(out.of_sender(p as usize).iter().filter(|&&k| k as usize == e).count(), 1, "edge {e} once, under its sender");
+        }
+        assert!(std::sync::Arc::ptr_eq(&out, &brain.outgoing()), "worked out once");
     }
 }

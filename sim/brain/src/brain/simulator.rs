@@ -9,11 +9,12 @@
 //! their brain here: `install` puts one in force for a borrowed brain until the returned guard
 //! goes, and without one the CPU engine thinks.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::Brain;
+use super::cpu;
+use super::engine::Fallback;
 use super::gpu::{GpuEngine, headless_device};
-use super::{Brain, STEPS, cpu};
 use crate::chess::Planes;
 use crate::error::{Error, Result};
 
@@ -40,15 +41,11 @@ impl std::str::FromStr for EngineChoice {
     }
 }
 
-/// An engine ready to think for one brain.
+/// An engine ready to think for one brain: the CPU engine, or the GPU engine that hands over to
+/// the CPU for good when a think fails (`engine::Fallback`).
 pub enum Simulator {
     Cpu,
-    Gpu {
-        engine: Box<Mutex<GpuEngine>>,
-        adapter: String,
-        /// Set when a GPU think failed: later thinks go to the CPU engine.
-        failed: AtomicBool,
-    },
+    Gpu(Box<Fallback<GpuEngine>>),
 }
 
 impl Simulator {
@@ -79,19 +76,19 @@ impl Simulator {
             Err(e) => return Err(e),
         };
         tracing::info!("simulator: the GPU engine on {}", device.adapter_name);
-        Ok(Simulator::Gpu { engine: Box::new(Mutex::new(engine)), adapter: device.adapter_name, failed: AtomicBool::new(false) })
+        Ok(Simulator::Gpu(Box::new(Fallback::new(engine, device.adapter_name, "a headless job"))))
     }
 
     /// "GPU engine on NVIDIA H200 (Vulkan)", "CPU engine (16 threads)".
     pub fn describe(&self) -> String {
         match self {
-            Simulator::Gpu { adapter, .. } => format!("GPU engine on {adapter}"),
+            Simulator::Gpu(gpu) => format!("GPU engine on {}", gpu.adapter()),
             Simulator::Cpu => format!("CPU engine ({} threads)", rayon::current_num_threads()),
         }
     }
 
     pub fn is_gpu(&self) -> bool {
-        matches!(self, Simulator::Gpu { failed, .. } if !failed.load(Ordering::Relaxed))
+        matches!(self, Simulator::Gpu(gpu) if gpu.alive())
     }
 
     /// The batch a job of many positions should hand over at once: the CPU engine's fastest (32),
@@ -99,10 +96,7 @@ impl Simulator {
     /// the CPU's turns).
     pub fn preferred_batch(&self) -> usize {
         match self {
-            Simulator::Gpu { engine, .. } => {
-                let (slab, _) = engine.lock().unwrap_or_else(PoisonError::into_inner).slab_limits();
-                (slab * 64).clamp(32, 4096)
-            }
+            Simulator::Gpu(gpu) => gpu.with(|engine| (engine.slab_limits().0 * 64).clamp(32, 4096)).unwrap_or(32),
             Simulator::Cpu => 32,
         }
     }
@@ -111,16 +105,10 @@ impl Simulator {
     /// `[(position · steps.len() + s) · neurons.len() + k]`. On the GPU when this simulator is one
     /// (a failed GPU think is logged and answered by the CPU engine, which answers from then on).
     pub fn read(&self, brain: &Brain, boards: &[Planes], neurons: &[u32], steps: &[usize]) -> Result<Vec<f32>> {
-        if let Simulator::Gpu { engine, failed, .. } = self
-            && !failed.load(Ordering::Relaxed)
+        if let Simulator::Gpu(gpu) = self
+            && let Some(r) = gpu.attempt(|engine| engine.read(boards, neurons, steps))
         {
-            match engine.lock().unwrap_or_else(PoisonError::into_inner).read(boards, neurons, steps) {
-                Ok(r) => return Ok(r),
-                Err(e) => {
-                    tracing::warn!("the GPU engine failed ({e}); thinking on the CPU from now on");
-                    failed.store(true, Ordering::Relaxed);
-                }
-            }
+            return Ok(r);
         }
         read_on_cpu(brain, boards, neurons, steps)
     }
@@ -129,28 +117,7 @@ impl Simulator {
 /// `Simulator::read` on the CPU engine: only the rows those neurons depend on are worked out
 /// (`cpu::run_reading`), the same rates bit for bit as a full think.
 pub fn read_on_cpu(brain: &Brain, boards: &[Planes], neurons: &[u32], steps: &[usize]) -> Result<Vec<f32>> {
-    if let Some(&t) = steps.iter().find(|&&t| t >= STEPS) {
-        return Err(Error::Invalid(format!("step {t} is past the last (0-based {})", STEPS - 1)));
-    }
-    if let Some(&j) = neurons.iter().find(|&&j| j as usize >= brain.neurons) {
-        return Err(Error::Invalid(format!("neuron {j} is not in this brain of {}", brain.neurons)));
-    }
-    let (b, k, r) = (boards.len(), neurons.len(), steps.len());
-    let mut out = vec![0f32; b * k * r];
-    if out.is_empty() {
-        return Ok(out);
-    }
-    let first = steps.iter().copied().min().expect("steps is not empty");
-    cpu::run_reading(brain, boards, neurons, first, |t, rates| {
-        for (s, _) in steps.iter().enumerate().filter(|&(_, &st)| st == t) {
-            for p in 0..b {
-                for i in 0..k {
-                    out[(p * r + s) * k + i] = rates[i * b + p];
-                }
-            }
-        }
-    });
-    Ok(out)
+    super::engine::read_in(brain, boards, neurons, steps, cpu::default_layout())
 }
 
 /// Simulators in force, by the address of the brain they think for.
@@ -180,7 +147,7 @@ pub fn install(brain: &Brain, simulator: Arc<Simulator>) -> Installed<'_> {
     let key = brain as *const Brain as usize;
     let mut list = installed_list().lock().unwrap_or_else(PoisonError::into_inner);
     list.retain(|(b, _)| *b != key);
-    if matches!(*simulator, Simulator::Gpu { .. }) {
+    if matches!(*simulator, Simulator::Gpu(_)) {
         list.push((key, simulator));
     }
     Installed { brain }

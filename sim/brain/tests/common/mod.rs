@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod default_brain;
 pub mod small_brain;
 
 use std::path::Path;

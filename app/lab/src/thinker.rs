@@ -24,6 +24,7 @@ use shakmaty::{Chess, Move, Position};
 
 use flychess_sim::bio::BioBrain;
 use flychess_sim::bio::file::DopamineFly;
+use flychess_sim::brain::engine::Fallback;
 use flychess_sim::brain::gpu::GpuEngine;
 use flychess_sim::brain::{Brain, cpu};
 use flychess_sim::charles::player::Trained;
@@ -75,7 +76,7 @@ pub struct Thought {
     pub follow_up: bool,
     /// The same rates still on the GPU, when the GPU engine thought on the view's device: the
     /// brain view binds this buffer as it is.
-    pub gpu_rates: Option<eframe::wgpu::Buffer>,
+    pub gpu_rates: Option<wgpu::Buffer>,
     pub neurons: usize,
     /// The same brain's rates for an empty board (what the board itself moved is the difference).
     pub baseline: Arc<Vec<f32>>,
@@ -102,7 +103,7 @@ pub fn think(
     descending: &[u32],
     baseline: &Arc<Vec<f32>>,
     request: &ThinkRequest,
-    gpu: &mut Option<GpuEngine>,
+    gpu: Option<&Fallback<GpuEngine>>,
 ) -> Option<Thought> {
     let started = Instant::now();
     let pos = &request.position;
@@ -123,20 +124,19 @@ pub fn think(
     // On the GPU the whole think stays in the engine's buffer (the view draws it); only the
     // descending neurons' read steps come back for the readout.
     let mut gpu_rates = None;
-    let (features, rates) = match gpu.as_mut().map(|g| {
-        let buffer = g.think(&board)?.clone();
-        let readings = g.read_current(descending, &readout.read_steps)?;
-        Ok::<_, flychess_sim::Error>((buffer, readings))
+    let (features, rates) = match gpu.and_then(|g| {
+        g.attempt(|g| {
+            let buffer = g.think(&board)?.clone();
+            let readings = g.read_current(descending, &readout.read_steps)?;
+            Ok((buffer, readings))
+        })
     }) {
-        Some(Ok((buffer, readings))) => {
+        Some((buffer, readings)) => {
             gpu_rates = Some(buffer);
             (features_from_readings(&readings, descending.len(), readout.read_steps.len()), None)
         }
-        failed => {
-            if let Some(Err(e)) = failed {
-                tracing::warn!("the GPU engine failed ({e}); thinking on the CPU from now on");
-                *gpu = None;
-            }
+        // No GPU engine, or it failed (said once; the CPU thinks from now on).
+        None => {
             let rates = cpu::think(brain, &board);
             (descending_features(&rates, 0, descending, &readout.read_steps), Some(rates))
         }
@@ -335,7 +335,7 @@ pub struct Thinker {
 }
 
 /// The GPU engine the thinker is asked to make on its own thread: eframe's device and queue.
-pub type GpuDevice = (eframe::wgpu::Device, eframe::wgpu::Queue);
+pub type GpuDevice = (wgpu::Device, wgpu::Queue);
 
 impl Thinker {
     /// Starts the worker; `wake` is called after each answer (the window's repaint). With `gpu`,
@@ -348,10 +348,10 @@ impl Thinker {
         let worker = std::thread::Builder::new()
             .name("fly-thinker".into())
             .spawn(move || {
-                let mut gpu = gpu.and_then(|(device, queue)| match GpuEngine::new(device, queue, &brain) {
+                let gpu = gpu.and_then(|(device, queue)| match GpuEngine::new(device, queue, &brain) {
                     Ok(g) => {
                         let _ = said.send("GPU engine on the window's device (the view draws its rates buffer directly)".to_string());
-                        Some(g)
+                        Some(Fallback::new(g, "the window's device", "the fly"))
                     }
                     Err(e) => {
                         let _ = said
@@ -372,8 +372,7 @@ impl Thinker {
                         }
                     }
                     for request in [think_next, recall_next].into_iter().flatten() {
-                        let mut cpu_only = None;
-                        let engine = if request.recall { &mut cpu_only } else { &mut gpu };
+                        let engine = if request.recall { None } else { gpu.as_ref() };
                         if let Some(t) = think(&brain, &descending, &baseline, &request, engine) {
                             // A GPU think answers first; its panels' copy follows from the CPU.
                             let follow = t.rates_follow.then(|| (t.clone(), planes(&t.position)));

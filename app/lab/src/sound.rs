@@ -25,14 +25,14 @@ pub enum Sound {
 impl Sound {
     fn wav(self) -> &'static [u8] {
         match self {
-            Sound::Move => include_bytes!("../../assets/sounds/move.wav"),
-            Sound::Capture => include_bytes!("../../assets/sounds/capture.wav"),
-            Sound::Castle => include_bytes!("../../assets/sounds/castle.wav"),
-            Sound::Check => include_bytes!("../../assets/sounds/check.wav"),
-            Sound::Promotion => include_bytes!("../../assets/sounds/promotion.wav"),
-            Sound::TakeBack => include_bytes!("../../assets/sounds/take_back.wav"),
-            Sound::GameEnd => include_bytes!("../../assets/sounds/game_end.wav"),
-            Sound::Illegal => include_bytes!("../../assets/sounds/wrong_move.wav"),
+            Sound::Move => include_bytes!("../../../assets/sounds/move.wav"),
+            Sound::Capture => include_bytes!("../../../assets/sounds/capture.wav"),
+            Sound::Castle => include_bytes!("../../../assets/sounds/castle.wav"),
+            Sound::Check => include_bytes!("../../../assets/sounds/check.wav"),
+            Sound::Promotion => include_bytes!("../../../assets/sounds/promotion.wav"),
+            Sound::TakeBack => include_bytes!("../../../assets/sounds/take_back.wav"),
+            Sound::GameEnd => include_bytes!("../../../assets/sounds/game_end.wav"),
+            Sound::Illegal => include_bytes!("../../../assets/sounds/wrong_move.wav"),
         }
     }
 

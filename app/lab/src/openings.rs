@@ -11,7 +11,7 @@ use shakmaty::{Chess, Position};
 
 use flychess_sim::readout::position_key;
 
-const TABLE: &str = include_str!("../../assets/openings.tsv");
+const TABLE: &str = include_str!("../../../assets/openings.tsv");
 
 pub struct Opening {
     pub eco: String,

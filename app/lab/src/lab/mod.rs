@@ -25,7 +25,7 @@ use flychess_sim::store::{self, Tables};
 
 // The plain types and helpers the views are handed: the window names nothing of the simulator
 // itself, only what the lab gives it.
-pub use flychess_sim::brain::{Brain, STEPS};
+pub use flychess_sim::brain::{Brain, Outgoing, STEPS};
 pub use flychess_sim::chess::position_from_fen;
 pub use flychess_sim::connectome::rules::Region;
 pub use flychess_sim::connectome::{Connectome, Control, Info};
@@ -50,6 +50,17 @@ pub const AIDED_SUFFIXES: [&str; 2] = ["judge", "search64"];
 
 /// How many times a worker that died is started again before the lab gives up on it.
 pub const RESTARTS: u32 = 3;
+
+/// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog; two exports within
+/// one second never overwrite each other.
+pub fn export_path(data: &Path, name: &str, ext: &str) -> PathBuf {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let dir = DataFolder::at(data).exports();
+    (1..)
+        .map(|k| if k == 1 { dir.join(format!("{name}-{secs}.{ext}")) } else { dir.join(format!("{name}-{secs}-{k}.{ext}")) })
+        .find(|p| !p.exists())
+        .expect("an unused name")
+}
 
 /// Called from worker threads when they have news (the window's repaint).
 pub type Wake = Arc<dyn Fn() + Send + Sync>;
@@ -107,6 +118,22 @@ enum Report {
     Pgn(PathBuf, Result<Box<Game>, String>),
     /// A PGN file written, or why not (in words).
     Saved(String),
+    /// What became of a `FlyAction` (in words).
+    FlyDone(String),
+}
+
+/// What the Flies tab asks done to a fly on disk: done on a lab thread, said in
+/// `Lab::flies_said`, then the flies are read again.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlyAction {
+    /// Delete the user's fly called this (a shipped one is never in the list to delete).
+    Delete(String),
+    /// Rename a fly: `from` becomes `to` (refused when `to` is not a fly name or is taken).
+    Rename { from: String, to: String },
+    /// Copy the fly's file to `to` (a path the user chose).
+    Export { name: String, to: PathBuf },
+    /// Save the loaded brain with an untrained readout as a fly called this.
+    Newborn(String),
 }
 
 pub enum BrainState {
@@ -163,6 +190,8 @@ pub enum Command {
     UseFly(String),
     /// Play this sound (the board refusing an illegal move).
     Sound(crate::sound::Sound),
+    /// Delete, rename, export or build a fly (off the UI thread); the outcome in `flies_said`.
+    Fly(FlyAction),
 }
 
 /// The largest PGN file the window reads (a game's PGN is a few kilobytes; a file this size is
@@ -192,11 +221,20 @@ pub struct Watch {
     pub plies: Option<usize>,
 }
 
+/// The window's wgpu device as the lab uses it: to choose the fly's engine and to draw figures
+/// offscreen. The window makes it from eframe's render state; the lab never sees egui.
+#[derive(Clone)]
+pub struct Gpu {
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+}
+
 /// How the lab starts.
 pub struct LabOptions {
     pub data: PathBuf,
-    /// eframe's wgpu device and queue (None in tests without a renderer).
-    pub render_state: Option<eframe::egui_wgpu::RenderState>,
+    /// The window's wgpu device and queue (None in tests without a renderer).
+    pub gpu: Option<Gpu>,
     /// A speaker that never opens a device (tests, screenshots).
     pub silent: bool,
     pub muted: bool,
@@ -227,9 +265,11 @@ pub struct Lab {
     pub(in crate::lab) speaker: Speaker,
     /// What the lab says about its workers (one that died and was replaced).
     pub(in crate::lab) workers_status: String,
+    /// What became of the last `FlyAction` (empty: none yet, or one still under way).
+    flies_said: String,
     /// Which engine the fly thinks with, in words.
     pub(in crate::lab) engine: String,
-    pub(in crate::lab) render_state: Option<eframe::egui_wgpu::RenderState>,
+    pub(in crate::lab) gpu: Option<Gpu>,
     pub(in crate::lab) flies: Vec<String>,
     /// The players the loaded brain can field (what the new-game picker offers).
     pub(in crate::lab) playable: Vec<String>,
@@ -241,6 +281,8 @@ pub struct Lab {
     flies_job: bool,
     flies_again: bool,
     pub(in crate::lab) ratings: HashMap<String, String>,
+    /// The ladder's ratings file and where it came from, read with the flies.
+    pub(in crate::lab) ratings_report: Option<(serde_json::Value, String)>,
     pub(in crate::lab) watch: Option<Watch>,
     /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
     opponent: Option<crate::opponent::Opponent>,
@@ -273,8 +315,9 @@ impl Lab {
             grader_restarts: 0,
             speaker: if options.silent { Speaker::silent() } else { Speaker::new(options.muted) },
             workers_status: String::new(),
+            flies_said: String::new(),
             engine: String::new(),
-            render_state: options.render_state,
+            gpu: options.gpu,
             flies: Vec::new(),
             playable: Vec::new(),
             charles: Vec::new(),
@@ -282,6 +325,7 @@ impl Lab {
             flies_job: false,
             flies_again: false,
             ratings: HashMap::new(),
+            ratings_report: None,
             watch: None,
             opponent: None,
             opponent_asked: None,
@@ -297,6 +341,41 @@ impl Lab {
     }
 
     /// Runs `work` on a thread of its own; a thread that cannot start is said in the workers' status.
+    /// Does `action` on a thread of its own; its outcome comes back as `Report::FlyDone`.
+    fn fly_action(&mut self, action: FlyAction) {
+        let (tx, wake, data) = (self.sender.clone(), self.wake.clone(), self.data.clone());
+        let ready = self.ready().cloned();
+        self.flies_said.clear();
+        self.aside("fly-action", move || {
+            let said = match action {
+                FlyAction::Delete(name) => match flies::delete_fly(&data, &name) {
+                    Ok(()) => format!("Deleted {name}."),
+                    Err(e) => format!("Could not delete {name}: {e}"),
+                },
+                FlyAction::Rename { from, to } => match flies::rename_fly(&data, &from, to.trim()) {
+                    Ok(()) => format!("Renamed {from} to {}.", to.trim()),
+                    Err(e) => format!("Could not rename: {e:#}"),
+                },
+                FlyAction::Export { name, to } => match flychess_sim::fly::find(&name, &data) {
+                    Err(e) => format!("Could not export: {e}"),
+                    Ok(from) => match std::fs::copy(&from, &to) {
+                        Ok(_) => format!("Exported {name} to {}", to.display()),
+                        Err(e) => format!("Could not export to {}: {e}", to.display()),
+                    },
+                },
+                FlyAction::Newborn(name) => match &ready {
+                    Some(r) => match flies::save_newborn(&r.connectome, &r.checksum, &r.brain, &data, &name) {
+                        Ok(_) => format!("Built {name}."),
+                        Err(e) => format!("Could not build {name}: {e:#}"),
+                    },
+                    None => format!("Could not build {name}: no brain is loaded yet."),
+                },
+            };
+            let _ = tx.send(Report::FlyDone(said));
+            wake();
+        });
+    }
+
     fn aside(&mut self, name: &str, work: impl FnOnce() + Send + 'static) {
         if let Err(e) = thread::Builder::new().name(name.into()).spawn(work) {
             self.workers_status = format!("Could not start the {name} thread: {e}");
@@ -369,6 +448,11 @@ impl Lab {
         &self.speaker
     }
 
+    /// What became of the last fly deleted, renamed, exported or built (empty: nothing yet).
+    pub fn flies_said(&self) -> &str {
+        &self.flies_said
+    }
+
     pub fn workers_status(&self) -> &String {
         &self.workers_status
     }
@@ -377,8 +461,8 @@ impl Lab {
         &self.engine
     }
 
-    pub fn render_state(&self) -> &Option<eframe::egui_wgpu::RenderState> {
-        &self.render_state
+    pub fn gpu(&self) -> &Option<Gpu> {
+        &self.gpu
     }
 
     pub fn flies(&self) -> &Vec<String> {
@@ -395,6 +479,12 @@ impl Lab {
 
     pub fn ratings(&self) -> &HashMap<String, String> {
         &self.ratings
+    }
+
+    /// The ladder's ratings file (the user's own, else the shipped one) and where it came from,
+    /// as last read with the flies (None: none, or not read yet).
+    pub fn ratings_report(&self) -> Option<&(serde_json::Value, String)> {
+        self.ratings_report.as_ref()
     }
 
     pub fn watch(&self) -> &Option<Watch> {
@@ -483,6 +573,7 @@ impl Lab {
                     wake();
                 });
             }
+            Command::Fly(action) => self.fly_action(action),
             Command::Show(ply) => self.play.show(ply),
             Command::Say(words) => self.play.say(words),
             Command::Imagination(on) => self.play.imagination = on,
@@ -594,8 +685,8 @@ impl Lab {
                 }
                 Report::Flies(lists) => {
                     self.flies_job = false;
-                    let flies::FlyLists { flies, charles, ratings, playable, checksum } = *lists;
-                    (self.flies, self.charles, self.ratings) = (flies, charles, ratings);
+                    let flies::FlyLists { flies, charles, ratings, ratings_report, playable, checksum } = *lists;
+                    (self.flies, self.charles, self.ratings, self.ratings_report) = (flies, charles, ratings, ratings_report);
                     if checksum.is_some() {
                         (self.playable, self.playable_for) = (playable, checksum);
                     }
@@ -611,6 +702,10 @@ impl Lab {
                 }
                 Report::Pgn(path, Err(e)) => self.play.status = format!("Could not load {}: {e}", path.display()),
                 Report::Saved(said) => self.play.status = said,
+                Report::FlyDone(said) => {
+                    self.flies_said = said;
+                    self.read_flies();
+                }
                 Report::Failed(e) => {
                     self.download = None;
                     self.brain_job = None;
@@ -683,12 +778,12 @@ impl Lab {
     fn simulator_device(&mut self) -> Option<crate::thinker::GpuDevice> {
         let forced = std::env::var("FLYCHESS_ENGINE").ok();
         let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
-        let Some(rs) = &self.render_state else {
+        let Some(rs) = &self.gpu else {
             self.engine = format!("{cpu_threads}: no wgpu device");
             tracing::info!("simulator: {}", self.engine);
             return None;
         };
-        let software = rs.adapter.get_info().device_type == eframe::wgpu::DeviceType::Cpu;
+        let software = rs.adapter.get_info().device_type == wgpu::DeviceType::Cpu;
         let want = match forced.as_deref() {
             Some("gpu") => true,
             Some("cpu") => false,

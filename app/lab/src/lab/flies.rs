@@ -291,6 +291,9 @@ pub struct FlyLists {
     pub flies: Vec<String>,
     pub charles: Vec<String>,
     pub ratings: HashMap<String, String>,
+    /// The ladder's whole ratings file and where it came from (`ratings_report`), for the Flies
+    /// tab's tables.
+    pub ratings_report: Option<(serde_json::Value, String)>,
     /// Its own flies (a fly of a control brain cannot play on this one), every finished Charles
     /// run, and each trained fly with Philidor's aids.
     pub playable: Vec<String>,
@@ -303,6 +306,7 @@ pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
     let flies = flychess_sim::fly::list(data);
     let charles = crate::lab::charles_players(data);
     let ratings = read_ratings(data);
+    let ratings_report = ratings_report(data);
     let mut playable = Vec::new();
     if let Some(checksum) = &checksum {
         let mut aided = Vec::new();
@@ -325,5 +329,5 @@ pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
         playable.extend(charles.iter().cloned());
         playable.extend(aided);
     }
-    FlyLists { flies, charles, ratings, playable, checksum }
+    FlyLists { flies, charles, ratings, ratings_report, playable, checksum }
 }

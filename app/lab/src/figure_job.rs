@@ -38,8 +38,8 @@ impl FigureLook {
 /// Everything a figure job takes with it to its thread (cheap to clone: handles and shared buffers).
 #[derive(Clone)]
 pub struct FigureJob {
-    pub device: eframe::wgpu::Device,
-    pub queue: eframe::wgpu::Queue,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
     pub geometry: Arc<flychess_render::cloud::CloudGeometry>,
     pub marks: Arc<Vec<f32>>,
     pub rates: Arc<Vec<f32>>,

@@ -774,6 +774,6 @@ mod tests {
     }
 
     pub fn book() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/brain/data/games/book_1.02.pgn.zst")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sim/brain/data/games/book_1.02.pgn.zst")
     }
 }
