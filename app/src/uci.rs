@@ -35,6 +35,7 @@ use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
 use flychess_sim::brain::Brain;
 use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
+use flychess_sim::chess::uci;
 use flychess_sim::connectome::brain_file::Loaded;
 use flychess_sim::players::{Entrant, Kit, Player};
 use flychess_sim::readout::position_key;
@@ -881,10 +882,6 @@ fn wdl(v: f32) -> (u32, u32, u32) {
     let w = (1000.0 * v.max(0.0)).round() as u32;
     let l = (1000.0 * (-v).max(0.0)).round() as u32;
     (w, 1000 - w - l, l)
-}
-
-fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
 }
 
 fn engine_name(e: EngineChoice) -> &'static str {

@@ -118,7 +118,7 @@ fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_pl
     let p = flychess_sim::readout::policy(&pos, &fly.readout.heads(&features[0]));
     let mut order: Vec<usize> = (0..p.moves.len()).collect();
     order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
-    let top3: Vec<String> = order[..3].iter().map(|&i| p.moves[i].to_uci(CastlingMode::Standard).to_string()).collect();
+    let top3: Vec<String> = order[..3].iter().map(|&i| flychess_sim::chess::uci(&p.moves[i])).collect();
     let analysed: Vec<String> = seen["analysis"]["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
     assert_eq!(analysed, top3, "MultiPV 3 shows the fly's top three");
 
@@ -126,7 +126,7 @@ fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_pl
     let charles = flychess_sim::charles::player::Trained::load("charles", data.path()).expect("the shipped Charles");
     let cp = charles.policy(&Chess::default()).unwrap();
     let fav = (0..cp.moves.len()).max_by(|&a, &b| cp.probability[a].total_cmp(&cp.probability[b])).unwrap();
-    assert_eq!(seen["charles"]["move"], cp.moves[fav].to_uci(CastlingMode::Standard).to_string(), "{}", seen["charles"]);
+    assert_eq!(seen["charles"]["move"], flychess_sim::chess::uci(&cp.moves[fav]), "{}", seen["charles"]);
     assert!(seen["charles"]["string"].as_str().unwrap().contains("probability"), "{}", seen["charles"]);
 }
 

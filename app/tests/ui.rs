@@ -330,7 +330,7 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
     h.step();
     wait(&mut h, "the hint", |a| a.lab.play().hint.is_some());
     let (_, m) = app(&h).lab.play().hint.clone().unwrap();
-    assert_eq!(m.to_uci(shakmaty::CastlingMode::Standard).to_string(), "h5f7", "Qxf7# is the best move");
+    assert_eq!(flychess_sim::chess::uci(&m), "h5f7", "Qxf7# is the best move");
     // Play it: the game ends by mate, the report opens with a graded accuracy for White.
     drag(&mut h, Square::H5, Square::F7);
     let end = app(&h).lab.play().game.ending().expect("mate");
@@ -560,7 +560,7 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     let e = app(&h).looks.explanation(id).unwrap();
     assert_eq!(e.pieces.len(), 32, "a figure for every piece of the position it thought in");
     let chosen = app(&h).lab.play().shown_thought().unwrap().chosen;
-    assert_eq!(e.chosen, chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(), "the lesion is of the move it played");
+    assert_eq!(e.chosen, flychess_sim::chess::uci(&chosen), "the lesion is of the move it played");
     h.get_by_label_contains("It plays");
     h.step();
     assert_eq!(

@@ -18,7 +18,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods};
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use shakmaty::{CastlingMode, Chess, Position};
+use shakmaty::{Chess, Position};
 
 use flychess_sim::brain::simulator::{EngineChoice, Simulator};
 use flychess_sim::brain::{Brain as SimBrain, STEPS};
@@ -450,7 +450,7 @@ impl Fly {
     fn policy(&self, py: Python<'_>, fen: &str) -> PyResult<std::collections::BTreeMap<String, f32>> {
         guard(|| {
             let (_, p) = self.policy_of(py, fen)?;
-            Ok(p.moves.iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).zip(p.probability.iter().copied()).collect())
+            Ok(p.moves.iter().map(flychess_sim::chess::uci).zip(p.probability.iter().copied()).collect())
         })
     }
 
@@ -578,7 +578,7 @@ impl Player {
                     player.choose(&pos, &[])
                 })
                 .map_err(raised)?;
-            Ok(mv.to_uci(CastlingMode::Standard).to_string())
+            Ok(flychess_sim::chess::uci(&mv))
         })
     }
 }

@@ -14,9 +14,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
-use shakmaty::{CastlingMode, Move, Position};
+use shakmaty::{Move, Position};
 
 use crate::chess::position_from_fen;
+use crate::chess::uci;
 use crate::data::Row;
 use crate::error::{Error, Result};
 use crate::profile::{BLUNDER_CP, values};
@@ -179,10 +180,6 @@ pub fn measure(
             })
             .collect(),
     })
-}
-
-fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
 }
 
 #[cfg(test)]

@@ -204,7 +204,7 @@ pub struct Finish {
 
 /// How `favourite` (a legal move of the row's position, as UCI) finishes the won row `row`.
 pub fn finish(row: &Row, pos: &Chess, favourite: &shakmaty::Move) -> Finish {
-    let uci = favourite.to_uci(CastlingMode::Standard).to_string();
+    let uci = crate::chess::uci(favourite);
     let best = row.moves.first().map(|m| rank_score(m.score));
     let mine = row.moves.iter().find(|m| m.mv.uci() == uci).map(|m| rank_score(m.score));
     let traps = stalemating_moves(pos);
@@ -249,7 +249,7 @@ mod tests {
         // White: Kb6, Qc1; black: Ka8. Qc7 and Qf4 (through b8) stalemate; Qc8+ mates.
         let pos = position_from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1").unwrap();
         let traps = stalemating_moves(&pos);
-        assert_eq!(traps.iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect::<Vec<_>>(), vec!["c1f4", "c1c7"]);
+        assert_eq!(traps.iter().map(crate::chess::uci).collect::<Vec<_>>(), vec!["c1f4", "c1c7"]);
         let label = |uci: &str, score| MoveLabel { mv: MoveCode::parse_uci(uci).unwrap(), score, wdl: None };
         let row = Row {
             fen: "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1".into(),
@@ -260,7 +260,7 @@ mod tests {
         };
         assert!(is_won(&row));
         let legal = pos.legal_moves();
-        let by = |u: &str| *legal.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u).unwrap();
+        let by = |u: &str| *legal.iter().find(|m| crate::chess::uci(m) == u).unwrap();
         assert_eq!(finish(&row, &pos, &by("c1c8")), Finish { fastest: true, stalemated: false, trap: true });
         assert_eq!(finish(&row, &pos, &by("c1g1")), Finish { fastest: false, stalemated: false, trap: true });
         assert_eq!(finish(&row, &pos, &by("c1c7")), Finish { fastest: false, stalemated: true, trap: true });

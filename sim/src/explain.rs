@@ -104,7 +104,7 @@ pub fn explain(brain: &Brain, readout: &Readout, descending: &[u32], pos: &Chess
         .collect();
     Some(Explanation {
         fen: shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string(),
-        chosen: chosen_move.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+        chosen: crate::chess::uci(&chosen_move),
         chosen_san: shakmaty::san::San::from_move(pos, chosen_move).to_string(),
         probability: base.probability[chosen],
         value: base.value,

@@ -329,10 +329,9 @@ pub fn tune_in_games(
 mod tests {
     use super::*;
     use crate::chess::position_from_fen;
-    use shakmaty::CastlingMode;
 
     fn after(pos: &Chess, uci: &str) -> Chess {
-        let m = pos.legal_moves().into_iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == uci).unwrap();
+        let m = crate::chess::legal_by_uci(pos, uci).unwrap();
         let mut a = pos.clone();
         a.play_unchecked(m);
         a
@@ -351,7 +350,7 @@ mod tests {
         let h = Habituation::checked(0.5, 2.0).unwrap();
         memory.at_ply(2);
         memory.habituate(h, &start, &moves, &mut p, 2);
-        let index = |u: &str| moves.iter().position(|m| m.to_uci(CastlingMode::Standard).to_string() == u).unwrap();
+        let index = |u: &str| moves.iter().position(|m| crate::chess::uci(m) == u).unwrap();
         assert!(p[index("a1a2")] < p[index("a1a7")], "the remembered board is lowered");
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         // Older memories count less.
@@ -379,7 +378,7 @@ mod tests {
         let mut moves = Vec::new();
         for uci in line {
             let pos = positions.last().unwrap().clone();
-            let m = pos.legal_moves().into_iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == uci).unwrap();
+            let m = crate::chess::legal_by_uci(&pos, uci).unwrap();
             moves.push(m);
             positions.push(after(&pos, uci));
         }
@@ -393,7 +392,7 @@ mod tests {
             let probability = legal
                 .iter()
                 .map(|m| {
-                    let u = m.to_uci(CastlingMode::Standard).to_string();
+                    let u = crate::chess::uci(m);
                     if Some(m) == moves.get(t) {
                         played
                     } else if u == back {

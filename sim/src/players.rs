@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use shakmaty::{CastlingMode, Chess, Move, Position};
+use shakmaty::{Chess, Move, Position};
 
 use crate::bio::BioBrain;
 use crate::bio::file::DopamineFly;
@@ -848,7 +848,7 @@ impl Player<'_> {
             Player::Uci { engine, limit, label } => {
                 let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
                 let answer = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u));
+                let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| crate::chess::uci(m) == u));
                 rung(*chosen.ok_or_else(|| {
                     Error::Invalid(format!("{label} answered {} in {fen}, not a legal move", answer.as_deref().unwrap_or("no move")))
                 })?)
@@ -861,7 +861,7 @@ impl Player<'_> {
                     // An engine that answers no move or an illegal one is an error, never a random
                     // move stored as Stockfish's (the game that asked is replayed or left out).
                     let answer = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                    let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == u));
+                    let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| crate::chess::uci(m) == u));
                     rung(*chosen.ok_or_else(|| {
                         Error::Invalid(format!("Stockfish answered {} in {fen}, not a legal move", answer.as_deref().unwrap_or("no move")))
                     })?)

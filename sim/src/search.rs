@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+use shakmaty::{Chess, EnPassantMode, Move, Position};
 
 use crate::brain::Brain;
 use crate::chess::planes;
@@ -494,7 +494,7 @@ impl<'a> Searcher<'a> {
     /// Stockfish at `depth` choosing among the shortlist (UCI `searchmoves`).
     fn select(&mut self, pos: &Chess, depth: u32, engine: &mut Supervised) -> Result<Decision> {
         let (root, top, thought) = self.root(pos)?;
-        let ucis: Vec<String> = top.iter().map(|&i| root.moves[i].to_uci(CastlingMode::Standard).to_string()).collect();
+        let ucis: Vec<String> = top.iter().map(|&i| crate::chess::uci(&root.moves[i])).collect();
         let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
         let lines = engine.analyse_among(&fen, Limit::Depth(depth), 1, &ucis, Duration::from_secs(120))?;
         let uci = lines.first().map(|l| l.uci.clone()).ok_or_else(|| Error::Invalid(format!("Stockfish gave no move for {fen}")))?;
@@ -558,7 +558,7 @@ fn backup(nodes: &mut [Node], path: &[(usize, usize)], mut v: f32, virtual_loss:
 }
 
 fn decision(root: &Evaluation, top: &[usize], chosen: usize, value: Vec<f32>, visits: Vec<u32>, boards_thought: usize) -> Decision {
-    let uci = |i: usize| root.moves[i].to_uci(CastlingMode::Standard).to_string();
+    let uci = |i: usize| crate::chess::uci(&root.moves[i]);
     Decision {
         chosen: root.moves[chosen],
         chosen_uci: uci(chosen),

@@ -77,7 +77,7 @@ impl Target {
                 (f as u16, t as u16, p as u8)
             })
             .collect();
-        let uci: Vec<String> = moves.iter().map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string()).collect();
+        let uci: Vec<String> = moves.iter().map(crate::chess::uci).collect();
         let mut share = vec![0f32; legal.len()];
         let win: Vec<f64> = row.moves.iter().map(|m| win_of(m.score)).collect();
         let best_win = win.first().copied().ok_or_else(|| Error::Invalid(format!("{}: no labelled move", row.fen)))?;

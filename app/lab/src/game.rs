@@ -82,7 +82,7 @@ impl Game {
     }
 
     pub fn uci(&self) -> Vec<String> {
-        self.moves.iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
+        self.moves.iter().map(flychess_sim::chess::uci).collect()
     }
 
     /// Keys of every position so far (the last is the current one), for repetition checks.
@@ -123,7 +123,7 @@ impl Game {
         }
         let mut pos = self.current().clone();
         if !pos.is_legal(m) {
-            return Err(anyhow!("{} is not legal here", m.to_uci(CastlingMode::Standard)));
+            return Err(anyhow!("{} is not legal here", flychess_sim::chess::uci(&m)));
         }
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
         self.keys.push(position_key(&pos));

@@ -482,7 +482,7 @@ fn rows_of(
             KnownOutcome::Decisive { winner } if winner == mover => Result3::Won,
             KnownOutcome::Decisive { .. } => Result3::Lost,
         };
-        let played = MoveCode::parse_uci(&g.moves[i].to_uci(CastlingMode::Standard).to_string()).expect("a legal move's UCI");
+        let played = MoveCode::parse_uci(&flychess_sim::chess::uci(&g.moves[i])).expect("a legal move's UCI");
         Row {
             fen: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
             game,
@@ -690,7 +690,7 @@ mod tests {
         for r in &d.rows {
             let pos = flychess_sim::chess::position_from_fen(&r.fen).unwrap();
             let m = &r.moves[0];
-            assert!(pos.legal_moves().iter().any(|l| l.to_uci(CastlingMode::Standard).to_string() == m.mv.uci()));
+            assert!(pos.legal_moves().iter().any(|l| flychess_sim::chess::uci(l) == m.mv.uci()));
             let line = pgn_text_result(&text, r.game);
             let white = pos.turn() == Color::White;
             let want = match (line, white) {

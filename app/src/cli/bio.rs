@@ -233,7 +233,7 @@ pub fn lesson(
     let us = pos.turn();
     let l = learn::Lesson { good: learn::after(&pos, good, us), bad: learn::after(&pos, bad, us) };
     let c = flychess_sim::bio::comic::comic(&bio, &fly.m, &l);
-    let uci = |m: shakmaty::Move| m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+    let uci = |m: shakmaty::Move| flychess_sim::chess::uci(&m);
     if json {
         println!(
             "{}",
@@ -401,7 +401,7 @@ pub fn speed(
         Ok(serde_json::json!({
             "lessons_per_second": lessons.len() as f64 / lesson_seconds,
             "move_seconds": move_seconds,
-            "move": chosen.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+            "move": flychess_sim::chess::uci(&chosen),
         }))
     };
     let cpu = measure(&on_cpu)?;

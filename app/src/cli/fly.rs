@@ -548,7 +548,7 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
     use flychess_sim::chess::position_from_fen;
     use flychess_sim::grading::Score;
     use flychess_sim::readout::policy;
-    use shakmaty::CastlingMode;
+
     let d = readout.inputs;
     let mut won = 0;
     let mut found = 0;
@@ -566,7 +566,7 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
         let pos = position_from_fen(&row.fen)?;
         let p = policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
         let Some(fav) = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])) else { continue };
-        let uci = p.moves[fav].to_uci(CastlingMode::Standard).to_string();
+        let uci = flychess_sim::chess::uci(&p.moves[fav]);
         if row.moves.iter().any(|m| m.score == Score::Mate(q) && m.mv.uci() == uci) {
             found += 1;
         }
@@ -615,8 +615,8 @@ pub fn analyse(
     use flychess_sim::files::{BoundedLines, Line, quote};
     use flychess_sim::play::think_and_look_ahead;
     use flychess_sim::readout::{choose, policy, think_features};
+    use shakmaty::Position;
     use shakmaty::san::San;
-    use shakmaty::{CastlingMode, Position};
     use std::io::Write;
     let f = Fly::load(&fly::find(name, data)?)?;
     // Read the input before the brain loads: a missing file or a bad single FEN fails at once.
@@ -643,7 +643,7 @@ pub fn analyse(
     }
     let weight = imagination.map(|w| w.unwrap_or_else(|| flychess::training::tuned_imagination(data, &f)));
     let descending = &loaded.connectome.groups.descending;
-    let uci = |m: &shakmaty::Move| m.to_uci(CastlingMode::Standard).to_string();
+    let uci = |m: &shakmaty::Move| flychess_sim::chess::uci(m);
     let describe = |line: usize, fen: &str, pos: &shakmaty::Chess, features: Option<&[f32]>| -> serde_json::Value {
         let (p, seen) = match (weight, features) {
             (None, Some(d)) => (policy(pos, &f.readout.heads(d)), None),

@@ -9,6 +9,17 @@ use shakmaty::{CastlingMode, Chess, Color, Position, Role};
 
 use crate::error::{Error, Result};
 
+/// A move in UCI's words ("e2e4", "e7e8q", castling as the king's two-square step): the one way
+/// every part of the program writes a move for an engine, a file or a user.
+pub fn uci(m: &shakmaty::Move) -> String {
+    m.to_uci(CastlingMode::Standard).to_string()
+}
+
+/// The legal move of `pos` that UCI calls `text` (None: no such legal move).
+pub fn legal_by_uci(pos: &Chess, text: &str) -> Option<shakmaty::Move> {
+    pos.legal_moves().into_iter().find(|m| uci(m) == text)
+}
+
 /// 12 planes × 64 squares, from the side to move.
 pub type Planes = [[bool; 64]; 12];
 
@@ -102,5 +113,17 @@ mod tests {
     #[test]
     fn the_sample_has_512_positions() {
         assert_eq!(sample_positions().len(), 512);
+    }
+
+    #[test]
+    fn a_move_is_written_and_found_by_its_uci_name_castling_as_the_kings_step() {
+        let pos = position_from_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        let castle = legal_by_uci(&pos, "e1g1").expect("white castles short");
+        assert!(castle.is_castle());
+        assert_eq!(uci(&castle), "e1g1");
+        assert_eq!(legal_by_uci(&pos, "e1h1"), None, "the king-takes-rook form is not the standard one");
+        assert_eq!(legal_by_uci(&pos, "a1a9"), None);
+        let promote = position_from_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
+        assert_eq!(uci(&legal_by_uci(&promote, "e7e8q").unwrap()), "e7e8q");
     }
 }

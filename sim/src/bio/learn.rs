@@ -13,7 +13,7 @@
 //! Pilots change one thing at a time (`Rule`): silent synapses strengthening, harder lessons later.
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{CastlingMode, Chess, Color, Move, Position, Role};
+use shakmaty::{Chess, Color, Move, Position, Role};
 
 use super::{BioBrain, sigmoid, vote_probabilities};
 use crate::chess::{Planes, planes_from, position_from_fen};
@@ -56,7 +56,7 @@ pub fn after(pos: &Chess, m: Move, us: Color) -> Planes {
 
 /// The legal move of `pos` written `uci` (standard castling notation, as the labels are).
 pub fn legal_move(pos: &Chess, uci: &str) -> Option<Move> {
-    pos.legal_moves().into_iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == uci)
+    crate::chess::legal_by_uci(pos, uci)
 }
 
 /// The lesson of a labelled position: the board after Stockfish's best move and after another

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shakmaty::{CastlingMode, Color, Move, Position};
+use shakmaty::{Color, Move, Position};
 
 use flychess_sim::fly::Fly;
 use flychess_sim::readout::Policy;
@@ -20,6 +20,7 @@ use crate::grader::{GradeJob, Grader, MoveGrade, PositionGrade};
 use crate::lab::ReadyBrain;
 use crate::sound::{Sound, Speaker};
 use crate::thinker::{Seated, ThinkRequest, Thinker, Thought};
+use flychess_sim::chess::uci;
 
 /// How many of the newest thinks keep their full rates (besides the one shown).
 pub const KEEP_RATES: usize = 4;
@@ -565,10 +566,6 @@ impl Match {
             })
             .collect()
     }
-}
-
-fn uci(m: &Move) -> String {
-    m.to_uci(CastlingMode::Standard).to_string()
 }
 
 /// What the thread making a fly ready sends: what it is doing, then the fly or why it cannot play.
