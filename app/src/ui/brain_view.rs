@@ -14,7 +14,7 @@ use glam::Vec3;
 
 use crate::lab::Connectome;
 use crate::lab::Region;
-use crate::lab::{Brain, Outgoing};
+use crate::lab::{Brain, Outgoing, export_path};
 use flychess_render::camera::{OrbitCamera, Preset};
 use flychess_render::cloud::{CloudGeometry, ColourMode, REGION_PALETTE, ViewSettings, activity_colour, pick};
 use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
@@ -923,8 +923,6 @@ impl BrainView {
         }
     }
 }
-
-pub use crate::lab::export_path;
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }

@@ -13,11 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub use crate::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
 use crate::lab::ReadyBrain;
+use crate::lab::export_path;
 use crate::lab::jobs::Aside;
 use crate::lab::jobs::figures::{ProbeOptions, ProbeReport};
 use crate::lab::{Region, STEPS};
 use crate::thinker::Thought;
-use crate::ui::brain_view::{ThinkSummary, export_path};
+use crate::ui::brain_view::ThinkSummary;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 use flychess_render::cloud::REGION_PALETTE;

@@ -138,8 +138,13 @@ pub fn read_ratings_file(path: &Path) -> anyhow::Result<Option<serde_json::Value
 /// Each fly's measured rating as "1234 [1180, 1290]", by fly name: looked up by what the fly is
 /// (its player id), so a fly retrained under an old name shows "unrated" until it is rated.
 pub fn read_ratings(data: &Path) -> HashMap<String, String> {
+    ratings_by_fly(data, ratings_report(data).as_ref())
+}
+
+/// `read_ratings` from a ratings report already read (`ratings_report`).
+fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> HashMap<String, String> {
     let mut by_id = HashMap::new();
-    if let Some((v, _)) = ratings_report(data) {
+    if let Some((v, _)) = report {
         for r in v["ratings"].as_array().into_iter().flatten() {
             if let (Some(id), Some(elo)) = (r["id"].as_str(), r["elo"].as_f64()) {
                 let (low, high) = (r["low"].as_f64().unwrap_or(elo), r["high"].as_f64().unwrap_or(elo));
@@ -305,8 +310,8 @@ pub struct FlyLists {
 pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
     let flies = flychess_sim::fly::list(data);
     let charles = crate::lab::charles_players(data);
-    let ratings = read_ratings(data);
     let ratings_report = ratings_report(data);
+    let ratings = ratings_by_fly(data, ratings_report.as_ref());
     let mut playable = Vec::new();
     if let Some(checksum) = &checksum {
         let mut aided = Vec::new();

@@ -340,7 +340,6 @@ impl Lab {
         lab
     }
 
-    /// Runs `work` on a thread of its own; a thread that cannot start is said in the workers' status.
     /// Does `action` on a thread of its own; its outcome comes back as `Report::FlyDone`.
     fn fly_action(&mut self, action: FlyAction) {
         let (tx, wake, data) = (self.sender.clone(), self.wake.clone(), self.data.clone());
@@ -376,6 +375,7 @@ impl Lab {
         });
     }
 
+    /// Runs `work` on a thread of its own; a thread that cannot start is said in the workers' status.
     fn aside(&mut self, name: &str, work: impl FnOnce() + Send + 'static) {
         if let Err(e) = thread::Builder::new().name(name.into()).spawn(work) {
             self.workers_status = format!("Could not start the {name} thread: {e}");
