@@ -486,7 +486,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     // The checkpoint holds the best readout and the fit's state after its last pass; the pass
     // log is cut back to that pass (a pass logged after it, its checkpoint lost to a kill, is made
     // again, the same way).
-    let (start, resume) = match (resumable, flychess_sim::fly::Checkpoint::load(&checkpoint)) {
+    let (start, resume, checkpointed) = match (resumable, flychess_sim::fly::Checkpoint::load(&checkpoint)) {
         (true, Ok(c)) => {
             let passes = c.state.passes;
             let log = std::fs::read_to_string(&metrics_path).unwrap_or_default();
@@ -496,11 +496,11 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             }
             flychess_sim::files::write_atomically(&metrics_path, kept.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes())?;
             events(TrainEvent::Stage { text: format!("resuming after pass {passes}"), fraction: 0.0 });
-            (c.fly.readout, Some(c.state))
+            (c.fly.readout.clone(), Some(c.state), Some(c.fly))
         }
         _ => {
             let _ = std::fs::remove_file(&metrics_path);
-            (Readout::newborn(cache.meta.descending, steps, 1), None)
+            (Readout::newborn(cache.meta.descending, steps, 1), None, None)
         }
     };
     // The blind baseline: the same fit with no input at all.
@@ -546,13 +546,14 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let snapshot = |pass: usize, readout: &Readout, val: Option<Metrics>| {
         (Fly { meta: meta(val, None), readout: readout.clone() }).save(&snapshots.join(format!("pass-{pass:04}.fly")))
     };
-    match &resume {
-        None => snapshot(0, &start, None)?,
-        // A kill between the checkpoint and the snapshot of a pass that keeps one.
-        Some(r) if r.passes.is_power_of_two() && !snapshots.join(format!("pass-{:04}.fly", r.passes)).exists() => {
-            snapshot(r.passes, &start, Some(r.best_val))?
+    match (&resume, checkpointed) {
+        (None, _) => snapshot(0, &start, None)?,
+        // A kill between the checkpoint and the snapshot of a pass that keeps one: the snapshot
+        // is the checkpoint's fly itself (the pass's own VAL figures, not the best so far).
+        (Some(r), Some(fly)) if r.passes.is_power_of_two() && !snapshots.join(format!("pass-{:04}.fly", r.passes)).exists() => {
+            fly.save(&snapshots.join(format!("pass-{:04}.fly", r.passes)))?
         }
-        Some(_) => {}
+        (Some(_), _) => {}
     }
     let options = job.options.clone();
     events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
