@@ -37,6 +37,7 @@ pub mod stats;
 pub mod stockfish;
 pub mod stream_fit;
 pub mod teacher;
+pub mod thinking;
 pub mod together;
 pub mod train;
 pub mod tuned;

@@ -662,6 +662,11 @@ impl Seated {
         }
     }
 
+    /// Whether its think needs the game's boards so far (a fly with habituation remembers them).
+    pub fn remembers_the_game(&self) -> bool {
+        matches!(self.entrant, Entrant::Fly { habituation: Some(_), .. })
+    }
+
     /// The aid, when the player has one.
     pub fn aid(&self) -> Option<Aid> {
         match &self.entrant {

@@ -453,11 +453,7 @@ impl Match {
                 // The weight `flychess imagine-tune` chose on VAL for this fly (1 until tuned).
                 // A dopamine fly looks one move ahead by design: it has no imagination switch.
                 imagination: self.imagination_weight.filter(|_| self.imagination && fly.aid().is_none()),
-                history: if matches!(fly.entrant, flychess_sim::players::Entrant::Fly { habituation: Some(_), .. }) {
-                    self.game.positions().to_vec()
-                } else {
-                    Vec::new()
-                },
+                history: if fly.remembers_the_game() { self.game.positions().to_vec() } else { Vec::new() },
                 recall: false,
             });
         }
