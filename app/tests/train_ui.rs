@@ -30,7 +30,8 @@ fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
     std::fs::write(dir.join("metrics.jsonl"), lines.join("\n") + "\n").unwrap();
     let mut h = harness(&data);
     app_mut(&mut h).tab = Tab::Train;
-    h.step();
+    // The runs are read aside: the curve appears within a few frames.
+    wait(&mut h, "the run's curve", |a| a.train.runs.iter().any(|r| r.name == name));
     h.step();
     let run = app(&h).train.runs.iter().find(|r| r.name == name).expect("the run is listed");
     assert_eq!(run.passes.len(), 3);
@@ -71,7 +72,7 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     h.step();
     wait(&mut h, "the run to finish", |a| a.train.job.as_ref().is_some_and(|j| !j.running()));
     let job = app(&h).train.job.as_ref().unwrap();
-    assert!(matches!(&job.outcome, Some(Ok(Some(f))) if f == "ui-short-run"), "{:?}", job.outcome);
+    assert!(matches!(job.talk.outcome(), Some(Ok(Some(f))) if f == "ui-short-run"), "{:?}", job.talk.outcome());
     assert!(!job.passes.is_empty() && job.passes.len() <= 2);
     app_mut(&mut h).tab = Tab::Train;
     h.step();
@@ -175,9 +176,9 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert!(app(&h).train.dopamine.running(), "the run started");
     wait(&mut h, "the dopamine run to finish", |a| !a.train.dopamine.running());
     let job = app(&h).train.dopamine.job.as_ref().unwrap();
-    assert!(matches!(&job.outcome, Some(Ok(t)) if t.contains("after 128 lessons")), "{:?}", job.outcome);
+    assert!(matches!(job.talk.outcome(), Some(Ok(t)) if t.contains("after 128 lessons")), "{:?}", job.talk.outcome());
     assert!(job.points.len() >= 2, "a point at the start and one at the end: {}", job.points.len());
-    wait(&mut h, "its curve", |a| a.train.dopamine.curves.iter().any(|c| c.name == name && c.lessons == 128 && c.points.len() >= 2));
+    wait(&mut h, "its curve", |a| a.train.dopamine.curves().iter().any(|c| c.name == name && c.lessons == 128 && c.points.len() >= 2));
     let path = flychess_sim::files::DataFolder::at(&data).flies().join(format!("{name}.fly"));
     let fly = flychess_sim::bio::file::DopamineFly::load(&path).unwrap();
     assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
@@ -302,9 +303,9 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
     wait(&mut h, "the brain run and its control to finish", |a| !a.train.brain_runs.running());
     let job = app(&h).train.brain_runs.job.as_ref().unwrap();
     assert!(
-        matches!(&job.outcome, Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")),
+        matches!(job.talk.outcome(), Some(Ok(t)) if t.contains("brain: VAL loss") && t.contains("readout only: VAL loss")),
         "{:?}",
-        job.outcome
+        job.talk.outcome()
     );
     wait(&mut h, "its curves", |a| {
         a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5)
@@ -340,13 +341,14 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
         let c = &mut app_mut(&mut h).train.charles;
         (c.name, c.positions, c.batch, c.val, c.val_every) = (name.clone(), 64, 32, 32, 1);
     }
-    h.step();
+    // Start waits until the lab has looked for an earlier run of this name (read aside).
+    wait(&mut h, "the earlier record looked for", |a| a.train.charles.read.name == name);
     h.get_by_label("Start training Charles").click();
     h.step();
     wait(&mut h, "Charles's run", |a| a.train.charles.job.as_ref().is_some_and(|j| !j.running()));
-    let outcome = app(&h).train.charles.job.as_ref().unwrap().outcome.clone().unwrap();
+    let outcome = app(&h).train.charles.job.as_ref().unwrap().talk.outcome().cloned().unwrap();
     assert!(outcome.as_ref().is_ok_and(|t| t.contains("finished after 2 steps")), "{outcome:?}");
-    wait(&mut h, "its curve", |a| a.train.charles.curves.iter().any(|c| c.name == name && c.points.len() == 2 && c.finished));
+    wait(&mut h, "its curve", |a| a.train.charles.read.curves.iter().any(|c| c.name == name && c.points.len() == 2 && c.finished));
     // A researcher's many runs: sixteen copies of this one make the New game roster taller than
     // the window (with a dozen such runs the dialog once grew past the screen, Start could not be
     // clicked and the game never began).
@@ -491,6 +493,13 @@ fn a_charles_run_with_a_damaged_record_is_said_and_not_started_over() {
     h.step();
     h.step();
     app_mut(&mut h).train.charles.name = name.clone();
+    h.step();
+    // Until the record under the new name is read (aside), Start waits.
+    assert!(
+        app(&h).train.charles.read.name == name || h.get_by_label("Start training Charles").accesskit_node().is_disabled(),
+        "Start waits for the record to be read"
+    );
+    wait(&mut h, "the record read", |a| a.train.charles.read.name == name);
     h.step();
     h.step();
     assert!(h.query_by_label_contains("cannot be read").is_some(), "the damaged run is said");

@@ -10,13 +10,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
+use crate::lab::jobs::Scan;
 pub use crate::lab::jobs::train::{BrainChoice, lab_controls};
-use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, JobMsg, LearningCurve, Metrics, PassRecord, Reading, VAL, read_learning_curve};
+use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, LearningCurve, Metrics, PassRecord, Reading, Run, VAL, read_learning_curve};
 
 use crate::lab::ReadyBrain;
 use crate::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
@@ -24,17 +24,16 @@ use crate::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
 pub struct RunningJob {
     pub name: String,
     pub controls: Arc<Controls>,
-    rx: Receiver<JobMsg>,
+    pub talk: Run,
     pub stage: String,
     pub fraction: f64,
     pub passes: Vec<PassRecord>,
     pub max_passes: usize,
-    pub outcome: Option<Result<Option<String>, String>>,
 }
 
 impl RunningJob {
     pub fn running(&self) -> bool {
-        self.outcome.is_none()
+        self.talk.running()
     }
 }
 
@@ -49,7 +48,9 @@ pub struct TrainTab {
     pub lessons: f64,
     pub brain: BrainChoice,
     pub job: Option<RunningJob>,
-    pub runs: Vec<RunCurves>,
+    /// Every run's curves (DATA/runs) and the learning curve `flychess curve` keeps
+    /// (DATA/learning-curve.json), read aside (`Scan`).
+    pub runs: Scan<Vec<RunCurves>>,
     pub hidden: HashSet<String>,
     /// Which kind of run the form starts: a readout fitted by backprop, or a dopamine fly.
     pub kind: RunKind,
@@ -60,9 +61,7 @@ pub struct TrainTab {
     pub charles: crate::ui::train_charles::CharlesRuns,
     /// Watching it learn: the runs' snapshots answering one position.
     pub learn: crate::ui::learn::LearnPanel,
-    /// The learning curve `flychess curve` keeps (DATA/learning-curve.json), re-read with the runs.
-    pub learning_curve: Option<LearningCurve>,
-    last_scan: f64,
+    pub learning_curve: Scan<Option<LearningCurve>>,
 }
 
 /// The colours the Train tab's plots give their runs, in turn.
@@ -105,15 +104,14 @@ impl Default for TrainTab {
             lessons: 0.0,
             brain: BrainChoice::Loaded,
             job: None,
-            runs: Vec::new(),
+            runs: Scan::new("runs scan", Vec::new()),
             hidden: HashSet::new(),
             kind: RunKind::Readout,
             dopamine: Default::default(),
             brain_runs: Default::default(),
             charles: Default::default(),
             learn: Default::default(),
-            learning_curve: None,
-            last_scan: f64::NEG_INFINITY,
+            learning_curve: Scan::new("learning curve scan", None),
         }
     }
 }
@@ -134,18 +132,17 @@ impl TrainTab {
             curriculum: None,
         };
         let controls = Arc::new(Controls::default());
-        let rx = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
+        let talk = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
         self.job = Some(RunningJob {
             name: self.name.trim().to_string(),
             controls,
-            rx,
+            talk,
             stage: "starting".into(),
             fraction: 0.0,
             passes: Vec::new(),
             max_passes: self.max_passes,
-            outcome: None,
         });
-        self.last_scan = f64::NEG_INFINITY;
+        self.runs.refresh();
     }
 
     /// Drains the job's messages; true when a run just finished (the fly list changed).
@@ -153,56 +150,43 @@ impl TrainTab {
         let mut finished = self.dopamine.poll();
         finished |= self.charles.poll();
         if let Some(job) = &mut self.job {
-            loop {
-                let m = match job.rx.try_recv() {
-                    Ok(m) => m,
-                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                        // The thread ended without its last word: it died. Say so, never "running" forever.
-                        if job.outcome.is_none() {
-                            job.stage = "the training thread stopped unexpectedly".into();
-                            job.outcome = Some(Err("the training thread stopped unexpectedly; its checkpoint is kept: start the run again with the same name to resume".into()));
-                        }
-                        break;
-                    }
-                };
-                match m {
-                    JobMsg::Event(TrainEvent::Stage { text, fraction }) => {
-                        job.stage = text;
-                        job.fraction = fraction;
-                    }
-                    JobMsg::Event(TrainEvent::Pass(p)) => {
-                        job.stage = format!("pass {}", p.pass);
-                        job.passes.push(p);
-                    }
-                    JobMsg::Event(TrainEvent::Done { hold, .. }) => {
-                        job.stage = format!("done: HOLD top-1 {:.1}%, good {:.1}%", 100.0 * hold.top1, 100.0 * hold.good);
-                    }
-                    JobMsg::Event(TrainEvent::Stopped) => job.stage = "stopped (start it again with the same name to resume)".into(),
-                    JobMsg::Finished(r) => {
-                        finished = r.as_ref().is_ok_and(|f| f.is_some());
-                        job.outcome = Some(r);
-                        self.last_scan = f64::NEG_INFINITY;
-                    }
+            let RunningJob { talk, stage, fraction, passes, .. } = job;
+            let ended = talk.poll(|e| match e {
+                TrainEvent::Stage { text, fraction: f } => (*stage, *fraction) = (text, f),
+                TrainEvent::Pass(p) => {
+                    *stage = format!("pass {}", p.pass);
+                    passes.push(p);
                 }
+                TrainEvent::Done { hold, .. } => {
+                    *stage = format!("done: HOLD top-1 {:.1}%, good {:.1}%", 100.0 * hold.top1, 100.0 * hold.good);
+                }
+                TrainEvent::Stopped => *stage = "stopped (start it again with the same name to resume)".into(),
+            });
+            if ended {
+                finished |= talk.outcome().is_some_and(|r| r.as_ref().is_ok_and(|f| f.is_some()));
+                self.runs.refresh();
             }
         }
         finished
     }
 
-    /// Re-reads DATA/runs about once a second while the tab is shown.
-    pub fn rescan(&mut self, now: f64, data: &Path) {
+    /// Keeps DATA/runs and the learning curve fresh, read aside (about once a second while the
+    /// tab is shown, twice while a run runs).
+    pub fn rescan(&mut self, ctx: &egui::Context, data: &Path) {
         let running = self.job.as_ref().is_some_and(RunningJob::running);
-        if now - self.last_scan >= 1.0 || (running && now - self.last_scan >= 0.5) {
-            self.runs = training::read_runs(data);
-            self.learning_curve = read_learning_curve(data);
-            self.last_scan = now;
-        }
+        let (wake, now, every) = (crate::ui::wake(ctx), ctx.input(|i| i.time), if running { 0.5 } else { 1.0 });
+        self.runs.keep_fresh(&wake, now, every, || {
+            let data = data.to_path_buf();
+            move || Ok(training::read_runs(&data))
+        });
+        self.learning_curve.keep_fresh(&wake, now, every, || {
+            let data = data.to_path_buf();
+            move || Ok(read_learning_curve(&data))
+        });
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, board_fen: &str) {
-        let now = ui.input(|i| i.time);
-        self.rescan(now, data);
+        self.rescan(ui.ctx(), data);
         ui.ctx().request_repaint_after(std::time::Duration::from_secs(1));
         ui.heading("Train a fly");
         ui.horizontal(|ui| {
@@ -289,7 +273,7 @@ impl TrainTab {
     /// The learning curve of the fit at scale (`flychess curve`): HOLD loss with the seed's slope
     /// beside it, and top-1 on HOLD and on the human test, each point with its 95 % interval.
     fn learning_curve(&self, ui: &mut egui::Ui) {
-        let Some(curve) = &self.learning_curve else { return };
+        let Some(curve) = &*self.learning_curve else { return };
         egui::CollapsingHeader::new(RichText::new("Learning curve: more positions (flychess curve)").strong())
             .id_salt("learning-curve")
             .default_open(true)
@@ -391,7 +375,7 @@ impl TrainTab {
         let Some(job) = &mut self.job else { return };
         ui.separator();
         ui.label(RichText::new(format!("Run {}", job.name)).strong());
-        match &job.outcome {
+        match job.talk.outcome() {
             None => {
                 let passes = job.passes.len();
                 let fraction = if passes > 0 { passes as f32 / job.max_passes as f32 } else { job.fraction as f32 };
@@ -437,7 +421,7 @@ impl TrainTab {
         }
         ui.horizontal_wrapped(|ui| {
             ui.label("Runs:");
-            for r in &self.runs {
+            for r in self.runs.iter() {
                 let mut shown = !self.hidden.contains(&r.name);
                 let label = format!("{} ({} passes)", r.name, r.passes.len());
                 if ui.checkbox(&mut shown, label).changed() {
@@ -484,34 +468,37 @@ impl TrainTab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc::channel;
 
     #[test]
     fn a_training_thread_that_dies_is_reported_not_left_running() {
-        let (tx, rx) = channel::<JobMsg>();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let talk = Run::start(std::sync::Arc::new(|| {}), "dies", crate::lab::jobs::train::DIED, move |send| {
+            send(TrainEvent::Stage { text: "pass 3".into(), fraction: 0.5 });
+            let _ = wait.recv();
+            panic!("a training thread dies");
+        });
         let job = RunningJob {
             name: "f".into(),
             controls: Arc::new(Controls::default()),
-            rx,
-            stage: "pass 3".into(),
-            fraction: 0.5,
+            talk,
+            stage: "starting".into(),
+            fraction: 0.0,
             passes: Vec::new(),
             max_passes: 10,
-            outcome: None,
         };
         let mut tab = TrainTab { job: Some(job), ..TrainTab::default() };
-        assert!(!tab.poll());
+        let start = std::time::Instant::now();
+        while tab.job.as_ref().unwrap().stage != "pass 3" && start.elapsed().as_secs() < 10 {
+            assert!(!tab.poll());
+        }
         assert!(tab.job.as_ref().unwrap().running(), "alive while its thread is");
-        // The thread panics: its sender goes without a Finished message (and the aside's own
-        // answer never comes).
-        let died = crate::lab::jobs::aside(std::sync::Arc::new(|| {}), "dies", move || -> anyhow::Result<()> {
-            let _keep = tx;
-            panic!("a training thread dies");
-        });
-        assert!(died.recv().is_err(), "the thread died without an answer");
-        tab.poll();
+        // The thread panics: it goes without its last word.
+        go.send(()).unwrap();
+        while tab.job.as_ref().unwrap().running() && start.elapsed().as_secs() < 10 {
+            tab.poll();
+        }
         let job = tab.job.as_ref().unwrap();
         assert!(!job.running());
-        assert!(matches!(&job.outcome, Some(Err(e)) if e.contains("stopped unexpectedly")), "{:?}", job.outcome);
+        assert!(matches!(job.talk.outcome(), Some(Err(e)) if e.contains("stopped unexpectedly")), "{:?}", job.talk.outcome());
     }
 }

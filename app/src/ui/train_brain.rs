@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
@@ -17,22 +16,22 @@ use egui_plot::{Legend, Line, LineStyle, Plot};
 use crate::lab::jobs::train_brain::{BrainCurves, BrainOptimizer, Leash, Msg, Point};
 
 use crate::lab::ReadyBrain;
+use crate::lab::jobs::{Scan, Talk};
 
 /// A brain run in progress (or just ended).
 pub struct BrainJob {
     pub name: String,
     pub stop: Arc<AtomicBool>,
     pub pause: Arc<AtomicBool>,
-    rx: Receiver<Msg>,
+    pub talk: Talk<Msg, String>,
     pub stage: String,
     pub done: usize,
     pub target: usize,
-    pub outcome: Option<Result<String, String>>,
 }
 
 impl BrainJob {
     pub fn running(&self) -> bool {
-        self.outcome.is_none()
+        self.talk.running()
     }
 }
 
@@ -41,8 +40,8 @@ pub struct BrainRuns {
     pub positions: usize,
     pub leash: Leash,
     pub job: Option<BrainJob>,
-    pub curves: Vec<BrainCurves>,
-    last_scan: f64,
+    /// Every brain run's curves, read aside (`Scan`).
+    pub curves: Scan<Vec<BrainCurves>>,
 }
 
 impl Default for BrainRuns {
@@ -60,8 +59,7 @@ impl Default for BrainRuns {
                 lr_readout: 3e-4,
             },
             job: None,
-            curves: Vec::new(),
-            last_scan: f64::NEG_INFINITY,
+            curves: Scan::new("brain runs scan", Vec::new()),
         }
     }
 }
@@ -85,49 +83,35 @@ impl BrainRuns {
             stop: stop.clone(),
             pause: pause.clone(),
         };
-        let rx = crate::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
-        self.job = Some(BrainJob { name, stop, pause, rx, stage: "starting".into(), done: 0, target: 2 * self.positions, outcome: None });
-        self.last_scan = f64::NEG_INFINITY;
+        let talk = crate::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
+        self.job = Some(BrainJob { name, stop, pause, talk, stage: "starting".into(), done: 0, target: 2 * self.positions });
+        self.curves.refresh();
     }
 
     /// Drains the run's messages.
     pub fn poll(&mut self) {
         let Some(job) = &mut self.job else { return };
-        loop {
-            match job.rx.try_recv() {
-                Ok(Msg::Stage(s)) => job.stage = s,
-                Ok(Msg::Positions(done, target)) => (job.done, job.target) = (done, target),
-                Ok(Msg::Finished(r)) => {
-                    job.outcome = Some(r);
-                    self.last_scan = f64::NEG_INFINITY;
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    if job.outcome.is_none() {
-                        job.outcome = Some(Err(
-                            "the training thread stopped unexpectedly; its checkpoint keeps it: start again with the same name to go on"
-                                .into(),
-                        ));
-                    }
-                    break;
-                }
-            }
+        let BrainJob { talk, stage, done, target, .. } = job;
+        if talk.poll(|m| match m {
+            Msg::Stage(s) => *stage = s,
+            Msg::Positions(d, t) => (*done, *target) = (d, t),
+        }) {
+            self.curves.refresh();
         }
     }
 
-    /// Re-reads every brain run's curves (about once a second while one runs).
-    fn rescan(&mut self, now: f64, data: &Path) {
-        if now - self.last_scan < if self.running() { 1.0 } else { 3.0 } {
-            return;
-        }
-        self.last_scan = now;
-        let curves = crate::lab::jobs::train_brain::read_curves(data);
-        self.curves = curves;
+    /// Keeps every brain run's curves fresh, read aside (about once a second while one runs).
+    fn rescan(&mut self, ctx: &egui::Context, data: &Path) {
+        let every = if self.running() { 1.0 } else { 3.0 };
+        self.curves.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
+            let data = data.to_path_buf();
+            move || Ok(crate::lab::jobs::train_brain::read_curves(&data))
+        });
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
         self.poll();
-        self.rescan(ui.input(|i| i.time), data);
+        self.rescan(ui.ctx(), data);
         ui.label("The brain learns too: backprop through time over the last steps moves each connection's strength (its sign and wiring stay) and each neuron's gain and bias, on a leash, from the brain's own fly. Then the same positions train the readout alone, the control it is drawn beside.");
         let running = self.running();
         ui.add_enabled_ui(!running, |ui| {
@@ -186,7 +170,7 @@ impl BrainRuns {
         if let Some(job) = &self.job {
             ui.separator();
             ui.label(RichText::new(format!("Brain run {}", job.name)).strong());
-            match &job.outcome {
+            match job.talk.outcome() {
                 None => {
                     let fraction = if job.target > 0 { job.done as f32 / job.target as f32 } else { 0.0 };
                     let paused = job.pause.load(Ordering::Relaxed);

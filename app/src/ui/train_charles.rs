@@ -8,29 +8,36 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
 use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, State, TrainOptions};
+use crate::lab::jobs::{Scan, Talk};
 use crate::ui::train::RUN_COLOURS;
 
 /// A Charles run in progress (or just ended).
 pub struct CharlesJob {
     pub name: String,
     pub stop: Arc<AtomicBool>,
-    rx: Receiver<Msg>,
+    pub talk: Talk<Msg, String>,
     pub step: usize,
     pub steps: usize,
     pub last: Option<Point>,
-    pub outcome: Option<Result<String, String>>,
 }
 
 impl CharlesJob {
     pub fn running(&self) -> bool {
-        self.outcome.is_none()
+        self.talk.running()
     }
+}
+
+/// What the Charles tab reads aside: every run's curve, and the record of an earlier run under
+/// the name the form had when it was read (an error naming the file when it cannot be read).
+pub struct CharlesScan {
+    pub curves: Vec<CharlesCurve>,
+    pub name: String,
+    pub earlier: Result<Option<State>, String>,
 }
 
 pub struct CharlesRuns {
@@ -44,11 +51,9 @@ pub struct CharlesRuns {
     /// VAL positions measured at each checkpoint.
     pub val: usize,
     pub job: Option<CharlesJob>,
-    pub curves: Vec<CharlesCurve>,
-    last_scan: f64,
-    /// The record of an earlier run under the name in the form, read when the name changes and
-    /// with the curves (about once a second), not every frame.
-    earlier: Option<(String, Result<Option<State>, String>)>,
+    /// Every run's curve and the record of an earlier run under the form's name, read aside
+    /// (`Scan`) about once a second, and again when the name changes.
+    pub read: Scan<CharlesScan>,
 }
 
 impl Default for CharlesRuns {
@@ -64,9 +69,7 @@ impl Default for CharlesRuns {
             val_every: d.val_every,
             val: d.val,
             job: None,
-            curves: Vec::new(),
-            last_scan: f64::NEG_INFINITY,
-            earlier: None,
+            read: Scan::new("charles runs scan", CharlesScan { curves: Vec::new(), name: String::new(), earlier: Ok(None) }),
         }
     }
 }
@@ -99,51 +102,47 @@ impl CharlesRuns {
         let options = self.options();
         let stop = Arc::new(AtomicBool::new(false));
         let steps = options.steps();
-        let rx = crate::lab::jobs::train_charles::start(crate::ui::wake(ctx), data, name, options, stop.clone());
-        self.job = Some(CharlesJob { name: self.name.trim().to_string(), stop, rx, step: 0, steps, last: None, outcome: None });
-        self.last_scan = f64::NEG_INFINITY;
+        let talk = crate::lab::jobs::train_charles::start(crate::ui::wake(ctx), data, name, options, stop.clone());
+        self.job = Some(CharlesJob { name: self.name.trim().to_string(), stop, talk, step: 0, steps, last: None });
+        self.read.refresh();
     }
 
     /// Drains the run's messages; true when a run just finished (a new Charles can play).
     pub fn poll(&mut self) -> bool {
         let Some(job) = &mut self.job else { return false };
-        let mut finished = false;
-        loop {
-            match job.rx.try_recv() {
-                Ok(Msg::Point(p, step)) => {
-                    job.step = step;
-                    job.last = Some(p);
-                    self.last_scan = f64::NEG_INFINITY;
-                }
-                Ok(Msg::Finished(r)) => {
-                    finished = r.is_ok();
-                    job.outcome = Some(r);
-                    self.last_scan = f64::NEG_INFINITY;
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    if job.outcome.is_none() {
-                        job.outcome = Some(Err("the training thread stopped unexpectedly; the last checkpoint is kept: start again with the same name and settings to go on".into()));
-                    }
-                    break;
-                }
+        let CharlesJob { talk, step, last, .. } = job;
+        let mut moved = false;
+        let ended = talk.poll(|m| match m {
+            Msg::Point(p, s) => {
+                (*step, *last, moved) = (s, Some(p), true);
             }
+        });
+        if ended || moved {
+            self.read.refresh();
         }
-        finished
+        ended && talk.outcome().is_some_and(|r| r.is_ok())
     }
 
-    /// Re-reads every run's record about once a second (twice while one runs).
-    fn rescan(&mut self, now: f64, data: &Path) {
-        if now - self.last_scan < if self.running() { 0.5 } else { 2.0 } {
-            return;
+    /// Keeps every run's curve and the earlier record under the form's name fresh, read aside
+    /// (about once a second, twice while one runs, and at once when the name changes).
+    fn rescan(&mut self, ctx: &egui::Context, data: &Path) {
+        let name = self.name.trim().to_string();
+        if self.read.name != name {
+            self.read.refresh();
         }
-        self.last_scan = now;
-        self.curves = crate::lab::jobs::train_charles::read_curves(data);
-        self.earlier = None;
+        let every = if self.running() { 0.5 } else { 2.0 };
+        self.read.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
+            let data = data.to_path_buf();
+            move || {
+                let curves = crate::lab::jobs::train_charles::read_curves(&data);
+                let earlier = crate::lab::jobs::train_charles::earlier_run(&data, &name);
+                Ok(CharlesScan { curves, name, earlier })
+            }
+        });
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, data: &Path) {
-        self.rescan(ui.input(|i| i.time), data);
+        self.rescan(ui.ctx(), data);
         ui.label("Charles is not a fly: a transformer built for chess (a board encoder and a move decider that scores each legal move by how it changes the board), trained on the same positions and labels as the flies. It is the comparison the fly is measured against, and a player you can pick.");
         let running = self.running();
         ui.add_enabled_ui(!running, |ui| {
@@ -183,11 +182,10 @@ impl CharlesRuns {
             });
             let name = self.name.trim().to_string();
             let valid = crate::lab::check_name(&name).is_ok();
-            if self.earlier.as_ref().is_none_or(|(n, _)| *n != name) {
-                let earlier = crate::lab::jobs::train_charles::earlier_run(data, &name);
-                self.earlier = Some((name, earlier));
-            }
-            let (earlier, damaged) = match self.earlier.as_ref().map(|(_, e)| e.clone()) {
+            // The record read under this name (none yet while a read for a new name runs: Start
+            // waits for it, so a damaged run is never started over on top of).
+            let checked = self.read.name == name;
+            let (earlier, damaged) = match checked.then(|| self.read.earlier.clone()) {
                 Some(Ok(e)) => (e, None),
                 Some(Err(e)) => (None, Some(e)),
                 None => (None, None),
@@ -205,9 +203,10 @@ impl CharlesRuns {
                     Color32::LIGHT_RED,
                     "A run of this name has other settings: choose another name (or the same settings to go on).",
                 ),
+                None if !checked => ui.small("Looking for an earlier run of this name…"),
                 None => ui.small(format!("{} steps of {} positions.", self.options().steps(), self.batch)),
             };
-            let clash = damaged.is_some() || earlier.as_ref().is_some_and(|s| s.options != self.options());
+            let clash = !checked || damaged.is_some() || earlier.as_ref().is_some_and(|s| s.options != self.options());
             if ui.add_enabled(valid && !clash, egui::Button::new("Start training Charles")).clicked() {
                 self.start(ui.ctx(), data.to_path_buf());
             }
@@ -215,7 +214,7 @@ impl CharlesRuns {
         if let Some(job) = &self.job {
             ui.separator();
             ui.label(RichText::new(format!("Charles run {}", job.name)).strong());
-            match &job.outcome {
+            match job.talk.outcome() {
                 None => {
                     let fraction = if job.steps > 0 { job.step as f32 / job.steps as f32 } else { 0.0 };
                     let text = match &job.last {
@@ -237,7 +236,7 @@ impl CharlesRuns {
     }
 
     fn plot(&self, ui: &mut egui::Ui) {
-        if self.curves.is_empty() {
+        if self.read.curves.is_empty() {
             ui.weak("No Charles runs yet.");
             return;
         }
@@ -247,7 +246,7 @@ impl CharlesRuns {
         Plot::new("charles-loss").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("cross-entropy").show(
             ui,
             |plot| {
-                for (k, c) in self.curves.iter().enumerate() {
+                for (k, c) in self.read.curves.iter().enumerate() {
                     let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
                     let val: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.val_loss]).collect();
                     let train: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, p.train_loss]).collect();
@@ -258,7 +257,7 @@ impl CharlesRuns {
         );
         ui.label(RichText::new("VAL top-1 (Stockfish's best move ranked first)").strong());
         Plot::new("charles-top1").height(height).legend(Legend::default()).x_axis_label("positions").y_axis_label("%").show(ui, |plot| {
-            for (k, c) in self.curves.iter().enumerate() {
+            for (k, c) in self.read.curves.iter().enumerate() {
                 let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
                 let top: Vec<[f64; 2]> = c.points.iter().map(|p| [p.positions as f64, 100.0 * p.val_top1]).collect();
                 plot.line(Line::new(c.label(), top).color(colour));

@@ -8,12 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, Msg};
+use crate::lab::jobs::train_dopamine::{Ceiling, Constants, CurvePoint, DopamineCurve, Msg};
+use crate::lab::jobs::{Scan, Talk};
 
 use crate::lab::ReadyBrain;
 use crate::ui::train::RUN_COLOURS;
@@ -22,17 +22,16 @@ use crate::ui::train::RUN_COLOURS;
 pub struct DopamineJob {
     pub name: String,
     pub stop: Arc<AtomicBool>,
-    rx: Receiver<Msg>,
+    pub talk: Talk<Msg, String>,
     pub stage: String,
     pub done: usize,
     pub target: usize,
     pub points: Vec<CurvePoint>,
-    pub outcome: Option<Result<String, String>>,
 }
 
 impl DopamineJob {
     pub fn running(&self) -> bool {
-        self.outcome.is_none()
+        self.talk.running()
     }
 }
 
@@ -41,10 +40,9 @@ pub struct DopamineRuns {
     pub lessons: usize,
     pub pass_share: f32,
     pub job: Option<DopamineJob>,
-    pub curves: Vec<DopamineCurve>,
-    /// The logistic ceiling on the Kenyon cells (value, low, high) and on how many pairs.
-    pub ceiling: Option<(f64, f64, f64, usize)>,
-    last_scan: f64,
+    /// The dopamine flies' curves and the logistic ceiling on the Kenyon cells (value, low,
+    /// high, and on how many pairs), read aside (`Scan`).
+    pub read: Scan<(Vec<DopamineCurve>, Option<Ceiling>)>,
 }
 
 impl Default for DopamineRuns {
@@ -54,9 +52,7 @@ impl Default for DopamineRuns {
             lessons: 8_192,
             pass_share: Constants::default().pass_share,
             job: None,
-            curves: Vec::new(),
-            ceiling: None,
-            last_scan: f64::NEG_INFINITY,
+            read: Scan::new("dopamine runs scan", (Vec::new(), None)),
         }
     }
 }
@@ -74,7 +70,7 @@ impl DopamineRuns {
         let name = self.name.trim().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
-        let rx = crate::lab::jobs::train_dopamine::start(
+        let talk = crate::lab::jobs::train_dopamine::start(
             crate::ui::wake(ctx),
             ready,
             data,
@@ -83,57 +79,50 @@ impl DopamineRuns {
         self.job = Some(DopamineJob {
             name: self.name.trim().to_string(),
             stop,
-            rx,
+            talk,
             stage: "starting".into(),
             done: 0,
             target: self.lessons,
             points: Vec::new(),
-            outcome: None,
         });
-        self.last_scan = f64::NEG_INFINITY;
+        self.read.refresh();
     }
 
     /// Drains the run's messages; true when a run just ended with a fly saved.
     pub fn poll(&mut self) -> bool {
         let Some(job) = &mut self.job else { return false };
-        let mut saved = false;
-        loop {
-            match job.rx.try_recv() {
-                Ok(Msg::Stage(s)) => job.stage = s,
-                Ok(Msg::Lessons(done, target)) => {
-                    (job.done, job.target) = (done, target);
-                    job.stage = format!("{done} of {target} lessons");
-                }
-                Ok(Msg::Point(p)) => job.points.push(p),
-                Ok(Msg::Finished(r)) => {
-                    saved = r.is_ok();
-                    job.outcome = Some(r);
-                    self.last_scan = f64::NEG_INFINITY;
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    if job.outcome.is_none() {
-                        job.outcome = Some(Err("the training thread stopped unexpectedly; the fly's file keeps its lessons so far: start again with the same name to go on".into()));
-                    }
-                    break;
-                }
+        let DopamineJob { talk, stage, done, target, points, .. } = job;
+        let ended = talk.poll(|m| match m {
+            Msg::Stage(s) => *stage = s,
+            Msg::Lessons(d, t) => {
+                (*done, *target) = (d, t);
+                *stage = format!("{d} of {t} lessons");
             }
+            Msg::Point(p) => points.push(p),
+        });
+        if ended {
+            self.read.refresh();
         }
-        saved
+        ended && talk.outcome().is_some_and(|r| r.is_ok())
     }
 
-    /// Re-reads the dopamine flies' curves and the ceiling about once a second.
-    fn rescan(&mut self, now: f64, ready: &ReadyBrain, data: &Path) {
-        if now - self.last_scan < if self.running() { 0.5 } else { 2.0 } {
-            return;
-        }
-        self.last_scan = now;
+    /// The dopamine flies' curves, as last read.
+    pub fn curves(&self) -> &[DopamineCurve] {
+        &self.read.0
+    }
+
+    /// Keeps the dopamine flies' curves and the ceiling fresh, read aside (about once a second).
+    fn rescan(&mut self, ctx: &egui::Context, ready: &Arc<ReadyBrain>, data: &Path) {
+        let every = if self.running() { 0.5 } else { 2.0 };
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
-        (self.curves, self.ceiling) = crate::lab::jobs::train_dopamine::read_curves(ready, data, &constants);
+        self.read.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
+            let (ready, data) = (ready.clone(), data.to_path_buf());
+            move || Ok(crate::lab::jobs::train_dopamine::read_curves(&ready, &data, &constants))
+        });
     }
 
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path) {
-        self.rescan(ui.input(|i| i.time), ready, data);
+        self.rescan(ui.ctx(), ready, data);
         ui.label("The dopamine fly learns the way a real fly does: only the synapses from the Kenyon cells onto the MBONs change, when a Kenyon cell was active, dopamine arrived (sugar after Stockfish's move, a shock after another move) and that dopamine neuron reaches the synapse's compartment. No backprop.");
         let running = self.running();
         ui.add_enabled_ui(!running, |ui| {
@@ -163,7 +152,7 @@ impl DopamineRuns {
         if let Some(job) = &self.job {
             ui.separator();
             ui.label(RichText::new(format!("Dopamine run {}", job.name)).strong());
-            match &job.outcome {
+            match job.talk.outcome() {
                 None => {
                     let fraction = if job.target > 0 { job.done as f32 / job.target as f32 } else { 0.0 };
                     ui.add(egui::ProgressBar::new(fraction).text(&job.stage).animate(true));
@@ -189,11 +178,11 @@ impl DopamineRuns {
 
     fn plot(&self, ui: &mut egui::Ui) {
         ui.label(RichText::new("Pairs right on VAL pairs (Stockfish's move against another), dotted: 95 % interval").strong());
-        match self.ceiling {
+        match self.read.1 {
             Some((v, lo, hi, n)) => ui.small(format!("Dashed: the ceiling, a logistic regression on every Kenyon cell: {:.1} % [{:.1}, {:.1}] of {n} HOLD pairs.", 100.0 * v, 100.0 * lo, 100.0 * hi)),
             None => ui.small("The ceiling (a logistic regression on the Kenyon cells) is not measured for this brain yet: `flychess bio eval` measures it once."),
         };
-        if self.curves.is_empty() {
+        if self.curves().is_empty() {
             ui.weak("No dopamine flies of this brain yet.");
         }
         Plot::new("dopamine-curve")
@@ -202,7 +191,7 @@ impl DopamineRuns {
             .x_axis_label("lessons")
             .y_axis_label("%")
             .show(ui, |plot| {
-                for (k, c) in self.curves.iter().enumerate() {
+                for (k, c) in self.curves().iter().enumerate() {
                     let colour = RUN_COLOURS[k % RUN_COLOURS.len()];
                     let points: Vec<[f64; 2]> = c.points.iter().map(|p| [p.lessons as f64, 100.0 * p.pairs_right]).collect();
                     plot.line(Line::new(c.name.clone(), points).color(colour));
@@ -213,7 +202,7 @@ impl DopamineRuns {
                     }
                 }
                 plot.hline(HLine::new("coin flip", 50.0).color(Color32::GRAY).style(LineStyle::dotted_loose()));
-                if let Some((v, ..)) = self.ceiling {
+                if let Some((v, ..)) = self.read.1 {
                     plot.hline(
                         HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v)
                             .color(Color32::from_rgb(120, 200, 120))

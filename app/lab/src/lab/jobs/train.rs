@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
 
 use flychess_sim::brain::simulator::EngineChoice;
 pub use flychess_sim::burn_fit::FitOn;
@@ -40,12 +39,6 @@ impl BrainChoice {
     }
 }
 
-/// What a run says while it runs, and its end (the fly's name, None when stopped, or the error).
-pub enum JobMsg {
-    Event(TrainEvent),
-    Finished(Result<Option<String>, String>),
-}
-
 /// The loaded brain and the lab's control brains.
 pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
     use crate::lab::Region;
@@ -57,6 +50,13 @@ pub fn lab_controls() -> Vec<(&'static str, BrainChoice)> {
     ]
 }
 
+/// A readout run as the Train tab keeps it: what it says while it runs, and its end (the fly's
+/// name, None when stopped, or the error).
+pub type Run = super::Talk<TrainEvent, Option<String>>;
+
+/// What a readout run ends with when its thread dies.
+pub const DIED: &str = "the training thread stopped unexpectedly; its checkpoint is kept: start the run again with the same name to resume";
+
 /// Starts a run on a thread of its own. `kind` labels the fly (e.g. a control).
 pub fn start(
     wake: Wake,
@@ -66,13 +66,8 @@ pub fn start(
     job: TrainJob,
     controls: Arc<Controls>,
     kind: Option<String>,
-) -> Receiver<JobMsg> {
-    super::talking(
-        wake,
-        "training",
-        move |send| run_job(&ready, &data, &brain, &job, &controls, kind, &|e| send(JobMsg::Event(e))),
-        JobMsg::Finished,
-    )
+) -> Run {
+    super::Talk::start(wake, "training", DIED, move |send| run_job(&ready, &data, &brain, &job, &controls, kind, send))
 }
 
 /// Trains on the loaded brain, or builds and calibrates a control brain of the same tables first.

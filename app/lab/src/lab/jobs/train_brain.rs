@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 
 use flychess_sim::bptt::Base;
 use flychess_sim::bptt::run::{self, RunOptions, Setup};
@@ -18,7 +17,6 @@ use crate::lab::{ReadyBrain, Wake};
 pub enum Msg {
     Stage(String),
     Positions(usize, usize),
-    Finished(Result<String, String>),
 }
 
 /// What to run: the run's name, its positions, the leash, and the flags that stop and pause it.
@@ -38,8 +36,9 @@ pub struct BrainCurves {
 }
 
 /// Starts a brain run on a thread of its own.
-pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> Receiver<Msg> {
-    super::talking(wake, "brain training", move |send| train(&ready, &data, &ask, send), Msg::Finished)
+pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> super::Talk<Msg, String> {
+    let died = "the training thread stopped unexpectedly; its checkpoint keeps it: start again with the same name to go on";
+    super::Talk::start(wake, "brain training", died, move |send| train(&ready, &data, &ask, send))
 }
 
 /// Every brain run's curves in the data folder (runs with a brain.jsonl), by name.

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 
 use flychess_sim::burn_fit::FitOn;
 pub use flychess_sim::charles::CharlesConfig;
@@ -18,7 +17,6 @@ use crate::lab::Wake;
 /// What a Charles run says while it runs (a checkpoint's point and step), and its end.
 pub enum Msg {
     Point(Point, usize),
-    Finished(Result<String, String>),
 }
 
 /// One run's curve as its record holds it.
@@ -36,8 +34,10 @@ impl CharlesCurve {
 }
 
 /// Starts a Charles run on a thread of its own; `stop` ends it at its next step.
-pub fn start(wake: Wake, data: PathBuf, name: String, options: TrainOptions, stop: Arc<AtomicBool>) -> Receiver<Msg> {
-    super::talking(wake, "charles training", move |send| train(&data, &name, &options, &stop, send), Msg::Finished)
+pub fn start(wake: Wake, data: PathBuf, name: String, options: TrainOptions, stop: Arc<AtomicBool>) -> super::Talk<Msg, String> {
+    let died =
+        "the training thread stopped unexpectedly; the last checkpoint is kept: start again with the same name and settings to go on";
+    super::Talk::start(wake, "charles training", died, move |send| train(&data, &name, &options, &stop, send))
 }
 
 /// The record of an earlier run of this name, if there is one; an error (naming the file) when

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::Receiver;
 
 pub use flychess_sim::bio::Constants;
 pub use flychess_sim::bio::file::CurvePoint;
@@ -22,7 +21,6 @@ pub enum Msg {
     Stage(String),
     Lessons(usize, usize),
     Point(CurvePoint),
-    Finished(Result<String, String>),
 }
 
 /// One dopamine fly's curve as its file holds it.
@@ -41,8 +39,9 @@ pub struct Ask {
 }
 
 /// Starts a dopamine run on a thread of its own.
-pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> Receiver<Msg> {
-    super::talking(wake, "dopamine training", move |send| train(&ready, &data, &ask, send), Msg::Finished)
+pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> super::Talk<Msg, String> {
+    let died = "the training thread stopped unexpectedly; the fly's file keeps its lessons so far: start again with the same name to go on";
+    super::Talk::start(wake, "dopamine training", died, move |send| train(&ready, &data, &ask, send))
 }
 
 /// The logistic ceiling on the Kenyon cells: value, low, high (95 %), and on how many pairs.
