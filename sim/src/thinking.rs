@@ -96,154 +96,144 @@ impl Seated {
         request: &Asked,
         gpu: Option<&Fallback<GpuEngine>>,
     ) -> Option<Thought> {
-        think(self, brain, descending, baseline, request, gpu)
-    }
-}
-
-fn think(
-    seat: &Seated,
-    brain: &Brain,
-    descending: &[u32],
-    baseline: &Arc<Vec<f32>>,
-    request: &Asked,
-    gpu: Option<&Fallback<GpuEngine>>,
-) -> Option<Thought> {
-    let started = Instant::now();
-    let pos = request.position;
-    if pos.legal_moves().is_empty() {
-        return None;
-    }
-    let fly = match &seat.entrant {
-        Entrant::Dopamine { .. } => {
-            let (f, bio) = seat.kit.dopamine(&seat.entrant)?;
-            return dopamine_think(bio, f, baseline, request, started);
+        let seat = self;
+        let started = Instant::now();
+        let pos = request.position;
+        if pos.legal_moves().is_empty() {
+            return None;
         }
-        Entrant::Charles { .. } => return charles_think(seat.kit.charles(&seat.entrant)?, baseline, request, started),
-        _ => seat.readout()?,
-    };
-    let board = [planes(pos)];
-    let readout = &fly.readout;
-    // On the GPU the whole think stays in the engine's buffer (the view draws it); only the
-    // descending neurons' read steps come back for the readout.
-    let mut gpu_rates = None;
-    let (features, rates) = match gpu.and_then(|g| {
-        g.attempt(|g| {
-            let buffer = g.think(&board)?.clone();
-            let readings = g.read_current(descending, &readout.read_steps)?;
-            Ok((buffer, readings))
-        })
-    }) {
-        Some((buffer, readings)) => {
-            gpu_rates = Some(buffer);
-            (features_from_readings(&readings, descending.len(), readout.read_steps.len()), None)
-        }
-        // No GPU engine, or it failed (said once; the CPU thinks from now on).
-        None => {
-            let rates = cpu::think(brain, &board);
-            (descending_features(&rates, 0, descending, &readout.read_steps), Some(rates))
-        }
-    };
-    let heads = readout.heads(&features);
-    let p = policy(pos, &heads);
-    // Habituation lowers the moves whose boards look like those its side made this game.
-    let habituated = match &seat.entrant {
-        crate::players::Entrant::Fly { habituation: Some(h), .. } if !request.history.is_empty() => {
-            let memory = crate::habituation::Memory::from_game(request.history, pos.turn());
-            let mut lowered = p.clone();
-            memory.habituate(*h, pos, &p.moves, &mut lowered.probability, request.earlier.len());
-            Some(lowered)
-        }
-        _ => None,
-    };
-    // Two glances: the piece the first think likes most looked at again, on the CPU engine.
-    let second_look = match &seat.entrant {
-        crate::players::Entrant::Fly { glances: Some(g), .. } => crate::glances::attended(&p).map(|square| {
-            let seen = crate::glances::eye_square(pos, square);
-            let x = crate::glances::attended_input(brain, &[(planes(pos), seen)], g.gain);
-            let rates = cpu::think_from_input(brain, &x, 1);
-            let again = policy(pos, &readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps)));
-            (square, *g, again, rates)
-        }),
-        _ => None,
-    };
-    let (index, skipped) = choose(pos, habituated.as_ref().unwrap_or(&p), request.earlier)?;
-    let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
-    let (chosen, seen) = match (seat.aid(), request.imagination) {
-        // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
-        (Some(aid), _) => {
-            let evaluator = crate::search::Evaluator::fly(brain, readout, descending);
-            match crate::search::Searcher::new(evaluator).decide(aid, pos, request.earlier, None) {
-                Ok(d) => (d.chosen, None),
-                Err(e) => {
-                    tracing::warn!("the {} could not choose ({e}); the fly's own move is played", aid.label());
-                    (p.moves[index], None)
+        let fly = match &seat.entrant {
+            Entrant::Dopamine { .. } => {
+                let (f, bio) = seat.kit.dopamine(&seat.entrant)?;
+                return dopamine_think(bio, f, baseline, request, started);
+            }
+            Entrant::Charles { .. } => return charles_think(seat.kit.charles(&seat.entrant)?, baseline, request, started),
+            _ => seat.readout()?,
+        };
+        let board = [planes(pos)];
+        let readout = &fly.readout;
+        // On the GPU the whole think stays in the engine's buffer (the view draws it); only the
+        // descending neurons' read steps come back for the readout.
+        let mut gpu_rates = None;
+        let (features, rates) = match gpu.and_then(|g| {
+            g.attempt(|g| {
+                let buffer = g.think(&board)?.clone();
+                let readings = g.read_current(descending, &readout.read_steps)?;
+                Ok((buffer, readings))
+            })
+        }) {
+            Some((buffer, readings)) => {
+                gpu_rates = Some(buffer);
+                (features_from_readings(&readings, descending.len(), readout.read_steps.len()), None)
+            }
+            // No GPU engine, or it failed (said once; the CPU thinks from now on).
+            None => {
+                let rates = cpu::think(brain, &board);
+                (descending_features(&rates, 0, descending, &readout.read_steps), Some(rates))
+            }
+        };
+        let heads = readout.heads(&features);
+        let p = policy(pos, &heads);
+        // Habituation lowers the moves whose boards look like those its side made this game.
+        let habituated = match &seat.entrant {
+            crate::players::Entrant::Fly { habituation: Some(h), .. } if !request.history.is_empty() => {
+                let memory = crate::habituation::Memory::from_game(request.history, pos.turn());
+                let mut lowered = p.clone();
+                memory.habituate(*h, pos, &p.moves, &mut lowered.probability, request.earlier.len());
+                Some(lowered)
+            }
+            _ => None,
+        };
+        // Two glances: the piece the first think likes most looked at again, on the CPU engine.
+        let second_look = match &seat.entrant {
+            crate::players::Entrant::Fly { glances: Some(g), .. } => crate::glances::attended(&p).map(|square| {
+                let seen = crate::glances::eye_square(pos, square);
+                let x = crate::glances::attended_input(brain, &[(planes(pos), seen)], g.gain);
+                let rates = cpu::think_from_input(brain, &x, 1);
+                let again = policy(pos, &readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps)));
+                (square, *g, again, rates)
+            }),
+            _ => None,
+        };
+        let (index, skipped) = choose(pos, habituated.as_ref().unwrap_or(&p), request.earlier)?;
+        let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
+        let (chosen, seen) = match (seat.aid(), request.imagination) {
+            // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
+            (Some(aid), _) => {
+                let evaluator = crate::search::Evaluator::fly(brain, readout, descending);
+                match crate::search::Searcher::new(evaluator).decide(aid, pos, request.earlier, None) {
+                    Ok(d) => (d.chosen, None),
+                    Err(e) => {
+                        tracing::warn!("the {} could not choose ({e}); the fly's own move is played", aid.label());
+                        (p.moves[index], None)
+                    }
                 }
             }
-        }
-        (_, Some(w)) => {
-            let seen = look_ahead(brain, readout, descending, pos, habituated.as_ref().unwrap_or(&p), request.earlier);
-            (p.moves[seen.pick(w)], Some(seen))
-        }
-        (_, None) => match &second_look {
-            // The second look's pick, as a player with two glances plays it.
-            Some((square, g, again, _)) => {
-                let picked = crate::glances::pick(&p, again, Some(*square), g.among).unwrap_or(index);
-                (again.moves[crate::glances::unless_it_repeats(pos, again, picked, request.earlier)], None)
+            (_, Some(w)) => {
+                let seen = look_ahead(brain, readout, descending, pos, habituated.as_ref().unwrap_or(&p), request.earlier);
+                (p.moves[seen.pick(w)], Some(seen))
             }
-            None => (p.moves[index], None),
-        },
-    };
-    let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
-    let mut after = pos.clone();
-    after.play_unchecked(chosen);
-    let expects = (!after.legal_moves().is_empty()).then(|| {
-        // Imagination has already thought the board after the chosen move.
-        let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k));
-        match imagined {
-            Some(f) => policy(&after, &readout.heads(f)),
-            None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
-        }
-    });
-    let second_glance = second_look.map(|(square, g, again, rates)| {
-        Box::new(SecondGlance {
-            square,
-            gain: g.gain,
-            thought: Thought {
-                id: request.id,
-                position: pos.clone(),
-                value: again.value,
-                policy: again,
-                chosen,
-                skipped_favourite: None,
-                neurons: brain.neurons,
-                rates_follow: false,
-                follow_up: false,
-                rates: Arc::new(rates.data),
-                gpu_rates: None,
-                baseline: baseline.clone(),
-                expects: None,
-                think_ms: started.elapsed().as_secs_f64() * 1000.0,
-                second_glance: None,
+            (_, None) => match &second_look {
+                // The second look's pick, as a player with two glances plays it.
+                Some((square, g, again, _)) => {
+                    let picked = crate::glances::pick(&p, again, Some(*square), g.among).unwrap_or(index);
+                    (again.moves[crate::glances::unless_it_repeats(pos, again, picked, request.earlier)], None)
+                }
+                None => (p.moves[index], None),
             },
+        };
+        let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
+        let mut after = pos.clone();
+        after.play_unchecked(chosen);
+        let expects = (!after.legal_moves().is_empty()).then(|| {
+            // Imagination has already thought the board after the chosen move.
+            let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k));
+            match imagined {
+                Some(f) => policy(&after, &readout.heads(f)),
+                None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
+            }
+        });
+        let second_glance = second_look.map(|(square, g, again, rates)| {
+            Box::new(SecondGlance {
+                square,
+                gain: g.gain,
+                thought: Thought {
+                    id: request.id,
+                    position: pos.clone(),
+                    value: again.value,
+                    policy: again,
+                    chosen,
+                    skipped_favourite: None,
+                    neurons: brain.neurons,
+                    rates_follow: false,
+                    follow_up: false,
+                    rates: Arc::new(rates.data),
+                    gpu_rates: None,
+                    baseline: baseline.clone(),
+                    expects: None,
+                    think_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    second_glance: None,
+                },
+            })
+        });
+        Some(Thought {
+            id: request.id,
+            position: pos.clone(),
+            value: p.value,
+            policy: p,
+            chosen,
+            skipped_favourite,
+            neurons: brain.neurons,
+            rates_follow: rates.is_none(),
+            follow_up: false,
+            rates: Arc::new(rates.map(|r| r.data).unwrap_or_default()),
+            gpu_rates,
+            baseline: baseline.clone(),
+            expects,
+            think_ms: started.elapsed().as_secs_f64() * 1000.0,
+            second_glance,
         })
-    });
-    Some(Thought {
-        id: request.id,
-        position: pos.clone(),
-        value: p.value,
-        policy: p,
-        chosen,
-        skipped_favourite,
-        neurons: brain.neurons,
-        rates_follow: rates.is_none(),
-        follow_up: false,
-        rates: Arc::new(rates.map(|r| r.data).unwrap_or_default()),
-        gpu_rates,
-        baseline: baseline.clone(),
-        expects,
-        think_ms: started.elapsed().as_secs_f64() * 1000.0,
-        second_glance,
-    })
+    }
 }
 
 /// The readout's features from `GpuEngine::read_current`'s readings of one position
