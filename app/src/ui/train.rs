@@ -48,8 +48,7 @@ pub struct TrainTab {
     pub lessons: f64,
     pub brain: BrainChoice,
     pub job: Option<RunningJob>,
-    /// Every run's curves (DATA/runs) and the learning curve `flychess curve` keeps
-    /// (DATA/learning-curve.json), read aside (`Scan`).
+    /// Every run's curves (DATA/runs), read aside (`Scan`).
     pub runs: Scan<Vec<RunCurves>>,
     pub hidden: HashSet<String>,
     /// Which kind of run the form starts: a readout fitted by backprop, or a dopamine fly.
@@ -61,6 +60,7 @@ pub struct TrainTab {
     pub charles: crate::ui::train_charles::CharlesRuns,
     /// Watching it learn: the runs' snapshots answering one position.
     pub learn: crate::ui::learn::LearnPanel,
+    /// The learning curve `flychess curve` keeps (DATA/learning-curve.json), read aside with the runs.
     pub learning_curve: Scan<Option<LearningCurve>>,
 }
 
