@@ -119,13 +119,6 @@ impl<M, T> Talk<M, T> {
     pub fn outcome(&self) -> Option<&Result<T, String>> {
         self.outcome.as_ref()
     }
-
-    /// A job whose thread died at once, without a word (tests of how a view reports it).
-    #[doc(hidden)]
-    pub fn dead(died: &str) -> Talk<M, T> {
-        let (_, said) = channel();
-        Talk { said, outcome: None, died: died.to_string() }
-    }
 }
 
 /// A disk scan the views draw from (every run's curves, say), kept as a cached job: the last
