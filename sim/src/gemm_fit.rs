@@ -2,18 +2,21 @@
 //! written as two GEMMs a batch on the CPU with the `gemm` crate (its blocked, vectorised kernels,
 //! in tasks on every core through rayon), instead of burn's autodiff over gathered tensors.
 //!
-//! A batch of n positions with d inputs each: the heads are `out = X · Wᵀ + b` ([n × 134], one
-//! GEMM); each position's scores, softmax over its legal moves, cross-entropy and value error, and
-//! the loss's derivative by each head output (`delta`, [n × 134]) are worked out row by row in
-//! parallel (the softmax minus the target share, summed into the from, to and promotion outputs
-//! each move uses; `2 (v − t)(1 − v²)` for the value); the weights' gradient is `deltaᵀ · X / n`
-//! (the second GEMM) and the biases' the column means of `delta`. The products are cut into tasks
-//! (blocks of positions, bands of heads) run by rayon, each a one-thread product, so every sum is
-//! made in one order: the same batch gives the same bits on any number of threads, which a
-//! resumed fit needs. Adam's update is burn's to the
-//! letter (β₁ 0.9, β₂ 0.999, ε 1e-8, ε scaled by √(1 − β₂ᵗ) as burn does), so a fit lands where
-//! burn's lands. `train::gradient` (written out position by position) is the reference the
-//! gradient here is tested against, and a whole fit against burn's fit on the same rows.
+//! A batch of n positions with d inputs each is cut into blocks of 1,024 positions, each block a
+//! rayon task on one thread that makes both products while its features (5 MB) are still in the
+//! cache: the heads `out = X · Wᵀ + b` ([rows × 134]); each position's scores, softmax over its
+//! legal moves, cross-entropy and value error, and the loss's derivative by each head output
+//! (`delta`, in place of the outputs: the softmax minus the target share, summed into the from,
+//! to and promotion outputs each move uses; `2 (v − t)(1 − v²)` for the value); then the block's
+//! part of the weights' gradient, `deltaᵀ · X`, into a buffer of its own. The parts are summed in
+//! the blocks' order and divided by n; the biases' gradient is the column means of `delta`. Every
+//! sum is made in one order whatever the threads do, so the same batch gives the same bits on
+//! any number of threads, which a resumed fit needs. (Before: one product for the heads and one
+//! for the gradient across the whole batch, reading the batch's features twice from memory.)
+//! Adam's update is burn's to the letter (β₁ 0.9, β₂ 0.999, ε 1e-8, ε scaled by √(1 − β₂ᵗ) as
+//! burn does), so a fit lands where burn's lands. `train::gradient` (written out position by
+//! position) is the reference the gradient here is tested against, and a whole fit against burn's
+//! fit on the same rows.
 //!
 //! Adam's state is kept as bytes for a checkpoint (`adam_state`, `GEMMADAM` first): its step
 //! count and both moments, so a resumed fit goes on exactly where it stopped.
@@ -27,9 +30,9 @@ use crate::train::Target;
 const BETA_1: f32 = 0.9;
 const BETA_2: f32 = 0.999;
 const EPSILON: f32 = 1e-8;
-/// Positions a task of the forward product takes, and heads a task of the backward one.
-const ROWS_PER_TASK: usize = 1024;
-const HEADS_PER_TASK: usize = 34;
+/// Positions a block takes: a task on one thread makes both products of its block (1,024
+/// positions of ~1,250 inputs: 5 MB, kept in the cache between the two).
+const ROWS_PER_BLOCK: usize = 1024;
 /// The first bytes of Adam's state as this fit saves it.
 const STATE_MAGIC: &[u8; 8] = b"GEMMADAM";
 
@@ -47,6 +50,8 @@ pub struct GemmFit {
     /// (a fresh 4 MB and 0.7 MB a batch cost page faults on every step).
     scratch: Vec<f32>,
     grad_w: Vec<f32>,
+    /// Each block's part of the weights' gradient, before they are summed.
+    partials: Vec<f32>,
 }
 
 /// `dst[m × n] = scale · lhs[m × k] · rhs[k × n]`, each matrix given by its start and its strides
@@ -122,6 +127,7 @@ impl GemmFit {
             time: 0,
             scratch: Vec::new(),
             grad_w: vec![0.0; start.weights.len()],
+            partials: Vec::new(),
         }
     }
 
@@ -170,49 +176,80 @@ impl GemmFit {
 
     /// Mean loss of the batch and its gradient (weights, biases) at the current weights.
     pub fn gradient(&self, x: &[f32], targets: &[&Target]) -> Result<(f64, Vec<f32>, Vec<f32>)> {
-        let (mut scratch, mut grad_w) = (Vec::new(), vec![0f32; self.weights.len()]);
-        let (loss, grad_b) = self.gradient_into(x, targets, &mut scratch, &mut grad_w)?;
+        let (mut scratch, mut grad_w, mut partials) = (Vec::new(), vec![0f32; self.weights.len()], Vec::new());
+        let (loss, grad_b) = self.gradient_into(x, targets, &mut scratch, &mut grad_w, &mut partials)?;
         Ok((loss, grad_w, grad_b))
     }
 
     /// `gradient` into buffers kept by the caller: returns the loss and the biases' gradient,
     /// the weights' in `grad_w`.
-    fn gradient_into(&self, x: &[f32], targets: &[&Target], out: &mut Vec<f32>, grad_w: &mut [f32]) -> Result<(f64, Vec<f32>)> {
+    fn gradient_into(
+        &self,
+        x: &[f32],
+        targets: &[&Target],
+        out: &mut Vec<f32>,
+        grad_w: &mut [f32],
+        partials: &mut Vec<f32>,
+    ) -> Result<(f64, Vec<f32>)> {
         let (n, d) = (targets.len(), self.inputs);
         if x.len() != n * d {
             return Err(Error::Invalid(format!("{} features for {n} positions of {d} inputs", x.len())));
         }
-        // The heads: out = X · Wᵀ (W is [134 × d], so Wᵀ has row stride 1 and column stride d),
-        // a block of positions per task.
+        // Block by block, each block a task on one thread, so that its features are read from
+        // memory once and stay in the cache for both products: the heads `out = X · Wᵀ` (W is
+        // [134 × d], so Wᵀ has row stride 1 and column stride d), each position's loss and
+        // `delta` in place of its outputs, then the block's own part of the weights' gradient,
+        // `deltaᵀ · X`, into its own buffer.
+        let blocks = n.div_ceil(ROWS_PER_BLOCK);
+        let part = (OUTPUTS * d).max(1);
         out.resize(n * OUTPUTS, 0.0);
-        if d > 0 {
-            out.par_chunks_mut(ROWS_PER_TASK * OUTPUTS).zip(x.par_chunks(ROWS_PER_TASK * d)).for_each(|(o, xs)| {
-                product(xs.len() / d, OUTPUTS, d, o, OUTPUTS, xs, d, 1, &self.weights, 1, d, 1.0);
-            });
-        } else {
-            out.fill(0.0);
-        }
-        // Each position's loss and delta, in parallel, in place of its outputs; the losses summed
-        // in the positions' order (rayon's own sum splits as the threads steal work).
-        let losses: Vec<f64> = out
-            .par_chunks_mut(OUTPUTS)
-            .zip(targets.par_iter())
-            .map(|(row, t)| {
-                for (o, b) in row.iter_mut().zip(&self.bias) {
-                    *o += b;
+        partials.resize(blocks * part, 0.0);
+        let losses: Vec<Vec<f64>> = out
+            .par_chunks_mut(ROWS_PER_BLOCK * OUTPUTS)
+            .zip(partials.par_chunks_mut(part))
+            .enumerate()
+            .map(|(b, (o, g))| {
+                let (first, rows) = (b * ROWS_PER_BLOCK, o.len() / OUTPUTS);
+                let xs = &x[first * d..(first + rows) * d];
+                if d > 0 {
+                    product(rows, OUTPUTS, d, o, OUTPUTS, xs, d, 1, &self.weights, 1, d, 1.0);
+                } else {
+                    o.fill(0.0);
                 }
-                position_delta(row, t)
+                let losses = o
+                    .chunks_mut(OUTPUTS)
+                    .zip(&targets[first..first + rows])
+                    .map(|(row, t)| {
+                        for (o, b) in row.iter_mut().zip(&self.bias) {
+                            *o += b;
+                        }
+                        position_delta(row, t)
+                    })
+                    .collect();
+                if d > 0 {
+                    product(OUTPUTS, d, rows, g, d, o, 1, OUTPUTS, xs, d, 1, 1.0);
+                }
+                losses
             })
             .collect();
-        let loss: f64 = losses.iter().sum();
+        // The losses summed in the positions' order, and the blocks' gradients in the blocks'
+        // order (rayon's own sums split as the threads steal work): the same bits on any number
+        // of threads.
+        let loss: f64 = losses.iter().flatten().sum();
         let delta = &out[..];
         let scale = 1.0 / n.max(1) as f32;
-        // The weights' gradient: deltaᵀ · X / n ([134 × n] · [n × d]), a band of the heads' rows
-        // per task (each of its elements summed over the whole batch by one product).
         if d > 0 && n > 0 {
-            grad_w.par_chunks_mut(HEADS_PER_TASK * d).enumerate().for_each(|(k, g)| {
-                let first = k * HEADS_PER_TASK;
-                product(g.len() / d, d, n, g, d, &delta[first..], 1, OUTPUTS, x, d, 1, scale);
+            const CHUNK: usize = 1 << 12;
+            let partials = &partials[..];
+            grad_w.par_chunks_mut(CHUNK).enumerate().for_each(|(c, g)| {
+                let at = c * CHUNK;
+                g.copy_from_slice(&partials[at..at + g.len()]);
+                for b in 1..blocks {
+                    for (w, p) in g.iter_mut().zip(&partials[b * part + at..]) {
+                        *w += p;
+                    }
+                }
+                g.iter_mut().for_each(|w| *w *= scale);
             });
         } else {
             grad_w.fill(0.0);
@@ -229,9 +266,11 @@ impl GemmFit {
 
     /// One Adam step on a batch; returns the batch's mean loss before the step.
     pub fn step(&mut self, x: &[f32], targets: &[&Target], learning_rate: f32) -> Result<f64> {
-        let (mut scratch, mut grad_w) = (std::mem::take(&mut self.scratch), std::mem::take(&mut self.grad_w));
-        let answer = self.gradient_into(x, targets, &mut scratch, &mut grad_w);
+        let (mut scratch, mut grad_w, mut partials) =
+            (std::mem::take(&mut self.scratch), std::mem::take(&mut self.grad_w), std::mem::take(&mut self.partials));
+        let answer = self.gradient_into(x, targets, &mut scratch, &mut grad_w, &mut partials);
         self.scratch = scratch;
+        self.partials = partials;
         let (loss, grad_b) = match answer {
             Ok(a) => a,
             Err(e) => {
