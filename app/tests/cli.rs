@@ -673,7 +673,8 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
 
 /// Issue 55's teacher: the games rows taught by Stockfish's own moves (labelled by `data label
 /// --dataset`), by the master's, or both with weights; the fly and `eval --json` say who taught
-/// how many positions; labels of another dataset are refused, naming their file.
+/// how many positions; labels of another dataset are refused, naming their file. And the three
+/// controls of `eval --controls-at-scale RUN`, fitted on exactly a run's rows and teachers.
 #[test]
 fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     if !stockfish_or_skip() {
@@ -736,6 +737,71 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     // eval says the same, read off the fly.
     let e = json(&with_brain(&["eval", "--fly", "engine", "--positions", "6208", "--no-controls", "--json"]));
     assert_eq!((&e["teacher"], &e["positions_by_teacher"]), (&engine["teacher"], &engine["positions_by_teacher"]), "{e}");
+    // The three controls on exactly the rows and teachers of the "both" run, each beside the fly
+    // with its paired difference; a second eval reads the finished controls back.
+    let at_scale = || {
+        with_brain(&[
+            "eval",
+            "--fly",
+            "both",
+            "--positions",
+            "6208",
+            "--no-controls",
+            "--human-positions",
+            "64",
+            "--controls-at-scale",
+            "both",
+            "--json",
+        ])
+    };
+    let first = json(&at_scale());
+    let players = first["controls_at_scale"]["players"].as_array().unwrap();
+    let names: Vec<&str> = players.iter().map(|p| p["player"].as_str().unwrap()).collect();
+    assert_eq!(names, ["board-linear at scale", "blind at scale", "shuffled wiring at scale"], "{first}");
+    for p in players {
+        assert_eq!(p["positions_trained"], both["positions_trained"], "{p}");
+        let d = &p["fly_minus_this_top1"];
+        let (low, value, high) = (d["low"].as_f64().unwrap(), d["value"].as_f64().unwrap(), d["high"].as_f64().unwrap());
+        assert!(low <= value && value <= high, "{p}");
+        assert_eq!(p["human"]["player"], p["player"]);
+        assert!(first["players"].as_array().unwrap().iter().any(|q| q["player"] == p["player"]), "in the HOLD table too: {first}");
+    }
+    let again = at_scale();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(said.matches("is fitted already").count(), 3, "{said}");
+    assert_eq!(json(&again)["controls_at_scale"], first["controls_at_scale"]);
+    // A run that is not there is named, with where runs are.
+    let missing = with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success() && err.contains("nothing") && err.contains("DATA/runs"), "{err}");
+    // The curve's second series, the games rows taught by Stockfish's move: the point of the
+    // shipped rows alone is the master series' own fly; a point whose rows are not all labelled
+    // yet is listed, not fitted.
+    let curve = |labels: &std::path::Path| {
+        json(&with_brain(&[
+            "curve",
+            "--games",
+            "g",
+            "--shipped-positions",
+            "64",
+            "--points",
+            "64,96",
+            "--passes",
+            "2",
+            "--engine-labels",
+            labels.to_str().unwrap(),
+            "--json",
+        ]))
+    };
+    let c = curve(&labels);
+    let (m, s) = (c["points"].as_array().unwrap(), c["engine"]["points"].as_array().unwrap());
+    assert_eq!((m.len(), s.len()), (2, 2), "{c}");
+    assert_eq!(s[0]["fly"], m[0]["fly"], "the shipped rows alone: one fly for both teachers");
+    assert_ne!(s[1]["fly"], m[1]["fly"], "96 positions: a fly of each teacher");
+    assert_eq!(s[1]["positions"], 96);
+    let c = curve(&half);
+    assert_eq!(c["engine"]["not_labelled"], serde_json::json!([96]), "{c}");
+    assert_eq!(c["engine"]["points"].as_array().unwrap().len(), 1, "{c}");
     // The master alone is what a run without labels always was.
     let master = json(&train("master", &[]));
     assert_eq!(master["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish_multipv": 64}), "{master}");

@@ -690,6 +690,7 @@ fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_f
             checksum: &loaded.checksum,
             spec_name: spec.name(),
             engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
+            sensor: flychess_sim::cache::Sensor::Brain,
         };
         let controls = Controls::default();
         training::train(&prepared, data, &job, &controls, &|e| {

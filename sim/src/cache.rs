@@ -46,6 +46,68 @@ fn bytes_of(readings: &[f32], b: usize, k: usize) -> Vec<u8> {
     out
 }
 
+/// What a readout reads, and so what a cache holds for each position: the brain's descending
+/// neurons, or for the controls of `eval --controls-at-scale` the board itself (its 768 planes:
+/// the board-linear control) or nothing (one input that is always 0: the blind baseline, whose
+/// weights never move, so only the biases, move popularity, are learned). A control's cache has
+/// the same layout as a brain's (both readings, the same values), so every fit reads it alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sensor {
+    Brain,
+    BoardPlanes,
+    Blind,
+}
+
+impl Sensor {
+    /// The id a control's cache, run and fly carry where a brain's carry its checksum (None: the
+    /// brain's own).
+    pub fn control_id(self) -> Option<&'static str> {
+        match self {
+            Sensor::Brain => None,
+            Sensor::BoardPlanes => Some("control-board-planes-768"),
+            Sensor::Blind => Some("control-blind"),
+        }
+    }
+
+    /// What it is, in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Sensor::Brain => "the brain's descending neurons",
+            Sensor::BoardPlanes => "no brain: the board's 768 planes (the board-linear control)",
+            Sensor::Blind => "no brain and no board (the blind baseline)",
+        }
+    }
+
+    /// A control's inputs a position (None: the brain's descending neurons).
+    pub fn control_inputs(self) -> Option<usize> {
+        match self {
+            Sensor::Brain => None,
+            Sensor::BoardPlanes => Some(768),
+            Sensor::Blind => Some(1),
+        }
+    }
+
+    /// A control's readings of a batch of boards, as the brain's are laid out for the cache
+    /// (`[(position · 4 + s) · k + i]`, four steps alike). Empty for the brain (its readings are
+    /// the simulator's).
+    pub fn readings(self, boards: &[Planes]) -> Vec<f32> {
+        let one = |p: &Planes| -> Vec<f32> {
+            match self {
+                Sensor::BoardPlanes => p.iter().flatten().map(|&b| if b { 1.0 } else { 0.0 }).collect(),
+                Sensor::Blind => vec![0.0],
+                Sensor::Brain => Vec::new(),
+            }
+        };
+        boards
+            .iter()
+            .flat_map(|p| {
+                let r = one(p);
+                (0..4).flat_map(move |_| r.clone())
+            })
+            .collect()
+    }
+}
+
 /// Which of the stored readings a readout uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Reading {
@@ -182,9 +244,25 @@ impl Cache {
         sim: &Simulator,
         brain: &Brain,
         descending: &[u32],
+        rows: impl Iterator<Item = Result<Row>> + Send,
+        total: usize,
+        batch: usize,
+        progress: &dyn Fn(usize, usize),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
+        self.fill_reading(rows, total, batch, &|boards| sim.read(brain, boards, descending, &read_steps), progress, stop)
+    }
+
+    /// `fill_streamed` with what a position's readings are given by `read` (for a batch of
+    /// boards: `[(position · 4 + s) · k + i]`, steps 9–12 of the cache's `k` inputs): the brain's
+    /// descending neurons, or a control's `Sensor::readings`.
+    pub fn fill_reading(
+        &mut self,
         mut rows: impl Iterator<Item = Result<Row>> + Send,
         total: usize,
         batch: usize,
+        read: &dyn Fn(&[Planes]) -> Result<Vec<f32>>,
         progress: &dyn Fn(usize, usize),
         stop: &dyn Fn() -> bool,
     ) -> Result<()> {
@@ -206,11 +284,10 @@ impl Cache {
         if !len.is_multiple_of(per) {
             file.set_len((self.positions * per) as u64).map_err(|e| Error::io(&self.path, e))?;
         }
-        let read_steps: Vec<usize> = (STEPS - 4..STEPS).collect();
         let start = self.positions.min(total);
         let sizes: Vec<usize> = (start..total).step_by(batch.max(1)).map(|first| batch.max(1).min(total - first)).collect();
         let path = self.path.clone();
-        let k = descending.len();
+        let k = self.meta.descending;
         let (boards_out, boards_in) = std::sync::mpsc::sync_channel::<Result<Vec<Planes>>>(1);
         let (bytes_out, bytes_in) = std::sync::mpsc::sync_channel::<(Vec<f32>, usize)>(1);
         let (done, written) = std::thread::scope(|scope| -> Result<(usize, Result<File>)> {
@@ -251,7 +328,13 @@ impl Cache {
             let mut outcome = Ok(());
             while thought < total && !stop() {
                 let Ok(boards) = boards_in.recv() else { break };
-                let result = boards.and_then(|boards| sim.read(brain, &boards, descending, &read_steps).map(|r| (r, boards.len())));
+                let result = boards.and_then(|boards| {
+                    let r = read(&boards)?;
+                    if r.len() != 4 * k * boards.len() {
+                        return Err(Error::Invalid(format!("{} readings for {} positions of {k} inputs", r.len(), boards.len())));
+                    }
+                    Ok((r, boards.len()))
+                });
                 match result {
                     // A refused send means the writer stopped on an error: its join says which.
                     Ok((readings, b)) => {
@@ -339,4 +422,37 @@ impl Cache {
 
 fn to_byte(rate: f32) -> u8 {
     (rate.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A control's cache holds what the control reads: the board's planes as `train::board_features`
+    /// gives them (both readings alike), or the blind baseline's single 0.
+    #[test]
+    fn a_controls_cache_reads_back_the_board_or_nothing() {
+        let data = crate::data::Dataset::load(&crate::data::shipped_path()).unwrap();
+        let rows = &data.rows[..37];
+        let dir = tempfile::tempdir().unwrap();
+        for sensor in [Sensor::BoardPlanes, Sensor::Blind] {
+            let k = sensor.control_inputs().unwrap();
+            let meta = CacheMeta::new(sensor.control_id().unwrap(), "none", &data, k);
+            let path = meta.path_in(dir.path(), "control");
+            let mut cache = Cache::open(&path, meta).unwrap();
+            cache.fill_reading(rows.iter().cloned().map(Ok), rows.len(), 8, &|b| Ok(sensor.readings(b)), &|_, _| {}, &|| false).unwrap();
+            assert_eq!(cache.positions, rows.len());
+            let want: Vec<f32> = match sensor {
+                Sensor::BoardPlanes => rows.iter().flat_map(|r| crate::train::board_features(r).unwrap()).collect(),
+                _ => vec![0.0; rows.len()],
+            };
+            assert_eq!(cache.read(0..rows.len(), Reading::Mean9To12).unwrap(), want, "{sensor:?}, mean of steps 9-12");
+            assert_eq!(cache.read(0..rows.len(), Reading::Step12).unwrap(), want, "{sensor:?}, step 12");
+        }
+        // A reader that gives the wrong number of readings is an error, not a torn cache.
+        let meta = CacheMeta::new("wrong", "none", &data, 768);
+        let mut cache = Cache::open(&meta.path_in(dir.path(), "wrong"), meta).unwrap();
+        let e = cache.fill_reading(rows.iter().cloned().map(Ok), rows.len(), 8, &|_| Ok(vec![0.0; 5]), &|_, _| {}, &|| false);
+        assert!(e.is_err() && cache.positions == 0);
+    }
 }

@@ -42,6 +42,39 @@ pub struct CurvePoint {
     pub human_top1_interval: [f64; 2],
 }
 
+/// The same points taught by another teacher (`curve --engine-labels DIR`: the games rows taught by
+/// Stockfish's own move instead of the master's), with their slopes. A point without games rows
+/// (the shipped rows alone) is the master series' own fly.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TeacherSeries {
+    /// Who taught the games rows, in words.
+    pub teacher: String,
+    /// The engine labels' folder.
+    pub labels: String,
+    pub points: Vec<CurvePoint>,
+    /// Points asked for whose games rows are not all labelled yet (`flychess data label`).
+    pub not_labelled: Vec<usize>,
+    pub loss: Option<Slope>,
+    pub top1: Option<Slope>,
+    pub human_top1: Option<Slope>,
+}
+
+/// One of the seed's fits: positions, HOLD top-1 and HOLD loss where it gave them.
+pub type SeedPoint = (usize, Option<f64>, Option<f64>);
+
+/// The seed's own fits (its write-up, 002: "a day on a laptop" and "two days on a laptop"):
+/// positions, HOLD top-1 and HOLD loss where it gave them. Its HOLD is 4,096 ChessBench positions,
+/// not ours, and its fly reads 1,314 descending neurons of another brain: marked beside our
+/// curves for scale, not paired with them.
+pub const SEED_POINTS: [SeedPoint; 6] = [
+    (200_000, None, Some(2.945)),
+    (500_000, Some(0.222), None),
+    (3_000_000, Some(0.230), Some(2.868)),
+    (6_600_000, Some(0.231), Some(2.853)),
+    (17_400_000, Some(0.229), Some(2.853)),
+    (26_200_000, Some(0.235), Some(2.840)),
+];
+
 /// A slope per doubling of the positions with its 95 % interval.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Slope {
@@ -68,6 +101,9 @@ pub struct LearningCurve {
     pub human_top1: Option<Slope>,
     pub seed_loss_per_doubling: f64,
     pub made: String,
+    /// The second series: the same points taught by Stockfish's move (absent: not asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<TeacherSeries>,
 }
 
 /// Where `flychess curve` keeps the latest curve.
@@ -156,6 +192,8 @@ struct Series<'a> {
     colour: &'a str,
     points: Vec<(f64, f64, f64, f64)>,
     dashed: bool,
+    /// Marks only (the seed's points), no line between them.
+    marks: bool,
 }
 
 fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_label: &str, xs: &[usize], series: &[Series]) {
@@ -218,6 +256,30 @@ fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_
     for (k, s) in series.iter().enumerate() {
         let path: Vec<String> = s.points.iter().map(|p| format!("{:.1},{:.1}", sx(p.0), sy(p.1))).collect();
         let dash = if s.dashed { r#" stroke-dasharray="8 6""# } else { "" };
+        if s.marks {
+            for p in &s.points {
+                let (x, y) = (sx(p.0), sy(p.1));
+                let _ = write!(
+                    svg,
+                    r##"<rect x="{}" y="{}" width="10" height="10" fill="none" stroke="{}" stroke-width="2"/>"##,
+                    x - 5.0,
+                    y - 5.0,
+                    s.colour
+                );
+            }
+            let ly = oy + 58.0 + 20.0 * k as f64;
+            let _ = write!(
+                svg,
+                r##"<rect x="{}" y="{}" width="10" height="10" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{}" font-size="13" fill="#222">{}</text>"##,
+                ox + w - 293.0,
+                ly - 5.0,
+                s.colour,
+                ox + w - 270.0,
+                ly + 4.0,
+                s.name
+            );
+            continue;
+        }
         let _ = write!(svg, r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"{dash}/>"##, path.join(" "), s.colour);
         for p in &s.points {
             if p.2 < p.3 {
@@ -251,56 +313,71 @@ fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_
 /// The plot as SVG: HOLD loss (with the seed's slope from our first point) and top-1 (HOLD and
 /// the human test), each point with its 95 % interval.
 pub fn svg(curve: &LearningCurve) -> String {
-    let xs: Vec<usize> = curve.points.iter().map(|p| p.positions).collect();
+    let engine = curve.engine.as_ref().filter(|e| !e.points.is_empty());
+    let mut xs: Vec<usize> = curve.points.iter().map(|p| p.positions).collect();
+    xs.extend(engine.iter().flat_map(|e| e.points.iter().map(|p| p.positions)));
+    xs.extend(SEED_POINTS.iter().map(|p| p.0));
+    xs.sort_unstable();
+    xs.dedup();
     let lx = |p: &CurvePoint| (p.positions.max(1) as f64).log2();
-    let loss = Series {
-        name: "HOLD loss (ours)",
-        colour: "#1f6fb4",
-        points: curve.points.iter().map(|p| (lx(p), p.loss, p.loss_interval[0], p.loss_interval[1])).collect(),
-        dashed: false,
-    };
-    let seed = curve.points.first().map(|first| {
+    let log = |n: usize| (n.max(1) as f64).log2();
+    let line = |name, colour, points: Vec<(f64, f64, f64, f64)>| Series { name, colour, points, dashed: false, marks: false };
+    let loss_of = |points: &[CurvePoint]| points.iter().map(|p| (lx(p), p.loss, p.loss_interval[0], p.loss_interval[1])).collect();
+    let mut left = vec![line("HOLD loss, master's move", "#1f6fb4", loss_of(&curve.points))];
+    if let Some(e) = engine {
+        left.push(line("HOLD loss, Stockfish's move", "#2a9d3a", loss_of(&e.points)));
+    }
+    if let Some(first) = curve.points.first() {
         let at = |p: &CurvePoint| first.loss + curve.seed_loss_per_doubling * (lx(p) - lx(first));
-        Series {
+        left.push(Series {
             name: "the seed's slope (−0.026 a doubling)",
             colour: "#999999",
             points: curve.points.iter().map(|p| (lx(p), at(p), at(p), at(p))).collect(),
             dashed: true,
-        }
-    });
+            marks: false,
+        });
+    }
+    let seed_marks = |pick: fn(&SeedPoint) -> Option<f64>, scale: f64| Series {
+        name: "the seed's fits (its own HOLD)",
+        colour: "#b5179e",
+        points: SEED_POINTS.iter().filter_map(|p| pick(p).map(|v| (log(p.0), scale * v, scale * v, scale * v))).collect(),
+        dashed: false,
+        marks: true,
+    };
+    left.push(seed_marks(|p| p.2, 1.0));
     let pct = |v: f64| 100.0 * v;
-    let top1 = Series {
-        name: "HOLD top-1 (Stockfish's best)",
-        colour: "#1f6fb4",
-        points: curve.points.iter().map(|p| (lx(p), pct(p.top1), pct(p.top1_interval[0]), pct(p.top1_interval[1]))).collect(),
-        dashed: false,
+    let top1_of =
+        |points: &[CurvePoint]| points.iter().map(|p| (lx(p), pct(p.top1), pct(p.top1_interval[0]), pct(p.top1_interval[1]))).collect();
+    let human_of = |points: &[CurvePoint]| {
+        points.iter().map(|p| (lx(p), pct(p.human_top1), pct(p.human_top1_interval[0]), pct(p.human_top1_interval[1]))).collect()
     };
-    let human = Series {
-        name: "human test top-1 (master's move)",
-        colour: "#d9822b",
-        points: curve
-            .points
-            .iter()
-            .map(|p| (lx(p), pct(p.human_top1), pct(p.human_top1_interval[0]), pct(p.human_top1_interval[1])))
-            .collect(),
-        dashed: false,
-    };
+    let mut right = vec![line("HOLD top-1, master's move", "#1f6fb4", top1_of(&curve.points))];
+    if let Some(e) = engine {
+        right.push(line("HOLD top-1, Stockfish's move", "#2a9d3a", top1_of(&e.points)));
+    }
+    right.push(line("human test top-1, master's move", "#d9822b", human_of(&curve.points)));
+    if let Some(e) = engine {
+        right.push(Series { dashed: true, ..line("human test top-1, Stockfish's move", "#d9822b", human_of(&e.points)) });
+    }
+    right.push(seed_marks(|p| p.1, 100.0));
     let mut svg = String::from(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="580" viewBox="0 0 1400 580" font-family="Ubuntu"><rect width="1400" height="580" fill="white"/>"##,
     );
-    let mut left = vec![loss];
-    left.extend(seed);
     panel(&mut svg, (0.0, 0.0), (700.0, 520.0), "Loss on HOLD (lower is better)", "loss", &xs, &left);
-    panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &[top1, human]);
+    panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &right);
     // Two lines that fit the width: the slope, then what was fitted on what (shortened).
+    let per = |s: Option<Slope>| {
+        s.map(|s| format!("{:+.2} [{:+.2}, {:+.2}]", 100.0 * s.per_doubling, 100.0 * s.interval[0], 100.0 * s.interval[1]))
+    };
     let slope_text = match curve.loss {
         Some(s) => format!(
-            "loss per doubling {:+.4} [{:+.4}, {:+.4}] (seed {:+.3}); mix {:.0} % Stockfish rows; {}",
+            "loss per doubling {:+.4} [{:+.4}, {:+.4}] (seed {:+.3}); top-1 points per doubling: master {}{}; {}",
             s.per_doubling,
             s.interval[0],
             s.interval[1],
             curve.seed_loss_per_doubling,
-            100.0 * curve.stockfish_share,
+            per(curve.top1).unwrap_or_else(|| "—".into()),
+            engine.map(|e| format!(", Stockfish {}", per(e.top1).unwrap_or_else(|| "—".into()))).unwrap_or_default(),
             curve.brain
         ),
         None => format!("{} (one point: no slope yet)", curve.brain),
@@ -391,6 +468,15 @@ mod tests {
             human_top1: None,
             seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
             made: "2026-12-03".into(),
+            engine: Some(TeacherSeries {
+                teacher: "Stockfish's move".into(),
+                labels: "labels".into(),
+                points: vec![point(75_329, 3.0, 0.166), point(150_000, 2.96, 0.185)],
+                not_labelled: vec![300_000],
+                loss: None,
+                top1: None,
+                human_top1: None,
+            }),
         };
         let svg = svg(&curve);
         assert!(svg.contains("75k") && svg.contains("300k") && svg.contains("the seed"), "{svg}");
@@ -406,5 +492,12 @@ mod tests {
         assert!(dark_in_title > 20, "the title's glyphs are drawn ({dark_in_title} dark pixels)");
         let blue = img.pixels().filter(|p| p[2] > 150 && p[0] < 80).count();
         assert!(blue > 200, "the curve is drawn ({blue} blue pixels)");
+        // The second teacher's series (green) and the seed's marks (magenta) are drawn too, and
+        // the axis reaches the seed's 26.2 M.
+        let green = img.pixels().filter(|p| p[1] > 140 && p[0] < 80 && p[2] < 90).count();
+        assert!(green > 100, "the Stockfish series is drawn ({green} green pixels)");
+        let magenta = img.pixels().filter(|p| p[0] > 150 && p[2] > 130 && p[1] < 60).count();
+        assert!(magenta > 40, "the seed's points are marked ({magenta} magenta pixels)");
+        assert!(svg.contains("26.2M") && svg.contains("Stockfish's move"), "{svg}");
     }
 }

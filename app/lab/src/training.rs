@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use flychess_sim::brain::Brain;
 use flychess_sim::brain::simulator::{EngineChoice, Simulator};
-use flychess_sim::cache::{Cache, CacheMeta, Reading};
+use flychess_sim::cache::{Cache, CacheMeta, Reading, Sensor};
 use flychess_sim::connectome::Connectome;
 use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_sim::fly::{self, Fly, FlyMeta};
@@ -255,6 +255,46 @@ pub struct Prepared<'a> {
     pub spec_name: String,
     /// Where the brain thinks while the DN-rate cache fills (`--engine`; auto: a hardware GPU).
     pub engine: EngineChoice,
+    /// What the readout reads: the brain (every fly), or a control's board planes or nothing
+    /// (`eval --controls-at-scale`), cached, run and saved under the control's own id.
+    pub sensor: Sensor,
+}
+
+impl Prepared<'_> {
+    /// The id its caches, runs and flies carry: the brain's checksum, or a control's id.
+    pub fn id(&self) -> &str {
+        self.sensor.control_id().unwrap_or(self.checksum)
+    }
+
+    /// What it reads, in words.
+    pub fn label(&self) -> String {
+        match self.sensor {
+            Sensor::Brain => self.connectome.provenance.label(),
+            control => control.label().to_string(),
+        }
+    }
+
+    /// Inputs a position.
+    pub fn inputs(&self) -> usize {
+        self.sensor.control_inputs().unwrap_or(self.connectome.groups.descending.len())
+    }
+
+    /// The homeostasis fingerprint its caches are keyed by ("none" for a control).
+    fn homeostasis(&self) -> String {
+        match self.sensor {
+            Sensor::Brain => flychess_sim::calibrate::fingerprint(self.brain.homeostasis()),
+            _ => "none".into(),
+        }
+    }
+
+    /// The name its cache files start with.
+    fn cache_name(&self) -> String {
+        match self.sensor {
+            Sensor::Brain => self.spec_name.clone(),
+            Sensor::BoardPlanes => "control-board".into(),
+            Sensor::Blind => "control-blind".into(),
+        }
+    }
 }
 
 pub fn runs_dir(data: &Path) -> PathBuf {
@@ -274,13 +314,8 @@ pub fn cache(
     controls: &Controls,
     events: &dyn Fn(TrainEvent),
 ) -> Result<Option<Cache>> {
-    let meta = CacheMeta::new(
-        prepared.checksum,
-        &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
-        dataset,
-        prepared.connectome.groups.descending.len(),
-    );
-    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
+    let meta = CacheMeta::new(prepared.id(), &prepared.homeostasis(), dataset, prepared.inputs());
+    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.cache_name());
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
         fill_reporting(prepared, &mut cache, dataset.rows[..n].iter().cloned().map(Ok), n, controls, events)?;
@@ -300,15 +335,8 @@ pub fn streamed_cache(
 ) -> Result<Option<Cache>> {
     let stream = Dataset::stream(path)?;
     let (source, rows) = (stream.meta.source.clone(), stream.meta.rows);
-    let meta = CacheMeta::of(
-        prepared.checksum,
-        &flychess_sim::calibrate::fingerprint(prepared.brain.homeostasis()),
-        &source,
-        rows,
-        &stream.content_hash()?,
-        prepared.connectome.groups.descending.len(),
-    );
-    let file = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.spec_name);
+    let meta = CacheMeta::of(prepared.id(), &prepared.homeostasis(), &source, rows, &stream.content_hash()?, prepared.inputs());
+    let file = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.cache_name());
     let mut cache = Cache::open(&file, meta)?;
     if cache.positions < n {
         fill_reporting(prepared, &mut cache, Dataset::stream(path)?, n, controls, events)?;
@@ -325,27 +353,32 @@ fn fill_reporting(
     controls: &Controls,
     events: &dyn Fn(TrainEvent),
 ) -> Result<()> {
-    let sim = Simulator::choose(prepared.engine, prepared.brain)?;
-    let on = sim.describe();
     let started = Instant::now();
     let from = cache.positions;
-    cache.fill_streamed(
-        &sim,
-        prepared.brain,
-        &prepared.connectome.groups.descending,
-        rows,
-        n,
-        sim.preferred_batch(),
-        &|done, total| {
+    let report = |on: &str| {
+        let on = on.to_string();
+        move |done: usize, total: usize| {
             let rate = (done - from) as f64 / started.elapsed().as_secs_f64().max(1e-3);
             let left = (total - done) as f64 / rate.max(1e-9);
             events(TrainEvent::Stage {
-                text: format!("the brain reads {done} of {total} positions on the {on} ({rate:.0}/s, about {} left)", human(left)),
+                text: format!("{done} of {total} positions read {on} ({rate:.0}/s, about {} left)", human(left)),
                 fraction: done as f64 / total.max(1) as f64,
             })
-        },
-        &|| controls.should_stop(),
-    )?;
+        }
+    };
+    let stop = || controls.should_stop();
+    match prepared.sensor {
+        Sensor::Brain => {
+            let sim = Simulator::choose(prepared.engine, prepared.brain)?;
+            let on = format!("by the brain on the {}", sim.describe());
+            let batch = sim.preferred_batch();
+            cache.fill_streamed(&sim, prepared.brain, &prepared.connectome.groups.descending, rows, n, batch, &report(&on), &stop)?;
+        }
+        control => {
+            let on = format!("for the control ({})", control.label());
+            cache.fill_reading(rows, n, 1024, &|boards| Ok(control.readings(boards)), &report(&on), &stop)?;
+        }
+    }
     Ok(())
 }
 
@@ -470,7 +503,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let previous: Option<RunInfo> = std::fs::read(&info_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let resumable = previous.as_ref().is_some_and(|p| {
         !p.finished
-            && p.brain_checksum == prepared.checksum
+            && p.brain_checksum == prepared.id()
             && p.positions == n
             && p.reading == job.reading
             && p.fit == job.options
@@ -511,8 +544,8 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     };
     let mut info = RunInfo {
         name: job.name.clone(),
-        brain: prepared.connectome.provenance.label(),
-        brain_checksum: prepared.checksum.to_string(),
+        brain: prepared.label(),
+        brain_checksum: prepared.id().to_string(),
         positions: n,
         reading: job.reading,
         fit: job.options.clone(),
@@ -527,9 +560,14 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
     let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
         name: job.name.clone(),
-        kind: "trained".into(),
-        brain: prepared.connectome.provenance.label(),
-        brain_checksum: prepared.checksum.to_string(),
+        kind: match prepared.sensor {
+            Sensor::Brain => "trained",
+            Sensor::BoardPlanes => "board-linear control",
+            Sensor::Blind => "blind control",
+        }
+        .into(),
+        brain: prepared.label(),
+        brain_checksum: prepared.id().to_string(),
         homeostasis: cache.meta.homeostasis.clone(),
         reading: job.reading,
         data: match &job.games {

@@ -15,7 +15,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use flychess::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, per_doubling};
+use flychess::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, TeacherSeries, per_doubling};
 use flychess::training::{self, Controls, GamesMix, Prepared, TrainEvent, TrainJob};
 use flychess_sim::cache::{Cache, CacheMeta, Reading};
 use flychess_sim::data::{Dataset, HOLD, VAL, shipped_path};
@@ -46,6 +46,11 @@ pub struct CurveArgs {
     /// are cached, and list the others).
     #[arg(long)]
     pub fill: bool,
+    /// Also fit every point with more than the shipped rows taught by Stockfish's own move
+    /// (labels of the games dataset's TRAIN rows, `flychess data label --dataset`): the second
+    /// series. Points whose rows are not all labelled yet are listed, not fitted.
+    #[arg(long, value_name = "DIR")]
+    pub engine_labels: Option<PathBuf>,
     /// Also draw the curve into this PNG.
     #[arg(long)]
     pub png: Option<PathBuf>,
@@ -59,6 +64,56 @@ pub struct CurveArgs {
     pub which: WhichBrain,
 }
 
+/// The fly of `job`: read back when a finished run of exactly this job is there, else trained
+/// (resuming a stopped run), each pass a line above `bar`; `what` names it in the lines.
+pub(crate) fn trained_or_read(
+    prepared: &Prepared,
+    data: &Path,
+    job: &TrainJob,
+    controls: &Controls,
+    bar: &ProgressBar,
+    what: &str,
+    rows: &str,
+) -> Result<Fly> {
+    if let Some(f) = finished(data, job, prepared.id()) {
+        bar.suspend(|| eprintln!("{what}: {} is fitted already", job.name));
+        return Ok(f);
+    }
+    bar.suspend(|| eprintln!("{what}: fitting {} ({rows})", job.name));
+    let name = job.name.clone();
+    training::train(prepared, data, job, controls, &|e| match e {
+        TrainEvent::Stage { text, fraction } => {
+            bar.set_position((fraction * 1000.0) as u64);
+            bar.set_message(format!("{what}: {text}"));
+        }
+        TrainEvent::Pass(r) => bar.suspend(|| {
+            eprintln!("  {name}: pass {:>2}  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", r.pass, r.val.loss, 100.0 * r.val.top1, r.seconds)
+        }),
+        TrainEvent::Done { .. } | TrainEvent::Stopped => {}
+    })?
+    .ok_or_else(|| anyhow!("the run {} was stopped", job.name))
+}
+
+/// A point of the curve as a line of text.
+fn point_line(p: &CurvePoint) -> String {
+    format!(
+        "  {:>9} positions  top-1 {:5.1} % [{:.1}, {:.1}]  good {:5.1} %  loss {:.4} [{:.4}, {:.4}]  human top-1 {:5.1} % [{:.1}, {:.1}]  ({} passes, {:.0} s)",
+        p.positions,
+        100.0 * p.top1,
+        100.0 * p.top1_interval[0],
+        100.0 * p.top1_interval[1],
+        100.0 * p.good,
+        p.loss,
+        p.loss_interval[0],
+        p.loss_interval[1],
+        100.0 * p.human_top1,
+        100.0 * p.human_top1_interval[0],
+        100.0 * p.human_top1_interval[1],
+        p.passes,
+        p.seconds
+    )
+}
+
 /// The run name of a point: what makes it, hashed.
 fn run_name(checksum: &str, job: &TrainJob, games_sha256: &str, positions: usize) -> String {
     let key = serde_json::json!({ "brain": checksum, "job": job, "games": games_sha256 });
@@ -66,18 +121,20 @@ fn run_name(checksum: &str, job: &TrainJob, games_sha256: &str, positions: usize
     format!("curve-{positions}-{}", &hash[..10])
 }
 
-/// The fly of a finished run of exactly this job, if there is one.
-fn finished(data: &Path, job: &TrainJob, checksum: &str) -> Option<Fly> {
+/// The fly of a finished run of exactly this job, if there is one (`id`: what it read, the brain's
+/// checksum or a control's id).
+pub(crate) fn finished(data: &Path, job: &TrainJob, id: &str) -> Option<Fly> {
     let info: training::RunInfo =
         serde_json::from_slice(&std::fs::read(training::runs_dir(data).join(&job.name).join("run.json")).ok()?).ok()?;
     let same = info.finished
-        && info.brain_checksum == checksum
+        && info.brain_checksum == id
         && info.reading == job.reading
         && info.fit == job.options
         && info.games == job.games
-        && info.lessons == job.lessons;
+        && info.lessons == job.lessons
+        && info.curriculum == job.curriculum;
     let fly = Fly::load(&DataFolder::at(data).flies().join(format!("{}.fly", job.name))).ok()?;
-    (same && fly.meta.brain_checksum == checksum).then_some(fly)
+    (same && fly.meta.brain_checksum == id).then_some(fly)
 }
 
 /// A run's passes and their seconds.
@@ -104,6 +161,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         checksum: &loaded.checksum,
         spec_name: spec.name(),
         engine: args.engine.choice(),
+        sensor: flychess_sim::cache::Sensor::Brain,
     };
     let shipped = Dataset::load(&shipped_path())?;
     let shipped_train = (shipped.rows.len() - HOLD - VAL).min(args.shipped_positions.unwrap_or(usize::MAX));
@@ -133,7 +191,24 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
     points.sort_unstable();
     points.dedup();
     let mut fitted: Vec<(usize, usize, Fly)> = Vec::new();
+    let mut engine_fitted: Vec<(usize, usize, Fly)> = Vec::new();
     let mut not_cached = Vec::new();
+    let mut not_labelled = Vec::new();
+    // Fits (or reads back) one point's fly.
+    let fit_point = |p: usize, shipped_n: usize, games_n: usize, games: Option<GamesMix>, series: &str| -> Result<Fly> {
+        let mut job = TrainJob {
+            name: String::new(),
+            positions: HOLD + VAL + shipped_n,
+            reading: Reading::Mean9To12,
+            options: options.clone(),
+            lessons: 0.0,
+            games,
+            curriculum: None,
+        };
+        job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
+        let what = format!("{p} positions{series}");
+        trained_or_read(&prepared, data, &job, &controls, &bar, &what, &format!("{shipped_n} shipped + {games_n} games rows"))
+    };
     for &p in &points {
         let (shipped_n, games_n) = if p <= shipped_train { (p, 0) } else { (shipped_train, p - shipped_train) };
         if games_n > games_train {
@@ -146,43 +221,22 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             not_cached.push(p);
             continue;
         }
-        let mut job = TrainJob {
-            name: String::new(),
-            positions: HOLD + VAL + shipped_n,
-            reading: Reading::Mean9To12,
-            options: options.clone(),
-            lessons: 0.0,
-            games: (games_n > 0).then(|| GamesMix::master(games_path.clone(), games_n, args.stockfish_share)),
-            curriculum: None,
-        };
-        job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
-        let fly = match finished(data, &job, &loaded.checksum) {
-            Some(f) => {
-                bar.suspend(|| eprintln!("{p} positions: {} is fitted already", job.name));
-                f
+        let games = (games_n > 0).then(|| GamesMix::master(games_path.clone(), games_n, args.stockfish_share));
+        let fly = fit_point(p, shipped_n, games_n, games, "")?;
+        // The second series: the games rows taught by Stockfish's move; a point of the shipped
+        // rows alone is the same fly in both.
+        if let Some(dir) = &args.engine_labels {
+            if games_n == 0 {
+                engine_fitted.push((shipped_n, 0, fly.clone()));
+            } else {
+                let taught = GamesMix::taught(games_path.clone(), games_n, args.stockfish_share, Some(dir.clone()), Some("engine"))?;
+                if taught.positions < games_n {
+                    not_labelled.push(p);
+                } else {
+                    engine_fitted.push((shipped_n, games_n, fit_point(p, shipped_n, games_n, Some(taught), " (Stockfish's move)")?));
+                }
             }
-            None => {
-                bar.suspend(|| eprintln!("{p} positions: fitting {} ({shipped_n} shipped + {games_n} games rows)", job.name));
-                let name = job.name.clone();
-                training::train(&prepared, data, &job, &controls, &|e| match e {
-                    TrainEvent::Stage { text, fraction } => {
-                        bar.set_position((fraction * 1000.0) as u64);
-                        bar.set_message(format!("{p}: {text}"));
-                    }
-                    TrainEvent::Pass(r) => bar.suspend(|| {
-                        eprintln!(
-                            "  {name}: pass {:>2}  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)",
-                            r.pass,
-                            r.val.loss,
-                            100.0 * r.val.top1,
-                            r.seconds
-                        )
-                    }),
-                    TrainEvent::Done { .. } | TrainEvent::Stopped => {}
-                })?
-                .ok_or_else(|| anyhow!("the run {} was stopped", job.name))?
-            }
-        };
+        }
         fitted.push((shipped_n, games_n, fly));
     }
     bar.finish_and_clear();
@@ -198,40 +252,66 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         training::streamed_cache(&prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
     let human_x = human_cache.read(0..human_rows.len(), Reading::Mean9To12)?;
     let human_t = targets(human_rows)?;
-    let mut measured: Vec<(Vec<PositionOutcome>, Vec<PositionOutcome>)> = Vec::new();
-    let mut curve_points = Vec::new();
-    for (shipped_n, games_n, fly) in &fitted {
-        if fly.readout.read_steps != Reading::Mean9To12.steps() {
-            return Err(anyhow!("{} reads other steps than the curve's", fly.meta.name));
+    // A series' points measured on HOLD and the human test, with its slopes per doubling.
+    type Slopes = (Option<learning_curve::Slope>, Option<learning_curve::Slope>, Option<learning_curve::Slope>);
+    let measure = |fitted: &[(usize, usize, Fly)]| -> Result<(Vec<CurvePoint>, Slopes)> {
+        let mut measured: Vec<(Vec<PositionOutcome>, Vec<PositionOutcome>)> = Vec::new();
+        let mut curve_points = Vec::new();
+        for (shipped_n, games_n, fly) in fitted {
+            if fly.readout.read_steps != Reading::Mean9To12.steps() {
+                return Err(anyhow!("{} reads other steps than the curve's", fly.meta.name));
+            }
+            let (o, h) = (outcomes(&fly.readout, &hold_x, &hold_t), outcomes(&fly.readout, &human_x, &human_t));
+            let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
+            let (top1, good, human_top1) =
+                (stats::rate_of(&hits(&o, |x| x.top1)), stats::rate_of(&hits(&o, |x| x.good)), stats::rate_of(&hits(&h, |x| x.top1)));
+            let loss = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
+            let (pass_count, seconds) = passes(data, &fly.meta.name);
+            curve_points.push(CurvePoint {
+                positions: shipped_n + games_n,
+                shipped_positions: *shipped_n,
+                games_positions: *games_n,
+                fly: fly.meta.name.clone(),
+                passes: pass_count,
+                seconds,
+                top1: top1.value,
+                top1_interval: interval(&top1),
+                good: good.value,
+                good_interval: interval(&good),
+                loss: loss.value,
+                loss_interval: interval(&loss),
+                policy_loss: o.iter().map(|x| x.policy_loss).sum::<f64>() / o.len().max(1) as f64,
+                human_top1: human_top1.value,
+                human_top1_interval: interval(&human_top1),
+            });
+            measured.push((o, h));
         }
-        let (o, h) = (outcomes(&fly.readout, &hold_x, &hold_t), outcomes(&fly.readout, &human_x, &human_t));
-        let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
-        let (top1, good, human_top1) =
-            (stats::rate_of(&hits(&o, |x| x.top1)), stats::rate_of(&hits(&o, |x| x.good)), stats::rate_of(&hits(&h, |x| x.top1)));
-        let loss = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
-        let (pass_count, seconds) = passes(data, &fly.meta.name);
-        curve_points.push(CurvePoint {
-            positions: shipped_n + games_n,
-            shipped_positions: *shipped_n,
-            games_positions: *games_n,
-            fly: fly.meta.name.clone(),
-            passes: pass_count,
-            seconds,
-            top1: top1.value,
-            top1_interval: interval(&top1),
-            good: good.value,
-            good_interval: interval(&good),
-            loss: loss.value,
-            loss_interval: interval(&loss),
-            policy_loss: o.iter().map(|x| x.policy_loss).sum::<f64>() / o.len().max(1) as f64,
-            human_top1: human_top1.value,
-            human_top1_interval: interval(&human_top1),
-        });
-        measured.push((o, h));
-    }
-    let positions: Vec<usize> = curve_points.iter().map(|p| p.positions).collect();
-    let figure = |f: fn(&PositionOutcome) -> f64, human: bool| -> Vec<Vec<f64>> {
-        measured.iter().map(|(o, h)| (if human { h } else { o }).iter().map(f).collect()).collect()
+        let positions: Vec<usize> = curve_points.iter().map(|p| p.positions).collect();
+        let figure = |f: fn(&PositionOutcome) -> f64, human: bool| -> Vec<Vec<f64>> {
+            measured.iter().map(|(o, h)| (if human { h } else { o }).iter().map(f).collect()).collect()
+        };
+        let slopes = (
+            per_doubling(&positions, &figure(|x| x.loss, false), RESAMPLES, 1),
+            per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, false), RESAMPLES, 1),
+            per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, true), RESAMPLES, 1),
+        );
+        Ok((curve_points, slopes))
+    };
+    let (curve_points, (loss, top1, human_top1)) = measure(&fitted)?;
+    let engine = match &args.engine_labels {
+        Some(dir) => {
+            let (points, (loss, top1, human_top1)) = measure(&engine_fitted)?;
+            Some(TeacherSeries {
+                teacher: "Stockfish's move (the games rows; the shipped rows their scored moves as in every point)".into(),
+                labels: dir.display().to_string(),
+                points,
+                not_labelled,
+                loss,
+                top1,
+                human_top1,
+            })
+        }
+        None => None,
     };
     let curve = LearningCurve {
         brain: loaded.connectome.provenance.label(),
@@ -243,11 +323,12 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         human_positions: human_rows.len(),
         points: curve_points,
         not_cached,
-        loss: per_doubling(&positions, &figure(|x| x.loss, false), RESAMPLES, 1),
-        top1: per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, false), RESAMPLES, 1),
-        human_top1: per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, true), RESAMPLES, 1),
+        loss,
+        top1,
+        human_top1,
         seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
         made: fly::today(),
+        engine,
     };
     flychess_sim::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
     if let Some(png) = &args.png {
@@ -269,22 +350,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         curve.human_positions
     );
     for p in &curve.points {
-        println!(
-            "  {:>9} positions  top-1 {:5.1} % [{:.1}, {:.1}]  good {:5.1} %  loss {:.4} [{:.4}, {:.4}]  human top-1 {:5.1} % [{:.1}, {:.1}]  ({} passes, {:.0} s)",
-            p.positions,
-            100.0 * p.top1,
-            100.0 * p.top1_interval[0],
-            100.0 * p.top1_interval[1],
-            100.0 * p.good,
-            p.loss,
-            p.loss_interval[0],
-            p.loss_interval[1],
-            100.0 * p.human_top1,
-            100.0 * p.human_top1_interval[0],
-            100.0 * p.human_top1_interval[1],
-            p.passes,
-            p.seconds
-        );
+        println!("{}", point_line(p));
     }
     if let Some(s) = curve.loss {
         println!(
@@ -300,6 +366,21 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
                 100.0 * s.interval[0],
                 100.0 * s.interval[1]
             );
+        }
+    }
+    if let Some(e) = &curve.engine {
+        println!("  taught by {}:", e.teacher);
+        for p in &e.points {
+            println!("{}", point_line(p));
+        }
+        for (what, s) in [("loss", e.loss), ("top-1", e.top1), ("human top-1", e.human_top1)] {
+            if let Some(s) = s {
+                let k = if what == "loss" { 1.0 } else { 100.0 };
+                println!("  {what} per doubling {:+.4} [{:+.4}, {:+.4}]", k * s.per_doubling, k * s.interval[0], k * s.interval[1]);
+            }
+        }
+        if !e.not_labelled.is_empty() {
+            println!("  not fitted with Stockfish's move yet (their games rows are not all labelled): {:?}", e.not_labelled);
         }
     }
     if !curve.not_cached.is_empty() {

@@ -105,7 +105,14 @@ pub fn train(
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
-    let prepared = Prepared { connectome: &loaded.connectome, brain: &brain, checksum: &loaded.checksum, spec_name: spec.name(), engine };
+    let prepared = Prepared {
+        connectome: &loaded.connectome,
+        brain: &brain,
+        checksum: &loaded.checksum,
+        spec_name: spec.name(),
+        engine,
+        sensor: flychess_sim::cache::Sensor::Brain,
+    };
     let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games, curriculum };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
@@ -275,6 +282,7 @@ pub fn eval(
     human_positions: Option<usize>,
     against: &[String],
     curriculum: Option<PathBuf>,
+    controls_at_scale: Option<&str>,
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
@@ -389,6 +397,18 @@ pub fn eval(
     if let Some(o) = &shuffled_o {
         table.push(PlayerRow::of("shuffled wiring", o, &fly_o));
     }
+    // The controls fitted on the fly's own rows and teachers (`--controls-at-scale RUN`).
+    let at_scale = match controls_at_scale {
+        Some(run) => {
+            let at = crate::cli::controls::controls_at_scale(which, data, run, &f.meta.brain_checksum, &hold_t, &human_rows, &human_t)?;
+            for c in &at {
+                table.push(PlayerRow::of(&c.player, &c.hold, &fly_o));
+                human_table.push(PlayerRow::of(&c.player, &c.human, &fly_h));
+            }
+            Some(crate::cli::controls::report(run, &fly_o, &fly_h, &at))
+        }
+        None => None,
+    };
     // Other flies of this brain, on the same rows (their features from the same caches).
     for other in against {
         let o = Fly::load(&fly::find(other, data)?)?;
@@ -450,6 +470,7 @@ pub fn eval(
         "value_rho_interval": value_rho.map(|e| [e.low, e.high]),
         "material_rho": material_rho.map(|e| e.value),
         "material_rho_interval": material_rho.map(|e| [e.low, e.high]),
+        "controls_at_scale": at_scale,
     });
     // How it finishes won games (issue 56), beside the rest.
     let finishing_report = serde_json::json!({
@@ -2172,6 +2193,12 @@ pub struct EvalArgs {
     /// forced mate).
     #[arg(long)]
     pub curriculum: Option<PathBuf>,
+    /// Also fit the board-linear control, the blind baseline and the shuffled-wiring control on
+    /// exactly the rows and teachers of this finished training run (the fly's own, DATA/runs/RUN),
+    /// and measure them beside the fly with paired differences. Each is a resumable run of its
+    /// own; shuffled wiring caches every row on the shuffled brain first (hours for 1.2 M rows).
+    #[arg(long, value_name = "RUN")]
+    pub controls_at_scale: Option<String>,
     #[command(flatten)]
     pub fit: FitArgs,
     #[command(flatten)]

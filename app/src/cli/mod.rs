@@ -14,6 +14,7 @@ mod brain;
 mod brain_training;
 mod charles;
 mod cluster;
+mod controls;
 mod curve;
 mod fly;
 mod options;
@@ -393,7 +394,17 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             other => Err(anyhow::anyhow!("unknown player {other:?}: a fly is named with --fly; --player takes charles")),
         },
         Some(Command::Eval(fly::EvalArgs {
-            fly, json, no_controls, positions, human_positions, against, curriculum, fit, which, ..
+            fly,
+            json,
+            no_controls,
+            positions,
+            human_positions,
+            against,
+            curriculum,
+            controls_at_scale,
+            fit,
+            which,
+            ..
         })) => {
             let curriculum = curriculum.unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd"));
             fly::eval(
@@ -407,6 +418,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 human_positions,
                 &against,
                 Some(curriculum),
+                controls_at_scale.as_deref(),
             )
         }
         Some(Command::Charles(charles::CharlesCommand::Train {

@@ -33,6 +33,7 @@ pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &Atom
         checksum: &ready.checksum,
         spec_name: ready.spec.name(),
         engine: flychess_sim::brain::simulator::EngineChoice::Auto,
+        sensor: flychess_sim::cache::Sensor::Brain,
     };
     let controls = Controls::default();
     let events = |e: TrainEvent| {

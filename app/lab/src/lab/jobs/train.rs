@@ -88,6 +88,7 @@ fn run_job(
                 checksum: &ready.checksum,
                 spec_name: ready.spec.name(),
                 engine: EngineChoice::Auto,
+                sensor: flychess_sim::cache::Sensor::Brain,
             };
             training::train(&prepared, data, job, controls, events)?
         }
@@ -102,6 +103,7 @@ fn run_job(
                 checksum: &loaded.checksum,
                 spec_name: spec.name(),
                 engine: EngineChoice::Auto,
+                sensor: flychess_sim::cache::Sensor::Brain,
             };
             training::train(&prepared, data, job, controls, events)?
         }
