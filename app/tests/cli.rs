@@ -770,6 +770,29 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     let said = String::from_utf8_lossy(&again.stderr);
     assert_eq!(said.matches("is fitted already").count(), 3, "{said}");
     assert_eq!(json(&again)["controls_at_scale"], first["controls_at_scale"]);
+    // One of them on its own (read back), and a control that does not exist is named.
+    let scale = |which: &str| {
+        with_brain(&[
+            "eval",
+            "--fly",
+            "both",
+            "--positions",
+            "6208",
+            "--no-controls",
+            "--human-positions",
+            "64",
+            "--controls-at-scale",
+            "both",
+            "--scale-controls",
+            which,
+            "--json",
+        ])
+    };
+    let blind = json(&scale("blind"))["controls_at_scale"]["players"].clone();
+    assert_eq!(blind, serde_json::json!([first["controls_at_scale"]["players"][1]]));
+    let wrong = scale("wiring");
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success() && err.contains("--scale-controls wiring") && err.contains("shuffled-wiring"), "{err}");
     // A run that is not there is named, with where runs are.
     let missing = with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
     let err = String::from_utf8_lossy(&missing.stderr);

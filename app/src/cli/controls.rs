@@ -74,7 +74,13 @@ pub(crate) fn controls_at_scale(
     hold_t: &[Target],
     human_rows: &[Row],
     human_t: &[Target],
+    only: &[String],
 ) -> Result<Vec<AtScale>> {
+    const KNOWN: [&str; 3] = ["board-linear", "blind", "shuffled-wiring"];
+    if let Some(bad) = only.iter().find(|c| !KNOWN.contains(&c.as_str())) {
+        return Err(anyhow!("--scale-controls {bad}: the controls at scale are {}", KNOWN.join(", ")));
+    }
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|c| c == name);
     // The brain thinks where `cache` and `train` would (a hardware GPU, else the CPU).
     let engine = EngineChoice::Auto;
     let (job, info) = job_of(data, run)?;
@@ -99,6 +105,13 @@ pub(crate) fn controls_at_scale(
         ("blind at scale", "blind", Sensor::Blind, which),
         ("shuffled wiring at scale", "shuffled", Sensor::Brain, &shuffled),
     ] {
+        if !wanted(match slug {
+            "board" => "board-linear",
+            "blind" => "blind",
+            _ => "shuffled-wiring",
+        }) {
+            continue;
+        }
         let spec = crate::cli::brain::spec(brain, data)?;
         let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
         let prepared =

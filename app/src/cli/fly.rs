@@ -282,7 +282,7 @@ pub fn eval(
     human_positions: Option<usize>,
     against: &[String],
     curriculum: Option<PathBuf>,
-    controls_at_scale: Option<&str>,
+    controls_at_scale: Option<(&str, &[String])>,
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The fly: the one named, else the brain's own (the default brain's shipped fly).
@@ -399,8 +399,9 @@ pub fn eval(
     }
     // The controls fitted on the fly's own rows and teachers (`--controls-at-scale RUN`).
     let at_scale = match controls_at_scale {
-        Some(run) => {
-            let at = crate::cli::controls::controls_at_scale(which, data, run, &f.meta.brain_checksum, &hold_t, &human_rows, &human_t)?;
+        Some((run, only)) => {
+            let at =
+                crate::cli::controls::controls_at_scale(which, data, run, &f.meta.brain_checksum, &hold_t, &human_rows, &human_t, only)?;
             for c in &at {
                 table.push(PlayerRow::of(&c.player, &c.hold, &fly_o));
                 human_table.push(PlayerRow::of(&c.player, &c.human, &fly_h));
@@ -2199,6 +2200,10 @@ pub struct EvalArgs {
     /// own; shuffled wiring caches every row on the shuffled brain first (hours for 1.2 M rows).
     #[arg(long, value_name = "RUN")]
     pub controls_at_scale: Option<String>,
+    /// With --controls-at-scale: only these of the three (board-linear, blind, shuffled-wiring;
+    /// comma-separated; default all).
+    #[arg(long, value_delimiter = ',', requires = "controls_at_scale")]
+    pub scale_controls: Vec<String>,
     #[command(flatten)]
     pub fit: FitArgs,
     #[command(flatten)]

@@ -402,6 +402,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             against,
             curriculum,
             controls_at_scale,
+            scale_controls,
             fit,
             which,
             ..
@@ -418,7 +419,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 human_positions,
                 &against,
                 Some(curriculum),
-                controls_at_scale.as_deref(),
+                controls_at_scale.as_deref().map(|run| (run, &scale_controls[..])),
             )
         }
         Some(Command::Charles(charles::CharlesCommand::Train {
