@@ -64,17 +64,17 @@ fn control_name(slug: &str, id: &str, job: &TrainJob) -> String {
     format!("control-{slug}-{}", &hash[..10])
 }
 
-/// Fits (or reads back) the three controls on run `run`'s job and measures them on HOLD and the
-/// human test. `brain_checksum` is the fly's brain: the run must be of the same brain.
+/// Fits (or reads back) the three controls (or those in `only`, when it names any) on run `run`'s
+/// job and measures them on HOLD and the human test. `brain_checksum` is the fly's brain: the run
+/// must be of the same brain.
 pub(crate) fn controls_at_scale(
     which: &WhichBrain,
     data: &Path,
-    run: &str,
+    (run, only): (&str, &[String]),
     brain_checksum: &str,
     hold_t: &[Target],
     human_rows: &[Row],
     human_t: &[Target],
-    only: &[String],
 ) -> Result<Vec<AtScale>> {
     const KNOWN: [&str; 3] = ["board-linear", "blind", "shuffled-wiring"];
     if let Some(bad) = only.iter().find(|c| !KNOWN.contains(&c.as_str())) {

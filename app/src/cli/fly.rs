@@ -401,7 +401,7 @@ pub fn eval(
     let at_scale = match controls_at_scale {
         Some((run, only)) => {
             let at =
-                crate::cli::controls::controls_at_scale(which, data, run, &f.meta.brain_checksum, &hold_t, &human_rows, &human_t, only)?;
+                crate::cli::controls::controls_at_scale(which, data, (run, only), &f.meta.brain_checksum, &hold_t, &human_rows, &human_t)?;
             for c in &at {
                 table.push(PlayerRow::of(&c.player, &c.hold, &fly_o));
                 human_table.push(PlayerRow::of(&c.player, &c.human, &fly_h));
