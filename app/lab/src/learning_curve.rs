@@ -196,7 +196,24 @@ struct Series<'a> {
     marks: bool,
 }
 
-fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_label: &str, xs: &[usize], series: &[Series]) {
+/// Where a panel's legend goes: its top right, or its bottom right.
+#[derive(Clone, Copy, PartialEq)]
+enum Legend {
+    Top,
+    Bottom,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    svg: &mut String,
+    origin: (f64, f64),
+    size: (f64, f64),
+    title: &str,
+    y_label: &str,
+    xs: &[usize],
+    series: &[Series],
+    legend: Legend,
+) {
     use std::fmt::Write;
     let (ox, oy) = origin;
     let (w, h) = size;
@@ -208,7 +225,15 @@ fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_
     let pad = ((hi - lo) * 0.12).max(1e-3);
     let (lo, hi) = (lo - pad, hi + pad);
     let lx: Vec<f64> = xs.iter().map(|&p| (p.max(1) as f64).log2()).collect();
-    let (x0, x1) = (lx.iter().cloned().fold(f64::INFINITY, f64::min) - 0.3, lx.iter().cloned().fold(f64::NEG_INFINITY, f64::max) + 0.3);
+    // The axis holds every point drawn, labelled or not.
+    let drawn = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (x0, x1) = lx.iter().copied().chain(drawn).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    let (x0, x1) = (x0 - 0.3, x1 + 0.3);
+    // The legend's first line: below the title, or far enough up from the bottom for every line.
+    let legend_top = match legend {
+        Legend::Top => oy + 58.0,
+        Legend::Bottom => oy + h - 70.0 - 20.0 * series.len() as f64,
+    };
     let sx = |x: f64| ox + 70.0 + (x - x0) / (x1 - x0).max(1e-9) * (w - 90.0);
     let sy = |y: f64| oy + 40.0 + (hi - y) / (hi - lo) * (h - 90.0);
     let _ = write!(svg, r##"<text x="{}" y="{}" font-size="18" text-anchor="middle" fill="#222">{title}</text>"##, ox + w / 2.0, oy + 24.0);
@@ -267,7 +292,7 @@ fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_
                     s.colour
                 );
             }
-            let ly = oy + 58.0 + 20.0 * k as f64;
+            let ly = legend_top + 20.0 * k as f64;
             let _ = write!(
                 svg,
                 r##"<rect x="{}" y="{}" width="10" height="10" fill="none" stroke="{}" stroke-width="2"/><text x="{}" y="{}" font-size="13" fill="#222">{}</text>"##,
@@ -296,7 +321,7 @@ fn panel(svg: &mut String, origin: (f64, f64), size: (f64, f64), title: &str, y_
                 let _ = write!(svg, r##"<circle cx="{}" cy="{}" r="4" fill="{}"/>"##, sx(p.0), sy(p.1), s.colour);
             }
         }
-        let ly = oy + 58.0 + 20.0 * k as f64;
+        let ly = legend_top + 20.0 * k as f64;
         let _ = write!(
             svg,
             r##"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{}" stroke-width="2"{dash}/><text x="{}" y="{}" font-size="13" fill="#222">{}</text>"##,
@@ -316,7 +341,10 @@ pub fn svg(curve: &LearningCurve) -> String {
     let engine = curve.engine.as_ref().filter(|e| !e.points.is_empty());
     let mut xs: Vec<usize> = curve.points.iter().map(|p| p.positions).collect();
     xs.extend(engine.iter().flat_map(|e| e.points.iter().map(|p| p.positions)));
-    xs.extend(SEED_POINTS.iter().map(|p| p.0));
+    // The seed's positions widen the axis; each is labelled unless one of ours is close by.
+    let ours = xs.clone();
+    let near = |a: usize, b: usize| ((a.max(1) as f64).log2() - (b.max(1) as f64).log2()).abs() < 0.7;
+    xs.extend(SEED_POINTS.iter().map(|p| p.0).filter(|&p| !ours.iter().any(|&o| near(o, p))));
     xs.sort_unstable();
     xs.dedup();
     let lx = |p: &CurvePoint| (p.positions.max(1) as f64).log2();
@@ -363,8 +391,8 @@ pub fn svg(curve: &LearningCurve) -> String {
     let mut svg = String::from(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="580" viewBox="0 0 1400 580" font-family="Ubuntu"><rect width="1400" height="580" fill="white"/>"##,
     );
-    panel(&mut svg, (0.0, 0.0), (700.0, 520.0), "Loss on HOLD (lower is better)", "loss", &xs, &left);
-    panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &right);
+    panel(&mut svg, (0.0, 0.0), (700.0, 520.0), "Loss on HOLD (lower is better)", "loss", &xs, &left, Legend::Top);
+    panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &right, Legend::Bottom);
     // Two lines that fit the width: the slope, then what was fitted on what (shortened).
     let per = |s: Option<Slope>| {
         s.map(|s| format!("{:+.2} [{:+.2}, {:+.2}]", 100.0 * s.per_doubling, 100.0 * s.interval[0], 100.0 * s.interval[1]))

@@ -373,10 +373,17 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         for p in &e.points {
             println!("{}", point_line(p));
         }
-        for (what, s) in [("loss", e.loss), ("top-1", e.top1), ("human top-1", e.human_top1)] {
+        if let Some(s) = e.loss {
+            println!("  loss per doubling {:+.4} [{:+.4}, {:+.4}]", s.per_doubling, s.interval[0], s.interval[1]);
+        }
+        for (what, s) in [("top-1", e.top1), ("human top-1", e.human_top1)] {
             if let Some(s) = s {
-                let k = if what == "loss" { 1.0 } else { 100.0 };
-                println!("  {what} per doubling {:+.4} [{:+.4}, {:+.4}]", k * s.per_doubling, k * s.interval[0], k * s.interval[1]);
+                println!(
+                    "  {what} per doubling {:+.2} points [{:+.2}, {:+.2}]",
+                    100.0 * s.per_doubling,
+                    100.0 * s.interval[0],
+                    100.0 * s.interval[1]
+                );
             }
         }
         if !e.not_labelled.is_empty() {
