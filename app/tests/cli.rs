@@ -739,21 +739,27 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     assert_eq!((&e["teacher"], &e["positions_by_teacher"]), (&engine["teacher"], &engine["positions_by_teacher"]), "{e}");
     // The three controls on exactly the rows and teachers of the "both" run, each beside the fly
     // with its paired difference; a second eval reads the finished controls back.
-    let at_scale = || {
-        with_brain(&[
-            "eval",
-            "--fly",
-            "both",
-            "--positions",
-            "6208",
-            "--no-controls",
-            "--human-positions",
-            "64",
-            "--controls-at-scale",
-            "both",
-            "--json",
-        ])
+    let scale = |only: &[&str]| {
+        let args = [
+            &[
+                "eval",
+                "--fly",
+                "both",
+                "--positions",
+                "6208",
+                "--no-controls",
+                "--human-positions",
+                "64",
+                "--controls-at-scale",
+                "both",
+                "--json",
+            ][..],
+            only,
+        ]
+        .concat();
+        with_brain(&args)
     };
+    let at_scale = || scale(&[]);
     let first = json(&at_scale());
     let players = first["controls_at_scale"]["players"].as_array().unwrap();
     let names: Vec<&str> = players.iter().map(|p| p["player"].as_str().unwrap()).collect();
@@ -771,26 +777,9 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     assert_eq!(said.matches("is fitted already").count(), 3, "{said}");
     assert_eq!(json(&again)["controls_at_scale"], first["controls_at_scale"]);
     // One of them on its own (read back), and a control that does not exist is named.
-    let scale = |which: &str| {
-        with_brain(&[
-            "eval",
-            "--fly",
-            "both",
-            "--positions",
-            "6208",
-            "--no-controls",
-            "--human-positions",
-            "64",
-            "--controls-at-scale",
-            "both",
-            "--scale-controls",
-            which,
-            "--json",
-        ])
-    };
-    let blind = json(&scale("blind"))["controls_at_scale"]["players"].clone();
+    let blind = json(&scale(&["--scale-controls", "blind"]))["controls_at_scale"]["players"].clone();
     assert_eq!(blind, serde_json::json!([first["controls_at_scale"]["players"][1]]));
-    let wrong = scale("wiring");
+    let wrong = scale(&["--scale-controls", "wiring"]);
     let err = String::from_utf8_lossy(&wrong.stderr);
     assert!(!wrong.status.success() && err.contains("--scale-controls wiring") && err.contains("shuffled-wiring"), "{err}");
     // A run that is not there is named, with where runs are.

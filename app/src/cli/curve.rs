@@ -94,6 +94,28 @@ pub(crate) fn trained_or_read(
     .ok_or_else(|| anyhow!("the run {} was stopped", job.name))
 }
 
+/// A series' slopes per doubling as lines of text (`seed`: said after the loss's).
+fn print_slopes(
+    loss: Option<learning_curve::Slope>,
+    top1: Option<learning_curve::Slope>,
+    human: Option<learning_curve::Slope>,
+    seed: &str,
+) {
+    if let Some(s) = loss {
+        println!("  loss per doubling {:+.4} [{:+.4}, {:+.4}]{seed}", s.per_doubling, s.interval[0], s.interval[1]);
+    }
+    for (what, s) in [("top-1", top1), ("human top-1", human)] {
+        if let Some(s) = s {
+            println!(
+                "  {what} per doubling {:+.2} points [{:+.2}, {:+.2}]",
+                100.0 * s.per_doubling,
+                100.0 * s.interval[0],
+                100.0 * s.interval[1]
+            );
+        }
+    }
+}
+
 /// A point of the curve as a line of text.
 fn point_line(p: &CurvePoint) -> String {
     format!(
@@ -352,40 +374,13 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
     for p in &curve.points {
         println!("{}", point_line(p));
     }
-    if let Some(s) = curve.loss {
-        println!(
-            "  loss per doubling {:+.4} [{:+.4}, {:+.4}] (the seed: {SEED_LOSS_PER_DOUBLING:+.3})",
-            s.per_doubling, s.interval[0], s.interval[1]
-        );
-    }
-    for (what, s) in [("top-1", curve.top1), ("human top-1", curve.human_top1)] {
-        if let Some(s) = s {
-            println!(
-                "  {what} per doubling {:+.2} points [{:+.2}, {:+.2}]",
-                100.0 * s.per_doubling,
-                100.0 * s.interval[0],
-                100.0 * s.interval[1]
-            );
-        }
-    }
+    print_slopes(curve.loss, curve.top1, curve.human_top1, &format!(" (the seed: {SEED_LOSS_PER_DOUBLING:+.3})"));
     if let Some(e) = &curve.engine {
         println!("  taught by {}:", e.teacher);
         for p in &e.points {
             println!("{}", point_line(p));
         }
-        if let Some(s) = e.loss {
-            println!("  loss per doubling {:+.4} [{:+.4}, {:+.4}]", s.per_doubling, s.interval[0], s.interval[1]);
-        }
-        for (what, s) in [("top-1", e.top1), ("human top-1", e.human_top1)] {
-            if let Some(s) = s {
-                println!(
-                    "  {what} per doubling {:+.2} points [{:+.2}, {:+.2}]",
-                    100.0 * s.per_doubling,
-                    100.0 * s.interval[0],
-                    100.0 * s.interval[1]
-                );
-            }
-        }
+        print_slopes(e.loss, e.top1, e.human_top1, "");
         if !e.not_labelled.is_empty() {
             println!("  not fitted with Stockfish's move yet (their games rows are not all labelled): {:?}", e.not_labelled);
         }
