@@ -76,11 +76,17 @@ pub(crate) fn controls_at_scale(
     human_rows: &[Row],
     human_t: &[Target],
 ) -> Result<Vec<AtScale>> {
-    const KNOWN: [&str; 3] = ["board-linear", "blind", "shuffled-wiring"];
-    if let Some(bad) = only.iter().find(|c| !KNOWN.contains(&c.as_str())) {
-        return Err(anyhow!("--scale-controls {bad}: the controls at scale are {}", KNOWN.join(", ")));
+    // Each control: its name for --scale-controls, its row in the tables, its run names' prefix,
+    // what it reads, and whether it reads the shuffled brain.
+    const CONTROLS: [(&str, &str, &str, Sensor, bool); 3] = [
+        ("board-linear", "board-linear at scale", "board", Sensor::BoardPlanes, false),
+        ("blind", "blind at scale", "blind", Sensor::Blind, false),
+        ("shuffled-wiring", "shuffled wiring at scale", "shuffled", Sensor::Brain, true),
+    ];
+    if let Some(bad) = only.iter().find(|c| !CONTROLS.iter().any(|k| k.0 == c.as_str())) {
+        let known: Vec<&str> = CONTROLS.iter().map(|k| k.0).collect();
+        return Err(anyhow!("--scale-controls {bad}: the controls at scale are {}", known.join(", ")));
     }
-    let wanted = |name: &str| only.is_empty() || only.iter().any(|c| c == name);
     // The brain thinks where `cache` and `train` would (a hardware GPU, else the CPU).
     let engine = EngineChoice::Auto;
     let (job, info) = job_of(data, run)?;
@@ -99,23 +105,32 @@ pub(crate) fn controls_at_scale(
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let mut shuffled = which.clone();
     shuffled.shuffle_wiring = Some(1);
+    // Each brain is loaded once, when a control first needs it (the board-linear and blind
+    // controls share the fly's brain, which only names their caches' neighbours).
+    let load = |which: &WhichBrain| -> Result<_> {
+        let spec = crate::cli::brain::spec(which, data)?;
+        let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+        Ok((spec.name(), loaded, ready))
+    };
+    let (mut plain, mut rewired) = (None, None);
     let mut out = Vec::new();
-    for (player, slug, sensor, brain) in [
-        ("board-linear at scale", "board", Sensor::BoardPlanes, which),
-        ("blind at scale", "blind", Sensor::Blind, which),
-        ("shuffled wiring at scale", "shuffled", Sensor::Brain, &shuffled),
-    ] {
-        if !wanted(match slug {
-            "board" => "board-linear",
-            "blind" => "blind",
-            _ => "shuffled-wiring",
-        }) {
+    for (flag, player, slug, sensor, is_shuffled) in CONTROLS {
+        if !only.is_empty() && !only.iter().any(|c| c == flag) {
             continue;
         }
-        let spec = crate::cli::brain::spec(brain, data)?;
-        let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
-        let prepared =
-            Prepared { connectome: &loaded.connectome, brain: &ready, checksum: &loaded.checksum, spec_name: spec.name(), engine, sensor };
+        let slot = if is_shuffled { &mut rewired } else { &mut plain };
+        if slot.is_none() {
+            *slot = Some(load(if is_shuffled { &shuffled } else { which })?);
+        }
+        let (spec_name, loaded, ready) = slot.as_ref().expect("loaded above");
+        let prepared = Prepared {
+            connectome: &loaded.connectome,
+            brain: ready,
+            checksum: &loaded.checksum,
+            spec_name: spec_name.clone(),
+            engine,
+            sensor,
+        };
         let control = TrainJob { name: control_name(slug, prepared.id(), &job), ..job.clone() };
         let rows = format!("run {run}'s rows and teachers; {}", prepared.label());
         let fly = crate::cli::curve::trained_or_read(&prepared, data, &control, &controls, &bar, player, &rows)?;
