@@ -184,6 +184,17 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad FEN"));
     let missing = flychess(t.path(), &["analyse", "--fly", "nobody", "--fen", start]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no fly named \"nobody\""));
+    // Renamed, it is the same fly under its new name (the same probabilities, the same player);
+    // a name that cannot be read back as a player's, or a fly that is not there, is refused.
+    assert!(flychess(t.path(), &["rename", "nb", "nb-renamed"]).status.success());
+    let renamed = json(&flychess(t.path(), &["analyse", "--fly", "nb-renamed", "--fen", start, "--json"]));
+    assert_eq!(renamed["moves"], a["moves"]);
+    assert!(!t.path().join("flies/nb.fly").exists(), "the old name is gone");
+    let plus = flychess(t.path(), &["rename", "nb-renamed", "nb+imagination"]);
+    assert!(!plus.status.success() && String::from_utf8_lossy(&plus.stderr).contains("cannot name a fly"));
+    let gone = flychess(t.path(), &["rename", "nb", "other"]);
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("no fly named \"nb\""));
+    assert!(t.path().join("flies/nb-renamed.fly").exists(), "a refused rename loses nothing");
 }
 
 #[test]

@@ -191,10 +191,16 @@ pub fn list(data: &Path) -> Vec<String> {
     names
 }
 
-/// Whether `name` can name a fly file in `DATA/flies/`: not empty or blank, no slash, not hidden.
+/// Whether `name` can name a fly file in `DATA/flies/` and be read back as a player's name: not
+/// empty or blank, not hidden, none of the characters a file name cannot hold on Windows or Linux
+/// (`/ \ : * ? " < > |`, control characters), and no `+` (which joins a player's switches and
+/// aids to its name: `flywire+imagination`).
 pub fn check_name(name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-        return Err(Error::Invalid(format!("{name:?} cannot name a fly (no slashes, not empty, not starting with a dot)")));
+    const REFUSED: [char; 10] = ['/', '\\', ':', '*', '?', '"', '<', '>', '|', '+'];
+    if name.trim().is_empty() || name.starts_with('.') || name.contains(REFUSED) || name.chars().any(char::is_control) {
+        return Err(Error::Invalid(format!(
+            "{name:?} cannot name a fly (not empty, not starting with a dot, none of / \\ : * ? \" < > | +)"
+        )));
     }
     Ok(())
 }
@@ -212,24 +218,25 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
 }
 
 /// The brain's own trained fly: among the shipped flies of the brain with this checksum (else the
-/// user's), the one trained on the most positions (the same number: the first by name), so an
-/// older fly shipped beside a newer one for comparison is never taken for it. (name, path).
+/// user's), the one trained on the most positions (the same number: the newest by its `created`
+/// date, then the first by name), so an older fly shipped beside a newer one for comparison
+/// (`flywire-75k`, `flywire-1200k` beside `flywire`) is never taken for it. (name, path).
 pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
     for dir in [shipped_dir(), crate::files::DataFolder::at(data).flies()] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
         found.sort();
-        let mut best: Option<(usize, String, PathBuf)> = None;
+        let mut best: Option<(usize, String, String, PathBuf)> = None;
         for p in found {
             if let Ok(f) = Fly::load(&p)
                 && f.meta.brain_checksum == brain_checksum
                 && f.meta.kind == "trained"
-                && best.as_ref().is_none_or(|(most, _, _)| f.meta.train_positions > *most)
+                && best.as_ref().is_none_or(|(most, newest, _, _)| (f.meta.train_positions, &f.meta.created) > (*most, newest))
             {
-                best = Some((f.meta.train_positions, f.meta.name.clone(), p));
+                best = Some((f.meta.train_positions, f.meta.created.clone(), f.meta.name.clone(), p));
             }
         }
-        if let Some((_, name, path)) = best {
+        if let Some((_, _, name, path)) = best {
             return Some((name, path));
         }
     }
@@ -256,12 +263,13 @@ mod tests {
     use super::*;
 
     /// A brain's own fly is the one trained on the most positions, whatever the names' order
-    /// (an older fly kept beside it, like `flywire-75k` beside `flywire`, sorts first).
+    /// (an older fly kept beside it, like `flywire-75k` beside `flywire`, sorts first); among
+    /// as many positions, the newest.
     #[test]
     fn the_brains_own_fly_is_the_one_trained_on_the_most_positions() {
         let data = tempfile::tempdir().unwrap();
         let flies = crate::files::DataFolder::at(data.path()).flies();
-        let save = |name: &str, kind: &str, positions: usize| {
+        let save = |name: &str, kind: &str, positions: usize, created: &str| {
             let meta = FlyMeta {
                 name: name.into(),
                 kind: kind.into(),
@@ -273,19 +281,36 @@ mod tests {
                 train_positions: positions,
                 val: None,
                 hold: None,
-                created: today(),
+                created: created.into(),
                 teacher: None,
                 positions_by_teacher: None,
             };
             Fly { meta, readout: Readout::newborn(3, vec![11], 1) }.save(&flies.join(format!("{name}.fly"))).unwrap();
         };
-        save("mine-75k", "trained", 75_000);
-        save("mine", "trained", 1_200_000);
-        save("mine-0", "newborn", 5_000_000);
+        save("mine-75k", "trained", 75_000, "2026-12-05");
+        save("mine", "trained", 1_200_000, "2026-12-05");
+        save("mine-0", "newborn", 5_000_000, "2026-12-06");
         assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine");
-        save("mine-also", "trained", 1_200_000);
-        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine-also", "a tie: the first by name");
+        // An older fly kept beside it under a name that sorts first (`flywire-1200k` beside a
+        // newer `flywire` trained on as many positions): the newer one.
+        save("mine-1200k", "trained", 1_200_000, "2026-12-04");
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine", "a tie on positions: the newest");
+        save("mine-also", "trained", 1_200_000, "2026-12-05");
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine-also", "a tie on both: the first by name");
         assert!(trained_for("another brain", data.path()).is_none());
+    }
+
+    /// A name is refused where it could not be a file on Windows or Linux, or could not be read
+    /// back as a player (`+` joins switches); what the window's dialogs allow stays allowed.
+    #[test]
+    fn a_flys_name_must_be_a_file_name_and_a_players_name() {
+        for good in ["flywire", "flywire-1200k", "my fly", "fly_2", "Fliege über alles"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "  ", ".hidden", "a/b", "a\\b", "a:b", "a*", "a?", "a\"b", "a<b", "a>b", "a|b", "flywire+imagination", "a\tb"] {
+            let e = check_name(bad).unwrap_err().to_string();
+            assert!(e.contains("cannot name a fly"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! What a fly's switches and aids were tuned to, kept in the data folder under the fly's player
 //! id (a fly retrained under the same name starts untuned): imagination's weight
-//! (DATA/imagination.json, `flychess imagine-tune`) and the judge's weight (DATA/judge.json,
-//! chosen on VAL positions by `search::tune_judge` the first time a fly plays with the judge).
-//! and habituation's decay and weight (DATA/habituation.json, `flychess habituation-tune`, with
-//! the shipped fly's tuning shipped in models/habituation.json as the fallback).
+//! (DATA/imagination.json, `flychess imagine-tune`), the judge's weight (DATA/judge.json,
+//! chosen on VAL positions by `search::tune_judge` the first time a fly plays with the judge),
+//! habituation's decay and weight (DATA/habituation.json, `flychess habituation-tune`) and two
+//! glances' gain (DATA/glances.json, `flychess glances-tune`); the shipped flies' own tunings are
+//! shipped in models/ (imagination.json, habituation.json, glances.json) as the fallback.
 //! Every front door that seats a player reads them here (`players::named`).
 
 use std::collections::BTreeMap;
@@ -15,18 +16,20 @@ use crate::error::{Error, Result};
 use crate::fly::Fly;
 use crate::search::{Evaluator, JUDGE_TUNING_POSITIONS, JudgeTuning, tune_judge};
 
-/// The imagination weight `flychess imagine-tune` chose for this fly, or 1.0 when it has not
-/// been tuned (or the file is unreadable: imagination then plays at its plain weight).
+/// The imagination weight `flychess imagine-tune` chose for this fly (in DATA/imagination.json,
+/// else in the shipped flies' tunings, models/imagination.json), or 1.0 when it has not been
+/// tuned (or the file is unreadable: imagination then plays at its plain weight).
 pub fn imagination(data: &Path, fly: &Fly) -> f32 {
-    let Some(v) = std::fs::read(data.join("imagination.json")).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
-        return 1.0;
+    let id = fly.player_id(None);
+    let read = |bytes: &[u8]| -> Option<f32> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        match &v[&id]["chosen"] {
+            serde_json::Value::Number(n) => n.as_f64().map(|w| w as f32),
+            serde_json::Value::String(s) if s == "inf" => Some(f32::INFINITY),
+            _ => None,
+        }
     };
-    match &v[fly.player_id(None)]["chosen"] {
-        serde_json::Value::Number(n) => n.as_f64().unwrap_or(1.0) as f32,
-        serde_json::Value::String(s) if s == "inf" => f32::INFINITY,
-        _ => 1.0,
-    }
+    std::fs::read(data.join("imagination.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_IMAGINATION)).unwrap_or(1.0)
 }
 
 fn judge_tunings(data: &Path) -> BTreeMap<String, JudgeTuning> {
@@ -59,8 +62,9 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], p
     Ok(chosen)
 }
 
-/// The shipped flies' habituation and two-glances tunings (`flychess habituation-tune`,
-/// `flychess glances-tune`, kept in the repository).
+/// The shipped flies' imagination, habituation and two-glances tunings (`flychess
+/// imagine-tune`, `flychess habituation-tune`, `flychess glances-tune`, kept in the repository).
+const SHIPPED_IMAGINATION: &[u8] = include_bytes!("../../models/imagination.json");
 const SHIPPED_HABITUATION: &[u8] = include_bytes!("../../models/habituation.json");
 const SHIPPED_GLANCES: &[u8] = include_bytes!("../../models/glances.json");
 
@@ -117,4 +121,41 @@ pub fn glances(data: &Path, fly: &Fly) -> Option<crate::glances::Glances> {
 /// Keeps two glances' `chosen` parameters for `fly` in DATA/glances.json with `details`.
 pub fn keep_glances(data: &Path, fly: &Fly, chosen: crate::glances::Glances, details: serde_json::Value) -> Result<std::path::PathBuf> {
     keep(data, "glances.json", fly, chosen, details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tuning shipped in models/ is a shipped fly's (a re-shipped fly plays under a new
+    /// player id, so a tuning left under the old id would silently stop applying), the shipped
+    /// default fly `flywire` has all three, and a fresh install (an empty data folder) plays with
+    /// what was shipped.
+    #[test]
+    fn every_shipped_tuning_is_a_shipped_flys_and_is_read_without_a_data_folder() {
+        let empty = tempfile::tempdir().unwrap();
+        let flies: Vec<Fly> = std::fs::read_dir(crate::fly::shipped_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "fly"))
+            .filter_map(|p| Fly::load(&p).ok())
+            .collect();
+        let default = flies.iter().find(|f| f.meta.name == "flywire").expect("a shipped fly named flywire");
+        for (file, bytes) in [("imagination.json", SHIPPED_IMAGINATION), ("habituation.json", SHIPPED_HABITUATION), ("glances.json", SHIPPED_GLANCES)] {
+            let all: BTreeMap<String, serde_json::Value> = serde_json::from_slice(bytes).unwrap();
+            assert!(all.contains_key(&default.player_id(None)), "models/{file} has no tuning for the shipped flywire fly");
+            for (id, entry) in &all {
+                let fly = flies
+                    .iter()
+                    .find(|f| &f.player_id(None) == id)
+                    .unwrap_or_else(|| panic!("models/{file}: {id} ({}) is no shipped fly's", entry["fly"]));
+                match file {
+                    "imagination.json" => assert_eq!(imagination(empty.path(), fly), entry["chosen"].as_f64().unwrap() as f32, "{file}: {id}"),
+                    "habituation.json" => assert!(habituation(empty.path(), fly).is_some(), "{file}: {id}"),
+                    _ => assert!(glances(empty.path(), fly).is_some(), "{file}: {id}"),
+                }
+            }
+        }
+    }
 }

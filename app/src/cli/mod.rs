@@ -145,6 +145,9 @@ pub enum Command {
     GlancesTune(fly::GlancesTuneArgs),
     /// Fit a fly's readout over the cached DN rates (the fast way) and save the fly.
     Train(Box<fly::TrainArgs>),
+    /// Rename a fly of DATA/flies (what the Flies tab's rename does): the name inside the file
+    /// changes; its player id (a hash of what plays), and so its ratings and tunings, do not.
+    Rename(RenameArgs),
     /// A fly on HOLD: top-1, good-move rate, loss, next to the blind and board-linear controls.
     Eval(fly::EvalArgs),
     /// The learning curve of the fit at scale: flies fitted on more and more positions (the
@@ -173,6 +176,15 @@ pub enum Command {
     /// The fly as a UCI engine on stdin/stdout, for any chess program (Cute Chess, Arena, En
     /// Croissant, Scid, lichess-bot, python-chess): `flychess uci --player flywire`.
     Uci(UciArgs),
+}
+
+// The arguments of `flychess rename` (its help text is the command's doc comment in `Command`).
+#[derive(clap::Args)]
+pub struct RenameArgs {
+    /// The fly's name now (DATA/flies/OLD.fly).
+    old: String,
+    /// Its new name (letters, digits, '-', '_').
+    new: String,
 }
 
 // The arguments of `flychess uci` (its help text is the command's doc comment in `Command`).
@@ -477,6 +489,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             brain::cache_job(&which, &data, &dataset, positions, batch, engine.choice(), job).map(|_| ())
         }
         Some(Command::Merge(args)) => cluster::merge(args),
+        Some(Command::Rename(RenameArgs { old, new })) => {
+            flychess::lab::flies::rename_fly(&data, &old, &new)?;
+            println!("renamed {old} to {new} in {}", flychess_sim::files::DataFolder::at(&data).flies().display());
+            Ok(())
+        }
         Some(Command::Cluster(cluster::ClusterCommand::Slurm(args))) => cluster::slurm(args, &data),
         Some(Command::Bench(brain::BenchArgs { json, render: true, which, .. })) => brain::render_bench(&which, &data, json),
         Some(Command::Bench(brain::BenchArgs { json, fit: true, fit_positions, fit_passes, which, .. })) => {

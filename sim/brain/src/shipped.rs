@@ -37,9 +37,12 @@ const FILES: &[(&str, &[u8])] = &[
     ("flywire783-columns/LICENSE.md", include_bytes!("../data/flywire783-columns/LICENSE.md")),
     ("flywire783-columns/column_assignment.csv.gz", include_bytes!("../data/flywire783-columns/column_assignment.csv.gz")),
     ("flies/flywire.fly", include_bytes!("../../../models/flywire.fly")),
-    // The default brain's first fly (75,329 positions), kept to compare with (`duel flywire
-    // flywire-75k`); the brain's own fly is the one trained on the most positions (`fly::trained_for`).
+    // The default brain's first fly (75,329 positions) and its second (1.2 M positions taught by
+    // the master's move, shipped 2026-12-04 to 12-05), kept to compare with (`duel flywire
+    // flywire-75k`, `eval --against flywire-1200k`); the brain's own fly is the one trained on the
+    // most positions, the newest among as many (`fly::trained_for`).
     ("flies/flywire-75k.fly", include_bytes!("../../../models/flywire-75k.fly")),
+    ("flies/flywire-1200k.fly", include_bytes!("../../../models/flywire-1200k.fly")),
     ("flies/flywire-newborn.fly", include_bytes!("../../../models/flywire-newborn.fly")),
     // The dopamine fly (`flychess bio train --name flywire-dopamine --lessons 32000`).
     ("flies/flywire-dopamine.fly", include_bytes!("../../../models/flywire-dopamine.fly")),
