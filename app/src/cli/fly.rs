@@ -972,6 +972,9 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     }
     // The user's own UCI engines, rated against the rungs like any player.
     entrants.extend(uci.entrants()?);
+    // Every current player, for naming the games as the players are called now (with --players
+    // too, so a renamed shipped fly's games carry its new name in the report).
+    let mut every = entrants.clone();
     // Only the players asked for (resolved as every front door resolves a name).
     let mut charles = charles;
     let mut dopamine = dopamine;
@@ -1015,7 +1018,8 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     }
     let mut rows = ladder::run(&entrants, Some(&kit), &options, &file, &on_game(&bar))?;
     bar.finish_and_clear();
-    ladder::name_as_now(&mut rows, &entrants);
+    every.extend(entrants.iter().cloned());
+    ladder::name_as_now(&mut rows, &every);
     // The harness check: the first fly (deterministic) against itself, dice by colour.
     let first = &flies[0];
     let (harness_share, harness_games) =
