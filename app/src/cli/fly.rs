@@ -972,8 +972,9 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     }
     // The user's own UCI engines, rated against the rungs like any player.
     entrants.extend(uci.entrants()?);
-    // Every current player, for naming the games as the players are called now (with --players
-    // too, so a renamed shipped fly's games carry its new name in the report).
+    // Every current player (with --players too): the games are named as the players are called
+    // now (a renamed shipped fly's games carry its new name) and the report marks which rows
+    // are of a current player and which of an earlier version.
     let mut every = entrants.clone();
     // Only the players asked for (resolved as every front door resolves a name).
     let mut charles = charles;
@@ -1029,7 +1030,7 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     let sampling = Entrant::sampling(first);
     let clone = ladder::clone_test(&sampling, Some(&kit), &clone_options, &games_file(data, "clone-", &loaded.checksum, &clone_options))?;
     let anchor = Entrant::Stockfish { random_share: 0.0 }.id();
-    let current: std::collections::HashSet<String> = entrants.iter().map(Entrant::id).collect();
+    let current: std::collections::HashSet<String> = every.iter().map(Entrant::id).collect();
     let aided_ids: std::collections::HashSet<String> =
         entrants.iter().filter(|e| matches!(e, Entrant::Aided { .. })).map(Entrant::id).collect();
     let mut ratings = ladder::ratings(&rows, &anchor, anchor_elo, 300, seed);
