@@ -142,7 +142,9 @@ mod tests {
             .filter_map(|p| Fly::load(&p).ok())
             .collect();
         let default = flies.iter().find(|f| f.meta.name == "flywire").expect("a shipped fly named flywire");
-        for (file, bytes) in [("imagination.json", SHIPPED_IMAGINATION), ("habituation.json", SHIPPED_HABITUATION), ("glances.json", SHIPPED_GLANCES)] {
+        for (file, bytes) in
+            [("imagination.json", SHIPPED_IMAGINATION), ("habituation.json", SHIPPED_HABITUATION), ("glances.json", SHIPPED_GLANCES)]
+        {
             let all: BTreeMap<String, serde_json::Value> = serde_json::from_slice(bytes).unwrap();
             assert!(all.contains_key(&default.player_id(None)), "models/{file} has no tuning for the shipped flywire fly");
             for (id, entry) in &all {
@@ -151,7 +153,9 @@ mod tests {
                     .find(|f| &f.player_id(None) == id)
                     .unwrap_or_else(|| panic!("models/{file}: {id} ({}) is no shipped fly's", entry["fly"]));
                 match file {
-                    "imagination.json" => assert_eq!(imagination(empty.path(), fly), entry["chosen"].as_f64().unwrap() as f32, "{file}: {id}"),
+                    "imagination.json" => {
+                        assert_eq!(imagination(empty.path(), fly), entry["chosen"].as_f64().unwrap() as f32, "{file}: {id}")
+                    }
                     "habituation.json" => assert!(habituation(empty.path(), fly).is_some(), "{file}: {id}"),
                     _ => assert!(glances(empty.path(), fly).is_some(), "{file}: {id}"),
                 }

@@ -54,7 +54,10 @@ pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
     let to = flychess_sim::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
     let from = flychess_sim::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if !from.exists() && !to.exists() {
-        return Err(anyhow!("no fly named {old:?} in {} (only the data folder's own flies can be renamed)", from.parent().unwrap_or(data).display()));
+        return Err(anyhow!(
+            "no fly named {old:?} in {} (only the data folder's own flies can be renamed)",
+            from.parent().unwrap_or(data).display()
+        ));
     }
     if to.exists() {
         if from.exists() && old != new && is_renamed_copy(&from, &to, new) {
