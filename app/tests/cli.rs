@@ -793,6 +793,17 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     let wrong = scale(&["--scale-controls", "wiring"]);
     let err = String::from_utf8_lossy(&wrong.stderr);
     assert!(!wrong.status.success() && err.contains("--scale-controls wiring") && err.contains("shuffled-wiring"), "{err}");
+    // Another shuffle: its own brain, run and row, named by its seed, beside seed 1 read back; a
+    // seed on anything else, or not a whole number from 1, is refused with the name given.
+    let two = json(&scale(&["--scale-controls", "shuffled-wiring:2,shuffled-wiring"]))["controls_at_scale"]["players"].clone();
+    assert_eq!(two[0]["player"], "shuffled wiring (seed 2) at scale", "{two}");
+    assert_ne!(two[0]["run"], first["controls_at_scale"]["players"][2]["run"], "a run of its own");
+    assert_eq!(two[1], first["controls_at_scale"]["players"][2], "seed 1 is the shuffle every report had");
+    for bad in ["shuffled-wiring:0", "blind:2", "shuffled-wiring:x"] {
+        let out = scale(&["--scale-controls", bad]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(bad) && err.contains("seed"), "{bad}: {err}");
+    }
     // A run that is not there is named, with where runs are.
     let missing = with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
     let err = String::from_utf8_lossy(&missing.stderr);

@@ -4,8 +4,9 @@
 //! (issue 55), not at the shipped 75 k rows a plain `eval` fits its controls on:
 //! - the board-linear control: the same readout on the board's 768 planes, no brain;
 //! - the blind baseline: no input at all (move popularity);
-//! - shuffled wiring: the same brain with its connections handed out again (seed 1), its own DN
-//!   cache of every row (the long part: about as long as the fly's own cache took).
+//! - shuffled wiring: the same brain with its connections handed out again (seed 1, or another
+//!   shuffle with `--scale-controls shuffled-wiring:N`), its own DN cache of every row (the long
+//!   part: about as long as the fly's own cache took).
 //!
 //! Each control is an ordinary training run through `flychess::training` (resumable, killed-safe,
 //! its passes logged under DATA/runs), named by a hash of the job and what it reads, so a finished
@@ -83,9 +84,32 @@ pub(crate) fn controls_at_scale(
         ("blind", "blind at scale", "blind", Sensor::Blind, false),
         ("shuffled-wiring", "shuffled wiring at scale", "shuffled", Sensor::Brain, true),
     ];
-    if let Some(bad) = only.iter().find(|c| !CONTROLS.iter().any(|k| k.0 == c.as_str())) {
-        let known: Vec<&str> = CONTROLS.iter().map(|k| k.0).collect();
-        return Err(anyhow!("--scale-controls {bad}: the controls at scale are {}", known.join(", ")));
+    // The controls asked for, each with its shuffle's seed (`shuffled-wiring` is seed 1,
+    // `shuffled-wiring:N` another shuffle); none asked for: the three, seed 1.
+    let mut wanted: Vec<(usize, u64)> = Vec::new();
+    for c in only {
+        let (name, seed) = match c.split_once(':') {
+            Some((name, seed)) => {
+                let seed = seed.parse::<u64>().ok().filter(|s| *s >= 1 && name == "shuffled-wiring").ok_or_else(|| {
+                    anyhow!("--scale-controls {c}: only shuffled-wiring takes a seed, a whole number from 1 (shuffled-wiring:2)")
+                })?;
+                (name, seed)
+            }
+            None => (c.as_str(), 1),
+        };
+        let Some(k) = CONTROLS.iter().position(|k| k.0 == name) else {
+            let known: Vec<&str> = CONTROLS.iter().map(|k| k.0).collect();
+            return Err(anyhow!(
+                "--scale-controls {c}: the controls at scale are {} (shuffled-wiring:N for another shuffle)",
+                known.join(", ")
+            ));
+        };
+        if !wanted.contains(&(k, seed)) {
+            wanted.push((k, seed));
+        }
+    }
+    if wanted.is_empty() {
+        wanted = (0..CONTROLS.len()).map(|k| (k, 1)).collect();
     }
     // The brain thinks where `cache` and `train` would (a hardware GPU, else the CPU).
     let engine = EngineChoice::Auto;
@@ -103,26 +127,30 @@ pub(crate) fn controls_at_scale(
     let controls = Controls::default();
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
-    let mut shuffled = which.clone();
-    shuffled.shuffle_wiring = Some(1);
     // Each brain is loaded once, when a control first needs it (the board-linear and blind
-    // controls share the fly's brain, which only names their caches' neighbours).
+    // controls share the fly's brain, which only names their caches' neighbours; each shuffle is
+    // a brain of its own, keyed by its seed; 0: the fly's).
     let load = |which: &WhichBrain| -> Result<_> {
         let spec = crate::cli::brain::spec(which, data)?;
         let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
         Ok((spec.name(), loaded, ready))
     };
-    let (mut plain, mut rewired) = (None, None);
+    let mut brains = std::collections::BTreeMap::new();
     let mut out = Vec::new();
-    for (flag, player, slug, sensor, is_shuffled) in CONTROLS {
-        if !only.is_empty() && !only.iter().any(|c| c == flag) {
-            continue;
+    for (k, seed) in wanted {
+        let (_, player, slug, sensor, is_shuffled) = CONTROLS[k];
+        let key = if is_shuffled { seed } else { 0 };
+        if !brains.contains_key(&key) {
+            let mut brain = which.clone();
+            if is_shuffled {
+                brain.shuffle_wiring = Some(seed);
+            }
+            brains.insert(key, load(&brain)?);
         }
-        let slot = if is_shuffled { &mut rewired } else { &mut plain };
-        if slot.is_none() {
-            *slot = Some(load(if is_shuffled { &shuffled } else { which })?);
-        }
-        let (spec_name, loaded, ready) = slot.as_ref().expect("loaded above");
+        // Seed 1 keeps the name every report has used; another shuffle says its seed.
+        let player = if is_shuffled && seed != 1 { format!("shuffled wiring (seed {seed}) at scale") } else { player.to_string() };
+        let player = player.as_str();
+        let (spec_name, loaded, ready) = &brains[&key];
         let prepared = Prepared {
             connectome: &loaded.connectome,
             brain: ready,

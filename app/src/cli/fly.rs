@@ -2206,7 +2206,8 @@ pub struct EvalArgs {
     #[arg(long, value_name = "RUN")]
     pub controls_at_scale: Option<String>,
     /// With --controls-at-scale: only these of the three (board-linear, blind, shuffled-wiring;
-    /// comma-separated; default all).
+    /// comma-separated; default all). `shuffled-wiring:N` is another shuffle (seed N; plain
+    /// `shuffled-wiring` is seed 1), its own DN cache first (`flychess cache --shuffle-wiring N`).
     #[arg(long, value_delimiter = ',', requires = "controls_at_scale")]
     pub scale_controls: Vec<String>,
     #[command(flatten)]
