@@ -183,7 +183,7 @@ pub enum Command {
 pub struct RenameArgs {
     /// The fly's name now (DATA/flies/OLD.fly).
     old: String,
-    /// Its new name (letters, digits, '-', '_').
+    /// Its new name (not empty, not starting with a dot, none of / \ : * ? " < > | +).
     new: String,
 }
 
