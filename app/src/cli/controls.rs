@@ -140,12 +140,12 @@ pub(crate) fn controls_at_scale(
     for (k, seed) in wanted {
         let (_, player, slug, sensor, is_shuffled) = CONTROLS[k];
         let key = if is_shuffled { seed } else { 0 };
-        if !brains.contains_key(&key) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = brains.entry(key) {
             let mut brain = which.clone();
             if is_shuffled {
                 brain.shuffle_wiring = Some(seed);
             }
-            brains.insert(key, load(&brain)?);
+            slot.insert(load(&brain)?);
         }
         // Seed 1 keeps the name every report has used; another shuffle says its seed.
         let player = if is_shuffled && seed != 1 { format!("shuffled wiring (seed {seed}) at scale") } else { player.to_string() };
