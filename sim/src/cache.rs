@@ -69,6 +69,24 @@ impl Sensor {
         }
     }
 
+    /// The kind a fly fitted on it is saved as.
+    pub fn fly_kind(self) -> &'static str {
+        match self {
+            Sensor::Brain => "trained",
+            Sensor::BoardPlanes => "board-linear control",
+            Sensor::Blind => "blind control",
+        }
+    }
+
+    /// What a control's cache files are named from (None: the brain's, named by its spec).
+    pub fn control_cache_name(self) -> Option<&'static str> {
+        match self {
+            Sensor::Brain => None,
+            Sensor::BoardPlanes => Some("control-board"),
+            Sensor::Blind => Some("control-blind"),
+        }
+    }
+
     /// What it is, in words.
     pub fn label(self) -> &'static str {
         match self {

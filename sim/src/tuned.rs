@@ -20,16 +20,18 @@ use crate::search::{Evaluator, JUDGE_TUNING_POSITIONS, JudgeTuning, tune_judge};
 /// else in the shipped flies' tunings, models/imagination.json), or 1.0 when it has not been
 /// tuned (or the file is unreadable: imagination then plays at its plain weight).
 pub fn imagination(data: &Path, fly: &Fly) -> f32 {
-    let id = fly.player_id(None);
-    let read = |bytes: &[u8]| -> Option<f32> {
-        let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-        match &v[&id]["chosen"] {
-            serde_json::Value::Number(n) => n.as_f64().map(|w| w as f32),
-            serde_json::Value::String(s) if s == "inf" => Some(f32::INFINITY),
-            _ => None,
-        }
-    };
-    std::fs::read(data.join("imagination.json")).ok().and_then(|b| read(&b)).or_else(|| read(SHIPPED_IMAGINATION)).unwrap_or(1.0)
+    chosen(data, "imagination.json", SHIPPED_IMAGINATION, fly, |w: serde_json::Value| match w {
+        serde_json::Value::Number(n) => n.as_f64().map(|w| w as f32).ok_or_else(|| Error::Invalid(format!("imagination weight {n}"))),
+        serde_json::Value::String(s) if s == "inf" => Ok(f32::INFINITY),
+        other => Err(Error::Invalid(format!("imagination weight {other}"))),
+    })
+    .unwrap_or(1.0)
+}
+
+/// Keeps imagination's `chosen` weight for `fly` in DATA/imagination.json with `details` (the
+/// whole tuning report).
+pub fn keep_imagination(data: &Path, fly: &Fly, chosen: serde_json::Value, details: serde_json::Value) -> Result<std::path::PathBuf> {
+    keep(data, "imagination.json", fly, chosen, details)
 }
 
 fn judge_tunings(data: &Path) -> BTreeMap<String, JudgeTuning> {
@@ -69,10 +71,16 @@ const SHIPPED_HABITUATION: &[u8] = include_bytes!("../../models/habituation.json
 const SHIPPED_GLANCES: &[u8] = include_bytes!("../../models/glances.json");
 
 /// The parameters chosen for this fly in DATA/`file` (`{player id: {"chosen": …}}`), else in the
-/// shipped tunings; None when not tuned or when the kept value is refused by `check`.
-fn chosen<T: serde::de::DeserializeOwned>(data: &Path, file: &str, shipped: &[u8], fly: &Fly, check: impl Fn(T) -> Result<T>) -> Option<T> {
+/// shipped tunings, as `check` takes it; None when not tuned or when `check` refuses the kept value.
+fn chosen<T: serde::de::DeserializeOwned, U>(
+    data: &Path,
+    file: &str,
+    shipped: &[u8],
+    fly: &Fly,
+    check: impl Fn(T) -> Result<U>,
+) -> Option<U> {
     let id = fly.player_id(None);
-    let read = |bytes: &[u8]| -> Option<T> {
+    let read = |bytes: &[u8]| -> Option<U> {
         let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
         check(serde_json::from_value(v[&id]["chosen"].clone()).ok()?).ok()
     };

@@ -289,11 +289,7 @@ impl Prepared<'_> {
 
     /// The name its cache files start with.
     fn cache_name(&self) -> String {
-        match self.sensor {
-            Sensor::Brain => self.spec_name.clone(),
-            Sensor::BoardPlanes => "control-board".into(),
-            Sensor::Blind => "control-blind".into(),
-        }
+        self.sensor.control_cache_name().map_or_else(|| self.spec_name.clone(), str::to_string)
     }
 }
 
@@ -560,12 +556,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
     let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
         name: job.name.clone(),
-        kind: match prepared.sensor {
-            Sensor::Brain => "trained",
-            Sensor::BoardPlanes => "board-linear control",
-            Sensor::Blind => "blind control",
-        }
-        .into(),
+        kind: prepared.sensor.fly_kind().into(),
         brain: prepared.label(),
         brain_checksum: prepared.id().to_string(),
         homeostasis: cache.meta.homeostasis.clone(),

@@ -1614,11 +1614,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
         "chosen_on_hold": figures(hold.weights[best], n),
     });
     // Kept in DATA/imagination.json under the fly's player id.
-    let path = data.join("imagination.json");
-    let mut all: serde_json::Map<String, serde_json::Value> =
-        std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
-    all.insert(f.player_id(None), report.clone());
-    flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    let path = flychess_sim::tuned::keep_imagination(data, &f, weight(IMAGINATION_WEIGHTS[best]), report.clone())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
