@@ -1,4 +1,4 @@
-// The backward pass of the rate model, one step at a time (the GPU twin of sim/src/bptt/mod.rs,
+// The backward pass of the rate model, one step at a time (the GPU twin of sim/learning/src/bptt/mod.rs,
 // which it is checked against): from the error r̄ on every neuron's rate after step t,
 //
 //   z̄ = r̄ · leak · (1 − a²) [a > 0]      a = max(0, tanh z), z recomputed from u = W r(t−1) + x

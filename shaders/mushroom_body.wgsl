@@ -1,4 +1,4 @@
-// The dopamine fly's mushroom body on the GPU (the twin of sim/src/bio/mod.rs: `sparse_kenyon`
+// The dopamine fly's mushroom body on the GPU (the twin of sim/arena/src/bio/mod.rs: `sparse_kenyon`
 // and `add_input`), run between the brain's steps on the same rates buffer as brain_step.wgsl.
 // At every step t >= 1:
 //

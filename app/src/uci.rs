@@ -33,14 +33,14 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
-use flychess_sim::brain::Brain;
-use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
-use flychess_sim::chess::uci;
-use flychess_sim::connectome::brain_file::Loaded;
-use flychess_sim::players::{Entrant, Kit, Player};
-use flychess_sim::readout::position_key;
-use flychess_sim::search::Budget;
-use flychess_sim::store::BrainSpec;
+use flychess_arena::players::{Entrant, Kit, Player};
+use flychess_arena::search::Budget;
+use flychess_brain::brain::Brain;
+use flychess_brain::brain::simulator::{self, EngineChoice, Simulator};
+use flychess_brain::chess::uci;
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_brain::store::BrainSpec;
+use flychess_fly::readout::position_key;
 
 /// The longest line read (a `position` with a whole game's moves is a few kilobytes).
 pub const LINE_LIMIT: usize = 64 * 1024;
@@ -433,10 +433,10 @@ impl Session {
     /// The brain, loaded the first time it is needed (`uci`, `isready`, `go`).
     fn ready(&mut self) -> Result<&Ready> {
         if self.ready.is_none() {
-            let (loaded, brain) = flychess_sim::store::ready_brain(
+            let (loaded, brain) = flychess_brain::store::ready_brain(
                 &self.start.spec,
                 &self.start.data,
-                flychess_sim::calibrate::CalibrationOptions::default(),
+                flychess_brain::calibrate::CalibrationOptions::default(),
                 &|_, _| {},
             )?;
             // What the window's New game offers: the brain's flies and dopamine flies, each trained
@@ -452,7 +452,7 @@ impl Session {
             return Ok(p.clone());
         }
         let checksum = self.ready()?.loaded.checksum.clone();
-        flychess_sim::fly::trained_for(&checksum, &self.start.data)
+        flychess_fly::fly::trained_for(&checksum, &self.start.data)
             .map(|(name, _)| name)
             .ok_or_else(|| anyhow!("this brain has no trained fly yet: train one with `flychess train` or name a player"))
     }
@@ -472,13 +472,13 @@ impl Session {
                 crate::players::player_on_terminal(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
             // The Imagination option: a readout fly playing its favourite looks one move ahead.
             let entrant = match (&entrant, &named) {
-                (Entrant::Fly { imagination: None, sample: false, .. }, flychess_sim::players::Named::Fly(f)) if imagination > 0.0 => {
+                (Entrant::Fly { imagination: None, sample: false, .. }, flychess_arena::players::Named::Fly(f)) if imagination > 0.0 => {
                     Entrant::fly(f, Some(imagination))
                 }
                 _ => entrant,
             };
             let imagination_ignored = imagination > 0.0 && !matches!(entrant, Entrant::Fly { imagination: Some(_), .. });
-            let (flies, dopamine, charles) = flychess_sim::players::kit_parts([(named, &entrant)]);
+            let (flies, dopamine, charles) = flychess_arena::players::kit_parts([(named, &entrant)]);
             let flies: Vec<_> = flies
                 .into_iter()
                 .map(|(f, mut plays_as)| {
@@ -724,7 +724,7 @@ impl Session {
             stop: Some(stop),
             simulations: go.nodes.map(|n| n.min(usize::MAX as u64) as usize),
         };
-        let stockfish = flychess_sim::stockfish::find_stockfish(None).ok();
+        let stockfish = flychess_fly::stockfish::find_stockfish(None).ok();
         let seat = self.seat.as_ref().expect("seated above");
         let brain = self.ready.as_ref().expect("ready above").brain.clone();
         let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
@@ -806,7 +806,7 @@ impl Session {
 /// The lines to show, as indices into `seen.moves`: the move played first, then the most
 /// probable others, `multipv` in all (only those in `searchmoves` when it names any). A player
 /// without a policy shows its move alone (index past the end: the move played).
-fn lines_of(seen: &flychess_sim::players::Considered, multipv: usize, searchmoves: &[String]) -> Vec<usize> {
+fn lines_of(seen: &flychess_arena::players::Considered, multipv: usize, searchmoves: &[String]) -> Vec<usize> {
     if seen.moves.is_empty() {
         return vec![usize::MAX];
     }

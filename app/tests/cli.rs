@@ -233,7 +233,7 @@ fn watching_an_opponent_that_does_not_exist_fails_before_the_window_opens() {
 
 #[test]
 fn ratings_follow_what_a_fly_is_not_its_name() {
-    use flychess_sim::fly::{Fly, shipped_dir};
+    use flychess_fly::fly::{Fly, shipped_dir};
     let t = tempfile::tempdir().unwrap();
     let mut fly = Fly::load(&shipped_dir().join("newborn.fly")).unwrap();
     fly.meta.name = "mine".into();
@@ -389,7 +389,7 @@ fn a_dopamine_fly_trains_resumes_is_measured_and_plays() {
     assert_eq!(e["flips"], 0, "the same pairs scored again in another order and batch agree");
     assert_ne!(e["pairs_right_before"], serde_json::Value::Null);
     assert!(e["plastic_synapses"].as_u64().unwrap() > 1_000 && e["kenyon_cells_passing"].as_u64().unwrap() > 100);
-    // Its speed on the CPU model (the GPU engine's side is checked on lavapipe in sim/tests/bio.rs).
+    // Its speed on the CPU model (the GPU engine's side is checked on lavapipe in sim/arena/tests/bio.rs).
     let s = json(&flychess(t.path(), &["bio", "speed", "--fly", "dop", "--lessons", "4", "--repeat", "1", "--engine", "cpu", "--json"]));
     assert_eq!((s["fly"].as_str(), s["lessons"].as_u64()), (Some("dop"), Some(4)));
     assert!(
@@ -442,7 +442,7 @@ fn the_brain_learns_on_a_leash_beside_a_readout_only_control_and_its_gradient_is
     let again = json(&flychess(t.path(), &args));
     assert_eq!(again["runs"]["brain"]["hold"], r["runs"]["brain"]["hold"]);
     // The error going back for a labelled position: blame at every step, growing on its way back.
-    let fen = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap().rows[4096].fen.clone();
+    let fen = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap().rows[4096].fen.clone();
     let b = json(&flychess(t.path(), &["blame", "--fen", &fen, "--json"]));
     let steps = b["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 12);

@@ -85,7 +85,7 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
 
     // A fly saved over an earlier one (write_atomically: temporary file, sync, rename).
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/flywire.fly");
-    let fly = flychess_sim::fly::Fly::load(&shipped).unwrap();
+    let fly = flychess_fly::fly::Fly::load(&shipped).unwrap();
     let path = dir.join("old.fly");
     std::fs::copy(&shipped, &path).unwrap();
     let before = std::fs::read(&path).unwrap();
@@ -99,12 +99,12 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     std::fs::remove_file(&path).unwrap();
 
     // A dataset saved over an earlier one.
-    let mut dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let mut dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     let path = dir.join("old.flyd");
     dataset.rows.truncate(64);
     dataset.save(&path).unwrap();
     let before = std::fs::read(&path).unwrap();
-    let mut bigger = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let mut bigger = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     bigger.rows.truncate(5_000);
     disk.fill_leaving(32 * 1024);
     let e = bigger.save(&path).unwrap_err().to_string();
@@ -116,7 +116,7 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     std::fs::remove_file(&path).unwrap();
 
     // A merge's output over an earlier whole cache.
-    use flychess_sim::cache::{Cache, CacheMeta};
+    use flychess_fly::cache::{Cache, CacheMeta};
     let meta = CacheMeta::of("0123456789abcdef", "h", "small", 4000, "c0ffee", 1000);
     let whole = dir.join("cache/x.dn");
     Cache::open(&whole, meta.clone()).unwrap();
@@ -137,13 +137,13 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
     // The DN cache's appends (the `cache` job's writer) running out of room mid-fill: the positions
     // already cached stay as they were, a torn last position is cut off by the next fill, and that
     // fill, once there is room, ends with the bytes of a fill never interrupted.
-    use flychess_sim::brain::simulator::Simulator;
-    let small = flychess_sim::bptt::check::small_brain(5);
-    let rows = &flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap().rows[..4096];
+    use flychess_brain::brain::simulator::Simulator;
+    let small = flychess_learning::bptt::check::small_brain(5);
+    let rows = &flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap().rows[..4096];
     // Seven neurons: 14 bytes a position, so a disk that fills at a page's end tears one.
     let descending = &small.descending[..7];
     let meta = CacheMeta::of("small", "h", "shipped", rows.len(), "c0ffee", descending.len());
-    let fill = |cache: &mut Cache, rows: &[flychess_sim::data::Row]| {
+    let fill = |cache: &mut Cache, rows: &[flychess_fly::data::Row]| {
         cache.fill(&Simulator::Cpu, &small.brain, descending, rows, 64, &|_, _| {}, &|| false)
     };
     let path = dir.join("cache/y.dn");
@@ -179,7 +179,7 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .unwrap();
-    let before = flychess_sim::ladder::read_games(&games).unwrap();
+    let before = flychess_arena::ladder::read_games(&games).unwrap();
     disk.fill_leaving(0);
     let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
         .arg("--data")
@@ -189,18 +189,18 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success() && says_full(&e, &games.file_name().unwrap().to_string_lossy()), "{e}");
-    let after = flychess_sim::ladder::read_games(&games).unwrap();
+    let after = flychess_arena::ladder::read_games(&games).unwrap();
     assert!(after.len() >= before.len() && after[..before.len()] == before[..], "the games already played changed");
     let _ = std::fs::remove_file(dir.join("filler"));
     std::fs::remove_dir_all(&data).unwrap();
 
     // A Charles checkpoint over the run's last one: the run's record and the weights it names
     // stay as they were, and a later start goes on from them.
-    use flychess_sim::burn_fit::FitOn;
-    use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    use flychess_charles::burn_device::FitOn;
+    use flychess_charles::run::{self, RunFiles, TrainOptions};
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     let options = TrainOptions {
-        config: flychess_sim::charles::CharlesConfig::tiny(),
+        config: flychess_charles::CharlesConfig::tiny(),
         positions: 64,
         batch: 16,
         val: 16,

@@ -161,8 +161,8 @@ fn resealed_brain(base: &[u8], dice: &mut Dice) -> Vec<u8> {
 
 /// The neurons `keep` (sorted) of `c` and the connections among them: a small brain file of real
 /// wiring (the whole stand-in's is 81 MB).
-fn some_neurons(c: &flychess_sim::connectome::Connectome, keep: &[usize]) -> flychess_sim::connectome::Connectome {
-    use flychess_sim::connectome::{Csr, Groups, Neurons};
+fn some_neurons(c: &flychess_brain::connectome::Connectome, keep: &[usize]) -> flychess_brain::connectome::Connectome {
+    use flychess_brain::connectome::{Csr, Groups, Neurons};
     let mut new_index = vec![u32::MAX; c.neurons.len()];
     for (k, &i) in keep.iter().enumerate() {
         new_index[i] = k as u32;
@@ -190,9 +190,9 @@ fn some_neurons(c: &flychess_sim::connectome::Connectome, keep: &[usize]) -> fly
         .cells
         .iter()
         .filter(|e| new_index[e.neuron as usize] != u32::MAX)
-        .map(|e| flychess_sim::eye::EyeCell { neuron: new_index[e.neuron as usize], ..*e })
+        .map(|e| flychess_brain::eye::EyeCell { neuron: new_index[e.neuron as usize], ..*e })
         .collect();
-    flychess_sim::connectome::Connectome {
+    flychess_brain::connectome::Connectome {
         provenance: c.provenance.clone(),
         neurons: Neurons {
             body_id: pick(&m.body_id, keep),
@@ -349,8 +349,8 @@ fn flychess(data: &Path, args: &[&str]) {
 
 #[test]
 fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_beyond_the_bound() {
-    use flychess_sim::cache::{Cache, CacheMeta, Reading};
-    use flychess_sim::data::Dataset;
+    use flychess_fly::cache::{Cache, CacheMeta, Reading};
+    use flychess_fly::data::Dataset;
     let cases: usize = std::env::var("FLYCHESS_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_CASES);
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
@@ -361,7 +361,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     let fly = std::fs::read(repo("models/flywire.fly")).unwrap();
     let dopamine = std::fs::read(repo("models/flywire-dopamine.fly")).unwrap();
     let ratings = std::fs::read(repo("models/ratings.json")).unwrap();
-    let mut small = Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let mut small = Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     small.rows.truncate(48);
     small.save(&at("small.flyd")).unwrap();
     let dataset = std::fs::read(at("small.flyd")).unwrap();
@@ -384,7 +384,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .unwrap();
     let games = std::fs::read(&games_file).unwrap();
-    let rows = flychess_sim::ladder::read_games(&games_file).unwrap();
+    let rows = flychess_arena::ladder::read_games(&games_file).unwrap();
     let pgns: Vec<Vec<u8>> = rows.iter().map(|r| r.pgn.clone().into_bytes()).collect();
     // A DN cache of three positions (its rates are bytes; any bytes are rates) and its sidecar.
     let meta = CacheMeta::of("0123456789abcdef", "h", "small", 48, "c0ffee", 20);
@@ -398,28 +398,28 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     let part_sidecar = serde_json::to_vec_pretty(&part_meta).unwrap();
     // A readout fit's checkpoint after a real Adam step (the best fly and the fit's state).
     let checkpoint = {
-        use flychess_sim::burn_fit::{BurnFit, FitOn};
-        use flychess_sim::train::{FitState, Metrics, Target};
-        let readout = flychess_sim::readout::Readout::newborn(8, vec![11], 1);
+        use flychess_learning::burn_fit::{BurnFit, FitOn};
+        use flychess_learning::train::{FitState, Metrics, Target};
+        let readout = flychess_fly::readout::Readout::newborn(8, vec![11], 1);
         let targets: Vec<Target> = small.rows.iter().take(4).map(|r| Target::of(r).unwrap()).collect();
         let mut fit = BurnFit::on(&readout, FitOn::Cpu).unwrap();
         fit.step(vec![0.5; 4 * 8], &targets.iter().collect::<Vec<_>>(), 1e-3).unwrap();
-        let fly = flychess_sim::fly::Fly {
-            meta: flychess_sim::fly::Fly::load(&repo("models/flywire.fly")).unwrap().meta,
+        let fly = flychess_fly::fly::Fly {
+            meta: flychess_fly::fly::Fly::load(&repo("models/flywire.fly")).unwrap().meta,
             readout: fit.readout(&readout).unwrap(),
         };
         let state =
             FitState { passes: 3, learning_rate: 1e-3, misses: 1, best_val: Metrics::default(), adam: Some(fit.adam_state().unwrap()) };
-        flychess_sim::fly::Checkpoint { fly, state }.save(&at("base.fit")).unwrap();
+        flychess_fly::fly::Checkpoint { fly, state }.save(&at("base.fit")).unwrap();
         std::fs::read(at("base.fit")).unwrap()
     };
     // A brain training run's checkpoint (both optimisers Adam: every array written), on a small
     // brain, and the brain and readout a resumed run checks it against.
     let (brain_base, brain_readout, brain_checkpoint) = {
-        use flychess_sim::bptt::run::{BrainOptimizer, Leash, RunOptions};
-        let s = flychess_sim::bptt::check::small_brain(11);
+        use flychess_learning::bptt::run::{BrainOptimizer, Leash, RunOptions};
+        let s = flychess_learning::bptt::check::small_brain(11);
         let mut brain = s.brain.clone();
-        let base = flychess_sim::bptt::Base::of(&brain);
+        let base = flychess_learning::bptt::Base::of(&brain);
         let leash = Leash {
             window: 6,
             calm_unreached: false,
@@ -432,21 +432,21 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
         let options = RunOptions { leash, positions: 16, batch: 8, val_every: 8, val: 8, seed: 5 };
         let setup = s.run_setup(&base, &mut brain, &small.rows[..32], &small.rows[32..]);
         let stop = std::sync::atomic::AtomicBool::new(false);
-        flychess_sim::bptt::run::run(setup, &options, &at("brain-run"), &stop, &|_, _, _| {}).unwrap();
+        flychess_learning::bptt::run::run(setup, &options, &at("brain-run"), &stop, &|_, _, _| {}).unwrap();
         (base, s.readout, std::fs::read(at("brain-run.ckpt")).unwrap())
     };
     // Charles's weights as the shipped run keeps them: a record without their checksum (written
     // before checkpoints named their weights), so the weights' reader itself sees the damage.
-    let charles_weights = flychess_sim::charles::run::RunFiles::of(dir, "fuzz-weights");
+    let charles_weights = flychess_charles::run::RunFiles::of(dir, "fuzz-weights");
     std::fs::create_dir_all(&charles_weights.dir).unwrap();
     std::fs::copy(repo("models/charles/state.json"), charles_weights.state()).unwrap();
     let weights = std::fs::read(repo("models/charles/model.bpk")).unwrap();
     let weights_metadata = u32::from_le_bytes(weights[6..10].try_into().unwrap()) as usize;
-    let device = flychess_sim::burn_fit::FitOn::Cpu.device().unwrap();
+    let device = flychess_charles::burn_device::FitOn::Cpu.device().unwrap();
     // A brain file of real wiring (the stand-in's first neurons, with eye cells, descending
     // neurons and the mushroom body's groups among them) and its homeostasis, as a start reads
     // them: the header first (is it this build's brain?), then the whole file, then the brain.
-    let standin = flychess_sim::store::ensure(&flychess_sim::store::BrainSpec::standin(), &at("brain-data"), &|_, _| {}).unwrap();
+    let standin = flychess_brain::store::ensure(&flychess_brain::store::BrainSpec::standin(), &at("brain-data"), &|_, _| {}).unwrap();
     let keep: Vec<usize> = {
         // Some of every group, eye cells, and the neurons those send to and hear from.
         let (c, g) = (&standin.connectome, &standin.connectome.groups);
@@ -462,14 +462,14 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
         seeds
     };
     let small_connectome = some_neurons(&standin.connectome, &keep);
-    flychess_sim::connectome::brain_file::save(&small_connectome, &at("base.brain")).unwrap();
+    flychess_brain::connectome::brain_file::save(&small_connectome, &at("base.brain")).unwrap();
     let brain_bytes = std::fs::read(at("base.brain")).unwrap();
-    let small_brain = flychess_sim::brain::Brain::new(&small_connectome);
-    let homeostasis_options = flychess_sim::calibrate::CalibrationOptions::default();
-    flychess_sim::calibrate::save(small_brain.homeostasis(), &at("base.homeostasis"), "small", homeostasis_options).unwrap();
+    let small_brain = flychess_brain::brain::Brain::new(&small_connectome);
+    let homeostasis_options = flychess_brain::calibrate::CalibrationOptions::default();
+    flychess_brain::calibrate::save(small_brain.homeostasis(), &at("base.homeostasis"), "small", homeostasis_options).unwrap();
     let homeostasis = std::fs::read(at("base.homeostasis")).unwrap();
     // A Charles run's state (what a resumed run reads first).
-    let charles = flychess_sim::charles::run::RunFiles::of(dir, "fuzz");
+    let charles = flychess_charles::run::RunFiles::of(dir, "fuzz");
     std::fs::create_dir_all(charles.state().parent().unwrap()).unwrap();
     let state = std::fs::read(repo("models/charles/state.json")).unwrap();
     // Stockfish's replies, as Stockfish 15.1 prints them.
@@ -505,15 +505,15 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     .iter()
     .map(|l| l.as_bytes().to_vec())
     .collect();
-    let (standin_loaded, standin_brain) = flychess_sim::store::ready_brain(
-        &flychess_sim::store::BrainSpec::standin(),
+    let (standin_loaded, standin_brain) = flychess_brain::store::ready_brain(
+        &flychess_brain::store::BrainSpec::standin(),
         &at("brain-data"),
-        flychess_sim::calibrate::CalibrationOptions::default(),
+        flychess_brain::calibrate::CalibrationOptions::default(),
         &|_, _| {},
     )
     .unwrap();
     let standin_cpu = std::sync::Arc::new(
-        flychess_sim::brain::simulator::Simulator::choose(flychess_sim::brain::simulator::EngineChoice::Cpu, &standin_brain).unwrap(),
+        flychess_brain::brain::simulator::Simulator::choose(flychess_brain::brain::simulator::EngineChoice::Cpu, &standin_brain).unwrap(),
     );
     let standin_ready = (std::sync::Arc::new(standin_loaded), std::sync::Arc::new(standin_brain), standin_cpu);
 
@@ -523,7 +523,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             bases: fens,
             damage: Damage::Bytes,
             file: None,
-            read: Box::new(|b| flychess_sim::chess::position_from_fen(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| s(&e))),
+            read: Box::new(|b| flychess_brain::chess::position_from_fen(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "PGN (the window's import)",
@@ -544,7 +544,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             bases: vec![fly],
             damage: Damage::Container,
             file: Some(at("x.fly")),
-            read: Box::new(|_| flychess_sim::fly::Fly::load(&at("x.fly")).map(|_| ()).map_err(|e| s(&e))),
+            read: Box::new(|_| flychess_fly::fly::Fly::load(&at("x.fly")).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "fit checkpoint (.fit)",
@@ -553,10 +553,14 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             file: Some(at("x.fit")),
             read: Box::new(|_| {
                 // As a resumed fit reads it: the container, then Adam's state into burn's optimiser.
-                let c = flychess_sim::fly::Checkpoint::load(&at("x.fit")).map_err(|e| s(&e))?;
-                flychess_sim::burn_fit::BurnFit::resume(&c.fly.readout, flychess_sim::burn_fit::FitOn::Cpu, c.state.adam.as_deref())
-                    .map(|_| ())
-                    .map_err(|e| format!("{}: {e}", at("x.fit").display()))
+                let c = flychess_fly::fly::Checkpoint::load(&at("x.fit")).map_err(|e| s(&e))?;
+                flychess_learning::burn_fit::BurnFit::resume(
+                    &c.fly.readout,
+                    flychess_charles::burn_device::FitOn::Cpu,
+                    c.state.adam.as_deref(),
+                )
+                .map(|_| ())
+                .map_err(|e| format!("{}: {e}", at("x.fit").display()))
             }),
         },
         Reader {
@@ -565,7 +569,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             damage: Damage::Container,
             file: Some(at("b.ckpt")),
             read: Box::new(|_| {
-                flychess_sim::bptt::run::read_checkpoint(&at("b.ckpt"), &brain_base, &brain_readout).map(|_| ()).map_err(|e| s(&e))
+                flychess_learning::bptt::run::read_checkpoint(&at("b.ckpt"), &brain_base, &brain_readout).map(|_| ()).map_err(|e| s(&e))
             }),
         },
         Reader {
@@ -574,7 +578,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             // burnpack: magic, version and the metadata's length (10 bytes), then the metadata.
             damage: Damage::Heads([10, 10 + weights_metadata]),
             file: Some(charles_weights.model()),
-            read: Box::new(|_| flychess_sim::charles::run::load(&charles_weights, &device).map(|_| ()).map_err(|e| s(&e))),
+            read: Box::new(|_| flychess_charles::run::load(&charles_weights, &device).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "brain file (.brain)",
@@ -582,18 +586,20 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             damage: Damage::BrainFile,
             file: Some(at("b.brain")),
             read: Box::new(|_| {
-                use flychess_sim::connectome::brain_file;
+                use flychess_brain::connectome::brain_file;
                 let path = at("b.brain");
                 brain_file::read_header(&path).map_err(|e| s(&e))?;
                 let loaded = brain_file::load(&path).map_err(|e| s(&e))?;
                 // As the readout and the dopamine fly use it: the descending neurons read, the
                 // mushroom body taken out (a brain without one is no damage).
                 let c = &loaded.connectome;
-                let brain = flychess_sim::brain::Brain::new(c);
+                let brain = flychess_brain::brain::Brain::new(c);
                 c.info();
-                let boards = [flychess_sim::chess::planes(&shakmaty::Chess::default())];
-                flychess_sim::brain::simulator::Simulator::Cpu.read(&brain, &boards, &c.groups.descending, &[8, 11]).map_err(|e| s(&e))?;
-                let _ = flychess_sim::bio::BioBrain::split(c, &brain, "small", flychess_sim::bio::Constants::default());
+                let boards = [flychess_brain::chess::planes(&shakmaty::Chess::default())];
+                flychess_brain::brain::simulator::Simulator::Cpu
+                    .read(&brain, &boards, &c.groups.descending, &[8, 11])
+                    .map_err(|e| s(&e))?;
+                let _ = flychess_arena::bio::BioBrain::split(c, &brain, "small", flychess_arena::bio::Constants::default());
                 Ok(())
             }),
         },
@@ -605,12 +611,12 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             read: Box::new(|_| {
                 // A stored homeostasis that is not this brain's is measured again (None), never used;
                 // a damaged one is refused naming the file (and measured again by `load`).
-                let h = flychess_sim::calibrate::read(&at("b.homeostasis"), "small", small_brain.neurons, homeostasis_options)
+                let h = flychess_brain::calibrate::read(&at("b.homeostasis"), "small", small_brain.neurons, homeostasis_options)
                     .map_err(|e| s(&e))?;
                 if let Some(h) = h {
                     let mut brain = small_brain.clone();
                     brain.set_homeostasis(h);
-                    flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&shakmaty::Chess::default())]);
+                    flychess_brain::brain::cpu::think(&brain, &[flychess_brain::chess::planes(&shakmaty::Chess::default())]);
                 }
                 Ok(())
             }),
@@ -620,7 +626,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             bases: vec![dopamine],
             damage: Damage::Container,
             file: Some(at("d.fly")),
-            read: Box::new(|_| flychess_sim::bio::file::DopamineFly::load(&at("d.fly")).map(|_| ()).map_err(|e| s(&e))),
+            read: Box::new(|_| flychess_arena::bio::file::DopamineFly::load(&at("d.fly")).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "dataset (.flyd), loaded",
@@ -651,7 +657,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             read: Box::new(|_| {
                 let path = at("cell_types.feather");
                 let mut table =
-                    flychess_sim::connectome::feather::Table::open(&path, &["root_id", "primary_type"], &[]).map_err(|e| s(&e))?;
+                    flychess_brain::connectome::feather::Table::open(&path, &["root_id", "primary_type"], &[]).map_err(|e| s(&e))?;
                 while let Some(batch) = table.next_batch().map_err(|e| s(&e))? {
                     batch.ints("root_id").map_err(|e| s(&e))?;
                     batch.strings("primary_type").map_err(|e| s(&e))?;
@@ -664,14 +670,14 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             bases: vec![columns],
             damage: Damage::Bytes,
             file: Some(at("columns.csv")),
-            read: Box::new(|_| flychess_sim::connectome::column_map::ColumnMap::read(&at("columns.csv")).map(|_| ())),
+            read: Box::new(|_| flychess_brain::connectome::column_map::ColumnMap::read(&at("columns.csv")).map(|_| ())),
         },
         Reader {
             name: "ladder games (.jsonl)",
             bases: vec![games],
             damage: Damage::Bytes,
             file: Some(at("games.jsonl")),
-            read: Box::new(|_| flychess_sim::ladder::read_games(&at("games.jsonl")).map(|_| ()).map_err(|e| s(&e))),
+            read: Box::new(|_| flychess_arena::ladder::read_games(&at("games.jsonl")).map(|_| ()).map_err(|e| s(&e))),
         },
         Reader {
             name: "ratings (ratings.json)",
@@ -725,7 +731,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             read: Box::new(|b| {
                 // A refusal must quote the line (there is no file to name).
                 let line = String::from_utf8_lossy(b);
-                match flychess_sim::stockfish::read_info(&line) {
+                match flychess_fly::stockfish::read_info(&line) {
                     Err(e) if !e.contains(&format!("{:?}", line.chars().take(80).collect::<String>())) => Err(format!("UNQUOTED: {e}")),
                     other => other.map(|_| ()),
                 }
@@ -745,9 +751,9 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
                 let text: String = String::from_utf8_lossy(b).lines().filter(|l| !loads_brain(l)).map(|l| format!("{l}\n")).collect();
                 let start = flychess::uci::Start {
                     data: uci_data.clone(),
-                    spec: flychess_sim::store::BrainSpec::standin(),
+                    spec: flychess_brain::store::BrainSpec::standin(),
                     player: None,
-                    engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
+                    engine: flychess_brain::brain::simulator::EngineChoice::Cpu,
                 };
                 let mut out = Vec::new();
                 flychess::uci::serve(start, std::io::Cursor::new(text.into_bytes()), &mut out).map_err(|e| format!("{e:#}"))
@@ -761,9 +767,9 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             read: Box::new(|b| {
                 let start = flychess::uci::Start {
                     data: at("brain-data"),
-                    spec: flychess_sim::store::BrainSpec::standin(),
+                    spec: flychess_brain::store::BrainSpec::standin(),
                     player: None,
-                    engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
+                    engine: flychess_brain::brain::simulator::EngineChoice::Cpu,
                 };
                 let mut out = Vec::new();
                 let loaded = Some(flychess::uci::LoadedBrain {

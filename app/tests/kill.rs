@@ -96,7 +96,7 @@ fn dopamine_content(p: &Path) -> Vec<u8> {
     if !p.to_string_lossy().ends_with(".fly") {
         return Vec::new();
     }
-    match flychess_sim::bio::file::DopamineFly::load(p) {
+    match flychess_arena::bio::file::DopamineFly::load(p) {
         Ok(mut fly) => {
             fly.meta.seconds = 0.0;
             fly.meta.created.clear();
@@ -183,7 +183,7 @@ fn json_whole(p: &Path) -> Result<(), String> {
 }
 
 fn fly_whole(p: &Path) -> Result<(), String> {
-    if flychess_sim::fly::Fly::load(p).is_ok() || flychess_sim::bio::file::DopamineFly::load(p).is_ok() {
+    if flychess_fly::fly::Fly::load(p).is_ok() || flychess_arena::bio::file::DopamineFly::load(p).is_ok() {
         Ok(())
     } else {
         Err(format!("{}: neither a fly nor a dopamine fly", p.display()))
@@ -272,7 +272,7 @@ fn bptt_content(p: &Path) -> Vec<u8> {
 /// weights of another step).
 fn charles_whole(p: &Path) -> Result<(), String> {
     if p.file_name().is_some_and(|n| n == "state.json") {
-        let run = flychess_sim::charles::run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
+        let run = flychess_charles::run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
         run.checked_state().map(|_| ()).map_err(|e| e.to_string())
     } else {
         Ok(())
@@ -285,7 +285,7 @@ fn charles_whole(p: &Path) -> Result<(), String> {
 /// bit for bit. The optimiser's state is not compared itself: a resume that got it wrong would
 /// move every later point of the curve and the final weights.
 fn charles_content(p: &Path) -> Vec<u8> {
-    use flychess_sim::charles::run;
+    use flychess_charles::run;
     if p.file_name().is_none_or(|n| n != "state.json") {
         return Vec::new();
     }
@@ -295,11 +295,11 @@ fn charles_content(p: &Path) -> Vec<u8> {
     }
     let mut out = serde_json::to_vec(&record).unwrap();
     let files = run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
-    let device = flychess_sim::burn_fit::FitOn::Cpu.device().unwrap();
+    let device = flychess_charles::burn_device::FitOn::Cpu.device().unwrap();
     let (model, _) = run::load(&files, &device).unwrap();
-    let hold = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+    let hold = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     for row in hold.rows.iter().take(16) {
-        let position = flychess_sim::chess::position_from_fen(&row.fen).unwrap();
+        let position = flychess_brain::chess::position_from_fen(&row.fen).unwrap();
         let (_, probabilities) = run::probabilities(&model, &position, &device).unwrap();
         out.extend(probabilities.iter().flat_map(|v| v.to_le_bytes()));
     }
@@ -336,7 +336,7 @@ fn dn_prefix_whole(killed: &Path, reference: &Path) -> Result<(), String> {
 fn any_whole(p: &Path) -> Result<(), String> {
     let name = p.to_string_lossy();
     if name.ends_with(".fit") {
-        flychess_sim::fly::Checkpoint::load(p).map(|_| ()).map_err(|e| e.to_string())
+        flychess_fly::fly::Checkpoint::load(p).map(|_| ()).map_err(|e| e.to_string())
     } else if name.ends_with(".fly") {
         fly_whole(p)
     } else if name.ends_with(".jsonl") {
@@ -351,7 +351,7 @@ fn any_whole(p: &Path) -> Result<(), String> {
 #[test]
 fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a_torn_file() {
     let kills: usize = std::env::var("FLYCHESS_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_KILLS);
-    let have_stockfish = flychess_sim::stockfish::find_stockfish(None).is_ok();
+    let have_stockfish = flychess_fly::stockfish::find_stockfish(None).is_ok();
     assert!(have_stockfish || std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Stockfish");
     let t = tempfile::tempdir().unwrap();
     // The starting folder every run copies: the stand-in brain and its homeostasis built, 6,400
@@ -669,28 +669,28 @@ fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_f
     let base = t.path().join("base");
     let brain: Vec<String> = BRAIN.iter().map(|s| s.to_string()).collect();
     run_to_end(&base, &["cache", "--positions", "6400"].iter().map(|s| s.to_string()).chain(brain).collect::<Vec<_>>());
-    let spec = flychess_sim::store::BrainSpec {
-        tables: flychess_sim::store::Tables::Synthetic { seed: 3 },
-        control: flychess_sim::connectome::Control::None,
+    let spec = flychess_brain::store::BrainSpec {
+        tables: flychess_brain::store::Tables::Synthetic { seed: 3 },
+        control: flychess_brain::connectome::Control::None,
     };
     let job = TrainJob {
         name: "k".into(),
         positions: 6400,
-        reading: flychess_sim::cache::Reading::Mean9To12,
-        options: flychess_sim::train::FitOptions { max_passes: 4, ..Default::default() },
+        reading: flychess_fly::cache::Reading::Mean9To12,
+        options: flychess_learning::train::FitOptions { max_passes: 4, ..Default::default() },
         lessons: 0.0,
         games: None,
         curriculum: None,
     };
     let run = |data: &Path, stop_after: Option<usize>| {
-        let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, Default::default(), &|_, _| {}).unwrap();
+        let (loaded, b) = flychess_brain::store::ready_brain(&spec, data, Default::default(), &|_, _| {}).unwrap();
         let prepared = Prepared {
             connectome: &loaded.connectome,
             brain: &b,
             checksum: &loaded.checksum,
             spec_name: spec.name(),
-            engine: flychess_sim::brain::simulator::EngineChoice::Cpu,
-            sensor: flychess_sim::cache::Sensor::Brain,
+            engine: flychess_brain::brain::simulator::EngineChoice::Cpu,
+            sensor: flychess_fly::cache::Sensor::Brain,
         };
         let controls = Controls::default();
         training::train(&prepared, data, &job, &controls, &|e| {

@@ -66,7 +66,7 @@ fn every_front_door_takes_and_refuses_the_same_names() {
     let data = data();
     let mut h = harness(&data);
     // The resolver's own words for an unknown name, which every door must pass on.
-    let unknown = match flychess_sim::players::named("nobody-at-all", &flychess_sim::players::Lookup::in_folder(&data)) {
+    let unknown = match flychess_arena::players::named("nobody-at-all", &flychess_arena::players::Lookup::in_folder(&data)) {
         Ok(_) => panic!("nobody-at-all was found"),
         Err(e) => e.to_string(),
     };
@@ -75,7 +75,7 @@ fn every_front_door_takes_and_refuses_the_same_names() {
         "{unknown}"
     );
     // Habituation's tuning for the fly (as `flychess habituation-tune` keeps it).
-    let fly = flychess_sim::fly::Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let fly = flychess_fly::fly::Fly::load(&flychess_fly::fly::find("flywire", &data).unwrap()).unwrap();
     let tuned = serde_json::json!({ fly.player_id(None): {"chosen": {"decay": 0.8, "weight": 1.0}} });
     std::fs::write(data.join("habituation.json"), tuned.to_string()).unwrap();
     let took = |d: &Door| matches!(d, Door::Took);
@@ -125,7 +125,7 @@ fn every_front_door_takes_and_refuses_the_same_names() {
     assert!(matches!(window(&mut h, "flywire+habituation"), Door::Took));
     let seated = app(&h).lab.play().fly.clone().expect("a fly is seated");
     assert!(
-        matches!(seated.entrant, flychess_sim::players::Entrant::Fly { habituation: Some(ref hb), .. } if hb.decay == 0.8 && hb.weight == 1.0),
+        matches!(seated.entrant, flychess_arena::players::Entrant::Fly { habituation: Some(ref hb), .. } if hb.decay == 0.8 && hb.weight == 1.0),
         "{:?}",
         seated.entrant
     );

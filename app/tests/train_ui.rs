@@ -12,13 +12,13 @@ use egui_kittest::kittest::Queryable;
 use common::*;
 use flychess::lab::{Command, FlyAction};
 use flychess::ui::Tab;
-use flychess_sim::train::{Metrics, PassRecord};
+use flychess_learning::train::{Metrics, PassRecord};
 
 #[test]
 fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
     let data = data();
     let name = format!("outside-{}", std::process::id());
-    let dir = flychess_sim::files::DataFolder::at(&data).runs().join(&name);
+    let dir = flychess_brain::files::DataFolder::at(&data).runs().join(&name);
     std::fs::create_dir_all(&dir).unwrap();
     let lines: Vec<String> = (1..=3)
         .map(|pass| {
@@ -83,7 +83,7 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     let run = app(&h).train.runs.iter().find(|r| r.name == "ui-short-run").unwrap();
     let info = run.info.as_ref().expect("run.json");
     assert!(info.finished && info.hold.is_some() && info.blind.is_some());
-    let fly = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("ui-short-run.fly")).unwrap();
+    let fly = flychess_fly::fly::Fly::load(&flychess_brain::files::DataFolder::at(&data).flies().join("ui-short-run.fly")).unwrap();
     assert_eq!(fly.meta.train_positions, 512);
     wait(&mut h, "the new fly listed", |a| a.lab.flies().iter().any(|f| f == "ui-short-run"));
     assert!(app(&h).lab.playable().iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
@@ -110,11 +110,11 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     let mut h = harness(&data);
     let pid = std::process::id();
     let (a, b) = (format!("to-rename-{pid}"), format!("renamed-{pid}"));
-    let _ = std::fs::remove_file(flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly"));
+    let _ = std::fs::remove_file(flychess_brain::files::DataFolder::at(&data).flies().join("lab-newborn.fly"));
     // A fly on disk to manage: a copy of the shipped one.
-    let mut f = flychess_sim::fly::Fly::load(&flychess_sim::fly::shipped_dir().join("backprop.fly")).unwrap();
+    let mut f = flychess_fly::fly::Fly::load(&flychess_fly::fly::shipped_dir().join("backprop.fly")).unwrap();
     f.meta.name = a.clone();
-    f.save(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{a}.fly"))).unwrap();
+    f.save(&flychess_brain::files::DataFolder::at(&data).flies().join(format!("{a}.fly"))).unwrap();
     {
         let app = app_mut(&mut h);
         // The lab reads the flies on disk on its own thread: ask, and wait for the listing.
@@ -128,7 +128,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     wait(&mut h, "the renamed fly listed", |app| app.lab.flies().contains(&b) && !app.lab.flies().contains(&a));
     assert_eq!(app(&h).lab.flies_said(), format!("Renamed {a} to {b}."));
     assert_eq!(
-        flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name,
+        flychess_fly::fly::Fly::load(&flychess_brain::files::DataFolder::at(&data).flies().join(format!("{b}.fly"))).unwrap().meta.name,
         b
     );
     app_mut(&mut h).lab.command(Command::Fly(FlyAction::Rename { from: b.clone(), to: "bad/name".into() }));
@@ -144,14 +144,14 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
     h.step();
     wait(&mut h, "the deleted fly gone from the list", |app| !app.lab.flies().contains(&b));
     assert_eq!(app(&h).lab.flies_said(), format!("Deleted {b}."));
-    assert!(!flychess_sim::files::DataFolder::at(&data).flies().join(format!("{b}.fly")).exists());
+    assert!(!flychess_brain::files::DataFolder::at(&data).flies().join(format!("{b}.fly")).exists());
     // The newborn lab fly: one click.
     let build = h.get_all_by_label("Build").next().expect("a Build button");
     build.click();
     h.step();
     wait(&mut h, "the newborn listed", |a| a.lab.flies().iter().any(|f| f == "lab-newborn"));
     assert_eq!(app(&h).lab.flies_said(), "Built lab-newborn.");
-    let newborn = flychess_sim::fly::Fly::load(&flychess_sim::files::DataFolder::at(&data).flies().join("lab-newborn.fly")).unwrap();
+    let newborn = flychess_fly::fly::Fly::load(&flychess_brain::files::DataFolder::at(&data).flies().join("lab-newborn.fly")).unwrap();
     assert!(newborn.meta.kind.contains("newborn"));
 }
 
@@ -179,14 +179,14 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert!(matches!(job.talk.outcome(), Some(Ok(t)) if t.contains("after 128 lessons")), "{:?}", job.talk.outcome());
     assert!(job.points.len() >= 2, "a point at the start and one at the end: {}", job.points.len());
     wait(&mut h, "its curve", |a| a.train.dopamine.curves().iter().any(|c| c.name == name && c.lessons == 128 && c.points.len() >= 2));
-    let path = flychess_sim::files::DataFolder::at(&data).flies().join(format!("{name}.fly"));
-    let fly = flychess_sim::bio::file::DopamineFly::load(&path).unwrap();
+    let path = flychess_brain::files::DataFolder::at(&data).flies().join(format!("{name}.fly"));
+    let fly = flychess_arena::bio::file::DopamineFly::load(&path).unwrap();
     assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
     // Renamed from the Flies tab like any fly: the same strengths under the new name.
     let renamed = format!("{name}-renamed");
     flychess::lab::flies::rename_fly(&data, &name, &renamed).unwrap();
     let moved =
-        flychess_sim::bio::file::DopamineFly::load(&flychess_sim::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly")))
+        flychess_arena::bio::file::DopamineFly::load(&flychess_brain::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly")))
             .unwrap();
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
     flychess::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
@@ -217,7 +217,7 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     h.step();
     wait(&mut h, "the dopamine fly's model", |a| !a.lab.play().preparing_fly());
     assert!(
-        matches!(app(&h).lab.play().fly.as_ref().map(|m| &m.entrant), Some(flychess_sim::players::Entrant::Dopamine { .. })),
+        matches!(app(&h).lab.play().fly.as_ref().map(|m| &m.entrant), Some(flychess_arena::players::Entrant::Dopamine { .. })),
         "{}",
         app(&h).lab.play().status()
     );
@@ -311,7 +311,7 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
         a.train.brain_runs.curves.iter().any(|c| c.name == name && c.brain.len() == 5 && c.readout_only.len() == 5)
     });
     assert!(h.query_by_label_contains("VAL loss (lower is better)").is_some(), "the plots are on screen");
-    std::fs::remove_dir_all(flychess_sim::files::DataFolder::at(&data).runs().join(&name)).unwrap();
+    std::fs::remove_dir_all(flychess_brain::files::DataFolder::at(&data).runs().join(&name)).unwrap();
 }
 
 /// Charles trains from the Train tab as a run kind of its own (its curve read from its record as
@@ -322,7 +322,7 @@ fn charles_trains_from_the_train_tab_and_then_plays_from_new_game() {
     let data = data();
     // Runs this test left in the shared folder earlier are dropped (a test's leftovers are not a
     // user's runs); the long roster they once made is made on purpose below.
-    let runs = flychess_sim::files::DataFolder::at(&data).charles();
+    let runs = flychess_brain::files::DataFolder::at(&data).charles();
     for e in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
         if e.file_name().to_string_lossy().starts_with("ui-charles-") {
             let _ = std::fs::remove_dir_all(e.path());
@@ -416,7 +416,7 @@ fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_i
     }
     let data = data();
     let mut h = harness(&data);
-    let fly = flychess_sim::fly::Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let fly = flychess_fly::fly::Fly::load(&flychess_fly::fly::find("flywire", &data).unwrap()).unwrap();
     let kept = flychess::profiling::kept_path(&data, &fly.player_id(None), 2, 4);
     let _ = std::fs::remove_file(&kept);
     {
@@ -449,11 +449,11 @@ fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_i
 #[test]
 fn a_rename_stopped_halfway_is_finished_by_renaming_again() {
     use flychess::lab::flies::rename_fly;
-    use flychess_sim::fly::Fly;
+    use flychess_fly::fly::Fly;
     let t = tempfile::tempdir().unwrap();
-    let flies = flychess_sim::files::DataFolder::at(t.path()).flies();
+    let flies = flychess_brain::files::DataFolder::at(t.path()).flies();
     std::fs::create_dir_all(&flies).unwrap();
-    let mut f = Fly::load(&flychess_sim::fly::shipped_dir().join("backprop.fly")).unwrap();
+    let mut f = Fly::load(&flychess_fly::fly::shipped_dir().join("backprop.fly")).unwrap();
     f.meta.name = "old".into();
     f.save(&flies.join("old.fly")).unwrap();
     // What a kill between the two writes leaves.
@@ -483,7 +483,7 @@ fn a_charles_run_with_a_damaged_record_is_said_and_not_started_over() {
     use egui_kittest::kittest::NodeT;
     let data = data();
     let name = format!("ui-damaged-{}", std::process::id());
-    let dir = flychess_sim::files::DataFolder::at(&data).charles().join(&name);
+    let dir = flychess_brain::files::DataFolder::at(&data).charles().join(&name);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("state.json"), b"{\"options\": {\"config\"").unwrap();
     let mut h = harness(&data);

@@ -98,35 +98,35 @@ fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_pl
     assert!(game["fly_clock_left"].as_f64().unwrap() > 0.0, "{game}");
 
     // MultiPV 3: the fly's own three most probable moves, most probable first.
-    let (loaded, brain) = flychess_sim::store::ready_brain(
-        &flychess_sim::store::BrainSpec::default(),
+    let (loaded, brain) = flychess_brain::store::ready_brain(
+        &flychess_brain::store::BrainSpec::default(),
         data.path(),
-        flychess_sim::calibrate::CalibrationOptions::default(),
+        flychess_brain::calibrate::CalibrationOptions::default(),
         &|_, _| {},
     )
     .unwrap();
-    let (_, path) = flychess_sim::fly::trained_for(&loaded.checksum, data.path()).expect("the shipped fly");
-    let fly = flychess_sim::fly::Fly::load(&path).unwrap();
+    let (_, path) = flychess_fly::fly::trained_for(&loaded.checksum, data.path()).expect("the shipped fly");
+    let fly = flychess_fly::fly::Fly::load(&path).unwrap();
     let fen = seen["analysis"]["fen"].as_str().unwrap();
     let pos: Chess = fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-    let features = flychess_sim::readout::think_features(
+    let features = flychess_fly::readout::think_features(
         &brain,
-        &[flychess_sim::chess::planes(&pos)],
+        &[flychess_brain::chess::planes(&pos)],
         &loaded.connectome.groups.descending,
         &fly.readout.read_steps,
     );
-    let p = flychess_sim::readout::policy(&pos, &fly.readout.heads(&features[0]));
+    let p = flychess_fly::readout::policy(&pos, &fly.readout.heads(&features[0]));
     let mut order: Vec<usize> = (0..p.moves.len()).collect();
     order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
-    let top3: Vec<String> = order[..3].iter().map(|&i| flychess_sim::chess::uci(&p.moves[i])).collect();
+    let top3: Vec<String> = order[..3].iter().map(|&i| flychess_brain::chess::uci(&p.moves[i])).collect();
     let analysed: Vec<String> = seen["analysis"]["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
     assert_eq!(analysed, top3, "MultiPV 3 shows the fly's top three");
 
     // Player switched to Charles: Charles's favourite, with its probability said.
-    let charles = flychess_sim::charles::player::Trained::load("charles", data.path()).expect("the shipped Charles");
+    let charles = flychess_charles::player::Trained::load("charles", data.path()).expect("the shipped Charles");
     let cp = charles.policy(&Chess::default()).unwrap();
     let fav = (0..cp.moves.len()).max_by(|&a, &b| cp.probability[a].total_cmp(&cp.probability[b])).unwrap();
-    assert_eq!(seen["charles"]["move"], flychess_sim::chess::uci(&cp.moves[fav]), "{}", seen["charles"]);
+    assert_eq!(seen["charles"]["move"], flychess_brain::chess::uci(&cp.moves[fav]), "{}", seen["charles"]);
     assert!(seen["charles"]["string"].as_str().unwrap().contains("probability"), "{}", seen["charles"]);
 }
 
@@ -138,7 +138,7 @@ fn flychess_json(data: &Path, args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn any_uci_engine_plays_duels_under_what_it_calls_itself_and_its_options() {
-    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
+    let Ok(stockfish) = flychess_fly::stockfish::find_stockfish(None) else {
         assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI has Stockfish");
         eprintln!("skipped: no Stockfish");
         return;

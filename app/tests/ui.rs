@@ -14,8 +14,8 @@ use shakmaty::{Color, Position, Square};
 
 use common::*;
 use flychess::game::Game;
-use flychess_sim::fly::{Fly, FlyMeta};
-use flychess_sim::readout::{FROM, Readout};
+use flychess_fly::fly::{Fly, FlyMeta};
+use flychess_fly::readout::{FROM, Readout};
 
 /// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
 fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
@@ -28,7 +28,7 @@ fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
         brain: "default".into(),
         brain_checksum: checksum.into(),
         homeostasis: String::new(),
-        reading: flychess_sim::cache::Reading::Mean9To12,
+        reading: flychess_fly::cache::Reading::Mean9To12,
         data: "none".into(),
         train_positions: 0,
         val: None,
@@ -37,8 +37,8 @@ fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
         teacher: None,
         positions_by_teacher: None,
     };
-    std::fs::create_dir_all(flychess_sim::files::DataFolder::at(data).flies()).unwrap();
-    Fly { meta, readout }.save(&flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"))).unwrap();
+    std::fs::create_dir_all(flychess_brain::files::DataFolder::at(data).flies()).unwrap();
+    Fly { meta, readout }.save(&flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"))).unwrap();
 }
 
 fn use_fly(h: &mut Harness<'static, App>, name: &str) {
@@ -195,7 +195,7 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
     assert!(app(&h).lab.play().grades.is_empty());
-    let Ok(real) = flychess_sim::stockfish::find_stockfish(None) else {
+    let Ok(real) = flychess_fly::stockfish::find_stockfish(None) else {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     };
@@ -237,7 +237,7 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     let view = app(&h).brain_view.as_ref().unwrap();
     assert_eq!(view.selection.len(), kenyon, "every Kenyon cell, nothing else");
     let first = view.selected.unwrap();
-    assert_eq!(ready.connectome.neurons.region[first as usize], flychess_sim::connectome::rules::Region::KenyonCells);
+    assert_eq!(ready.connectome.neurons.region[first as usize], flychess_brain::connectome::rules::Region::KenyonCells);
     // N steps through the selection; the inspector shows the neuron.
     h.key_press(eframe::egui::Key::N);
     h.step();
@@ -255,10 +255,10 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     assert_eq!(csv.lines().count(), inputs + outputs + 1);
     assert!(csv.starts_with("neuron_body_id,"));
     // Without a file dialog the list goes into DATA/exports.
-    let before = std::fs::read_dir(flychess_sim::files::DataFolder::at(data()).exports()).map(|d| d.count()).unwrap_or(0);
+    let before = std::fs::read_dir(flychess_brain::files::DataFolder::at(data()).exports()).map(|d| d.count()).unwrap_or(0);
     h.get_by_label("CSV into the data folder").click();
     h.step();
-    let after: Vec<_> = std::fs::read_dir(flychess_sim::files::DataFolder::at(data()).exports()).unwrap().flatten().collect();
+    let after: Vec<_> = std::fs::read_dir(flychess_brain::files::DataFolder::at(data()).exports()).unwrap().flatten().collect();
     assert_eq!(after.len(), before + 1);
     // Undo returns to the state before the search.
     h.get_by_label("Undo (Ctrl+Z)").click();
@@ -288,7 +288,7 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
 #[test]
 fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
     use flychess::ui::Tab;
-    use flychess_sim::connectome::rules::Region;
+    use flychess_brain::connectome::rules::Region;
     let mut h = harness(&data());
     drag(&mut h, Square::D2, Square::D4);
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
@@ -316,7 +316,7 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
 
 #[test]
 fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
-    if flychess_sim::stockfish::find_stockfish(None).is_err() {
+    if flychess_fly::stockfish::find_stockfish(None).is_err() {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     }
@@ -330,14 +330,14 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
     h.step();
     wait(&mut h, "the hint", |a| a.lab.play().hint.is_some());
     let (_, m) = app(&h).lab.play().hint.clone().unwrap();
-    assert_eq!(flychess_sim::chess::uci(&m), "h5f7", "Qxf7# is the best move");
+    assert_eq!(flychess_brain::chess::uci(&m), "h5f7", "Qxf7# is the best move");
     // Play it: the game ends by mate, the report opens with a graded accuracy for White.
     drag(&mut h, Square::H5, Square::F7);
     let end = app(&h).lab.play().game.ending().expect("mate");
     assert_eq!(end.reason, "checkmate");
     assert!(app(&h).play.report_open);
     wait(&mut h, "White's last move graded", |a| a.lab.play().grade_of(6, &a.lab.play().game.moves()[6]).is_some());
-    assert_eq!(app(&h).lab.play().grade_of(6, &app(&h).lab.play().game.moves()[6]).unwrap().verdict, flychess_sim::grading::Verdict::Best);
+    assert_eq!(app(&h).lab.play().grade_of(6, &app(&h).lab.play().game.moves()[6]).unwrap().verdict, flychess_fly::grading::Verdict::Best);
     assert!(h.query_by_label("Game report").is_some());
 }
 
@@ -408,8 +408,8 @@ fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
 fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_others_exactly() {
     use flychess::lab::Watch;
     use flychess::ui::{FlyChessApp, Launch};
-    use flychess_sim::brain::cpu;
-    use flychess_sim::chess::planes;
+    use flychess_brain::brain::cpu;
+    use flychess_brain::chess::planes;
     let mut h = harness(&data());
     // The same window, playing by itself against the greedy mover for 14 plies.
     let launch =
@@ -453,7 +453,7 @@ fn a_thinker_that_dies_is_replaced_and_the_fly_still_answers() {
 #[test]
 fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
     let mut h = harness(&data());
-    if flychess_sim::stockfish::find_stockfish(None).is_err() {
+    if flychess_fly::stockfish::find_stockfish(None).is_err() {
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     }
@@ -473,8 +473,8 @@ fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
 
 #[test]
 fn a_brain_that_fails_to_build_leaves_the_game_and_the_brain_it_is_played_on() {
-    use flychess_sim::connectome::Control;
-    use flychess_sim::store::{BrainSpec, Tables};
+    use flychess_brain::connectome::Control;
+    use flychess_brain::store::{BrainSpec, Tables};
     let mut h = harness(&data());
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
@@ -560,7 +560,7 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     let e = app(&h).looks.explanation(id).unwrap();
     assert_eq!(e.pieces.len(), 32, "a figure for every piece of the position it thought in");
     let chosen = app(&h).lab.play().shown_thought().unwrap().chosen;
-    assert_eq!(e.chosen, flychess_sim::chess::uci(&chosen), "the lesion is of the move it played");
+    assert_eq!(e.chosen, flychess_brain::chess::uci(&chosen), "the lesion is of the move it played");
     h.get_by_label_contains("It plays");
     h.step();
     assert_eq!(
@@ -572,7 +572,7 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     h.get_by_label("its eye").click();
     h.step();
     let ready = app(&h).ready().unwrap().clone();
-    let sight = flychess_sim::eye::sight(&ready.brain.eye, app(&h).lab.play().game.current());
+    let sight = flychess_brain::eye::sight(&ready.brain.eye, app(&h).lab.play().game.current());
     let lit_squares: Vec<u8> = sight.iter().filter(|s| s.total_firing() > 0).map(|s| s.square).collect();
     let occupied: Vec<u8> = app(&h).lab.play().game.current().board().occupied().into_iter().map(u8::from).collect();
     assert_eq!(lit_squares, occupied, "exactly the occupied squares light photoreceptors");
@@ -625,7 +625,7 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
 #[test]
 fn a_fly_with_two_glances_shows_both_looks_and_the_brain_tab_steps_between_them() {
     let data = data();
-    let fly = Fly::load(&flychess_sim::fly::find("flywire", &data).unwrap()).unwrap();
+    let fly = Fly::load(&flychess_fly::fly::find("flywire", &data).unwrap()).unwrap();
     let tuned = serde_json::json!({ fly.player_id(None): {"chosen": {"gain": 4.0, "among": "all"}} });
     std::fs::write(data.join("glances.json"), tuned.to_string()).unwrap();
     let mut h = harness(&data);

@@ -26,14 +26,14 @@ fn the_gpu_think_reads_back_only_the_readout(
     position: &shakmaty::Chess,
 ) {
     use flychess::thinker::{ThinkRequest, think};
-    use flychess_sim::readout::{descending_features, policy};
+    use flychess_fly::readout::{descending_features, policy};
     let a = app(h);
     let ready = a.ready().unwrap().clone();
     let Some(seat) = a.lab.play().fly.clone() else { panic!("no fly plays") };
     let fly = seat.readout().cloned().expect("the default fly is a readout fly");
     let descending = ready.connectome.groups.descending.clone();
-    let engine = flychess_sim::brain::engine::Fallback::new(
-        flychess_sim::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap(),
+    let engine = flychess_brain::brain::engine::Fallback::new(
+        flychess_brain::brain::gpu::GpuEngine::new(render_state.device.clone(), render_state.queue.clone(), &ready.brain).unwrap(),
         "the test's device",
         "the fly",
     );
@@ -57,7 +57,7 @@ fn the_gpu_think_reads_back_only_the_readout(
 
 #[test]
 fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_and_the_export_runs_aside() {
-    if flychess_sim::brain::gpu::best_adapter().is_err() {
+    if flychess_brain::brain::gpu::best_adapter().is_err() {
         assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Mesa's lavapipe");
         eprintln!("skipped: no graphics adapter (apt-get install libvulkan1 mesa-vulkan-drivers)");
         return;
@@ -105,7 +105,7 @@ fn on_a_wgpu_device_the_fly_thinks_on_the_gpu_engine_the_card_draws_its_buffer_a
     // The export: 3840×2160 on a thread of its own; the window keeps drawing meanwhile.
     app_mut(&mut h).tab = Tab::Brain;
     h.step();
-    let exports = flychess_sim::files::DataFolder::at(data()).exports();
+    let exports = flychess_brain::files::DataFolder::at(data()).exports();
     let before: Vec<_> = std::fs::read_dir(&exports).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     h.get_by_label("PNG into the data folder").click();
     h.step();

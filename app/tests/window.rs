@@ -133,7 +133,7 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
     );
     // On a real device (lavapipe without a GPU) with the handler installed, a real validation
     // error still panics. A machine with no graphics adapter at all skips this part (CI has one).
-    if flychess_sim::brain::gpu::best_adapter().is_err() {
+    if flychess_brain::brain::gpu::best_adapter().is_err() {
         assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Mesa's lavapipe");
         eprintln!("the real device's part skipped: no graphics adapter (apt-get install libvulkan1 mesa-vulkan-drivers)");
         return;

@@ -20,12 +20,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use shakmaty::{Chess, Position};
 
-use flychess_sim::brain::simulator::{EngineChoice, Simulator};
-use flychess_sim::brain::{Brain as SimBrain, STEPS};
-use flychess_sim::chess::{Planes, planes, position_from_fen};
-use flychess_sim::connectome::Control;
-use flychess_sim::connectome::brain_file::Loaded;
-use flychess_sim::store::{BrainSpec, Tables};
+use flychess_brain::brain::simulator::{EngineChoice, Simulator};
+use flychess_brain::brain::{Brain as SimBrain, STEPS};
+use flychess_brain::chess::{Planes, planes, position_from_fen};
+use flychess_brain::connectome::Control;
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_brain::store::{BrainSpec, Tables};
 
 /// Runs `f`, turning a panic into a `RuntimeError` (nothing unwinds across the boundary).
 fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -74,7 +74,7 @@ fn data_folder(data: Option<PathBuf>) -> PyResult<PathBuf> {
     match data {
         Some(d) if !d.is_dir() => Err(PyFileNotFoundError::new_err(format!("no data folder at {}", d.display()))),
         Some(d) => Ok(d),
-        None => Ok(std::env::var_os("FLYCHESS_DATA").map(PathBuf::from).unwrap_or_else(flychess_sim::store::data_dir)),
+        None => Ok(std::env::var_os("FLYCHESS_DATA").map(PathBuf::from).unwrap_or_else(flychess_brain::store::data_dir)),
     }
 }
 
@@ -134,7 +134,7 @@ impl Brain {
             };
             let spec = BrainSpec { tables, control: Control::None };
             let (loaded, brain) =
-                py.detach(|| flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {})).map_err(raised)?;
+                py.detach(|| flychess_brain::store::ready_brain(&spec, &data, Default::default(), &|_, _| {})).map_err(raised)?;
             Ok(Brain { loaded: Arc::new(loaded), brain: Arc::new(brain), data, spec })
         })
     }
@@ -182,7 +182,8 @@ impl Brain {
             for (k, axis) in ["x_um", "y_um", "z_um"].into_iter().enumerate() {
                 d.set_item(axis, n.soma_um.iter().map(|p| p[k]).collect::<Vec<f32>>().into_pyarray(py))?;
             }
-            let eye: Vec<i32> = self.brain.eye_slot.iter().map(|&s| if s == flychess_sim::brain::NO_EYE { -1 } else { s as i32 }).collect();
+            let eye: Vec<i32> =
+                self.brain.eye_slot.iter().map(|&s| if s == flychess_brain::brain::NO_EYE { -1 } else { s as i32 }).collect();
             d.set_item("eye_slot", eye.into_pyarray(py))?;
             let mut descending = vec![false; len];
             for &j in &self.loaded.connectome.groups.descending {
@@ -230,7 +231,7 @@ impl Brain {
     /// The regions' names, in the order of their numbers.
     #[getter]
     fn regions(&self) -> Vec<&'static str> {
-        flychess_sim::connectome::rules::Region::ALL.iter().map(|r| r.name()).collect()
+        flychess_brain::connectome::rules::Region::ALL.iter().map(|r| r.name()).collect()
     }
 
     /// think(fens, steps=12, engine="cpu", neurons=None) → float32 array [batch, steps, neurons].
@@ -281,7 +282,7 @@ impl Brain {
             let (b, s, k) = (boards.len(), steps.len(), neurons.len());
             let brain = self.brain.clone();
             let rates = py
-                .detach(move || -> flychess_sim::Result<Vec<f32>> {
+                .detach(move || -> flychess_brain::Result<Vec<f32>> {
                     let simulator = Simulator::choose(choice, &brain)?;
                     simulator.read(&brain, &boards, &neurons, &steps)
                 })
@@ -297,7 +298,7 @@ impl Brain {
         guard(|| {
             let boards = Brain::boards(fens)?;
             let brain = self.brain.clone();
-            py.detach(move || -> flychess_sim::Result<f64> {
+            py.detach(move || -> flychess_brain::Result<f64> {
                 let (steps, neurons): (Vec<usize>, Vec<u32>) = ((0..STEPS).collect(), (0..brain.neurons as u32).collect());
                 let started = std::time::Instant::now();
                 let rates = Simulator::choose(EngineChoice::Cpu, &brain)?.read(&brain, &boards, &neurons, &steps)?;
@@ -332,9 +333,9 @@ impl Brain {
                 return Err(PyValueError::new_err("signal needs at least two positions (a spread across positions)"));
             }
             let (brain, loaded) = (self.brain.clone(), self.loaded.clone());
-            let by = py.detach(move || flychess_sim::brain::signal::by_region(&brain, &loaded.connectome.neurons.region, &boards));
+            let by = py.detach(move || flychess_brain::brain::signal::by_region(&brain, &loaded.connectome.neurons.region, &boards));
             let d = PyDict::new(py);
-            for r in flychess_sim::connectome::rules::Region::ALL {
+            for r in flychess_brain::connectome::rules::Region::ALL {
                 d.set_item(r.name(), by[r as usize].to_vec())?;
             }
             Ok(d)
@@ -351,13 +352,13 @@ enum StepsArg {
 
 /// The readout flies' names in the data folder and shipped (for KeyError).
 fn known_flies(data: &Path) -> String {
-    flychess_sim::fly::list(data).join(", ")
+    flychess_fly::fly::list(data).join(", ")
 }
 
 /// A readout fly on its brain: its move probabilities, its value, its inputs.
 #[pyclass(module = "flychess._native", frozen)]
 struct Fly {
-    fly: Arc<flychess_sim::fly::Fly>,
+    fly: Arc<flychess_fly::fly::Fly>,
     brain: Py<Brain>,
 }
 
@@ -374,17 +375,17 @@ impl Fly {
             let path = if name.ends_with(".fly") && Path::new(name).exists() {
                 PathBuf::from(name)
             } else {
-                flychess_sim::fly::find(name, &folder).map_err(|_| {
+                flychess_fly::fly::find(name, &folder).map_err(|_| {
                     PyKeyError::new_err(format!("no fly named {:?}; the flies are: {}", quoted(name, 80), known_flies(&folder)))
                 })?
             };
-            if flychess_sim::bio::file::is_dopamine_fly(&path) {
+            if flychess_arena::bio::file::is_dopamine_fly(&path) {
                 return Err(PyValueError::new_err(format!(
                     "{} is a dopamine fly (its mushroom body votes; it has no readout): play it with flychess.Player({name:?})",
                     quoted(name, 80)
                 )));
             }
-            let fly = flychess_sim::fly::Fly::load(&path).map_err(raised)?;
+            let fly = flychess_fly::fly::Fly::load(&path).map_err(raised)?;
             let brain = match brain {
                 Some(b) => b,
                 None => Py::new(py, Brain::load(py, "flywire783", Some(folder.clone()), 1)?)?,
@@ -450,7 +451,7 @@ impl Fly {
     fn policy(&self, py: Python<'_>, fen: &str) -> PyResult<std::collections::BTreeMap<String, f32>> {
         guard(|| {
             let (_, p) = self.policy_of(py, fen)?;
-            Ok(p.moves.iter().map(flychess_sim::chess::uci).zip(p.probability.iter().copied()).collect())
+            Ok(p.moves.iter().map(flychess_brain::chess::uci).zip(p.probability.iter().copied()).collect())
         })
     }
 
@@ -465,30 +466,30 @@ impl Fly {
         let b = self.brain.get();
         let (brain, loaded, fly) = (b.brain.clone(), b.loaded.clone(), self.fly.clone());
         py.detach(move || {
-            flychess_sim::readout::think_features(&brain, &boards, &loaded.connectome.groups.descending, &fly.readout.read_steps)
+            flychess_fly::readout::think_features(&brain, &boards, &loaded.connectome.groups.descending, &fly.readout.read_steps)
         })
     }
 
-    fn policy_of(&self, py: Python<'_>, fen: &str) -> PyResult<(Chess, flychess_sim::readout::Policy)> {
+    fn policy_of(&self, py: Python<'_>, fen: &str) -> PyResult<(Chess, flychess_fly::readout::Policy)> {
         let pos = position(fen)?;
         if pos.legal_moves().is_empty() {
             return Err(PyValueError::new_err(format!("the game is over in {:?} (no legal move)", quoted(fen, 80))));
         }
         let features = self.think_features(py, vec![planes(&pos)]);
         let heads = self.fly.readout.heads(&features[0]);
-        let p = flychess_sim::readout::policy(&pos, &heads);
+        let p = flychess_fly::readout::policy(&pos, &heads);
         Ok((pos, p))
     }
 }
 
-/// Any player the command line names (`flychess_sim::players::named`): random, greedy,
+/// Any player the command line names (`flychess_arena::players::named`): random, greedy,
 /// stockfish, stockfish:P, a fly, FLY+imagination, a dopamine fly, charles[:RUN], a fly or Charles
 /// with an aid (+judge, +search, +searchN, +sfD).
 #[pyclass(module = "flychess._native")]
 struct Player {
     name: String,
-    entrant: flychess_sim::players::Entrant,
-    kit: flychess_sim::players::Kit,
+    entrant: flychess_arena::players::Entrant,
+    kit: flychess_arena::players::Kit,
     stockfish: Option<PathBuf>,
 }
 
@@ -500,11 +501,11 @@ impl Player {
     #[pyo3(signature = (name, brain = None, data = None))]
     fn new(py: Python<'_>, name: &str, brain: Option<Py<Brain>>, data: Option<PathBuf>) -> PyResult<Player> {
         guard(|| {
-            use flychess_sim::players::{Kit, Lookup, kit_parts, named};
+            use flychess_arena::players::{Kit, Lookup, kit_parts, named};
             let folder = folder_of(&brain, data)?;
             let brain = match brain {
                 Some(b) => Some(b),
-                None if flychess_sim::players::needs_brain(name) => {
+                None if flychess_arena::players::needs_brain(name) => {
                     Some(Py::new(py, Brain::load(py, "flywire783", Some(folder.clone()), 1)?)?)
                 }
                 None => None,
@@ -528,7 +529,7 @@ impl Player {
             .with_flies(&flies)
             .with_charles(&charles);
             if let (Some(first), Some(b)) = (dopamine.first(), ready) {
-                let bio = flychess_sim::bio::prepare(
+                let bio = flychess_arena::bio::prepare(
                     &b.loaded.connectome,
                     &b.loaded.checksum,
                     &b.brain,
@@ -540,7 +541,7 @@ impl Player {
                 kit = kit.with_dopamine(Arc::new(bio), &dopamine).map_err(raised)?;
             }
             let stockfish =
-                if entrant.needs_stockfish() { Some(flychess_sim::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
+                if entrant.needs_stockfish() { Some(flychess_fly::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
             Ok(Player { name: entrant.name(), entrant, kit, stockfish })
         })
     }
@@ -571,14 +572,14 @@ impl Player {
                 return Err(PyValueError::new_err(format!("the game is over in {:?} (no legal move)", quoted(fen, 80))));
             }
             let (entrant, kit, stockfish) = (&self.entrant, &self.kit, &self.stockfish);
-            let nodes = flychess_sim::ladder::LadderOptions::default().stockfish_nodes;
+            let nodes = flychess_arena::ladder::LadderOptions::default().stockfish_nodes;
             let mv = py
-                .detach(|| -> flychess_sim::Result<shakmaty::Move> {
-                    let mut player = flychess_sim::players::Player::new(entrant, Some(kit), nodes, seed, stockfish)?;
+                .detach(|| -> flychess_arena::Result<shakmaty::Move> {
+                    let mut player = flychess_arena::players::Player::new(entrant, Some(kit), nodes, seed, stockfish)?;
                     player.choose(&pos, &[])
                 })
                 .map_err(raised)?;
-            Ok(flychess_sim::chess::uci(&mv))
+            Ok(flychess_brain::chess::uci(&mv))
         })
     }
 }

@@ -1,5 +1,5 @@
 //! `flychess data curriculum`: the positions of the curriculum of finishing
-//! (`flychess_sim::curriculum`), their Stockfish labels and the dataset a fit and `eval` read.
+//! (`flychess_learning::curriculum`), their Stockfish labels and the dataset a fit and `eval` read.
 //!
 //! A run plans its positions once (`plan`) and keeps them in DIR/positions.jsonl, with what they
 //! were planned from in DIR/positions.json (the games dataset by content, the engine labels
@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
-use flychess_sim::curriculum::{Endgame, endgame_position, held_out, is_won, kind_of, rank_score, stalemate_lesson};
-use flychess_sim::data::{Dataset, Labels, Meta, Row};
-use flychess_sim::play::Dice;
-use flychess_sim::readout::position_key;
-use flychess_sim::teacher::EngineLabels;
+use flychess_fly::data::{Dataset, Labels, Meta, Row};
+use flychess_fly::readout::position_key;
+use flychess_fly::stats::Dice;
+use flychess_learning::curriculum::{Endgame, endgame_position, held_out, is_won, kind_of, rank_score, stalemate_lesson};
+use flychess_learning::teacher::EngineLabels;
 
 use crate::label::Sample;
 
@@ -86,7 +86,7 @@ fn planned(pos: &shakmaty::Chess, game: u32, ply: u16, held: bool, origin: &str)
 /// `plan.stalemates` stalemate lessons (a tenth of the made ones held out, `curriculum::held_out`).
 /// A position planned twice is kept once.
 pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Result<Vec<Planned>> {
-    use flychess_sim::chess::position_from_fen;
+    use flychess_brain::chess::position_from_fen;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut keep = |p: Planned, pos: &shakmaty::Chess, out: &mut Vec<Planned>| {
@@ -112,7 +112,7 @@ pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Resu
             if labels.first_row + k < first || (label.game, label.ply) != (row.game, row.ply) {
                 return Err(anyhow!("engine label {} does not belong to TRAIN row {}", k, labels.first_row + k));
             }
-            if rank_score(label.score) < flychess_sim::curriculum::WON_SCORE {
+            if rank_score(label.score) < flychess_learning::curriculum::WON_SCORE {
                 continue;
             }
             let pos = position_from_fen(&row.fen)?;
@@ -173,8 +173,8 @@ pub fn positions(dir: &Path, the_plan: &Plan, make: impl FnOnce() -> Result<Vec<
         text.push_str(&serde_json::to_string(p)?);
         text.push('\n');
     }
-    flychess_sim::files::write_atomically(&list, text.as_bytes())?;
-    flychess_sim::files::write_atomically(&key, &serde_json::to_vec_pretty(the_plan)?)?;
+    flychess_brain::files::write_atomically(&list, text.as_bytes())?;
+    flychess_brain::files::write_atomically(&key, &serde_json::to_vec_pretty(the_plan)?)?;
     Ok((made, true))
 }
 
@@ -194,7 +194,7 @@ pub struct Built {
 /// labelling is unfinished): won positions only, the held-out ones first (the dataset's HOLD).
 /// Written to DIR/curriculum.flyd.
 pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
-    use flychess_sim::chess::position_from_fen;
+    use flychess_brain::chess::position_from_fen;
     let labels = dir.join("labels.jsonl");
     let file = std::fs::File::open(&labels).map_err(|e| anyhow!("{}: {e} (label the curriculum first)", labels.display()))?;
     // Whole lines only: a running job's last line may be unfinished.
@@ -263,7 +263,7 @@ pub fn load(path: &Path) -> Result<Dataset> {
 
 /// A row's kind in the curriculum (`curriculum::kind_of`).
 pub fn kind(row: &Row) -> Result<&'static str> {
-    Ok(kind_of(row, &flychess_sim::chess::position_from_fen(&row.fen)?))
+    Ok(kind_of(row, &flychess_brain::chess::position_from_fen(&row.fen)?))
 }
 
 /// How a fly finishes the curriculum's held-out won positions (`eval --json`): how often its
@@ -272,9 +272,9 @@ pub fn kind(row: &Row) -> Result<&'static str> {
 #[derive(Clone, Debug, Serialize)]
 pub struct Finishing {
     pub won_positions: usize,
-    pub fastest_win: flychess_sim::stats::Estimate,
+    pub fastest_win: flychess_fly::stats::Estimate,
     pub stalemate_lessons: usize,
-    pub stalemated: flychess_sim::stats::Estimate,
+    pub stalemated: flychess_fly::stats::Estimate,
     /// Kind → (positions, quickest wins found).
     pub by_kind: std::collections::BTreeMap<String, (usize, usize)>,
     /// Per position: the favourite is the quickest win (for paired differences).
@@ -284,9 +284,9 @@ pub struct Finishing {
 
 /// `Finishing` of the readout `readout` on won `rows` whose readings are `x` (`readout.inputs`
 /// per row, in order).
-pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) -> Result<Finishing> {
-    use flychess_sim::chess::position_from_fen;
-    use flychess_sim::curriculum::finish;
+pub fn judge(readout: &flychess_fly::readout::Readout, x: &[f32], rows: &[Row]) -> Result<Finishing> {
+    use flychess_brain::chess::position_from_fen;
+    use flychess_learning::curriculum::finish;
     let d = readout.inputs;
     if x.len() != rows.len() * d {
         return Err(anyhow!("{} readings for {} positions of {d} inputs", x.len(), rows.len()));
@@ -295,7 +295,7 @@ pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) 
     let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
     for (i, row) in rows.iter().enumerate() {
         let pos = position_from_fen(&row.fen)?;
-        let p = flychess_sim::readout::policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
+        let p = flychess_fly::readout::policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
         let Some(fav) = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])) else { continue };
         let f = finish(row, &pos, &p.moves[fav]);
         fastest.push(f.fastest);
@@ -309,9 +309,9 @@ pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) 
     }
     Ok(Finishing {
         won_positions: fastest.len(),
-        fastest_win: flychess_sim::stats::rate_of(&fastest),
+        fastest_win: flychess_fly::stats::rate_of(&fastest),
         stalemate_lessons: traps.len(),
-        stalemated: flychess_sim::stats::rate_of(&stalemated),
+        stalemated: flychess_fly::stats::rate_of(&stalemated),
         by_kind,
         fastest,
     })
@@ -320,7 +320,7 @@ pub fn judge(readout: &flychess_sim::readout::Readout, x: &[f32], rows: &[Row]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flychess_sim::data::{MoveCode, Result3, master_label};
+    use flychess_fly::data::{MoveCode, Result3, master_label};
 
     fn games() -> Dataset {
         let row = |fen: &str, game: u32| Row {

@@ -13,8 +13,8 @@ use shakmaty::san::{San, SanPlus};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Position};
 
-use flychess_sim::play::rules_ending;
-use flychess_sim::readout::position_key;
+use flychess_arena::play::rules_ending;
+use flychess_fly::readout::position_key;
 
 /// How the game ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Game {
     }
 
     pub fn from_fen(fen: &str) -> Result<Game> {
-        let pos = flychess_sim::chess::position_from_fen(fen).map_err(|e| anyhow!("{e}"))?;
+        let pos = flychess_brain::chess::position_from_fen(fen).map_err(|e| anyhow!("{e}"))?;
         let standard = Fen::from_position(&Chess::default(), EnPassantMode::Legal).to_string();
         let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
         let start_fen = (fen != standard).then_some(fen);
@@ -82,7 +82,7 @@ impl Game {
     }
 
     pub fn uci(&self) -> Vec<String> {
-        self.moves.iter().map(flychess_sim::chess::uci).collect()
+        self.moves.iter().map(flychess_brain::chess::uci).collect()
     }
 
     /// Keys of every position so far (the last is the current one), for repetition checks.
@@ -123,7 +123,7 @@ impl Game {
         }
         let mut pos = self.current().clone();
         if !pos.is_legal(m) {
-            return Err(anyhow!("{} is not legal here", flychess_sim::chess::uci(&m)));
+            return Err(anyhow!("{} is not legal here", flychess_brain::chess::uci(&m)));
         }
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
         self.keys.push(position_key(&pos));

@@ -36,8 +36,8 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position};
 
-use flychess_sim::data::{Dataset, Labels, Meta, MoveCode, Result3, Row, master_label};
-use flychess_sim::readout::position_key;
+use flychess_fly::data::{Dataset, Labels, Meta, MoveCode, Result3, Row, master_label};
+use flychess_fly::readout::position_key;
 
 /// Games in the human test (the new dataset's HOLD) and in its VAL, one position each.
 pub const HUMAN_TEST_GAMES: usize = 4_096;
@@ -287,7 +287,7 @@ fn positions_from_games_of(
     let key = {
         let mut d = Sha256::new();
         d.update(serde_json::to_vec(&(RULES, options, shipped.content_hash(), pgn_bytes)).expect("plain data"));
-        flychess_sim::files::hex(&d.finalize())[..16].to_string()
+        flychess_brain::files::hex(&d.finalize())[..16].to_string()
     };
     let parts = parts_dir(out);
     let plan_path = parts.join("plan.json");
@@ -298,7 +298,7 @@ fn positions_from_games_of(
                 std::fs::remove_dir_all(&parts).with_context(|| format!("clearing {}", parts.display()))?;
             }
             let plan = plan(pgn, book, shipped, options, key, progress)?;
-            flychess_sim::files::write_atomically(&plan_path, &serde_json::to_vec(&plan)?)?;
+            flychess_brain::files::write_atomically(&plan_path, &serde_json::to_vec(&plan)?)?;
             plan
         }
     };
@@ -329,7 +329,7 @@ fn each_game(pgn: &Path, pass: &str, progress: Progress, mut each: impl FnMut(u3
     // The reader may stop before the end of its buffer: hash what is left.
     let mut hashed = reader.into_inner();
     std::io::copy(&mut hashed, &mut std::io::sink()).with_context(|| format!("reading {}", pgn.display()))?;
-    Ok(flychess_sim::files::hex(&hashed.hash.finalize()))
+    Ok(flychess_brain::files::hex(&hashed.hash.finalize()))
 }
 
 /// Whether a game gives rows at all (a result, every move parsed, at least one move).
@@ -344,12 +344,12 @@ fn plan(pgn: &Path, book: &str, shipped: &Dataset, options: &GamesOptions, key: 
     let shipped_games: HashSet<u32> = shipped.rows.iter().map(|r| r.game).collect();
     let mut held_keys: HashSet<u64> = HashSet::new();
     for r in held_rows {
-        held_keys.insert(position_key(&flychess_sim::chess::position_from_fen(&r.fen)?));
+        held_keys.insert(position_key(&flychess_brain::chess::position_from_fen(&r.fen)?));
     }
     // Where each shipped row says it stands (game → ply, key), to check the numbering.
     let mut shipped_at: HashMap<u32, Vec<(u16, u64)>> = HashMap::new();
     for r in &shipped.rows {
-        shipped_at.entry(r.game).or_default().push((r.ply, position_key(&flychess_sim::chess::position_from_fen(&r.fen)?)));
+        shipped_at.entry(r.game).or_default().push((r.ply, position_key(&flychess_brain::chess::position_from_fen(&r.fen)?)));
     }
     let mut report = GamesReport::default();
     // Every candidate TRAIN position (its rank and key) and where each game's run starts.
@@ -482,7 +482,7 @@ fn rows_of(
             KnownOutcome::Decisive { winner } if winner == mover => Result3::Won,
             KnownOutcome::Decisive { .. } => Result3::Lost,
         };
-        let played = MoveCode::parse_uci(&flychess_sim::chess::uci(&g.moves[i])).expect("a legal move's UCI");
+        let played = MoveCode::parse_uci(&flychess_brain::chess::uci(&g.moves[i])).expect("a legal move's UCI");
         Row {
             fen: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
             game,
@@ -597,7 +597,7 @@ fn merge(plan: &Plan, options: &GamesOptions, parts: &Path, pgn: &Path) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flychess_sim::grading::Score;
+    use flychess_fly::grading::Score;
 
     /// Five openings played out a little, a result each, numbered games; game 13 has an illegal
     /// move and game 14 no result.
@@ -650,13 +650,13 @@ mod tests {
     }
 
     fn key_of(fen: &str) -> u64 {
-        position_key(&flychess_sim::chess::position_from_fen(fen).unwrap())
+        position_key(&flychess_brain::chess::position_from_fen(fen).unwrap())
     }
 
     fn run(dir: &Path, text: &str, positions: Option<usize>, out: &str) -> (GamesReport, Dataset) {
         let pgn = dir.join("games.pgn");
         std::fs::write(&pgn, text).unwrap();
-        let sha = flychess_sim::files::hex(&Sha256::digest(text.as_bytes()));
+        let sha = flychess_brain::files::hex(&Sha256::digest(text.as_bytes()));
         let options = GamesOptions { positions, seed: 7, human_games: 3, val_games: 2 };
         let out = dir.join(out);
         let report = positions_from_games_of(&pgn, &sha, &shipped(text), &options, &out, &|_, _, _| {}).unwrap();
@@ -688,9 +688,9 @@ mod tests {
         }
         // The label is the move played, its result from the mover's side.
         for r in &d.rows {
-            let pos = flychess_sim::chess::position_from_fen(&r.fen).unwrap();
+            let pos = flychess_brain::chess::position_from_fen(&r.fen).unwrap();
             let m = &r.moves[0];
-            assert!(pos.legal_moves().iter().any(|l| flychess_sim::chess::uci(l) == m.mv.uci()));
+            assert!(pos.legal_moves().iter().any(|l| flychess_brain::chess::uci(l) == m.mv.uci()));
             let line = pgn_text_result(&text, r.game);
             let white = pos.turn() == Color::White;
             let want = match (line, white) {
@@ -725,17 +725,17 @@ mod tests {
         let (_, whole) = run(dir.path(), &text, Some(30), "whole.flyd");
         // A run killed after pass 2 wrote its part: the plan and the part are there, no output.
         let pgn = dir.path().join("games.pgn");
-        let sha = flychess_sim::files::hex(&Sha256::digest(text.as_bytes()));
+        let sha = flychess_brain::files::hex(&Sha256::digest(text.as_bytes()));
         let options = GamesOptions { positions: Some(30), seed: 7, human_games: 3, val_games: 2 };
         let out = dir.path().join("resumed.flyd");
         let parts = parts_dir(&out);
         let key = {
             let mut d = Sha256::new();
             d.update(serde_json::to_vec(&(RULES, &options, shipped(&text).content_hash(), text.len() as u64)).unwrap());
-            flychess_sim::files::hex(&d.finalize())[..16].to_string()
+            flychess_brain::files::hex(&d.finalize())[..16].to_string()
         };
         let p = plan(&pgn, &sha, &shipped(&text), &options, key, &|_, _, _| {}).unwrap();
-        flychess_sim::files::write_atomically(&parts.join("plan.json"), &serde_json::to_vec(&p).unwrap()).unwrap();
+        flychess_brain::files::write_atomically(&parts.join("plan.json"), &serde_json::to_vec(&p).unwrap()).unwrap();
         write_parts(&pgn, &p, &options, &parts, &|_, _, _| {}).unwrap();
         let part = part_path(&parts, 0);
         let before = std::fs::metadata(&part).unwrap().modified().unwrap();
@@ -749,7 +749,7 @@ mod tests {
         let _ = before;
         // A plan of other options is not used: the run starts over and is right.
         let stale = Plan { key: "other".into(), threshold: 0, ..p };
-        flychess_sim::files::write_atomically(&parts.join("plan.json"), &serde_json::to_vec(&stale).unwrap()).unwrap();
+        flychess_brain::files::write_atomically(&parts.join("plan.json"), &serde_json::to_vec(&stale).unwrap()).unwrap();
         std::fs::remove_file(&out).unwrap();
         positions_from_games_of(&pgn, &sha, &shipped(&text), &options, &out, &|_, _, _| {}).unwrap();
         assert_eq!(Dataset::load(&out).unwrap(), whole);
@@ -759,13 +759,13 @@ mod tests {
     fn the_book_gives_the_shipped_human_test_and_finds_every_shipped_row() {
         let book = book();
         let dir = tempfile::tempdir().unwrap();
-        let ours = Dataset::load(&flychess_sim::data::shipped_path()).unwrap();
+        let ours = Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
         let out = dir.path().join("human.flyd");
         let report = positions_from_games(&book, &ours, &GamesOptions::new(Some(0), 1), &out, &|_, _, _| {}).unwrap();
         assert!(report.same_games_as_shipped);
         assert_eq!((report.shipped_rows_found, report.shipped_rows_not_found), (ours.rows.len(), 0));
         let made = Dataset::load(&out).unwrap();
-        let ship = Dataset::load(&flychess_sim::data::human_test_path()).unwrap();
+        let ship = Dataset::load(&flychess_fly::data::human_test_path()).unwrap();
         assert_eq!(made.content_hash(), ship.content_hash(), "the shipped human test is what the book gives");
         assert_eq!(
             (ship.meta.hold, ship.meta.val, ship.rows.len()),

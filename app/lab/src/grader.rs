@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, select_biased, unbounded};
 
-use flychess_sim::grading::{Score, Verdict, accuracy};
-use flychess_sim::stockfish::{EngineOptions, Limit, Supervised, find_stockfish, kill_process};
+use flychess_fly::grading::{Score, Verdict, accuracy};
+use flychess_fly::stockfish::{EngineOptions, Limit, Supervised, find_stockfish, kill_process};
 
 /// The depth grades are computed at.
 pub const GRADE_DEPTH: u32 = 12;

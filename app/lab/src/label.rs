@@ -25,11 +25,11 @@ use shakmaty::{EnPassantMode, Position};
 
 use serde::{Deserialize, Serialize};
 
-use flychess_sim::grading::Score;
-use flychess_sim::play::Dice;
-use flychess_sim::readout::position_key;
-use flychess_sim::shard::PartFile;
-use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
+use flychess_fly::grading::Score;
+use flychess_fly::readout::position_key;
+use flychess_fly::shard::PartFile;
+use flychess_fly::stats::Dice;
+use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
 
 /// A position picked from a game.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,13 +72,13 @@ pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
 }
 
 /// The TRAIN rows of a dataset as samples, in the dataset's order (row numbers from `hold + val`).
-pub fn dataset_samples(dataset: &flychess_sim::data::Dataset) -> Vec<Sample> {
+pub fn dataset_samples(dataset: &flychess_fly::data::Dataset) -> Vec<Sample> {
     dataset.train().iter().map(|r| Sample { fen: r.fen.clone(), game: r.game, ply: r.ply, legal: r.legal }).collect()
 }
 
 /// One labelled line, as `data import` reads it (`compact`: without the FEN, for a dataset's rows,
 /// `i` then being the row's number in the dataset).
-pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_sim::stockfish::Line], compact: bool) -> String {
+pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_fly::stockfish::Line], compact: bool) -> String {
     let moves: Vec<serde_json::Value> = lines
         .iter()
         .map(|l| {
@@ -124,7 +124,7 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                 }
             }
             let text: String = good.iter().map(|l| format!("{l}\n")).collect();
-            flychess_sim::files::write_atomically(out, text.as_bytes())?;
+            flychess_brain::files::write_atomically(out, text.as_bytes())?;
             good.len()
         }
         Err(_) => 0,
@@ -242,7 +242,7 @@ pub fn merge_shards<K: Serialize + serde::de::DeserializeOwned + PartialEq>(
     job: &str,
 ) -> Result<(PathBuf, usize, u64)> {
     let parts: Vec<PathBuf> =
-        flychess_sim::shard::Shard::all(count).map(|s| flychess_sim::shard::part_path(whole, s)).filter(|p| p.exists()).collect();
+        flychess_fly::shard::Shard::all(count).map(|s| flychess_fly::shard::part_path(whole, s)).filter(|p| p.exists()).collect();
     if parts.is_empty() {
         return Err(anyhow!("no part of {} cut {count} ways (run `{job} --shard I/{count}` first)", whole.display()));
     }
@@ -254,14 +254,14 @@ pub fn merge_keyed<K: Serialize + serde::de::DeserializeOwned + PartialEq>(parts
     let mut found = Vec::new();
     let mut bytes_of = std::collections::HashMap::new();
     for path in parts {
-        let (key, part) = flychess_sim::shard::read_sidecar::<K>(path, "a labels part")?;
+        let (key, part) = flychess_fly::shard::read_sidecar::<K>(path, "a labels part")?;
         let (records, bytes) = complete_lines(path)?;
         bytes_of.insert(path.clone(), bytes);
         found.push(PartFile { path: path.clone(), key, part, records });
     }
-    let parts = flychess_sim::shard::check_parts(found, "positions")?;
-    let whole = flychess_sim::shard::whole_file(&parts[0].path)?;
+    let parts = flychess_fly::shard::check_parts(found, "positions")?;
+    let whole = flychess_fly::shard::whole_file(&parts[0].path)?;
     let pieces: Vec<(PathBuf, u64)> = parts.iter().map(|p| (p.path.clone(), bytes_of[&p.path])).collect();
-    let bytes = flychess_sim::shard::concatenate(&pieces, &whole)?;
+    let bytes = flychess_fly::shard::concatenate(&pieces, &whole)?;
     Ok((whole, parts[0].part.total, bytes))
 }

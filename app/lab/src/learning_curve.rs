@@ -410,7 +410,7 @@ pub fn svg(curve: &LearningCurve) -> String {
         ),
         None => format!("{} (one point: no slope yet)", curve.brain),
     };
-    let games_text = flychess_sim::files::quote(&curve.games, 170);
+    let games_text = flychess_brain::files::quote(&curve.games, 170);
     use std::fmt::Write;
     for (y, text) in [(540, &slope_text), (562, &games_text)] {
         let _ = write!(svg, r##"<text x="700" y="{y}" font-size="14" text-anchor="middle" fill="#444">{}</text>"##, escape(text));

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Position};
 
-use flychess_sim::readout::position_key;
+use flychess_fly::readout::position_key;
 
 const TABLE: &str = include_str!("../../../assets/openings.tsv");
 

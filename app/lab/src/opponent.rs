@@ -11,8 +11,8 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::{Chess, Move};
 
-use flychess_sim::players::{Entrant, Kit, Lookup, Player, kit_parts, named};
-use flychess_sim::stockfish::find_stockfish;
+use flychess_arena::players::{Entrant, Kit, Lookup, Player, kit_parts, named};
+use flychess_fly::stockfish::find_stockfish;
 
 struct Ask {
     id: u64,
@@ -30,7 +30,7 @@ pub struct Opponent {
 
 impl Opponent {
     /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer. The
-    /// name is resolved as every front door resolves it (`flychess_sim::players::named`): a name
+    /// name is resolved as every front door resolves it (`flychess_arena::players::named`): a name
     /// that is no player is refused here, at once; what takes time (a fly's judge weight chosen
     /// on VAL, a dopamine fly's model of the brain) is made on the worker, and if it fails every
     /// move asked is answered with why.
@@ -69,7 +69,7 @@ impl Opponent {
                     Ok(s) => s,
                     Err(e) => return answer_all(e),
                 };
-                let nodes = flychess_sim::ladder::LadderOptions::default().stockfish_nodes;
+                let nodes = flychess_arena::ladder::LadderOptions::default().stockfish_nodes;
                 let mut player = match Player::new(&entrant, Some(&kit), nodes, 1, &stockfish) {
                     Ok(p) => p,
                     Err(e) => return answer_all(e.to_string()),

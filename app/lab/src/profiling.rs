@@ -12,14 +12,14 @@ use std::time::Instant;
 use anyhow::Result;
 use shakmaty::{Chess, Color};
 
-use flychess_sim::ladder::{self, LadderOptions};
-use flychess_sim::players::{Entrant, Kit};
-use flychess_sim::profile::{self, GameLosses};
-use flychess_sim::stockfish::{EngineOptions, Limit, Supervised};
+use flychess_arena::ladder::{self, LadderOptions};
+use flychess_arena::players::{Entrant, Kit};
+use flychess_arena::profile::{self, GameLosses};
+use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Where a ladder's games are kept: DATA/ladder/WHAT + the brain's checksum and the options.
 pub fn games_file(data: &Path, what: &str, checksum: &str, options: &LadderOptions) -> PathBuf {
-    flychess_sim::files::DataFolder::at(data).ladder().join(format!(
+    flychess_brain::files::DataFolder::at(data).ladder().join(format!(
         "{what}{}-seed{}-open{}-cap{}-nodes{}.jsonl",
         &checksum[..12.min(checksum.len())],
         options.seed,
@@ -51,12 +51,12 @@ pub struct ProfileJob<'a> {
 
 /// Where the report of `player_id` measured over `games` games at `depth` is kept.
 pub fn kept_path(data: &Path, player_id: &str, games: usize, depth: u32) -> PathBuf {
-    flychess_sim::files::DataFolder::at(data).profiles().join(format!("{player_id}-games{games}-depth{depth}.json"))
+    flychess_brain::files::DataFolder::at(data).profiles().join(format!("{player_id}-games{games}-depth{depth}.json"))
 }
 
 /// Every kept report of `player_id`, the most games first (then the deeper analysis).
 pub fn kept(data: &Path, player_id: &str) -> Vec<serde_json::Value> {
-    let Ok(entries) = std::fs::read_dir(flychess_sim::files::DataFolder::at(data).profiles()) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(flychess_brain::files::DataFolder::at(data).profiles()) else { return Vec::new() };
     let prefix = format!("{player_id}-games");
     let mut found: Vec<serde_json::Value> = entries
         .flatten()
@@ -146,6 +146,6 @@ pub fn run(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    flychess_sim::files::write_atomically(&path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    flychess_brain::files::write_atomically(&path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok((measured, report))
 }

@@ -1,6 +1,6 @@
 //! The fly thinks off the UI thread. A worker thread owns the calibrated brain and answers think
 //! requests over crossbeam channels; each think is the seated player's own (`Seated::think` in
-//! `flychess_sim::thinking`, which knows every kind of player: the thinker never looks at one).
+//! `flychess_arena::thinking`, which knows every kind of player: the thinker never looks at one).
 //! The 12 steps run on the CPU engine, or on the GPU engine when it shares the window's device (a
 //! real GPU): then the view draws straight from the engine's rates buffer, and the panels' copy of
 //! the rates (region bars, sentence, inspector) follows the answer, worked out on the CPU.
@@ -17,15 +17,15 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::Chess;
 
-use flychess_sim::brain::engine::Fallback;
-use flychess_sim::brain::gpu::GpuEngine;
-use flychess_sim::brain::{Brain, cpu};
-use flychess_sim::chess::planes;
-use flychess_sim::thinking::Asked;
-pub use flychess_sim::thinking::{SecondGlance, Thought};
+use flychess_arena::thinking::Asked;
+pub use flychess_arena::thinking::{SecondGlance, Thought};
+use flychess_brain::brain::engine::Fallback;
+use flychess_brain::brain::gpu::GpuEngine;
+use flychess_brain::brain::{Brain, cpu};
+use flychess_brain::chess::planes;
 
 /// Who thinks: a player with the kit it plays from (`sim::players`), of any kind.
-pub use flychess_sim::players::Seated;
+pub use flychess_arena::players::Seated;
 
 pub struct ThinkRequest {
     pub id: u64,

@@ -17,15 +17,15 @@ use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use flychess_sim::brain::Brain;
-use flychess_sim::brain::simulator::{EngineChoice, Simulator};
-use flychess_sim::cache::{Cache, CacheMeta, Reading, Sensor};
-use flychess_sim::connectome::Connectome;
-use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
-use flychess_sim::fly::{self, Fly, FlyMeta};
-use flychess_sim::readout::Readout;
-use flychess_sim::teacher::{EngineLabels, Teacher};
-use flychess_sim::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_from};
+use flychess_brain::brain::Brain;
+use flychess_brain::brain::simulator::{EngineChoice, Simulator};
+use flychess_brain::connectome::Connectome;
+use flychess_fly::cache::{Cache, CacheMeta, Reading, Sensor};
+use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
+use flychess_fly::fly::{self, Fly, FlyMeta};
+use flychess_fly::readout::Readout;
+use flychess_learning::teacher::{EngineLabels, Teacher};
+use flychess_learning::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_from};
 
 /// What to train.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -59,7 +59,7 @@ pub struct CurriculumMix {
 
 /// The master-move part of a run (`flychess data games`): TRAIN rows of the dataset at
 /// `dataset`, their DN readings cached like the shipped rows' and read a block at a time
-/// (`flychess_sim::stream_fit`), with `stockfish_share` of every batch drawn from the shipped
+/// (`flychess_learning::stream_fit`), with `stockfish_share` of every batch drawn from the shipped
 /// Stockfish-labelled TRAIN rows.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct GamesMix {
@@ -152,7 +152,7 @@ pub fn read_engine_labels(dataset: &Path, dir: &Path, most: usize) -> Result<Eng
 
 /// Where `flychess lessons` writes its relabelled won positions.
 pub fn lessons_path(data: &Path) -> PathBuf {
-    flychess_sim::files::DataFolder::at(data).lessons().join("labels.jsonl")
+    flychess_brain::files::DataFolder::at(data).lessons().join("labels.jsonl")
 }
 
 /// Finishing lessons for TRAIN (rows `train_rows` of the dataset, features `train_x` with `d`
@@ -170,7 +170,7 @@ pub fn lesson_rows(data: &Path, train_rows: &[Row], train_x: &[f32], d: usize, s
         .rows
         .iter()
         .filter_map(|r| index.get(r.fen.as_str()).map(|&i| Target::lesson(r).map(|t| (i, t))))
-        .collect::<flychess_sim::Result<_>>()?;
+        .collect::<flychess_fly::Result<_>>()?;
     if found.is_empty() {
         return Err(anyhow!("none of the lessons in {} is among the TRAIN positions used", path.display()));
     }
@@ -282,7 +282,7 @@ impl Prepared<'_> {
     /// The homeostasis fingerprint its caches are keyed by ("none" for a control).
     fn homeostasis(&self) -> String {
         match self.sensor {
-            Sensor::Brain => flychess_sim::calibrate::fingerprint(self.brain.homeostasis()),
+            Sensor::Brain => flychess_brain::calibrate::fingerprint(self.brain.homeostasis()),
             _ => "none".into(),
         }
     }
@@ -294,11 +294,11 @@ impl Prepared<'_> {
 }
 
 pub fn runs_dir(data: &Path) -> PathBuf {
-    flychess_sim::files::DataFolder::at(data).runs()
+    flychess_brain::files::DataFolder::at(data).runs()
 }
 
 fn targets(rows: &[Row]) -> Result<Vec<Target>> {
-    Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
+    Ok(rows.par_iter().map(Target::of).collect::<flychess_fly::Result<Vec<_>>>()?)
 }
 
 /// The DN-rate cache of `prepared` over the first `n` rows, filled as needed.
@@ -311,7 +311,7 @@ pub fn cache(
     events: &dyn Fn(TrainEvent),
 ) -> Result<Option<Cache>> {
     let meta = CacheMeta::new(prepared.id(), &prepared.homeostasis(), dataset, prepared.inputs());
-    let path = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.cache_name());
+    let path = meta.path_in(&flychess_brain::files::DataFolder::at(data).cache(), &prepared.cache_name());
     let mut cache = Cache::open(&path, meta)?;
     if cache.positions < n {
         fill_reporting(prepared, &mut cache, dataset.rows[..n].iter().cloned().map(Ok), n, controls, events)?;
@@ -332,7 +332,7 @@ pub fn streamed_cache(
     let stream = Dataset::stream(path)?;
     let (source, rows) = (stream.meta.source.clone(), stream.meta.rows);
     let meta = CacheMeta::of(prepared.id(), &prepared.homeostasis(), &source, rows, &stream.content_hash()?, prepared.inputs());
-    let file = meta.path_in(&flychess_sim::files::DataFolder::at(data).cache(), &prepared.cache_name());
+    let file = meta.path_in(&flychess_brain::files::DataFolder::at(data).cache(), &prepared.cache_name());
     let mut cache = Cache::open(&file, meta)?;
     if cache.positions < n {
         fill_reporting(prepared, &mut cache, Dataset::stream(path)?, n, controls, events)?;
@@ -344,7 +344,7 @@ pub fn streamed_cache(
 fn fill_reporting(
     prepared: &Prepared,
     cache: &mut Cache,
-    rows: impl Iterator<Item = flychess_sim::Result<Row>> + Send,
+    rows: impl Iterator<Item = flychess_fly::Result<Row>> + Send,
     n: usize,
     controls: &Controls,
     events: &dyn Fn(TrainEvent),
@@ -392,7 +392,7 @@ pub fn human(seconds: f64) -> String {
 
 /// Runs `job` to the end (or until stopped), returning the fly when finished.
 pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Fly>> {
-    flychess_sim::fly::check_name(&job.name)?;
+    flychess_fly::fly::check_name(&job.name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let n = job.positions.min(dataset.rows.len());
     if n <= HOLD + VAL {
@@ -434,7 +434,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
                 return Ok(None);
             };
             let first = d.meta.hold + d.meta.val;
-            let t: Vec<Target> = d.train().par_iter().map(Target::lesson).collect::<flychess_sim::Result<_>>()?;
+            let t: Vec<Target> = d.train().par_iter().map(Target::lesson).collect::<flychess_fly::Result<_>>()?;
             (cc.read(first..d.rows.len(), job.reading)?, t)
         }
         None => (Vec::new(), Vec::new()),
@@ -515,7 +515,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     // The checkpoint holds the best readout and the fit's state after its last pass; the pass
     // log is cut back to that pass (a pass logged after it, its checkpoint lost to a kill, is made
     // again, the same way).
-    let (start, resume, checkpointed) = match (resumable, flychess_sim::fly::Checkpoint::load(&checkpoint)) {
+    let (start, resume, checkpointed) = match (resumable, flychess_fly::fly::Checkpoint::load(&checkpoint)) {
         (true, Ok(c)) => {
             let passes = c.state.passes;
             let log = std::fs::read_to_string(&metrics_path).unwrap_or_default();
@@ -523,7 +523,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             if kept.len() < passes {
                 return Err(anyhow!("{}: the pass log has {} passes, the checkpoint {passes}", metrics_path.display(), kept.len()));
             }
-            flychess_sim::files::write_atomically(&metrics_path, kept.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes())?;
+            flychess_brain::files::write_atomically(&metrics_path, kept.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes())?;
             events(TrainEvent::Stage { text: format!("resuming after pass {passes}"), fraction: 0.0 });
             (c.fly.readout.clone(), Some(c.state), Some(c.fly))
         }
@@ -552,7 +552,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         hold: None,
         finished: false,
     };
-    flychess_sim::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
+    flychess_brain::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics_path)?;
     let meta = |readout_val: Option<Metrics>, hold: Option<Metrics>| FlyMeta {
         name: job.name.clone(),
@@ -588,9 +588,9 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     events(TrainEvent::Stage { text: format!("fitting on {}", options.on.describe()?), fraction: 0.0 });
     let mut in_memory;
     let mut mixed;
-    let train_set: &mut dyn flychess_sim::train::TrainSet = match (&job.games, &games_cache) {
+    let train_set: &mut dyn flychess_learning::train::TrainSet = match (&job.games, &games_cache) {
         (Some(g), Some((gcache, first))) => {
-            mixed = flychess_sim::stream_fit::Mixed::new(
+            mixed = flychess_learning::stream_fit::Mixed::new(
                 gcache,
                 g.dataset.clone(),
                 *first..*first + g.positions,
@@ -605,7 +605,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             &mut mixed
         }
         _ => {
-            in_memory = flychess_sim::train::InMemory::new(&train_x, &train_t, cache.meta.descending, options.seed);
+            in_memory = flychess_learning::train::InMemory::new(&train_x, &train_t, cache.meta.descending, options.seed);
             &mut in_memory
         }
     };
@@ -618,13 +618,13 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         &options,
         &mut |p, best, state| {
             let recorded = |what: &str, e: &dyn std::fmt::Display| {
-                flychess_sim::error::Error::Invalid(format!("could not record pass {} of the run ({what}): {e}", p.pass))
+                flychess_learning::Error::Invalid(format!("could not record pass {} of the run ({what}): {e}", p.pass))
             };
             // The pass's line, then the checkpoint (on resume the log is cut back to it).
             let line = serde_json::to_string(p).expect("a pass serialises");
             writeln!(log, "{line}").and_then(|_| log.flush()).map_err(|e| recorded(&metrics_path.display().to_string(), &e))?;
             let fly = Fly { meta: meta(Some(p.val), None), readout: best.clone() };
-            flychess_sim::fly::Checkpoint { fly, state: state()? }.save(&checkpoint)?;
+            flychess_fly::fly::Checkpoint { fly, state: state()? }.save(&checkpoint)?;
             if p.pass.is_power_of_two() {
                 snapshot(p.pass, best, Some(p.val))?;
             }
@@ -639,13 +639,13 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     }
     let hold = evaluate(&readout, &hold_x, &hold_t);
     let f = Fly { meta: meta(Some(val), Some(hold)), readout };
-    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{}.fly", job.name));
+    let path = flychess_brain::files::DataFolder::at(data).flies().join(format!("{}.fly", job.name));
     f.save(&path)?;
     let passes = std::fs::read_to_string(&metrics_path).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0);
     f.save(&snapshots.join(format!("pass-{passes:04}.fly")))?;
     info.hold = Some(hold);
     info.finished = true;
-    flychess_sim::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
+    flychess_brain::files::write_atomically(&info_path, &serde_json::to_vec_pretty(&info)?)?;
     let _ = std::fs::remove_file(&checkpoint);
     events(TrainEvent::Done { fly: path, hold, val });
     Ok(Some(f))
@@ -743,9 +743,9 @@ pub fn read_runs(data: &Path) -> Vec<RunCurves> {
     out
 }
 
-pub use flychess_sim::tuned::{imagination as tuned_imagination, judged_weight};
+pub use flychess_arena::tuned::{imagination as tuned_imagination, judged_weight};
 
-/// `flychess_sim::tuned::judge_weight` with a progress bar on the terminal while it is chosen.
+/// `flychess_arena::tuned::judge_weight` with a progress bar on the terminal while it is chosen.
 pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -> Result<f32> {
     let bar = indicatif::ProgressBar::hidden();
     bar.set_style(
@@ -754,7 +754,7 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32]) -
             .progress_chars("=> "),
     );
     bar.set_message(fly.meta.name.clone());
-    let weight = flychess_sim::tuned::judge_weight(data, fly, brain, descending, &|done, total| {
+    let weight = flychess_arena::tuned::judge_weight(data, fly, brain, descending, &|done, total| {
         if bar.is_hidden() {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
@@ -783,29 +783,29 @@ pub fn answers(ready: &crate::lab::ReadyBrain, data: &std::path::Path, run: &str
 
 /// `answers` for a brain given by its parts (the command line has no window's brain).
 pub fn answers_on(
-    brain: &flychess_sim::brain::Brain,
+    brain: &flychess_brain::brain::Brain,
     descending: &[u32],
     checksum: &str,
     data: &std::path::Path,
     run: &str,
     fen: &str,
 ) -> anyhow::Result<Vec<Answer>> {
-    let pos = flychess_sim::chess::position_from_fen(fen)?;
+    let pos = flychess_brain::chess::position_from_fen(fen)?;
     let snaps = snapshots(data, run);
     if snaps.is_empty() {
         anyhow::bail!("run {run} kept no snapshots (runs from before snapshots existed do not have them)");
     }
-    let flies: Vec<(usize, flychess_sim::fly::Fly)> =
-        snaps.into_iter().map(|(p, path)| Ok((p, flychess_sim::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
+    let flies: Vec<(usize, flychess_fly::fly::Fly)> =
+        snaps.into_iter().map(|(p, path)| Ok((p, flychess_fly::fly::Fly::load(&path)?))).collect::<anyhow::Result<_>>()?;
     if let Some((_, f)) = flies.iter().find(|(_, f)| f.meta.brain_checksum != checksum) {
         anyhow::bail!("run {run} trained on another brain ({})", f.meta.brain);
     }
     let steps = flies[0].1.readout.read_steps.clone();
-    let features = flychess_sim::readout::think_features(brain, &[flychess_sim::chess::planes(&pos)], descending, &steps).remove(0);
+    let features = flychess_fly::readout::think_features(brain, &[flychess_brain::chess::planes(&pos)], descending, &steps).remove(0);
     Ok(flies
         .iter()
         .map(|(pass, f)| {
-            let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&features));
+            let p = flychess_fly::readout::policy(&pos, &f.readout.heads(&features));
             let mut order: Vec<usize> = (0..p.moves.len()).collect();
             order.sort_by(|&a, &b| p.probability[b].total_cmp(&p.probability[a]));
             Answer {

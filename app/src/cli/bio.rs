@@ -14,13 +14,13 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
-use flychess_sim::bio::learn::{self, Rule};
-use flychess_sim::bio::measure::{self, EvalSizes};
-use flychess_sim::bio::run::{self, Progress, RunOptions};
-use flychess_sim::bio::{self, BioBrain, Constants};
-use flychess_sim::data::{Dataset, Row, shipped_path};
-use flychess_sim::stats::{self, Estimate};
+use flychess_arena::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
+use flychess_arena::bio::learn::{self, Rule};
+use flychess_arena::bio::measure::{self, EvalSizes};
+use flychess_arena::bio::run::{self, Progress, RunOptions};
+use flychess_arena::bio::{self, BioBrain, Constants};
+use flychess_fly::data::{Dataset, Row, shipped_path};
+use flychess_fly::stats::{self, Estimate};
 
 pub use measure::EVAL_SEED;
 
@@ -54,10 +54,10 @@ fn model(
     which: &WhichBrain,
     data: &Path,
     constants: Constants,
-) -> Result<(flychess_sim::connectome::brain_file::Loaded, BioBrain, String)> {
+) -> Result<(flychess_brain::connectome::brain_file::Loaded, BioBrain, String)> {
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
-    let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    let b = bar(flychess_brain::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
     let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
     b.finish_and_clear();
     let label = loaded.connectome.provenance.label();
@@ -66,7 +66,7 @@ fn model(
 
 /// Where a dopamine fly named `name` lives in the data folder.
 fn fly_path(data: &Path, name: &str) -> PathBuf {
-    flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"))
+    flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -82,7 +82,7 @@ pub fn train(
     variation: &Variation,
     ship: bool,
 ) -> Result<()> {
-    flychess_sim::fly::check_name(name)?;
+    flychess_fly::fly::check_name(name)?;
     let path = fly_path(data, name);
     std::fs::create_dir_all(path.parent().expect("flies folder"))?;
     let dataset = Dataset::load(&shipped_path())?;
@@ -111,7 +111,7 @@ pub fn train(
     let b = bar(lessons as u64, if games { "games" } else { "lessons" });
     b.set_position((fly.meta.lessons + fly.meta.games) as u64);
     let options =
-        RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_sim::stockfish::find_stockfish(None).ok() };
+        RunOptions { target: lessons, every, monitor_pairs: monitor, stockfish: flychess_fly::stockfish::find_stockfish(None).ok() };
     let started = Instant::now();
     let at_start = fly.meta.lessons + fly.meta.games;
     run::run(&bio, &mut fly, &dataset, &path, &options, &AtomicBool::new(false), &mut |p| match p {
@@ -147,7 +147,7 @@ pub fn train(
         path.display()
     );
     if ship {
-        let shipped = flychess_sim::shipped::repository_models().join(format!("{name}.fly"));
+        let shipped = flychess_brain::shipped::repository_models().join(format!("{name}.fly"));
         fly.save(&shipped)?;
         println!("and {}", shipped.display());
     }
@@ -162,16 +162,16 @@ fn estimate_json(e: &Estimate) -> serde_json::Value {
 fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
     use shakmaty::Position;
     rows.iter()
-        .filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok())
+        .filter_map(|r| flychess_brain::chess::position_from_fen(&r.fen).ok())
         .min_by_key(|p| (p.legal_moves().len() as i64 - 30).abs())
 }
 
 /// The dopamine fly named (else the brain's shipped one, then the user's) and its model.
 fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<(DopamineFly, BioBrain)> {
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let path = match name {
-        Some(n) => flychess_sim::fly::find(n, data)?,
+        Some(n) => flychess_fly::fly::find(n, data)?,
         None => dopamine_flies(&loaded.checksum, data)
             .into_iter()
             .next()
@@ -182,7 +182,7 @@ fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<
         return Err(anyhow!("{} is not a dopamine fly (`flychess eval` measures readout flies)", path.display()));
     }
     let fly = DopamineFly::load(&path)?;
-    let b = bar(flychess_sim::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
+    let b = bar(flychess_brain::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
     let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), fly.meta.constants, &|t| {
         b.set_position(t as u64)
     })?;
@@ -201,7 +201,7 @@ pub fn lesson(
     json: bool,
 ) -> Result<()> {
     use shakmaty::Position;
-    let pos = flychess_sim::chess::position_from_fen(fen)?;
+    let pos = flychess_brain::chess::position_from_fen(fen)?;
     let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
     if moves.len() < 2 {
         return Err(anyhow!("a lesson needs two legal moves to compare"));
@@ -210,11 +210,11 @@ pub fn lesson(
     let good = match good {
         Some(u) => find(u)?,
         None => {
-            let path = flychess_sim::stockfish::find_stockfish(None)
+            let path = flychess_fly::stockfish::find_stockfish(None)
                 .map_err(|e| anyhow!("give --good, or install Stockfish to find the best move: {e}"))?;
-            let mut engine = flychess_sim::stockfish::Engine::start(&path, &flychess_sim::stockfish::EngineOptions::default())?;
+            let mut engine = flychess_fly::stockfish::Engine::start(&path, &flychess_fly::stockfish::EngineOptions::default())?;
             let uci = engine
-                .best_move(fen, flychess_sim::stockfish::Limit::Depth(12), std::time::Duration::from_secs(30))?
+                .best_move(fen, flychess_fly::stockfish::Limit::Depth(12), std::time::Duration::from_secs(30))?
                 .ok_or_else(|| anyhow!("Stockfish found no move"))?;
             find(&uci)?
         }
@@ -223,7 +223,7 @@ pub fn lesson(
         Some(u) => find(u)?,
         None => {
             let others: Vec<shakmaty::Move> = moves.iter().copied().filter(|m| *m != good).collect();
-            others[flychess_sim::play::Dice::new(1).below(others.len())]
+            others[flychess_fly::stats::Dice::new(1).below(others.len())]
         }
     };
     if good == bad {
@@ -232,8 +232,8 @@ pub fn lesson(
     let (fly, bio) = fly_and_model(which, data, name)?;
     let us = pos.turn();
     let l = learn::Lesson { good: learn::after(&pos, good, us), bad: learn::after(&pos, bad, us) };
-    let c = flychess_sim::bio::comic::comic(&bio, &fly.m, &l);
-    let uci = |m: shakmaty::Move| flychess_sim::chess::uci(&m);
+    let c = flychess_arena::bio::comic::comic(&bio, &fly.m, &l);
+    let uci = |m: shakmaty::Move| flychess_brain::chess::uci(&m);
     if json {
         println!(
             "{}",
@@ -372,7 +372,7 @@ pub fn speed(
     name: Option<&str>,
     lessons: Option<usize>,
     repeat: usize,
-    engine: flychess_sim::brain::simulator::EngineChoice,
+    engine: flychess_brain::brain::simulator::EngineChoice,
     json: bool,
 ) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
@@ -380,7 +380,7 @@ pub fn speed(
     let lessons: Vec<learn::Lesson> =
         measure::pairs(dataset.train(), EVAL_SEED + 1, false, lessons.unwrap_or(on_cpu.constants.batch).max(1))?;
     let pos = thirty_moves(dataset.hold()).ok_or_else(|| anyhow!("no HOLD positions"))?;
-    let boards: Vec<flychess_sim::chess::Planes> = lessons.iter().flat_map(|l| [l.good, l.bad]).collect();
+    let boards: Vec<flychess_brain::chess::Planes> = lessons.iter().flat_map(|l| [l.good, l.bad]).collect();
     let fastest = |f: &mut dyn FnMut()| {
         (0..repeat.max(1))
             .map(|_| {
@@ -401,7 +401,7 @@ pub fn speed(
         Ok(serde_json::json!({
             "lessons_per_second": lessons.len() as f64 / lesson_seconds,
             "move_seconds": move_seconds,
-            "move": flychess_sim::chess::uci(&chosen),
+            "move": flychess_brain::chess::uci(&chosen),
         }))
     };
     let cpu = measure(&on_cpu)?;
@@ -431,7 +431,7 @@ pub fn speed(
         "lessons": lessons.len(),
         "move_legal_moves": legal_moves,
         "repeat": repeat.max(1),
-        "cpu": { "engine": flychess_sim::brain::simulator::Simulator::Cpu.describe(), "figures": cpu },
+        "cpu": { "engine": flychess_brain::brain::simulator::Simulator::Cpu.describe(), "figures": cpu },
         "gpu": gpu,
         "gpu_note": if gpu.is_none() { serde_json::Value::from(format!("no GPU engine: {described}")) } else { serde_json::Value::Null },
         "gpu_over_cpu": { "lessons_per_second": ratio("lessons_per_second"), "move_seconds": ratio("move_seconds") },
@@ -504,7 +504,7 @@ fn pilots_list(lessons: usize) -> Vec<Pilot> {
 pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, only: &[usize], json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, pairs)?;
     let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, pairs)?;
     let mut rows = Vec::new();
@@ -516,7 +516,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
         let constants = p.variation.constants();
         let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|_| {})?;
         let before = measure::score(&bio, &bio.body.m0, &hold, 64, &|_| {});
-        let dir = flychess_sim::files::DataFolder::at(data).bio().join("pilots");
+        let dir = flychess_brain::files::DataFolder::at(data).bio().join("pilots");
         std::fs::create_dir_all(&dir)?;
         let file = dir.join(format!("{index}-{lessons}.fly"));
         // A pilot run before (the same rule, model and lessons) goes on from its file.

@@ -11,17 +11,17 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::brain::simulator::{EngineChoice, Simulator, read_on_cpu};
-use flychess_sim::brain::{Brain, STEPS, agreement, cpu, gpu as gpu_engine, signal as region_signal};
-use flychess_sim::calibrate::CalibrationOptions;
-use flychess_sim::chess::{Planes, planes, sample_positions};
-use flychess_sim::connectome::brain_file::Loaded;
-use flychess_sim::connectome::column_map::{self, ColumnMap};
-use flychess_sim::connectome::download::Outcome;
-use flychess_sim::connectome::release;
-use flychess_sim::connectome::rules::Region;
-use flychess_sim::connectome::{Control, brain_file, synthetic};
-use flychess_sim::store::{self, BrainSpec, Tables};
+use flychess_brain::brain::simulator::{EngineChoice, Simulator, read_on_cpu};
+use flychess_brain::brain::{Brain, STEPS, agreement, cpu, gpu as gpu_engine, signal as region_signal};
+use flychess_brain::calibrate::CalibrationOptions;
+use flychess_brain::chess::{Planes, planes, sample_positions};
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_brain::connectome::column_map::{self, ColumnMap};
+use flychess_brain::connectome::download::Outcome;
+use flychess_brain::connectome::release;
+use flychess_brain::connectome::rules::Region;
+use flychess_brain::connectome::{Control, brain_file, synthetic};
+use flychess_brain::store::{self, BrainSpec, Tables};
 
 pub fn spec(which: &WhichBrain, data: &Path) -> Result<BrainSpec> {
     let tables = match (which.brain, &which.tables) {
@@ -141,7 +141,7 @@ fn info(spec: &BrainSpec, data: &Path, json: bool) -> Result<()> {
     let reloaded = brain_file::load(&path).with_context(|| format!("reading back {}", path.display()))?;
     let info = loaded.connectome.info();
     // Is the eye right? The eye recovered from the wiring against the real column map.
-    let eye_vs_columns = match ColumnMap::read(&flychess_sim::shipped::column_map()) {
+    let eye_vs_columns = match ColumnMap::read(&flychess_brain::shipped::column_map()) {
         Ok(map) => column_map::eye_map_vs_columns(&loaded.connectome, &map).map_err(|e| anyhow!("the eye against the column map: {e}"))?,
         Err(e) => return Err(anyhow!("the real column map: {e}")),
     };
@@ -250,7 +250,7 @@ fn download(dir: &Path, base_url: &str, attempts: u32) -> Result<()> {
 }
 
 fn download_flywire(dir: &Path, record_url: &str, codex_url: &str, attempts: u32) -> Result<()> {
-    use flychess_sim::connectome::flywire_release;
+    use flychess_brain::connectome::flywire_release;
     println!("Downloading FlyWire v783 (the FlyWire Consortium, CC BY-NC 4.0) into {}", dir.display());
     let bar = download_bar();
     let outcomes =
@@ -437,10 +437,10 @@ fn bench_boards(largest: usize) -> Result<Vec<Planes>> {
     if largest <= sample.len() {
         return Ok(sample);
     }
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
     let rows = &dataset.rows[..(2 * largest).min(dataset.rows.len())];
     let boards: Vec<Planes> =
-        rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
+        rows.iter().map(|r| flychess_brain::chess::position_from_fen(&r.fen).map(|p| planes(&p))).collect::<flychess_brain::Result<_>>()?;
     if boards.len() < largest {
         return Err(anyhow!("batch {largest} is more than the {} positions there are", boards.len()));
     }
@@ -610,7 +610,7 @@ fn gpu_report(brain: &Brain, descending: &[u32], boards: &[Planes], batches: &[u
 /// core's own cache holds costs less than that, one it misses more (a whole line): the misses of a
 /// 1 MiB cache at batch 32 are given for both orders.
 fn engine_report(brain: &Brain, boards: &[Planes], descending: &[u32], batches: &[usize]) -> Result<serde_json::Value> {
-    use flychess_sim::brain::{local_order, peaks};
+    use flychess_brain::brain::{local_order, peaks};
     let peaks = peaks::measure();
     let work = cpu::work(brain, Some((descending, STEPS - 4)));
     let local = brain.local_order();
@@ -988,7 +988,7 @@ fn signal(spec: &BrainSpec, data: &Path, json: bool, calm_unreached: bool) -> Re
 /// (empty: all) on the CPU engine, written to `out` as a long Feather table.
 fn think(spec: &BrainSpec, data: &Path, fens: &[String], steps: &[usize], neurons: &[u32], out: &Path) -> Result<()> {
     let boards: Vec<Planes> =
-        fens.iter().map(|f| flychess_sim::chess::position_from_fen(f).map(|p| planes(&p))).collect::<flychess_sim::Result<_>>()?;
+        fens.iter().map(|f| flychess_brain::chess::position_from_fen(f).map(|p| planes(&p))).collect::<flychess_brain::Result<_>>()?;
     if let Some(s) = steps.iter().find(|&&s| !(1..=STEPS).contains(&s)) {
         return Err(anyhow!("step {s} is not one of 1 to {STEPS}"));
     }
@@ -996,9 +996,9 @@ fn think(spec: &BrainSpec, data: &Path, fens: &[String], steps: &[usize], neuron
     let steps: Vec<usize> = if steps.is_empty() { (0..STEPS).collect() } else { steps.iter().map(|s| s - 1).collect() };
     let neurons: Vec<u32> = if neurons.is_empty() { (0..brain.neurons as u32).collect() } else { neurons.to_vec() };
     let started = Instant::now();
-    let rates = flychess_sim::brain::simulator::read_on_cpu(&brain, &boards, &neurons, &steps)?;
+    let rates = flychess_brain::brain::simulator::read_on_cpu(&brain, &boards, &neurons, &steps)?;
     let seconds = started.elapsed().as_secs_f64();
-    flychess_sim::connectome::feather::write_rates(out, &rates, boards.len(), &steps, &neurons, &loaded.connectome.neurons.body_id)?;
+    flychess_brain::connectome::feather::write_rates(out, &rates, boards.len(), &steps, &neurons, &loaded.connectome.neurons.body_id)?;
     println!(
         "{}: {} positions × {} steps × {} neurons thought in {seconds:.3} s ({:.1} positions/s), written to {}",
         loaded.connectome.provenance.label(),
@@ -1033,11 +1033,11 @@ const REFERENCE_SCRIPT: &str = include_str!("../../../tools/reference_scipy.py")
 fn scipy_reference(
     brain: &Brain,
     boards: &[Planes],
-    regions: &[flychess_sim::connectome::rules::Region],
+    regions: &[flychess_brain::connectome::rules::Region],
     data: &Path,
 ) -> Result<serde_json::Value> {
     use std::process::Command;
-    let venv = flychess_sim::files::DataFolder::at(data).reference_venv();
+    let venv = flychess_brain::files::DataFolder::at(data).reference_venv();
     let python = venv.join("bin").join("python3");
     if !python.exists() {
         eprintln!("making a Python venv with scipy in {} (once)", venv.display());
@@ -1140,7 +1140,7 @@ fn scipy_reference(
 }
 
 pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
-    use flychess_sim::data::{Dataset, shipped_path};
+    use flychess_fly::data::{Dataset, shipped_path};
     match cmd {
         DataCommand::Games { pgn, out, positions, seed, human_games, val_games, json } => {
             use flychess::game_positions::{GamesOptions, positions_from_games};
@@ -1207,7 +1207,7 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
                 return Ok(());
             }
-            let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
+            let stockfish = flychess_fly::stockfish::find_stockfish(None)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             // Where the positions come from: a PGN's sample, or a dataset's TRAIN rows.
             let (samples, first_row, dataset_key) = match (&pgn, &dataset) {
@@ -1225,16 +1225,16 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 (None, None) => return Err(anyhow!("data label needs --pgn FILE or --dataset NAME")),
             };
             let total = positions.min(samples.len());
-            let start = |file: &Path, shard: flychess_sim::shard::Shard| -> Result<()> {
-                let part = flychess_sim::shard::Part { shard, total };
+            let start = |file: &Path, shard: flychess_fly::shard::Shard| -> Result<()> {
+                let part = flychess_fly::shard::Part { shard, total };
                 match (&dataset_key, &pgn) {
                     (Some(sha), _) => {
                         let key = DatasetLabelKey { dataset_sha256: sha.clone(), first_row, depth, multipv };
-                        flychess_sim::shard::start_part(file, &key, part)?;
+                        flychess_fly::shard::start_part(file, &key, part)?;
                     }
                     (None, Some(pgn)) => {
-                        let key = LabelKey { pgn_sha256: flychess_sim::connectome::download::sha256_file(pgn)?, seed, depth, multipv };
-                        flychess_sim::shard::start_part(file, &key, part)?;
+                        let key = LabelKey { pgn_sha256: flychess_brain::connectome::download::sha256_file(pgn)?, seed, depth, multipv };
+                        flychess_fly::shard::start_part(file, &key, part)?;
                     }
                     (None, None) => unreachable!("a source was found above"),
                 }
@@ -1242,14 +1242,14 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             };
             let (file, range) = match shard {
                 Some(shard) => {
-                    let part_file = flychess_sim::shard::part_path(&file, shard);
+                    let part_file = flychess_fly::shard::part_path(&file, shard);
                     start(&part_file, shard)?;
                     (part_file, shard.range(total))
                 }
                 None => {
                     // A dataset's labels carry their sidecar unsharded too: they name rows, not FENs.
                     if dataset_key.is_some() {
-                        start(&file, flychess_sim::shard::Shard { index: 1, count: 1 })?;
+                        start(&file, flychess_fly::shard::Shard { index: 1, count: 1 })?;
                     }
                     (file, 0..total)
                 }
@@ -1377,8 +1377,8 @@ pub fn cache(
     positions: Option<usize>,
     batch: Option<usize>,
     engine: EngineChoice,
-) -> Result<(flychess_sim::cache::Cache, Loaded)> {
-    cache_of(which, data, &flychess_sim::data::shipped_path(), positions, batch, engine)
+) -> Result<(flychess_fly::cache::Cache, Loaded)> {
+    cache_of(which, data, &flychess_fly::data::shipped_path(), positions, batch, engine)
 }
 
 /// Which part of a cache job a run does.
@@ -1387,7 +1387,7 @@ pub enum CacheJob {
     /// Every position, into the whole cache.
     Whole,
     /// One shard's positions into its part file.
-    Shard(flychess_sim::shard::Shard),
+    Shard(flychess_fly::shard::Shard),
     /// No thinking: the parts of a job cut this many ways joined into the whole cache.
     Merge(usize),
 }
@@ -1403,7 +1403,7 @@ pub fn cache_of(
     positions: Option<usize>,
     batch: Option<usize>,
     engine: EngineChoice,
-) -> Result<(flychess_sim::cache::Cache, Loaded)> {
+) -> Result<(flychess_fly::cache::Cache, Loaded)> {
     cache_job(which, data, dataset, positions, batch, engine, CacheJob::Whole)
 }
 
@@ -1418,9 +1418,9 @@ pub fn cache_job(
     batch: Option<usize>,
     engine: EngineChoice,
     job: CacheJob,
-) -> Result<(flychess_sim::cache::Cache, Loaded)> {
-    use flychess_sim::cache::{Cache, CacheMeta};
-    use flychess_sim::data::Dataset;
+) -> Result<(flychess_fly::cache::Cache, Loaded)> {
+    use flychess_fly::cache::{Cache, CacheMeta};
+    use flychess_fly::data::Dataset;
     let spec = spec(which, data)?;
     let (loaded, brain) = ready(&spec, data, CalibrationOptions::default())?;
     let stream = Dataset::stream(dataset)?;
@@ -1429,13 +1429,13 @@ pub fn cache_job(
     let descending = &loaded.connectome.groups.descending;
     let whole_meta = CacheMeta::of(
         &loaded.checksum,
-        &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
+        &flychess_brain::calibrate::fingerprint(brain.homeostasis()),
         &meta.source,
         meta.rows,
         &stream.content_hash()?,
         descending.len(),
     );
-    let cache_dir = flychess_sim::files::DataFolder::at(data).cache();
+    let cache_dir = flychess_brain::files::DataFolder::at(data).cache();
     let whole = whole_meta.path_in(&cache_dir, &spec.name());
     let (meta, range) = match job {
         CacheJob::Whole => (whole_meta, 0..total),
@@ -1443,7 +1443,7 @@ pub fn cache_job(
         CacheJob::Merge(count) => {
             let started = Instant::now();
             let merged = Cache::merge(&Cache::part_files(&whole, count)).map_err(|e| match e {
-                flychess_sim::error::Error::Invalid(m) if m.starts_with("no part files") => {
+                flychess_fly::Error::Invalid(m) if m.starts_with("no part files") => {
                     anyhow!("no part of this cache cut {count} ways is in {} (run `cache --shard I/{count}` first)", cache_dir.display())
                 }
                 e => e.into(),
@@ -1512,11 +1512,11 @@ pub fn cache_job(
 /// How long one fly move takes in play, plain and with imagination, for the first fly of this
 /// brain found among the user's and the shipped flies (None when there is none).
 fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option<serde_json::Value>> {
-    use flychess_sim::fly::Fly;
-    use flychess_sim::players::Player;
-    let Some((_, path)) = flychess_sim::fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
+    use flychess_arena::players::Player;
+    use flychess_fly::fly::Fly;
+    let Some((_, path)) = flychess_fly::fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
     let fly = Fly::load(&path)?;
-    let pos = flychess_sim::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
+    let pos = flychess_brain::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
     let descending = &loaded.connectome.groups.descending;
     let player =
         |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination, habituation: None, glances: None };
@@ -1531,7 +1531,7 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
     };
     // The ladder's case: one fly move in each of the games it plays at once, asked for one after
     // another and then all at once from as many threads (their thinks go through the brain together).
-    let games = flychess_sim::ladder::LadderOptions::default().workers;
+    let games = flychess_arena::ladder::LadderOptions::default().workers;
     let positions: Vec<shakmaty::Chess> =
         sample_positions().into_iter().skip(300).filter(|p| !p.legal_moves().is_empty()).take(games).collect();
     let one_move = |pos: &shakmaty::Chess| player(None).choose(pos, &[]).map(|_| ());
@@ -1571,14 +1571,14 @@ fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Option
 /// peak, for the new fit (`gemm_fit`) and the old (burn's autodiff on the CPU) over the same rows
 /// in the same order, each pass timed in turn (old, new, old, new, …) so a busy machine slows both.
 pub fn fit_bench(which: &WhichBrain, data: &Path, positions: usize, passes: usize, json: bool) -> Result<()> {
-    use flychess_sim::cache::Reading;
-    use flychess_sim::data::{Dataset, HOLD, VAL};
-    use flychess_sim::readout::Readout;
-    use flychess_sim::train::{BatchStep, FitOptions, InMemory, Target, TrainSet};
+    use flychess_fly::cache::Reading;
+    use flychess_fly::data::{Dataset, HOLD, VAL};
+    use flychess_fly::readout::Readout;
+    use flychess_learning::train::{BatchStep, FitOptions, InMemory, Target, TrainSet};
     if positions == 0 || passes == 0 {
         return Err(anyhow!("bench --fit needs at least one position and one pass"));
     }
-    let dataset = Dataset::load(&flychess_sim::data::shipped_path())?;
+    let dataset = Dataset::load(&flychess_fly::data::shipped_path())?;
     let n = positions.min(dataset.train().len());
     let (cache, _) = cache(which, data, Some(HOLD + VAL + n), None, EngineChoice::Auto)?;
     let x = cache.read(HOLD + VAL..HOLD + VAL + n, Reading::Mean9To12)?;
@@ -1586,11 +1586,11 @@ pub fn fit_bench(which: &WhichBrain, data: &Path, positions: usize, passes: usiz
     let inputs = cache.meta.descending;
     let options = FitOptions::default();
     let start = Readout::newborn(inputs, vec![8, 9, 10, 11], options.seed);
-    let peaks = flychess_sim::brain::peaks::measure();
+    let peaks = flychess_brain::brain::peaks::measure();
     // The two products of a step: out = X·Wᵀ and deltaᵀ·X, 2·n·d·134 FLOPs each.
-    let flops = 4.0 * n as f64 * inputs as f64 * flychess_sim::readout::OUTPUTS as f64;
-    let mut gemm = flychess_sim::gemm_fit::GemmFit::new(&start);
-    let mut burn = flychess_sim::burn_fit::BurnFit::on(&start, flychess_sim::burn_fit::FitOn::Cpu)?;
+    let flops = 4.0 * n as f64 * inputs as f64 * flychess_fly::readout::OUTPUTS as f64;
+    let mut gemm = flychess_learning::gemm_fit::GemmFit::new(&start);
+    let mut burn = flychess_learning::burn_fit::BurnFit::on(&start, flychess_charles::burn_device::FitOn::Cpu)?;
     let mut set_new = InMemory::new(&x, &targets, inputs, options.seed);
     let mut set_old = InMemory::new(&x, &targets, inputs, options.seed);
     let (mut new_s, mut old_s) = (Vec::new(), Vec::new());
@@ -1754,13 +1754,13 @@ pub enum BrainCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
         /// MaleCNS: base address of the tables (a mirror, or a local server in tests).
-        #[arg(long, default_value = flychess_sim::connectome::release::BASE_URL)]
+        #[arg(long, default_value = flychess_brain::connectome::release::BASE_URL)]
         base_url: String,
         /// FlyWire: the Zenodo record's API address (its file list with sizes and md5 sums).
-        #[arg(long, default_value = flychess_sim::connectome::flywire_release::ZENODO_RECORD)]
+        #[arg(long, default_value = flychess_brain::connectome::flywire_release::ZENODO_RECORD)]
         record_url: String,
         /// FlyWire: the Codex bucket holding the classification and neuron tables.
-        #[arg(long, default_value = flychess_sim::connectome::flywire_release::CODEX_BASE)]
+        #[arg(long, default_value = flychess_brain::connectome::flywire_release::CODEX_BASE)]
         codex_url: String,
         /// Resume this many times after a dropped connection.
         #[arg(long, default_value_t = 8)]
@@ -1800,7 +1800,7 @@ pub enum BrainCommand {
     Generate {
         #[arg(long)]
         out: PathBuf,
-        #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+        #[arg(long, default_value_t = flychess_brain::connectome::synthetic::DEFAULT_SEED)]
         seed: u64,
     },
 }
@@ -1948,7 +1948,7 @@ pub fn dataset_path(name: &str, data: &Path) -> Result<PathBuf> {
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         return Err(anyhow!("{name:?} is neither a dataset name (letters, digits, - and _) nor a path ending in .flyd"));
     }
-    Ok(flychess_sim::files::DataFolder::at(data).datasets().join(format!("{name}.flyd")))
+    Ok(flychess_brain::files::DataFolder::at(data).datasets().join(format!("{name}.flyd")))
 }
 
 /// The games PGN of a checkout (the book the shipped positions came from).
@@ -2033,7 +2033,7 @@ impl CurriculumRun {
     ) -> Result<()> {
         use flychess::finishing::{CurriculumKey, Plan, build, plan, positions as planned_positions};
         use flychess::label::{LabelOptions, label};
-        use flychess_sim::data::Dataset;
+        use flychess_fly::data::Dataset;
         let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
         let file = self.dir.join("labels.jsonl");
         let labeller = format!("Stockfish, 1 thread, MultiPV {}, depth {}", self.multipv, self.depth);
@@ -2046,7 +2046,7 @@ impl CurriculumRun {
         let sha = games.content_hash();
         let labels = match &self.engine_labels {
             Some(dir) => {
-                let l = flychess_sim::teacher::EngineLabels::read(dir, &sha, self.labels_searched)?;
+                let l = flychess_learning::teacher::EngineLabels::read(dir, &sha, self.labels_searched)?;
                 if l.labels.len() < self.labels_searched {
                     return Err(anyhow!(
                         "{} holds {} whole lines of labels; search that many with --labels-searched {} (the plan must not change as labels arrive)",
@@ -2089,20 +2089,20 @@ impl CurriculumRun {
         if merge_shards.is_none() {
             let (label_file, range) = match shard {
                 Some(shard) => {
-                    let part_file = flychess_sim::shard::part_path(&file, shard);
-                    flychess_sim::shard::start_part(&part_file, &key, flychess_sim::shard::Part { shard, total })?;
+                    let part_file = flychess_fly::shard::part_path(&file, shard);
+                    flychess_fly::shard::start_part(&part_file, &key, flychess_fly::shard::Part { shard, total })?;
                     (part_file, shard.range(total))
                 }
                 None => {
-                    flychess_sim::shard::start_part(
+                    flychess_fly::shard::start_part(
                         &file,
                         &key,
-                        flychess_sim::shard::Part { shard: flychess_sim::shard::Shard { index: 1, count: 1 }, total },
+                        flychess_fly::shard::Part { shard: flychess_fly::shard::Shard { index: 1, count: 1 }, total },
                     )?;
                     (file.clone(), 0..stop)
                 }
             };
-            let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
+            let stockfish = flychess_fly::stockfish::find_stockfish(None)?;
             let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             let bar = ProgressBar::new(range.len() as u64);
             bar.set_style(

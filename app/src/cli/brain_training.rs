@@ -15,13 +15,13 @@ use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use flychess_sim::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
-use flychess_sim::bptt::{Base, Heads, Reader, gradient};
-use flychess_sim::calibrate::{self, CalibrationOptions};
-use flychess_sim::data::{Dataset, shipped_path};
-use flychess_sim::fly::{self, Fly};
-use flychess_sim::stats;
-use flychess_sim::train::PositionOutcome;
+use flychess_brain::calibrate::{self, CalibrationOptions};
+use flychess_fly::data::{Dataset, shipped_path};
+use flychess_fly::fly::{self, Fly};
+use flychess_fly::scoring::PositionOutcome;
+use flychess_fly::stats;
+use flychess_learning::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
+use flychess_learning::bptt::{Base, Heads, Reader, gradient};
 
 /// What `train --brain` was asked for.
 pub struct BrainJob {
@@ -38,7 +38,7 @@ pub struct BrainJob {
     pub seed: u64,
     pub json: bool,
     /// Where the brain run thinks and sends the error back.
-    pub engine: flychess_sim::brain::simulator::EngineChoice,
+    pub engine: flychess_brain::brain::simulator::EngineChoice,
 }
 
 fn bar(total: usize, name: &str) -> ProgressBar {
@@ -62,7 +62,7 @@ fn estimate(e: &stats::Estimate) -> serde_json::Value {
 }
 
 fn figures(o: &[PositionOutcome]) -> serde_json::Value {
-    let m = flychess_sim::train::summarise(o);
+    let m = flychess_fly::scoring::summarise(o);
     json!({
         "top1": estimate(&stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>())),
         "good": estimate(&stats::rate_of(&o.iter().map(|p| p.good).collect::<Vec<_>>())),
@@ -102,7 +102,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let hold = &hold[..job.hold.min(hold.len())];
     let descending = loaded.connectome.groups.descending.clone();
     let base = Base::of(&brain);
-    let dir = flychess_sim::files::DataFolder::at(data).runs().join(&job.name);
+    let dir = flychess_brain::files::DataFolder::at(data).runs().join(&job.name);
     let options = RunOptions {
         leash: job.leash.clone(),
         positions: job.positions,
@@ -116,15 +116,15 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     } else {
         Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?)
     };
-    let mut gpu = flychess_sim::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
+    let mut gpu = flychess_learning::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
     if let Some(g) = &gpu {
         eprintln!("thinking and sending the error back on {}", g.backward.adapter);
     }
     let go = |label: &str,
               stem: &str,
               options: &RunOptions,
-              brain: &mut flychess_sim::brain::Brain,
-              gpu: Option<&mut flychess_sim::bptt::gpu::GpuTrainer>|
+              brain: &mut flychess_brain::brain::Brain,
+              gpu: Option<&mut flychess_learning::bptt::gpu::GpuTrainer>|
      -> Result<Outcome> {
         let bar = bar(options.positions, label);
         let setup = Setup {
@@ -167,7 +167,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let val = &val[..job.val.min(val.len())];
     eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
     let start_state = State { readout: start.readout.clone(), brain: base.start() };
-    let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| {
+    let on = |state: &State, rows: &[flychess_fly::data::Row], brain: &mut flychess_brain::brain::Brain| {
         run::outcomes(&base, brain, state, &descending, rows)
     };
     let mut measured = serde_json::Map::new();
@@ -175,7 +175,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     let start_val = on(&start_state, val, &mut brain);
     measured.insert("start".into(), json!({ "fly": start_name, "val": figures(&start_val), "hold": figures(&start_hold) }));
     let mut summary = vec![("start", start_hold.clone())];
-    let mut describe = |key: &str, o: &Outcome, brain: &mut flychess_sim::brain::Brain| -> (Vec<PositionOutcome>, serde_json::Value) {
+    let mut describe = |key: &str, o: &Outcome, brain: &mut flychess_brain::brain::Brain| -> (Vec<PositionOutcome>, serde_json::Value) {
         let (last_hold, last_val) = (on(&o.last, hold, brain), on(&o.last, val, brain));
         let best_hold = on(&o.best, hold, brain);
         let t = &o.timing;
@@ -186,7 +186,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
             .theta
             .iter()
             .zip(&base.weight0)
-            .map(|(t, w)| (flychess_sim::bptt::softplus(*t as f64) / w.abs() as f64 - 1.0).abs())
+            .map(|(t, w)| (flychess_learning::bptt::softplus(*t as f64) / w.abs() as f64 - 1.0).abs())
             .fold(0f64, f64::max);
         let v = json!({
             "val": figures(&last_val),
@@ -273,10 +273,10 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
 /// blank-board shortcut), and a training step (forward and backward), twice each, the faster kept.
 fn speed_table(
     base: &Base,
-    brain: &mut flychess_sim::brain::Brain,
+    brain: &mut flychess_brain::brain::Brain,
     descending: &[u32],
     start: &Fly,
-    train: &[flychess_sim::data::Row],
+    train: &[flychess_fly::data::Row],
     batches: &[usize],
     window: usize,
 ) -> Result<serde_json::Value> {
@@ -297,14 +297,14 @@ fn speed_table(
                 .fold(f64::MAX, f64::min)
         };
         let forward = time(&mut || {
-            std::hint::black_box(flychess_sim::brain::cpu::think_walking(brain, &boards, false));
+            std::hint::black_box(flychess_brain::brain::cpu::think_walking(brain, &boards, false));
         });
         let think = time(&mut || {
-            std::hint::black_box(flychess_sim::brain::cpu::think(brain, &boards));
+            std::hint::black_box(flychess_brain::brain::cpu::think(brain, &boards));
         });
         let heads = Heads::<f32>::of(&start.readout);
         let step = time(&mut || {
-            let rates = flychess_sim::brain::cpu::think_walking(brain, &boards, false);
+            let rates = flychess_brain::brain::cpu::think_walking(brain, &boards, false);
             let model = base.model_of_brain(brain, &p);
             let x = brain.eye_input(&boards);
             std::hint::black_box(gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, window, false));
@@ -336,7 +336,7 @@ fn speed_table(
 pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     let (boards, targets) = run::boards_and_targets(&dataset.val()[..3]);
-    let report = flychess_sim::bptt::check::report(seed, &boards, &targets)?;
+    let report = flychess_learning::bptt::check::report(seed, &boards, &targets)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -369,7 +369,7 @@ pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
 /// One pilot: a name and its leash (the step sizes of the readout shared by all; the brain's as
 /// named, times `brain_scale`).
 fn pilot_leashes(lr_readout: f32, brain_scale: f32) -> Vec<(&'static str, Leash)> {
-    use flychess_sim::bptt::run::BrainOptimizer::{Adam, Sgd};
+    use flychess_learning::bptt::run::BrainOptimizer::{Adam, Sgd};
     let leash = |window, calm_unreached, brain_optimizer, max_change, lr_synapses: f32, lr_neurons: f32| Leash {
         window,
         calm_unreached,
@@ -392,8 +392,8 @@ fn pilot_leashes(lr_readout: f32, brain_scale: f32) -> Vec<(&'static str, Leash)
 
 /// The brain one homeostasis of the pilots runs on, and the start fly's HOLD outcomes on it.
 struct PilotBrain {
-    loaded: flychess_sim::connectome::brain_file::Loaded,
-    brain: flychess_sim::brain::Brain,
+    loaded: flychess_brain::connectome::brain_file::Loaded,
+    brain: flychess_brain::brain::Brain,
     homeostasis: String,
     start_name: String,
     start: Fly,
@@ -403,10 +403,10 @@ struct PilotBrain {
 
 impl PilotBrain {
     fn new(
-        spec: &flychess_sim::store::BrainSpec,
+        spec: &flychess_brain::store::BrainSpec,
         data: &Path,
         calm_unreached: bool,
-        hold: &[flychess_sim::data::Row],
+        hold: &[flychess_fly::data::Row],
     ) -> Result<PilotBrain> {
         let (loaded, mut brain) = crate::cli::brain::ready(spec, data, CalibrationOptions { calm_unreached })?;
         let homeostasis = calibrate::fingerprint(brain.homeostasis());
@@ -427,7 +427,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
     let dataset = Dataset::load(&shipped_path())?;
     let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
     let hold = &hold[..job.hold.min(hold.len())];
-    let dir = flychess_sim::files::DataFolder::at(data).runs().join(&job.name);
+    let dir = flychess_brain::files::DataFolder::at(data).runs().join(&job.name);
     let mut table = Vec::new();
     let mut control_hold: Option<Vec<PositionOutcome>> = None;
     // The brain with each homeostasis (plain, calm unreached), made once: loaded, its backward
@@ -494,7 +494,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
             }
         })?;
         bar.finish_and_clear();
-        let on = |state: &State, rows: &[flychess_sim::data::Row], brain: &mut flychess_sim::brain::Brain| {
+        let on = |state: &State, rows: &[flychess_fly::data::Row], brain: &mut flychess_brain::brain::Brain| {
             run::outcomes(base, brain, state, descending, rows)
         };
         let last_hold = on(&o.last, hold, brain);
@@ -538,7 +538,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
     let report = json!({ "positions": job.positions, "batch": job.batch, "lr_readout": job.leash.lr_readout, "brain_step_scale": brain_scale, "hold_positions": hold.len(), "start_hold": prepared[0].as_ref().map(|p| figures(&p.start_hold)), "pilots": table, "peak_memory_bytes": peak_memory() });
     let text = serde_json::to_string_pretty(&report)?;
     std::fs::create_dir_all(&dir)?;
-    flychess_sim::files::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;
+    flychess_brain::files::write_atomically(&dir.join("pilots.json"), text.as_bytes())?;
     if job.json {
         println!("{text}");
     }
@@ -559,9 +559,9 @@ pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>,
         return Err(anyhow!("fly {} belongs to another brain ({})", f.meta.name, f.meta.brain));
     }
     let dataset = Dataset::load(&shipped_path())?;
-    let target = flychess_sim::bptt::blame::label(fen, None, &dataset.rows)?;
+    let target = flychess_learning::bptt::blame::label(fen, None, &dataset.rows)?;
     let base = Base::of(&brain);
-    let b = flychess_sim::bptt::blame::blame(
+    let b = flychess_learning::bptt::blame::blame(
         &brain,
         &base,
         &f.readout,

@@ -1,4 +1,4 @@
-//! `flychess charles train` and `flychess eval --player charles`: Charles (`flychess_sim::charles`),
+//! `flychess charles train` and `flychess eval --player charles`: Charles (`flychess_charles`),
 //! a transformer that never was a fly, trained on the flies' positions and labels and measured on
 //! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
 
@@ -10,19 +10,19 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::burn_fit::FitOn;
-use flychess_sim::charles::Charles;
-use flychess_sim::charles::run::{self, RunFiles, TrainOptions};
-use flychess_sim::data::{Dataset, shipped_path};
-use flychess_sim::readout::Readout;
-use flychess_sim::stats;
-use flychess_sim::train::{FitOptions, PositionOutcome, outcomes, summarise};
+use flychess_charles::Charles;
+use flychess_charles::burn_device::FitOn;
+use flychess_charles::run::{self, RunFiles, TrainOptions};
+use flychess_fly::data::{Dataset, shipped_path};
+use flychess_fly::readout::Readout;
+use flychess_fly::stats;
+use flychess_learning::train::{FitOptions, PositionOutcome, outcomes, summarise};
 
 use crate::cli::fly::PlayerRow;
 
 /// `flychess charles train`.
 pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bool) -> Result<()> {
-    flychess_sim::fly::check_name(name)?;
+    flychess_fly::fly::check_name(name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let files = RunFiles::of(data, name);
     let params = Charles::new(&options.config, &on.device()?).parameters();
@@ -81,11 +81,11 @@ pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bo
 pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The user's run of that name, else the shipped one.
-    let files = flychess_sim::charles::player::find(name, data)?;
+    let files = flychess_charles::player::find(name, data)?;
     let device = FitOn::Cpu.device()?;
     let (model, state) = run::load(&files, &device).map_err(|e| anyhow!("{e} (train one with `flychess charles train --name {name}`)"))?;
-    let id = flychess_sim::charles::player::content_id(&files, &state)?;
-    let hold: Vec<run::Prepared> = dataset.hold().iter().map(run::prepare).collect::<flychess_sim::Result<_>>()?;
+    let id = flychess_charles::player::content_id(&files, &state)?;
+    let hold: Vec<run::Prepared> = dataset.hold().iter().map(run::prepare).collect::<flychess_charles::Result<_>>()?;
     let started = Instant::now();
     let charles = run::evaluate(&model, &hold, 64, &device)?;
     let eval_seconds = started.elapsed().as_secs_f64();
@@ -102,11 +102,11 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     let (blind, _) = crate::cli::fly::fit_logged("blind", fit, &Readout::newborn(0, vec![], 1), (&[], &train_t), (&[], &val_t))?;
     // Charles has no value head: every loss in this report is the policy loss (cross-entropy).
     let blind = policy_only(&outcomes(&blind, &[], &hold_t));
-    let hits = |o: &[flychess_sim::train::PositionOutcome], good: bool| {
+    let hits = |o: &[flychess_fly::scoring::PositionOutcome], good: bool| {
         o.iter().map(|x| if good { x.good } else { x.top1 }).collect::<Vec<bool>>()
     };
     let (c, b) = (summarise(&charles), summarise(&blind));
-    let row = |o: &[flychess_sim::train::PositionOutcome]| {
+    let row = |o: &[flychess_fly::scoring::PositionOutcome]| {
         let (t, g) = (stats::rate_of(&hits(o, false)), stats::rate_of(&hits(o, true)));
         let l = stats::mean(&o.iter().map(|x| x.loss).collect::<Vec<_>>());
         serde_json::json!({"top1": t.value, "top1_interval": [t.low, t.high], "good": g.value, "good_interval": [g.low, g.high], "loss": l.value, "loss_interval": [l.low, l.high]})
@@ -174,13 +174,13 @@ fn policy_only(outcomes: &[PositionOutcome]) -> Vec<PositionOutcome> {
 }
 
 fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
-    use flychess_sim::fly::{self, Fly};
+    use flychess_fly::fly::{self, Fly};
     let spec = crate::cli::brain::spec(which, data)?;
-    let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
+    let loaded = flychess_brain::store::ensure(&spec, data, &|_, _| {})?;
     let Some((name, path)) = fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
     let f = Fly::load(&path)?;
-    let hold = flychess_sim::data::HOLD;
-    let (cache, _) = crate::cli::brain::cache(which, data, Some(hold), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let hold = flychess_fly::data::HOLD;
+    let (cache, _) = crate::cli::brain::cache(which, data, Some(hold), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
     let x = cache.read(0..hold, f.meta.reading)?;
     let t = crate::cli::fly::targets(&dataset.rows[..hold])?;
     Ok(Some((name, outcomes(&f.readout, &x, &t))))

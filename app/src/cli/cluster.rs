@@ -1,7 +1,7 @@
 //! Long jobs beyond one machine: `flychess merge` (the part files of a sharded job joined into the
 //! file one run writes) and `flychess cluster slurm` (a job as an ordinary Slurm array job, one
 //! task a shard, and a merge job that waits for it). The shards themselves are the jobs' own
-//! `--shard I/N` (`flychess_sim::shard`); nothing here schedules anything: Slurm does.
+//! `--shard I/N` (`flychess_fly::shard`); nothing here schedules anything: Slurm does.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +20,7 @@ pub struct ShardArgs {
     /// positions or games (in a fixed order) into a part file beside the job's output, resumable
     /// on its own. Join the parts with --merge-shards N; `flychess cluster slurm` writes both.
     #[arg(long, value_name = "I/N", conflicts_with = "merge_shards")]
-    pub shard: Option<flychess_sim::shard::Shard>,
+    pub shard: Option<flychess_fly::shard::Shard>,
     /// Join the N shards' part files into the output one unsharded run writes (refused when a
     /// part is missing, unfinished or of another job): the cache and labels byte for byte; `rate`
     /// and `duel` add the games to their games file and go on as one run would.
@@ -170,7 +170,7 @@ pub fn write_scripts(args: &SlurmArgs, binary: &Path, data: &Path) -> Result<Scr
     let name = format!("flychess-{}", words.join("-"));
     let key = {
         let described = serde_json::json!({"job": args.job, "shards": n, "data": data, "binary": binary});
-        flychess_sim::files::hex(&Sha256::digest(described.to_string()))
+        flychess_brain::files::hex(&Sha256::digest(described.to_string()))
     };
     let dir = match &args.out {
         Some(d) => d.clone(),
@@ -236,8 +236,8 @@ pub fn write_scripts(args: &SlurmArgs, binary: &Path, data: &Path) -> Result<Scr
         args.job.join(" "),
     );
     let (array, merge) = (dir.join("array.sbatch"), dir.join("merge.sbatch"));
-    flychess_sim::files::write_atomically(&array, array_text.as_bytes())?;
-    flychess_sim::files::write_atomically(&merge, merge_text.as_bytes())?;
+    flychess_brain::files::write_atomically(&array, array_text.as_bytes())?;
+    flychess_brain::files::write_atomically(&merge, merge_text.as_bytes())?;
     Ok(Scripts { dir, array, merge, name })
 }
 
@@ -255,7 +255,7 @@ pub fn sbatch(extra: &[String], script: &Path) -> Result<String> {
     let text = String::from_utf8_lossy(&out.stdout);
     let id = text.trim().split(';').next().unwrap_or("").to_string();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-        return Err(anyhow!("sbatch {}: no job id in its answer {:?}", script.display(), flychess_sim::files::quote(text.trim(), 200)));
+        return Err(anyhow!("sbatch {}: no job id in its answer {:?}", script.display(), flychess_brain::files::quote(text.trim(), 200)));
     }
     Ok(id)
 }
@@ -270,7 +270,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
     }
     let (whole, records, bytes) = match kind.as_str() {
         "dn" => {
-            let merged = flychess_sim::cache::Cache::merge(&args.parts)?;
+            let merged = flychess_fly::cache::Cache::merge(&args.parts)?;
             (merged.cache.path, merged.cache.positions, merged.bytes)
         }
         "jsonl" => flychess::label::merge(&args.parts)?,

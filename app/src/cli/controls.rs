@@ -20,10 +20,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use flychess::training::{self, Controls, Prepared, RunInfo, TrainJob};
-use flychess_sim::brain::simulator::EngineChoice;
-use flychess_sim::cache::Sensor;
-use flychess_sim::data::{Dataset, HOLD, Row, shipped_path};
-use flychess_sim::train::{PositionOutcome, Target, outcomes};
+use flychess_brain::brain::simulator::EngineChoice;
+use flychess_fly::cache::Sensor;
+use flychess_fly::data::{Dataset, HOLD, Row, shipped_path};
+use flychess_learning::train::{PositionOutcome, Target, outcomes};
 
 use crate::cli::WhichBrain;
 use crate::cli::fly::PlayerRow;
@@ -61,7 +61,7 @@ fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo)> {
 /// A control's run name: what it reads and the job it repeats, hashed.
 fn control_name(slug: &str, id: &str, job: &TrainJob) -> String {
     let key = serde_json::json!({ "control": slug, "reads": id, "job": TrainJob { name: String::new(), ..job.clone() } });
-    let hash = flychess_sim::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
+    let hash = flychess_brain::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
     format!("control-{slug}-{}", &hash[..10])
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn controls_at_scale(
         ));
     }
     let shipped = Dataset::load(&shipped_path())?;
-    let human_path = flychess_sim::data::human_test_path();
+    let human_path = flychess_fly::data::human_test_path();
     let controls = Controls::default();
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
@@ -132,7 +132,7 @@ pub(crate) fn controls_at_scale(
     // a brain of its own, keyed by its seed; 0: the fly's).
     let load = |which: &WhichBrain| -> Result<_> {
         let spec = crate::cli::brain::spec(which, data)?;
-        let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+        let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
         Ok((spec.name(), loaded, ready))
     };
     let mut brains = std::collections::BTreeMap::new();

@@ -17,12 +17,12 @@ use sha2::{Digest, Sha256};
 
 use flychess::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, TeacherSeries, per_doubling};
 use flychess::training::{self, Controls, GamesMix, Prepared, TrainEvent, TrainJob};
-use flychess_sim::cache::{Cache, CacheMeta, Reading};
-use flychess_sim::data::{Dataset, HOLD, VAL, shipped_path};
-use flychess_sim::files::DataFolder;
-use flychess_sim::fly::{self, Fly};
-use flychess_sim::stats;
-use flychess_sim::train::{PassRecord, PositionOutcome, outcomes};
+use flychess_brain::files::DataFolder;
+use flychess_fly::cache::{Cache, CacheMeta, Reading};
+use flychess_fly::data::{Dataset, HOLD, VAL, shipped_path};
+use flychess_fly::fly::{self, Fly};
+use flychess_fly::stats;
+use flychess_learning::train::{PassRecord, PositionOutcome, outcomes};
 
 use crate::cli::fly::targets;
 use crate::cli::{EngineArgs, FitArgs, WhichBrain};
@@ -139,7 +139,7 @@ fn point_line(p: &CurvePoint) -> String {
 /// The run name of a point: what makes it, hashed.
 fn run_name(checksum: &str, job: &TrainJob, games_sha256: &str, positions: usize) -> String {
     let key = serde_json::json!({ "brain": checksum, "job": job, "games": games_sha256 });
-    let hash = flychess_sim::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
+    let hash = flychess_brain::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
     format!("curve-{positions}-{}", &hash[..10])
 }
 
@@ -176,14 +176,14 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         return Err(anyhow!("--stockfish-share is a share of each batch, from 0 up to (not including) 1"));
     }
     let spec = crate::cli::brain::spec(&args.which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let prepared = Prepared {
         connectome: &loaded.connectome,
         brain: &brain,
         checksum: &loaded.checksum,
         spec_name: spec.name(),
         engine: args.engine.choice(),
-        sensor: flychess_sim::cache::Sensor::Brain,
+        sensor: flychess_fly::cache::Sensor::Brain,
     };
     let shipped = Dataset::load(&shipped_path())?;
     let shipped_train = (shipped.rows.len() - HOLD - VAL).min(args.shipped_positions.unwrap_or(usize::MAX));
@@ -196,7 +196,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
     // How far the games cache goes (opening it only reads).
     let cache_meta = CacheMeta::of(
         &loaded.checksum,
-        &flychess_sim::calibrate::fingerprint(brain.homeostasis()),
+        &flychess_brain::calibrate::fingerprint(brain.homeostasis()),
         &games_meta.source,
         games_meta.rows,
         &games_sha256,
@@ -267,7 +267,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
     let hold_cache = training::cache(&prepared, data, &shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
     let hold_x = hold_cache.read(0..HOLD, Reading::Mean9To12)?;
     let hold_t = targets(&shipped.rows[..HOLD])?;
-    let human_path = flychess_sim::data::human_test_path();
+    let human_path = flychess_fly::data::human_test_path();
     let human = Dataset::load(&human_path)?;
     let human_rows = human.hold();
     let human_cache =
@@ -352,9 +352,9 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         made: fly::today(),
         engine,
     };
-    flychess_sim::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
+    flychess_brain::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
     if let Some(png) = &args.png {
-        flychess_sim::files::write_atomically(png, &learning_curve::png(&curve)?)?;
+        flychess_brain::files::write_atomically(png, &learning_curve::png(&curve)?)?;
     }
     let peak = crate::cli::brain::peak_memory_mb();
     if args.json {

@@ -14,20 +14,20 @@ use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use flychess_sim::brain::simulator::{self, EngineChoice, Simulator};
-use flychess_sim::cache::Reading;
-use flychess_sim::data::{Dataset, HOLD, Row, VAL, shipped_path};
-use flychess_sim::fly::{self, Fly};
-use flychess_sim::readout::Readout;
-use flychess_sim::stats;
-use flychess_sim::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
+use flychess_brain::brain::simulator::{self, EngineChoice, Simulator};
+use flychess_fly::cache::Reading;
+use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
+use flychess_fly::fly::{self, Fly};
+use flychess_fly::readout::Readout;
+use flychess_fly::stats;
+use flychess_learning::train::{FitOptions, Metrics, PassRecord, PositionOutcome, Target, board_features, fit, outcomes, summarise};
 
 use flychess::players::{charles_runs, dopamine_of_brain, flies_of_brain, player_on_terminal};
 use flychess::profiling::games_file;
-use flychess_sim::players::{Named, kit_parts};
+use flychess_arena::players::{Named, kit_parts};
 
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
-    Ok(rows.par_iter().map(Target::of).collect::<flychess_sim::Result<Vec<_>>>()?)
+    Ok(rows.par_iter().map(Target::of).collect::<flychess_fly::Result<Vec<_>>>()?)
 }
 
 fn reading_of(read: &[usize]) -> Result<(Reading, Vec<usize>)> {
@@ -103,7 +103,7 @@ pub fn train(
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
     let (reading, _) = reading_of(read)?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let n = positions.unwrap_or(usize::MAX);
     let prepared = Prepared {
         connectome: &loaded.connectome,
@@ -111,7 +111,7 @@ pub fn train(
         checksum: &loaded.checksum,
         spec_name: spec.name(),
         engine,
-        sensor: flychess_sim::cache::Sensor::Brain,
+        sensor: flychess_fly::cache::Sensor::Brain,
     };
     let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games, curriculum };
     let bar = ProgressBar::new(1000);
@@ -129,13 +129,13 @@ pub fn train(
     bar.finish_and_clear();
     let f = fly.ok_or_else(|| anyhow!("the run was stopped"))?;
     if ship {
-        f.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
+        f.save(&flychess_brain::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     let (val, hold) = (f.meta.val.unwrap_or_default(), f.meta.hold.unwrap_or_default());
-    let saved = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
+    let saved = flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
     let peak = crate::cli::brain::peak_memory_mb();
     if json {
-        let figures = |m: &flychess_sim::train::Metrics| serde_json::json!({"top1": m.top1, "good": m.good, "loss": m.loss});
+        let figures = |m: &flychess_fly::scoring::Metrics| serde_json::json!({"top1": m.top1, "good": m.good, "loss": m.loss});
         let report = serde_json::json!({
             "name": name,
             "seconds": started.elapsed().as_secs_f64(),
@@ -169,7 +169,7 @@ pub fn train(
 /// Who taught a fly and how many positions each source taught: the fly's own words where it
 /// keeps them (issue 55 on); for a fly made before, what its data line says: the shipped rows'
 /// scored moves and, at scale, "…; and N positions of SOURCE" master moves with the games' results.
-pub(crate) fn taught_by(meta: &flychess_sim::fly::FlyMeta) -> (String, std::collections::BTreeMap<String, usize>) {
+pub(crate) fn taught_by(meta: &flychess_fly::fly::FlyMeta) -> (String, std::collections::BTreeMap<String, usize>) {
     if let (Some(words), Some(by)) = (&meta.teacher, &meta.positions_by_teacher) {
         return (words.clone(), by.clone());
     }
@@ -259,14 +259,14 @@ fn shuffled_control(
 /// The human test (the shipped `human-test.flyd`: positions from master games no training row
 /// came from, each labelled with the move the master played): its first `n` HOLD rows.
 fn human_test(n: Option<usize>) -> Result<Vec<Row>> {
-    let d = Dataset::load(&flychess_sim::data::human_test_path())?;
+    let d = Dataset::load(&flychess_fly::data::human_test_path())?;
     let hold = d.hold();
     Ok(hold[..n.unwrap_or(hold.len()).min(hold.len())].to_vec())
 }
 
 /// The DN readings of the human test's first `n` positions on a brain (cached like any dataset's).
 fn human_features(which: &WhichBrain, data: &Path, n: usize, reading: Reading) -> Result<Vec<f32>> {
-    let (cache, _) = crate::cli::brain::cache_of(which, data, &flychess_sim::data::human_test_path(), Some(n), None, EngineChoice::Auto)?;
+    let (cache, _) = crate::cli::brain::cache_of(which, data, &flychess_fly::data::human_test_path(), Some(n), None, EngineChoice::Auto)?;
     Ok(cache.read(0..n, reading)?)
 }
 
@@ -291,7 +291,7 @@ pub fn eval(
         None => {
             let spec = crate::cli::brain::spec(which, data)?;
             // Only the brain's id is needed here (the cache below loads it with its homeostasis).
-            let loaded = flychess_sim::store::ensure(&spec, data, &|_, _| {})?;
+            let loaded = flychess_brain::store::ensure(&spec, data, &|_, _| {})?;
             let (name, path) = fly::trained_for(&loaded.checksum, data).ok_or_else(|| {
                 anyhow!(
                     "no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly",
@@ -339,20 +339,20 @@ pub fn eval(
     let fly_values: Vec<f64> = (0..hold_rows.len()).map(|i| f.readout.heads(&fly_x[i * d..(i + 1) * d]).value as f64).collect();
     let stockfish_values: Vec<f64> = hold_t.iter().map(|t| t.value as f64).collect();
     let material: Vec<f64> = hold_rows.iter().map(material_balance).collect::<Result<_>>()?;
-    let value_rho = flychess_sim::stats::spearman(&fly_values, &stockfish_values);
-    let material_rho = flychess_sim::stats::spearman(&material, &stockfish_values);
+    let value_rho = flychess_fly::stats::spearman(&fly_values, &stockfish_values);
+    let material_rho = flychess_fly::stats::spearman(&material, &stockfish_values);
     // The blind baseline: no input, only the biases (from/to/promotion popularity).
     let blind_start = Readout::newborn(0, vec![], 1);
     let (blind, _) = fit_logged("blind", options, &blind_start, (&[], &train_t), (&[], &val_t))?;
     let blind_o = outcomes(&blind, &[], &hold_t);
     // The board-linear readout: the same heads on the 768 board planes, no brain.
     let planes =
-        |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_sim::Result<Vec<_>>>()?.concat()) };
+        |rs: &[Row]| -> Result<Vec<f32>> { Ok(rs.par_iter().map(board_features).collect::<flychess_fly::Result<Vec<_>>>()?.concat()) };
     let board_start = Readout::newborn(768, vec![], 1);
     let (board, _) = fit_logged("board-linear", options, &board_start, (&planes(train_rows)?, &train_t), (&planes(val_rows)?, &val_t))?;
     let board_o = outcomes(&board, &planes(hold_rows)?, &hold_t);
     // Shuffled wiring: only for a fly of an unaltered brain (a control's fly is its own control).
-    let is_plain = matches!(loaded.connectome.provenance.control, flychess_sim::connectome::Control::None);
+    let is_plain = matches!(loaded.connectome.provenance.control, flychess_brain::connectome::Control::None);
     let (shuffled_o, shuffled_h) = if controls && is_plain {
         let (o, h) = shuffled_control(which, data, n, f.meta.reading, options, &hold_t, &val_t, &train_t, &human_t)?;
         (Some(o), Some(h))
@@ -553,7 +553,7 @@ pub fn eval(
 /// queen 9), read off the row's FEN.
 fn material_balance(row: &Row) -> Result<f64> {
     use shakmaty::{Position, Role};
-    let pos = flychess_sim::chess::position_from_fen(&row.fen)?;
+    let pos = flychess_brain::chess::position_from_fen(&row.fen)?;
     let board = pos.board();
     let worth = |c: shakmaty::Color| -> f64 {
         [(Role::Pawn, 1.0), (Role::Knight, 3.0), (Role::Bishop, 3.0), (Role::Rook, 5.0), (Role::Queen, 9.0)]
@@ -567,9 +567,9 @@ fn material_balance(row: &Row) -> Result<f64> {
 /// Of the rows where Stockfish found a forced mate for the side to move, how many, and in how many
 /// the fly's most probable move is one of the quickest mates labelled.
 fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, usize)> {
-    use flychess_sim::chess::position_from_fen;
-    use flychess_sim::grading::Score;
-    use flychess_sim::readout::policy;
+    use flychess_brain::chess::position_from_fen;
+    use flychess_fly::grading::Score;
+    use flychess_fly::readout::policy;
 
     let d = readout.inputs;
     let mut won = 0;
@@ -588,7 +588,7 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
         let pos = position_from_fen(&row.fen)?;
         let p = policy(&pos, &readout.heads(&x[i * d..(i + 1) * d]));
         let Some(fav) = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])) else { continue };
-        let uci = flychess_sim::chess::uci(&p.moves[fav]);
+        let uci = flychess_brain::chess::uci(&p.moves[fav]);
         if row.moves.iter().any(|m| m.score == Score::Mate(q) && m.mv.uci() == uci) {
             found += 1;
         }
@@ -600,10 +600,10 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
 /// tab saves one).
 pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let path = flychess::lab::flies::save_newborn(&loaded.connectome, &loaded.checksum, &brain, data, name)?;
     if ship {
-        Fly::load(&path)?.save(&flychess_sim::shipped::repository_models().join(format!("{name}.fly")))?;
+        Fly::load(&path)?.save(&flychess_brain::shipped::repository_models().join(format!("{name}.fly")))?;
     }
     println!("saved the newborn fly {}", path.display());
     Ok(())
@@ -633,10 +633,10 @@ pub fn analyse(
     json: bool,
     imagination: Option<Option<f32>>,
 ) -> Result<()> {
-    use flychess_sim::chess::{planes, position_from_fen};
-    use flychess_sim::files::{BoundedLines, Line, quote};
-    use flychess_sim::play::think_and_look_ahead;
-    use flychess_sim::readout::{choose, policy, think_features};
+    use flychess_arena::play::think_and_look_ahead;
+    use flychess_brain::chess::{planes, position_from_fen};
+    use flychess_brain::files::{BoundedLines, Line, quote};
+    use flychess_fly::readout::{choose, policy, think_features};
     use shakmaty::Position;
     use shakmaty::san::San;
     use std::io::Write;
@@ -659,13 +659,13 @@ pub fn analyse(
         }
     };
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
     let weight = imagination.map(|w| w.unwrap_or_else(|| flychess::training::tuned_imagination(data, &f)));
     let descending = &loaded.connectome.groups.descending;
-    let uci = |m: &shakmaty::Move| flychess_sim::chess::uci(m);
+    let uci = |m: &shakmaty::Move| flychess_brain::chess::uci(m);
     let describe = |line: usize, fen: &str, pos: &shakmaty::Chess, features: Option<&[f32]>| -> serde_json::Value {
         let (p, seen) = match (weight, features) {
             (None, Some(d)) => (policy(pos, &f.readout.heads(d)), None),
@@ -793,14 +793,14 @@ pub fn analyse(
 pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
     let PlayArgs { ref white, ref black, games, game_seed: seed, json, imagination, ref which } = *args;
     let (white, black) = (white.as_str(), black.as_str());
-    use flychess_sim::play::play_game;
-    use flychess_sim::players::{Entrant, Kit, Player};
-    use flychess_sim::stockfish::find_stockfish;
+    use flychess_arena::play::play_game;
+    use flychess_arena::players::{Entrant, Kit, Player};
+    use flychess_fly::stockfish::find_stockfish;
     let spec = crate::cli::brain::spec(which, data)?;
     // The rungs and plain Charles need no brain; any other name is resolved on it.
-    let needs_brain = [white, black].iter().any(|p| flychess_sim::players::needs_brain(p));
+    let needs_brain = [white, black].iter().any(|p| flychess_arena::players::needs_brain(p));
     let prepared = if needs_brain {
-        Some(crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?)
+        Some(crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?)
     } else {
         None
     };
@@ -880,7 +880,7 @@ pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
 
 /// The anchor's rating: Stockfish's lowest UCI_Elo, as the engine states it.
 fn anchor_elo(stockfish: &Path) -> Result<f64> {
-    use flychess_sim::stockfish::{Engine, EngineOptions};
+    use flychess_fly::stockfish::{Engine, EngineOptions};
     Ok(Engine::start(stockfish, &EngineOptions::default())?.min_elo.unwrap_or(1350) as f64)
 }
 
@@ -894,7 +894,7 @@ fn game_bar() -> ProgressBar {
     bar
 }
 
-fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::GameRow) + Sync + '_ {
+fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_arena::ladder::GameRow) + Sync + '_ {
     move |done, total, row| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
@@ -908,14 +908,14 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_sim::ladder::Ga
 pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     let RateArgs { games, quick, aided, game_seed: seed, ref players, json, shards, ref engine, ref uci, ref which } = *args;
     let engine = engine.choice();
-    use flychess_sim::ladder::{self, LadderOptions};
-    use flychess_sim::players::{Entrant, Kit};
-    use flychess_sim::search::{Aid, DEFAULT_SIMULATIONS};
-    use flychess_sim::stockfish::find_stockfish;
+    use flychess_arena::ladder::{self, LadderOptions};
+    use flychess_arena::players::{Entrant, Kit};
+    use flychess_arena::search::{Aid, DEFAULT_SIMULATIONS};
+    use flychess_fly::stockfish::find_stockfish;
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let brain = std::sync::Arc::new(brain);
     let flies = flies_of_brain(data, &loaded.checksum);
     let (dopamine, bio) = dopamine_of_brain(&spec, data, &loaded, &brain, None)?;
@@ -935,10 +935,10 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
         if !quick && f.meta.kind == "trained" {
             mine.push(Entrant::fly(f, Some(flychess::training::tuned_imagination(data, f))));
             // Habituation and two glances where they are tuned (issue 56).
-            if let Some(h) = flychess_sim::tuned::habituation(data, f) {
+            if let Some(h) = flychess_arena::tuned::habituation(data, f) {
                 mine.push(Entrant::fly_with(f, None, Some(h)));
             }
-            if let Some(g) = flychess_sim::tuned::glances(data, f) {
+            if let Some(g) = flychess_arena::tuned::glances(data, f) {
                 mine.push(Entrant::glancing(f, g));
             }
         }
@@ -980,7 +980,7 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     let mut charles = charles;
     let mut dopamine = dopamine;
     if !players.is_empty() {
-        let lookup = flychess_sim::players::Lookup {
+        let lookup = flychess_arena::players::Lookup {
             data,
             checksum: Some(&loaded.checksum),
             brain: Some((&brain, &descending[..])),
@@ -988,8 +988,8 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
         };
         let mut wanted = Vec::new();
         for name in players {
-            let (e, found) = flychess_sim::players::named(name, &lookup)?;
-            let (fs, ds, cs) = flychess_sim::players::kit_parts([(found, &e)]);
+            let (e, found) = flychess_arena::players::named(name, &lookup)?;
+            let (fs, ds, cs) = flychess_arena::players::kit_parts([(found, &e)]);
             kit_flies.extend(fs);
             dopamine.extend(ds);
             charles.extend(cs);
@@ -1074,7 +1074,7 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
         "ratings": rated,
     });
     let text = serde_json::to_string_pretty(&report)?;
-    flychess_sim::files::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
+    flychess_brain::files::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
     if json {
         println!("{text}");
         return Ok(());
@@ -1160,10 +1160,10 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
         eprintln!("duel --games {games}: games come in pairs (colours swapped), so {} are played", games + 1);
     }
     let (a, b, engine) = (first.as_str(), second.as_str(), engine.choice());
-    let sprt = sprt.then_some(flychess_sim::duel::Sprt { elo0, elo1, alpha, beta });
-    use flychess_sim::duel::Duel;
-    use flychess_sim::ladder::{self, LadderOptions};
-    use flychess_sim::players::{Entrant, Kit};
+    let sprt = sprt.then_some(flychess_arena::duel::Sprt { elo0, elo1, alpha, beta });
+    use flychess_arena::duel::Duel;
+    use flychess_arena::ladder::{self, LadderOptions};
+    use flychess_arena::players::{Entrant, Kit};
     // The user's UCI engines, by the names given them here.
     let engines = uci.entrants()?;
     let engine_named = |name: &str| engines.iter().find(|e| e.name() == name).cloned();
@@ -1172,7 +1172,7 @@ pub fn duel(data: &Path, args: &DuelArgs) -> Result<()> {
         None
     } else {
         let spec = crate::cli::brain::spec(which, data)?;
-        let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+        let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
         Some((loaded, std::sync::Arc::new(brain)))
     };
     let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
@@ -1308,14 +1308,14 @@ struct ImaginationHits {
 }
 
 fn imagination_hits(
-    brain: &flychess_sim::brain::Brain,
+    brain: &flychess_brain::brain::Brain,
     f: &Fly,
     descending: &[u32],
     rows: &[Row],
     bar: &ProgressBar,
 ) -> Result<ImaginationHits> {
-    use flychess_sim::chess::position_from_fen;
-    use flychess_sim::play::think_and_look_ahead;
+    use flychess_arena::play::think_and_look_ahead;
+    use flychess_brain::chess::position_from_fen;
     let mut out = ImaginationHits { plain: (0, 0), weights: vec![(0, 0); IMAGINATION_WEIGHTS.len()] };
     for row in rows {
         let pos = position_from_fen(&row.fen)?;
@@ -1340,7 +1340,7 @@ fn imagination_hits(
 /// where it is reported with 95 % intervals. Written to DATA/imagination.json under the fly's
 /// player id (the app, `play`, `rate` and `duel` use it).
 /// `flychess habituation-tune`: habituation's decay and weight for a fly, chosen on VAL games
-/// (the games of the shipped VAL rows, never trained on; `flychess_sim::habituation::tune`),
+/// (the games of the shipped VAL rows, never trained on; `flychess_arena::habituation::tune`),
 /// kept in DATA/habituation.json under the fly's player id, with the whole grid.
 pub fn habituation_tune(
     which: &WhichBrain,
@@ -1351,7 +1351,7 @@ pub fn habituation_tune(
     max_plies: usize,
     json: bool,
 ) -> Result<()> {
-    use flychess_sim::habituation::{TuningGame, tune};
+    use flychess_arena::habituation::{TuningGame, tune};
     let (f, loaded, brain) = fly_with_its_brain(which, data, name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let mut wanted = std::collections::BTreeSet::new();
@@ -1380,10 +1380,10 @@ pub fn habituation_tune(
     let descending = &loaded.connectome.groups.descending;
     let mut policies = Vec::with_capacity(all.len());
     for chunk in all.chunks(256) {
-        let planes: Vec<_> = chunk.iter().map(|p| flychess_sim::chess::planes(p)).collect();
-        let features = flychess_sim::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
+        let planes: Vec<_> = chunk.iter().map(|p| flychess_brain::chess::planes(p)).collect();
+        let features = flychess_fly::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
         for (p, x) in chunk.iter().zip(&features) {
-            policies.push(flychess_sim::readout::policy(p, &f.readout.heads(x)));
+            policies.push(flychess_fly::readout::policy(p, &f.readout.heads(x)));
         }
         bar.inc(chunk.len() as u64);
     }
@@ -1394,10 +1394,10 @@ pub fn habituation_tune(
         .val()
         .iter()
         .filter(|r| r.moves.first().is_some_and(|m| m.score.as_cp() >= 300.0))
-        .filter_map(|r| flychess_sim::chess::position_from_fen(&r.fen).ok())
+        .filter_map(|r| flychess_brain::chess::position_from_fen(&r.fen).ok())
         .take(starts)
         .collect();
-    let cells = flychess_sim::habituation::DECAYS.len() * flychess_sim::habituation::GAME_WEIGHTS.len();
+    let cells = flychess_arena::habituation::DECAYS.len() * flychess_arena::habituation::GAME_WEIGHTS.len();
     let bar = ProgressBar::new((cells * starts.len()) as u64);
     bar.set_style(
         ProgressStyle::with_template("playing [{bar:40}] {pos}/{len} games from won VAL positions, eta {eta}")
@@ -1405,7 +1405,7 @@ pub fn habituation_tune(
             .progress_chars("=> "),
     );
     let games_grid =
-        flychess_sim::habituation::tune_in_games(&brain, &f.readout, descending, &starts, max_plies, &|d, _| bar.set_position(d as u64))?;
+        flychess_arena::habituation::tune_in_games(&brain, &f.readout, descending, &starts, max_plies, &|d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     let mut details = serde_json::json!({
         "chosen_by": "the mean score from won VAL positions against the random mover (ties: the smaller weight)",
@@ -1413,7 +1413,7 @@ pub fn habituation_tune(
         "agreement": agreement,
         "seconds": started.elapsed().as_secs_f64(),
     });
-    let path = flychess_sim::tuned::keep_habituation(data, &f, games_grid.chosen, details.clone())?;
+    let path = flychess_arena::tuned::keep_habituation(data, &f, games_grid.chosen, details.clone())?;
     if json {
         details["fly"] = serde_json::json!(name);
         details["chosen"] = serde_json::to_value(games_grid.chosen)?;
@@ -1461,27 +1461,27 @@ pub fn habituation_tune(
 /// chosen on VAL positions by top-1 against Stockfish's move, then measured on HOLD beside the
 /// plain fly with the paired difference; kept in DATA/glances.json under the fly's player id.
 pub fn glances_tune(which: &WhichBrain, data: &Path, name: &str, positions: usize, json: bool) -> Result<()> {
-    use flychess_sim::glances::{Among, Glances, second_looks};
+    use flychess_arena::glances::{Among, Glances, second_looks};
     let (f, loaded, brain) = fly_with_its_brain(which, data, name)?;
     let descending = &loaded.connectome.groups.descending;
     let dataset = Dataset::load(&shipped_path())?;
     let n = positions.clamp(1, VAL);
     let started = Instant::now();
     // The plain fly's first looks and the targets of a set of rows.
-    let first_looks = |rows: &[Row]| -> Result<(Vec<shakmaty::Chess>, Vec<flychess_sim::readout::Policy>, Vec<Target>)> {
+    let first_looks = |rows: &[Row]| -> Result<(Vec<shakmaty::Chess>, Vec<flychess_fly::readout::Policy>, Vec<Target>)> {
         let positions: Vec<shakmaty::Chess> =
-            rows.iter().map(|r| flychess_sim::chess::position_from_fen(&r.fen)).collect::<flychess_sim::Result<_>>()?;
-        let planes: Vec<_> = positions.iter().map(flychess_sim::chess::planes).collect();
-        let features = flychess_sim::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
-        let firsts = positions.iter().zip(&features).map(|(p, x)| flychess_sim::readout::policy(p, &f.readout.heads(x))).collect();
+            rows.iter().map(|r| flychess_brain::chess::position_from_fen(&r.fen)).collect::<flychess_brain::Result<_>>()?;
+        let planes: Vec<_> = positions.iter().map(flychess_brain::chess::planes).collect();
+        let features = flychess_fly::readout::think_features(&brain, &planes, descending, &f.readout.read_steps);
+        let firsts = positions.iter().zip(&features).map(|(p, x)| flychess_fly::readout::policy(p, &f.readout.heads(x))).collect();
         Ok((positions, firsts, targets(rows)?))
     };
-    let favourite = |p: &flychess_sim::readout::Policy| (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
-    let plain_hits = |firsts: &[flychess_sim::readout::Policy], t: &[Target]| -> Vec<(bool, bool)> {
+    let favourite = |p: &flychess_fly::readout::Policy| (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
+    let plain_hits = |firsts: &[flychess_fly::readout::Policy], t: &[Target]| -> Vec<(bool, bool)> {
         firsts.iter().zip(t).map(|(p, t)| favourite(p).map_or((false, false), |i| (i == t.best, t.good.contains(&i)))).collect()
     };
     let glance_hits =
-        |positions: &[shakmaty::Chess], firsts: &[flychess_sim::readout::Policy], t: &[Target], g: Glances| -> Vec<(bool, bool)> {
+        |positions: &[shakmaty::Chess], firsts: &[flychess_fly::readout::Policy], t: &[Target], g: Glances| -> Vec<(bool, bool)> {
             second_looks(&brain, &f.readout, descending, positions, firsts, g)
                 .iter()
                 .zip(t)
@@ -1527,7 +1527,7 @@ pub fn glances_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
         "hold_glances": rates(&hold_glances, &hold_plain),
         "seconds": started.elapsed().as_secs_f64(),
     });
-    let path = flychess_sim::tuned::keep_glances(data, &f, chosen, details.clone())?;
+    let path = flychess_arena::tuned::keep_glances(data, &f, chosen, details.clone())?;
     if json {
         let mut v = details;
         v["fly"] = serde_json::json!(name);
@@ -1562,10 +1562,10 @@ fn fly_with_its_brain(
     which: &WhichBrain,
     data: &Path,
     name: &str,
-) -> Result<(Fly, flychess_sim::connectome::brain_file::Loaded, flychess_sim::brain::Brain)> {
+) -> Result<(Fly, flychess_brain::connectome::brain_file::Loaded, flychess_brain::brain::Brain)> {
     let f = Fly::load(&fly::find(name, data)?)?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     if loaded.checksum != f.meta.brain_checksum {
         return Err(anyhow!("fly {name} belongs to brain {}, not to {}", f.meta.brain, loaded.connectome.provenance.label()));
     }
@@ -1614,7 +1614,7 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
         "chosen_on_hold": figures(hold.weights[best], n),
     });
     // Kept in DATA/imagination.json under the fly's player id.
-    let path = flychess_sim::tuned::keep_imagination(data, &f, weight(IMAGINATION_WEIGHTS[best]), report.clone())?;
+    let path = flychess_arena::tuned::keep_imagination(data, &f, weight(IMAGINATION_WEIGHTS[best]), report.clone())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -1648,8 +1648,8 @@ pub fn imagine_tune(which: &WhichBrain, data: &Path, name: &str, positions: usiz
 /// written to DATA/lessons/labels.jsonl (resumable) for `train --lessons SHARE`.
 pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>) -> Result<()> {
     use flychess::label::{LabelOptions, Sample, label};
-    use flychess_sim::chess::position_from_fen;
-    use flychess_sim::grading::Score;
+    use flychess_brain::chess::position_from_fen;
+    use flychess_fly::grading::Score;
     use shakmaty::Position;
     let dataset = Dataset::load(&shipped_path())?;
     let won: Vec<&Row> = dataset.rows[HOLD + VAL..]
@@ -1675,7 +1675,7 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
             })
         })
         .count();
-    let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
+    let stockfish = flychess_fly::stockfish::find_stockfish(None)?;
     let workers = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let total = positions.min(samples.len());
     println!(
@@ -1701,11 +1701,11 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
 pub fn profile(data: &Path, args: &ProfileArgs) -> Result<()> {
     let ProfileArgs { ref player, games, depth, json, ref engine, ref which } = *args;
     let (player, engine) = (player.as_deref(), engine.choice());
-    use flychess_sim::players::Kit;
-    use flychess_sim::stockfish::find_stockfish;
+    use flychess_arena::players::Kit;
+    use flychess_fly::stockfish::find_stockfish;
     let stockfish = find_stockfish(None)?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let brain = std::sync::Arc::new(brain);
     let player = match player {
         Some(p) => p.to_string(),
@@ -1800,14 +1800,14 @@ pub fn profile(data: &Path, args: &ProfileArgs) -> Result<()> {
 pub fn ceiling(data: &Path, args: &CeilingArgs) -> Result<()> {
     let CeilingArgs { ref player, positions, depth, simulations, duel_games, json, ref engine, ref which } = *args;
     let (player, engine) = (player.as_deref(), engine.choice());
-    use flychess_sim::ceiling::{Selector, measure, middlegames, selectors};
-    use flychess_sim::duel::Duel;
-    use flychess_sim::ladder::{self, LadderOptions};
-    use flychess_sim::players::{Entrant, Kit};
-    use flychess_sim::search::{Aid, Evaluator};
-    let stockfish = flychess_sim::stockfish::find_stockfish(None)?;
+    use flychess_arena::ceiling::{Selector, measure, middlegames, selectors};
+    use flychess_arena::duel::Duel;
+    use flychess_arena::ladder::{self, LadderOptions};
+    use flychess_arena::players::{Entrant, Kit};
+    use flychess_arena::search::{Aid, Evaluator};
+    let stockfish = flychess_fly::stockfish::find_stockfish(None)?;
     let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_sim::calibrate::CalibrationOptions::default())?;
+    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let brain = std::sync::Arc::new(brain);
     let descending = loaded.connectome.groups.descending.clone();
     let player = match player {

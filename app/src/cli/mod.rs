@@ -202,7 +202,7 @@ pub struct UciArgs {
 
 /// Runs the command line: a subcommand's work, or the window.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    let data = cli.data.unwrap_or_else(flychess_sim::store::data_dir);
+    let data = cli.data.unwrap_or_else(flychess_brain::store::data_dir);
     match cli.command {
         None => {
             let moves = cli.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
@@ -211,7 +211,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             // A name that is no player is said before the window opens (the same resolver the
             // window's opponent uses; what needs the brain is made once it is loaded).
             if let Some(w) = &watch
-                && let Err(e) = flychess_sim::players::named(&w.opponent, &flychess_sim::players::Lookup::in_folder(&data))
+                && let Err(e) = flychess_arena::players::named(&w.opponent, &flychess_arena::players::Lookup::in_folder(&data))
                 && !e.to_string().contains("needs its brain")
             {
                 return Err(anyhow::anyhow!("--watch {}: {e}", w.opponent));
@@ -253,12 +253,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             ship,
             which,
         })) => {
-            let variation =
-                bio::Variation { pass_share, eta, rule: flychess_sim::bio::learn::Rule { strengthen_silent, harder_after, own_dopamine } };
+            let variation = bio::Variation {
+                pass_share,
+                eta,
+                rule: flychess_arena::bio::learn::Rule { strengthen_silent, harder_after, own_dopamine },
+            };
             bio::train(&which, &data, &name, lessons, games, every, monitor, lesson_seed, &variation, ship)
         }
         Some(Command::Bio(bio::BioCommand::Eval { fly, pairs, ceiling_pairs, top1, json, which })) => {
-            bio::eval(&which, &data, fly.as_deref(), flychess_sim::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
+            bio::eval(&which, &data, fly.as_deref(), flychess_arena::bio::measure::EvalSizes { pairs, ceiling_pairs, top1 }, json)
         }
         Some(Command::Bio(bio::BioCommand::Speed { fly, lessons, repeat, json, engine, which })) => {
             bio::speed(&which, &data, fly.as_deref(), lessons, repeat, engine.choice(), json)
@@ -294,12 +297,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 which.brain = BrainKind::Flywire783;
             }
             if brain_learns {
-                let leash = flychess_sim::bptt::run::Leash {
+                let leash = flychess_learning::bptt::run::Leash {
                     window: b.window as usize,
                     calm_unreached: b.calm_unreached,
                     brain_optimizer: match b.brain_opt {
-                        BrainOpt::Adam => flychess_sim::bptt::run::BrainOptimizer::Adam,
-                        BrainOpt::Sgd => flychess_sim::bptt::run::BrainOptimizer::Sgd,
+                        BrainOpt::Adam => flychess_learning::bptt::run::BrainOptimizer::Adam,
+                        BrainOpt::Sgd => flychess_learning::bptt::run::BrainOptimizer::Sgd,
                     },
                     max_change: b.max_change,
                     lr_synapses: b.lr_synapses.unwrap_or(match b.brain_opt {
@@ -338,7 +341,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 let games = match games {
                     Some(g) => {
                         let dataset = brain::dataset_path(&g, &data)?;
-                        let meta = flychess_sim::data::Dataset::stream(&dataset)?.meta;
+                        let meta = flychess_fly::data::Dataset::stream(&dataset)?.meta;
                         let all = meta.rows - (meta.hold + meta.val).min(meta.rows);
                         let positions = games_positions.unwrap_or(all).min(all);
                         Some(flychess::training::GamesMix::taught(dataset, positions, stockfish_share, engine_labels, teacher.as_deref())?)
@@ -383,7 +386,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Probe(views::ProbeArgs { train, val, hold, neurons, json, which })) => views::probe(
             &which,
             &data,
-            flychess_sim::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() },
+            flychess_arena::probe::ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() },
             json,
         ),
         Some(Command::Doing(views::DoingArgs { fly, json, which })) => views::doing(&which, &data, fly.as_deref(), json),
@@ -445,9 +448,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             val_every,
             fit_on,
             json,
-        })) => match flychess_sim::charles::CharlesConfig::parse(&size) {
+        })) => match flychess_charles::CharlesConfig::parse(&size) {
             Some(config) => {
-                let options = flychess_sim::charles::run::TrainOptions {
+                let options = flychess_charles::run::TrainOptions {
                     config,
                     positions,
                     epochs,
@@ -479,7 +482,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         })) => {
             let dataset = match dataset {
                 Some(name) => brain::dataset_path(&name, &data)?,
-                None => flychess_sim::data::shipped_path(),
+                None => flychess_fly::data::shipped_path(),
             };
             let job = match (shard, merge_shards) {
                 (Some(shard), _) => brain::CacheJob::Shard(shard),
@@ -491,7 +494,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Merge(args)) => cluster::merge(args),
         Some(Command::Rename(RenameArgs { old, new })) => {
             flychess::lab::flies::rename_fly(&data, &old, &new)?;
-            println!("renamed {old} to {new} in {}", flychess_sim::files::DataFolder::at(&data).flies().display());
+            println!("renamed {old} to {new} in {}", flychess_brain::files::DataFolder::at(&data).flies().display());
             Ok(())
         }
         Some(Command::Cluster(cluster::ClusterCommand::Slurm(args))) => cluster::slurm(args, &data),

@@ -42,8 +42,8 @@ pub enum EngineArg {
 }
 
 impl EngineArgs {
-    pub fn choice(&self) -> flychess_sim::brain::simulator::EngineChoice {
-        use flychess_sim::brain::simulator::EngineChoice;
+    pub fn choice(&self) -> flychess_brain::brain::simulator::EngineChoice {
+        use flychess_brain::brain::simulator::EngineChoice;
         match self.engine {
             EngineArg::Auto => EngineChoice::Auto,
             EngineArg::Cpu => EngineChoice::Cpu,
@@ -59,9 +59,9 @@ pub enum FitOnArg {
     Gpu,
 }
 
-impl From<FitOnArg> for flychess_sim::burn_fit::FitOn {
+impl From<FitOnArg> for flychess_charles::burn_device::FitOn {
     fn from(a: FitOnArg) -> Self {
-        use flychess_sim::burn_fit::FitOn;
+        use flychess_charles::burn_device::FitOn;
         match a {
             FitOnArg::Auto => FitOn::Auto,
             FitOnArg::Cpu => FitOn::Cpu,
@@ -71,8 +71,8 @@ impl From<FitOnArg> for flychess_sim::burn_fit::FitOn {
 }
 
 impl FitArgs {
-    pub fn options(&self) -> flychess_sim::train::FitOptions {
-        flychess_sim::train::FitOptions {
+    pub fn options(&self) -> flychess_learning::train::FitOptions {
+        flychess_learning::train::FitOptions {
             batch: self.batch,
             learning_rate: self.lr,
             max_passes: self.passes,
@@ -94,7 +94,7 @@ pub struct WhichBrain {
     #[arg(long)]
     pub tables: Option<PathBuf>,
     /// Seed of the synthetic stand-in.
-    #[arg(long, default_value_t = flychess_sim::connectome::synthetic::DEFAULT_SEED)]
+    #[arg(long, default_value_t = flychess_brain::connectome::synthetic::DEFAULT_SEED)]
     pub seed: u64,
     /// Control: hand out the receiving ends of all connections again (optional seed).
     #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "SEED")]
@@ -140,7 +140,7 @@ pub struct UciEnginesArgs {
 
 impl UciEnginesArgs {
     /// The engines named, each started once to read its `id name`.
-    pub fn entrants(&self) -> anyhow::Result<Vec<flychess_sim::players::Entrant>> {
+    pub fn entrants(&self) -> anyhow::Result<Vec<flychess_arena::players::Entrant>> {
         let mut options: Vec<(String, String, String)> = Vec::new();
         for o in &self.uci_option {
             let (name, kv) = o.split_once(':').ok_or_else(|| anyhow::anyhow!("--uci-option {o}: expected NAME:KEY=VALUE"))?;
@@ -154,7 +154,7 @@ impl UciEnginesArgs {
         for u in &self.uci {
             let (name, path) = u.split_once('=').ok_or_else(|| anyhow::anyhow!("--uci {u}: expected NAME=PATH"))?;
             let mine = options.iter().filter(|(n, _, _)| n == name).map(|(_, k, v)| (k.clone(), v.clone())).collect();
-            let entrant = flychess_sim::players::Entrant::uci(name, std::path::Path::new(path), mine)
+            let entrant = flychess_arena::players::Entrant::uci(name, std::path::Path::new(path), mine)
                 .map_err(|e| anyhow::anyhow!("--uci {name}: {e}"))?;
             out.push(entrant);
         }

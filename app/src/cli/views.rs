@@ -14,11 +14,11 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess_sim::calibrate::CalibrationOptions;
-use flychess_sim::chess::position_from_fen;
-use flychess_sim::data::{Dataset, HOLD, shipped_path};
-use flychess_sim::fly::{self, Fly};
-use flychess_sim::probe::{self, ProbeOptions};
+use flychess_arena::probe::{self, ProbeOptions};
+use flychess_brain::calibrate::CalibrationOptions;
+use flychess_brain::chess::position_from_fen;
+use flychess_fly::data::{Dataset, HOLD, shipped_path};
+use flychess_fly::fly::{self, Fly};
 
 /// The fly named, else the brain's own trained fly; it must belong to `checksum`.
 fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
@@ -40,7 +40,7 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
-    let e = flychess_sim::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos)
+    let e = flychess_fly::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos)
         .ok_or_else(|| anyhow!("the position has no legal move"))?;
     if json_out {
         let mut v = serde_json::to_value(&e)?;
@@ -49,7 +49,7 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
         return Ok(());
     }
     println!("fly {} plays {} ({:.1} %), value {:+.2}; without each piece:", f.meta.name, e.chosen_san, 100.0 * e.probability, e.value);
-    let mut order: Vec<&flychess_sim::explain::PieceEffect> = e.pieces.iter().collect();
+    let mut order: Vec<&flychess_fly::explain::PieceEffect> = e.pieces.iter().collect();
     order.sort_by(|a, b| a.change.total_cmp(&b.change));
     for p in order {
         println!(
@@ -71,7 +71,7 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
-    let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
+    let homeostasis = flychess_brain::calibrate::fingerprint(brain.homeostasis());
     let key = probe::key(&loaded.checksum, &homeostasis, &dataset, &options);
     let report = match probe::load(data, &key) {
         Some(r) => {
@@ -129,13 +129,13 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
 /// by phase.
 pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
-    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, flychess_sim::brain::simulator::EngineChoice::Auto)?;
+    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let rows = dataset.hold();
-    let targets: Vec<flychess_sim::train::Target> =
-        rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let targets: Vec<flychess_fly::scoring::Target> =
+        rows.iter().map(flychess_fly::scoring::Target::of).collect::<flychess_fly::Result<_>>()?;
     let x = cache.read(0..rows.len(), f.meta.reading)?;
-    let b = flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?;
+    let b = flychess_arena::breakdown::breakdown(&f.readout, &x, rows, &targets)?;
     if json_out {
         let mut v = serde_json::to_value(&b)?;
         v["fly"] = serde_json::json!(f.meta.name);
@@ -169,7 +169,7 @@ pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result
     let pos = position_from_fen(fen)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (_, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
-    let sight = flychess_sim::eye::sight(&brain.eye, &pos);
+    let sight = flychess_brain::eye::sight(&brain.eye, &pos);
     if json_out {
         let squares: Vec<serde_json::Value> = sight
             .iter()
@@ -241,14 +241,14 @@ pub fn figure(
     let pos = position_from_fen(fen)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
-    let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&pos)]);
-    let blank = flychess_sim::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
+    let rates = flychess_brain::brain::cpu::think(&brain, &[flychess_brain::chess::planes(&pos)]);
+    let blank = flychess_brain::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
     let summary = flychess::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
     let mover = if shakmaty::Position::turn(&pos) == shakmaty::Color::White { "White" } else { "Black" };
     // The title says what the fly plays when there is a fly for this brain.
     let plays = fly_for(fly_name, &loaded.checksum, data).ok().and_then(|f| {
-        let d = flychess_sim::readout::descending_features(&rates, 0, &loaded.connectome.groups.descending, &f.readout.read_steps);
-        let p = flychess_sim::readout::policy(&pos, &f.readout.heads(&d));
+        let d = flychess_fly::readout::descending_features(&rates, 0, &loaded.connectome.groups.descending, &f.readout.read_steps);
+        let p = flychess_fly::readout::policy(&pos, &f.readout.heads(&d));
         let best = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]))?;
         Some(format!(
             ": fly {} plays {} ({:.0} %)",
@@ -262,7 +262,7 @@ pub fn figure(
     let mut camera = flychess_render::camera::OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
     // Closer than the window's framing: a tile is wider than tall, like the brain.
     camera.zoom(0.8);
-    let d = flychess_sim::brain::gpu::headless_device()?;
+    let d = flychess_brain::brain::gpu::headless_device()?;
     eprintln!("drawing on {}", d.adapter_name);
     let job = FigureJob {
         device: d.device,
@@ -276,16 +276,16 @@ pub fn figure(
             plays.unwrap_or_default(),
             loaded.connectome.provenance.positions_label()
         ),
-        captions: (0..flychess_sim::brain::STEPS).map(|k| summary.caption(k)).collect(),
+        captions: (0..flychess_brain::brain::STEPS).map(|k| summary.caption(k)).collect(),
     };
     if let Some(path) = png {
         let (img, _) = job.render(FigureKind::Grid([3840, 2160]))?;
-        flychess_sim::files::write_atomically(path, &png_bytes(&img.expect("a grid"))?)?;
+        flychess_brain::files::write_atomically(path, &png_bytes(&img.expect("a grid"))?)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = gif {
         let (_, bytes) = job.render(FigureKind::Gif([960, 540]))?;
-        flychess_sim::files::write_atomically(path, &bytes)?;
+        flychess_brain::files::write_atomically(path, &bytes)?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())

@@ -114,7 +114,7 @@ pub const SMALL_BRAIN_TRAINING: [&str; 14] = [
 /// Whether Stockfish is here; a test that needs it skips without it, saying so, except in CI
 /// (FLYCHESS_CI), which installs it.
 pub fn stockfish_or_skip() -> bool {
-    if flychess_sim::stockfish::find_stockfish(None).is_ok() {
+    if flychess_fly::stockfish::find_stockfish(None).is_ok() {
         return true;
     }
     assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs Stockfish");
@@ -139,7 +139,7 @@ pub fn python_chess_client(script: &str, data: &Path, uci_args: &[&str]) -> Opti
         eprintln!("skipped: python-chess is not installed (pip install chess)");
         return None;
     }
-    let Ok(stockfish) = flychess_sim::stockfish::find_stockfish(None) else {
+    let Ok(stockfish) = flychess_fly::stockfish::find_stockfish(None) else {
         assert!(!ci, "CI has Stockfish");
         eprintln!("skipped: no Stockfish");
         return None;

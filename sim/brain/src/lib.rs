@@ -4,7 +4,8 @@
 //! photoreceptors), the 12-step rate model on the CPU and on the GPU (`brain`), calibration of
 //! its homeostasis, the data that ships inside the binary (`shipped`) and the file helpers every
 //! layer writes through (`files`). It knows nothing of readouts, training, players or burn: the
-//! layer above (`flychess-sim`) builds those on it (see ARCHITECTURE.md).
+//! crates above (`flychess-fly`, `flychess-charles`, `flychess-arena`, `flychess-learning`) build
+//! those on it (see ARCHITECTURE.md).
 
 pub mod brain;
 pub mod calibrate;

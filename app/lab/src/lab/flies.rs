@@ -6,42 +6,42 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use flychess_sim::bio::file::is_dopamine_fly;
-pub use flychess_sim::fly::FlyMeta;
+pub use flychess_arena::bio::file::is_dopamine_fly;
+pub use flychess_fly::fly::FlyMeta;
 
 use anyhow::{Result, anyhow};
 
-use flychess_sim::brain::Brain;
-use flychess_sim::connectome::Connectome;
+use flychess_brain::brain::Brain;
+use flychess_brain::connectome::Connectome;
 
 /// A newborn fly (untrained readout) of a brain, saved in the data folder as `name`: what the
 /// Flies tab's "Build" and `flychess train --newborn` both write (the kill test kills the latter).
 pub fn save_newborn(connectome: &Connectome, checksum: &str, brain: &Brain, data: &Path, name: &str) -> Result<PathBuf> {
-    use flychess_sim::fly::Fly;
-    flychess_sim::fly::check_name(name)?;
+    use flychess_fly::fly::Fly;
+    flychess_fly::fly::check_name(name)?;
     let f = Fly {
         meta: FlyMeta {
             name: name.into(),
             kind: "newborn".into(),
             brain: connectome.provenance.label(),
             brain_checksum: checksum.to_string(),
-            homeostasis: flychess_sim::calibrate::fingerprint(brain.homeostasis()),
-            reading: flychess_sim::cache::Reading::Mean9To12,
+            homeostasis: flychess_brain::calibrate::fingerprint(brain.homeostasis()),
+            reading: flychess_fly::cache::Reading::Mean9To12,
             data: "none (untrained)".into(),
             train_positions: 0,
             val: None,
             hold: None,
-            created: flychess_sim::fly::today(),
+            created: flychess_fly::fly::today(),
             teacher: None,
             positions_by_teacher: None,
         },
-        readout: flychess_sim::readout::Readout::newborn(
+        readout: flychess_fly::readout::Readout::newborn(
             connectome.groups.descending.len(),
-            flychess_sim::readout::Readout::default_steps(),
+            flychess_fly::readout::Readout::default_steps(),
             1,
         ),
     };
-    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
+    let path = flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
     f.save(&path)?;
     Ok(path)
 }
@@ -50,9 +50,9 @@ pub fn save_newborn(connectome: &Connectome, checksum: &str, brain: &Brain, data
 /// under its new name, then the old file goes. A rename stopped between the two (the app killed)
 /// leaves the same fly under both names, and renaming it again finishes the job.
 pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
-    flychess_sim::fly::check_name(new)?;
-    let to = flychess_sim::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
-    let from = flychess_sim::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
+    flychess_fly::fly::check_name(new)?;
+    let to = flychess_brain::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
+    let from = flychess_brain::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if !from.exists() && !to.exists() {
         return Err(anyhow!(
             "no fly named {old:?} in {} (only the data folder's own flies can be renamed)",
@@ -66,12 +66,12 @@ pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
         }
         return Err(anyhow!("a fly called {new} exists"));
     }
-    if flychess_sim::bio::file::is_dopamine_fly(&from) {
-        let mut f = flychess_sim::bio::file::DopamineFly::load(&from)?;
+    if flychess_arena::bio::file::is_dopamine_fly(&from) {
+        let mut f = flychess_arena::bio::file::DopamineFly::load(&from)?;
         f.meta.name = new.to_string();
         f.save(&to)?;
     } else {
-        let mut f = flychess_sim::fly::Fly::load(&from)?;
+        let mut f = flychess_fly::fly::Fly::load(&from)?;
         f.meta.name = new.to_string();
         f.save(&to)?;
     }
@@ -81,8 +81,8 @@ pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
 
 /// Whether `to` is the fly of `from` under the name `new` and nothing else changed.
 fn is_renamed_copy(from: &Path, to: &Path, new: &str) -> bool {
-    use flychess_sim::bio::file::DopamineFly;
-    use flychess_sim::fly::Fly;
+    use flychess_arena::bio::file::DopamineFly;
+    use flychess_fly::fly::Fly;
     if is_dopamine_fly(from) {
         match (DopamineFly::load(from), DopamineFly::load(to)) {
             (Ok(mut a), Ok(b)) => {
@@ -120,7 +120,7 @@ pub fn ratings_report(data: &Path) -> Option<(serde_json::Value, String)> {
     if let Some((v, p)) = read(data.join("ratings.json")) {
         return Some((v, format!("your ladder ({})", p.display())));
     }
-    let (v, _) = read(flychess_sim::shipped::dir().join("ratings.json"))?;
+    let (v, _) = read(flychess_brain::shipped::dir().join("ratings.json"))?;
     let when = v["date"].as_str().unwrap_or("?").to_string();
     Some((v, format!("the ladder shipped with the flies, measured on {when}")))
 }
@@ -159,28 +159,28 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
         }
     }
     let mut out = HashMap::new();
-    for name in flychess_sim::fly::list(data) {
-        let Ok(p) = flychess_sim::fly::find(&name, data) else { continue };
-        let id = if flychess_sim::bio::file::is_dopamine_fly(&p) {
-            flychess_sim::bio::file::DopamineFly::load(&p).map(|f| f.player_id())
+    for name in flychess_fly::fly::list(data) {
+        let Ok(p) = flychess_fly::fly::find(&name, data) else { continue };
+        let id = if flychess_arena::bio::file::is_dopamine_fly(&p) {
+            flychess_arena::bio::file::DopamineFly::load(&p).map(|f| f.player_id())
         } else {
-            flychess_sim::fly::Fly::load(&p).map(|f| f.player_id(None))
+            flychess_fly::fly::Fly::load(&p).map(|f| f.player_id(None)).map_err(Into::into)
         };
         if let Some(r) = id.ok().and_then(|id| by_id.get(&id)) {
             out.insert(name.clone(), r.clone());
         }
         // The same fly with an aid, by the aid's id (a judge's by the weight chosen for it).
-        if let Ok(f) = flychess_sim::fly::Fly::load(&p) {
+        if let Ok(f) = flychess_fly::fly::Fly::load(&p) {
             for suffix in crate::lab::AIDED_SUFFIXES {
-                let aid = match flychess_sim::search::Aid::parse(suffix) {
-                    Some(Ok(flychess_sim::search::Aid::Judge { .. })) => match crate::training::judged_weight(data, &f) {
-                        Some(weight) => flychess_sim::search::Aid::Judge { weight },
+                let aid = match flychess_arena::search::Aid::parse(suffix) {
+                    Some(Ok(flychess_arena::search::Aid::Judge { .. })) => match crate::training::judged_weight(data, &f) {
+                        Some(weight) => flychess_arena::search::Aid::Judge { weight },
                         None => continue,
                     },
                     Some(Ok(aid)) => aid,
                     _ => continue,
                 };
-                let Ok(e) = flychess_sim::players::Entrant::aided(flychess_sim::players::Entrant::fly(&f, None), aid, None) else {
+                let Ok(e) = flychess_arena::players::Entrant::aided(flychess_arena::players::Entrant::fly(&f, None), aid, None) else {
                     continue;
                 };
                 if let Some(r) = by_id.get(&e.id()) {
@@ -190,9 +190,9 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
         }
     }
     // Charles by the content of its weights, under its player name.
-    for (run, files, state) in flychess_sim::charles::player::runs(data).into_iter().filter(|(_, _, s)| s.finished) {
-        if let Some(r) = flychess_sim::charles::player::content_id(&files, &state).ok().and_then(|id| by_id.get(&id)) {
-            out.insert(flychess_sim::charles::player::player_name(&run), r.clone());
+    for (run, files, state) in flychess_charles::player::runs(data).into_iter().filter(|(_, _, s)| s.finished) {
+        if let Some(r) = flychess_charles::player::content_id(&files, &state).ok().and_then(|id| by_id.get(&id)) {
+            out.insert(flychess_charles::player::player_name(&run), r.clone());
         }
     }
     out
@@ -202,10 +202,10 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
 /// fly as the fly's brain with a search's help (never its own play), a fly by its name; each with
 /// its rating (`elo`).
 pub fn opponent_label(name: &str, elo: &str) -> String {
-    if flychess_sim::charles::player::run_name(name).is_some() {
+    if flychess_charles::player::run_name(name).is_some() {
         format!("Charles — a network that never was a fly ({name}, {elo})")
     } else if let Some((base, suffix)) = name.rsplit_once('+')
-        && let Some(Ok(aid)) = flychess_sim::search::Aid::parse(suffix)
+        && let Some(Ok(aid)) = flychess_arena::search::Aid::parse(suffix)
     {
         format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
     } else {
@@ -230,10 +230,10 @@ pub type FlyCards = (Vec<(String, Option<(u64, std::time::SystemTime)>)>, Vec<Fl
 /// What a fly's card shows: a readout fly's metadata, or a dopamine fly's in the same columns
 /// (its lessons as its positions; how it was taught and its last VAL pairs right on hover).
 fn card_meta(path: &std::path::Path) -> Result<FlyMeta, String> {
-    if !flychess_sim::bio::file::is_dopamine_fly(path) {
-        return flychess_sim::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
+    if !flychess_arena::bio::file::is_dopamine_fly(path) {
+        return flychess_fly::fly::Fly::load(path).map(|f| f.meta).map_err(|e| e.to_string());
     }
-    let f = flychess_sim::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
+    let f = flychess_arena::bio::file::DopamineFly::load(path).map_err(|e| e.to_string())?;
     let m = f.meta;
     let last = m.curve.last().map(|p| format!("; VAL pairs right {:.1} % after them", 100.0 * p.pairs_right)).unwrap_or_default();
     let taught = if m.mode == "games" {
@@ -248,7 +248,7 @@ fn card_meta(path: &std::path::Path) -> Result<FlyMeta, String> {
         brain: m.brain,
         brain_checksum: m.brain_checksum,
         homeostasis: m.homeostasis,
-        reading: flychess_sim::cache::Reading::Step12,
+        reading: flychess_fly::cache::Reading::Step12,
         data: format!("{taught}{last}"),
         train_positions: m.lessons,
         val: None,
@@ -264,7 +264,7 @@ pub fn card_stamps(names: &[String], data: &Path) -> Vec<(String, Option<(u64, s
     names
         .iter()
         .map(|name| {
-            let stamp = flychess_sim::fly::find(name, data)
+            let stamp = flychess_fly::fly::find(name, data)
                 .ok()
                 .and_then(|p| std::fs::metadata(p).ok())
                 .and_then(|m| Some((m.len(), m.modified().ok()?)));
@@ -278,9 +278,9 @@ pub fn read_cards(names: &[String], data: &Path) -> Vec<FlyCard> {
     names
         .iter()
         .map(|name| {
-            let path = flychess_sim::fly::find(name, data).map_err(|e| e.to_string());
+            let path = flychess_fly::fly::find(name, data).map_err(|e| e.to_string());
             let meta = path.clone().and_then(|p| card_meta(&p));
-            let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_sim::fly::shipped_dir()));
+            let shipped = path.as_ref().is_ok_and(|p| p.starts_with(flychess_fly::fly::shipped_dir()));
             let dopamine = path.as_ref().is_ok_and(|p| is_dopamine_fly(p));
             FlyCard { name: name.clone(), path, meta, shipped, dopamine }
         })
@@ -289,12 +289,12 @@ pub fn read_cards(names: &[String], data: &Path) -> Vec<FlyCard> {
 
 /// Deletes one of the user's flies.
 pub fn delete_fly(data: &Path, name: &str) -> std::io::Result<()> {
-    std::fs::remove_file(flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly")))
+    std::fs::remove_file(flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly")))
 }
 
 /// A fly's player id (its content), what its games and profiles are kept under.
-pub fn player_id(name: &str, data: &Path) -> flychess_sim::Result<String> {
-    flychess_sim::fly::find(name, data).and_then(|p| flychess_sim::fly::Fly::load(&p)).map(|f| f.player_id(None))
+pub fn player_id(name: &str, data: &Path) -> flychess_fly::Result<String> {
+    flychess_fly::fly::find(name, data).and_then(|p| flychess_fly::fly::Fly::load(&p)).map(|f| f.player_id(None))
 }
 
 /// The flies, Charles runs and ratings on disk, and the players the brain `checksum` can field.
@@ -314,7 +314,7 @@ pub struct FlyLists {
 
 /// Reads everything `FlyLists` holds (every fly file opened and checked: call it off the UI thread).
 pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
-    let flies = flychess_sim::fly::list(data);
+    let flies = flychess_fly::fly::list(data);
     let charles = crate::lab::charles_players(data);
     let ratings_report = ratings_report(data);
     let ratings = ratings_by_fly(data, ratings_report.as_ref());
@@ -322,14 +322,14 @@ pub fn read_lists(data: &Path, checksum: Option<String>) -> FlyLists {
     if let Some(checksum) = &checksum {
         let mut aided = Vec::new();
         for name in &flies {
-            let Ok(p) = flychess_sim::fly::find(name, data) else { continue };
+            let Ok(p) = flychess_fly::fly::find(name, data) else { continue };
             if is_dopamine_fly(&p) {
-                if flychess_sim::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == *checksum) {
+                if flychess_arena::bio::file::DopamineFly::load(&p).is_ok_and(|f| f.meta.brain_checksum == *checksum) {
                     playable.push(name.clone());
                 }
                 continue;
             }
-            let Ok(f) = flychess_sim::fly::Fly::load(&p) else { continue };
+            let Ok(f) = flychess_fly::fly::Fly::load(&p) else { continue };
             if f.meta.brain_checksum == *checksum {
                 playable.push(name.clone());
                 if f.meta.kind == "trained" {

@@ -12,15 +12,15 @@ use std::sync::Arc;
 
 use shakmaty::{Color, Move, Position};
 
-use flychess_sim::fly::Fly;
-use flychess_sim::readout::Policy;
+use flychess_fly::fly::Fly;
+use flychess_fly::readout::Policy;
 
 use crate::game::{Game, parse_move};
 use crate::grader::{GradeJob, Grader, MoveGrade, PositionGrade};
 use crate::lab::ReadyBrain;
 use crate::sound::{Sound, Speaker};
 use crate::thinker::{Seated, ThinkRequest, Thinker, Thought};
-use flychess_sim::chess::uci;
+use flychess_brain::chess::uci;
 
 /// How many of the newest thinks keep their full rates (besides the one shown).
 pub const KEEP_RATES: usize = 4;
@@ -546,7 +546,7 @@ impl Match {
     pub fn pgn(&self) -> String {
         let fly = format!("Fly {}", self.fly_name);
         let (white, black) = if self.user == Color::White { ("You", fly.as_str()) } else { (fly.as_str(), "You") };
-        self.game.pgn(white, black, &flychess_sim::fly::today())
+        self.game.pgn(white, black, &flychess_fly::fly::today())
     }
 
     /// White's win chance after each ply from Stockfish's grades (None where not graded yet).
@@ -583,13 +583,13 @@ struct Seat {
 
 /// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
 /// is that one). The name is resolved as every front door resolves it
-/// (`flychess_sim::players::named`); the board then seats what its thinker shows: a readout fly
+/// (`flychess_arena::players::named`); the board then seats what its thinker shows: a readout fly
 /// (FLY+imagination: the fly, its imagination being the switch under the board), a fly with one
 /// of Philidor's aids, a dopamine fly, Charles or charles:RUN. A plain fly name that cannot play
 /// here (missing, damaged, of another brain) gives this brain's trained fly instead, said in the
 /// status. The error is the status to show; `say` tells the status what takes time.
 fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::path::Path, say: &dyn Fn(String)) -> Result<Seat, String> {
-    use flychess_sim::players::{Entrant, Kit, Lookup, Named, named};
+    use flychess_arena::players::{Entrant, Kit, Lookup, Named, named};
     let ready = ready.filter(|r| r.checksum == checksum);
     let kit = || match &ready {
         Some(r) => Kit::new(r.brain.clone(), r.connectome.groups.descending.clone()),
@@ -617,11 +617,11 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
         Ok(found) => found,
         Err(e) if plain_fly_name => {
             // This brain's own fly plays instead, and the status says why.
-            let why = match flychess_sim::fly::find(name, data).and_then(|p| Fly::load(&p)) {
+            let why = match flychess_fly::fly::find(name, data).and_then(|p| Fly::load(&p)) {
                 Ok(f) if f.meta.brain_checksum != checksum => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
                 _ => format!("Fly {name} could not be loaded ({e})"),
             };
-            return match flychess_sim::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+            return match flychess_fly::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
                 Some((own, Ok(f))) => {
                     Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")), None))
                 }
@@ -644,7 +644,7 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
                 imagination_weight: None,
             })
         }
-        (Named::Fly(_), Entrant::Aided { aid: flychess_sim::search::Aid::Select { .. }, .. }) => Err(cannot(
+        (Named::Fly(_), Entrant::Aided { aid: flychess_arena::search::Aid::Select { .. }, .. }) => Err(cannot(
             &"Stockfish picking among the fly's moves (+sfD) plays in `flychess duel`, `rate` and the UCI engine; the board's thinker has no Stockfish",
         )),
         (Named::Fly(fly), Entrant::Aided { aid, .. }) => {

@@ -21,19 +21,19 @@ use std::thread;
 
 use shakmaty::{Color, Move};
 
-use flychess_sim::store::{self, Tables};
+use flychess_brain::store::{self, Tables};
 
 // The plain types and helpers the views are handed: the window names nothing of the simulator
 // itself, only what the lab gives it.
-pub use flychess_sim::brain::{Brain, Outgoing, STEPS};
-pub use flychess_sim::chess::position_from_fen;
-pub use flychess_sim::connectome::rules::Region;
-pub use flychess_sim::connectome::{Connectome, Control, Info};
-pub use flychess_sim::files::{DataFolder, write_atomically as save_file};
-pub use flychess_sim::fly::check_name;
-pub use flychess_sim::grading::Verdict;
-pub use flychess_sim::stockfish::{SEARCHED as STOCKFISH_SEARCHED, find_stockfish};
-pub use flychess_sim::store::BrainSpec;
+pub use flychess_brain::brain::{Brain, Outgoing, STEPS};
+pub use flychess_brain::chess::position_from_fen;
+pub use flychess_brain::connectome::rules::Region;
+pub use flychess_brain::connectome::{Connectome, Control, Info};
+pub use flychess_brain::files::{DataFolder, write_atomically as save_file};
+pub use flychess_brain::store::BrainSpec;
+pub use flychess_fly::fly::check_name;
+pub use flychess_fly::grading::Verdict;
+pub use flychess_fly::stockfish::{SEARCHED as STOCKFISH_SEARCHED, find_stockfish};
 
 use crate::game::Game;
 use crate::grader::{Grader, GraderEvent};
@@ -74,7 +74,7 @@ pub struct ReadyBrain {
     pub checksum: String,
     pub info: Info,
     /// The dopamine fly's models of this brain, by constants (`dopamine_model`).
-    dopamine_models: std::sync::Mutex<Vec<(flychess_sim::bio::Constants, Arc<flychess_sim::bio::BioBrain>)>>,
+    dopamine_models: std::sync::Mutex<Vec<(flychess_arena::bio::Constants, Arc<flychess_arena::bio::BioBrain>)>>,
 }
 
 impl ReadyBrain {
@@ -85,14 +85,14 @@ impl ReadyBrain {
     pub fn dopamine_model(
         &self,
         data: &Path,
-        constants: flychess_sim::bio::Constants,
+        constants: flychess_arena::bio::Constants,
         progress: &(dyn Fn(usize) + Sync),
-    ) -> flychess_sim::Result<Arc<flychess_sim::bio::BioBrain>> {
+    ) -> flychess_arena::Result<Arc<flychess_arena::bio::BioBrain>> {
         let mut made = self.dopamine_models.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, b)) = made.iter().find(|(c, _)| *c == constants) {
             return Ok(b.clone());
         }
-        let b = Arc::new(flychess_sim::bio::prepare(
+        let b = Arc::new(flychess_arena::bio::prepare(
             &self.connectome,
             &self.checksum,
             &self.brain,
@@ -355,7 +355,7 @@ impl Lab {
                     Ok(()) => format!("Renamed {from} to {}.", to.trim()),
                     Err(e) => format!("Could not rename: {e:#}"),
                 },
-                FlyAction::Export { name, to } => match flychess_sim::fly::find(&name, &data) {
+                FlyAction::Export { name, to } => match flychess_fly::fly::find(&name, &data) {
                     Err(e) => format!("Could not export: {e}"),
                     Ok(from) => match std::fs::copy(&from, &to) {
                         Ok(_) => format!("Exported {name} to {}", to.display()),
@@ -839,7 +839,7 @@ impl Lab {
                 let _ = tx.send(Report::Progress { stage: format!("downloading {file}"), fraction });
                 wake();
             };
-            if let Err(e) = store::download_malecns(&dir, flychess_sim::connectome::release::BASE_URL, 8, &progress) {
+            if let Err(e) = store::download_malecns(&dir, flychess_brain::connectome::release::BASE_URL, 8, &progress) {
                 let _ = tx.send(Report::Failed(format!("{e}")));
                 wake();
                 return;
@@ -978,5 +978,5 @@ pub fn read_pgn(path: &Path) -> anyhow::Result<Game> {
 
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
 pub fn charles_players(data: &Path) -> Vec<String> {
-    flychess_sim::charles::player::list(data).iter().map(|run| flychess_sim::charles::player::player_name(run)).collect()
+    flychess_charles::player::list(data).iter().map(|run| flychess_charles::player::player_name(run)).collect()
 }

@@ -3,8 +3,8 @@
 //! the words the views put on them (a step's caption, a step's sentence). Worked out from a
 //! think's rates alone, for the brain view, the classroom, the figures and `flychess figure`.
 
-use flychess_sim::connectome::Connectome;
-use flychess_sim::connectome::rules::Region;
+use flychess_brain::connectome::Connectome;
+use flychess_brain::connectome::rules::Region;
 
 use crate::thinker::Thought;
 

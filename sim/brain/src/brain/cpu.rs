@@ -754,7 +754,7 @@ fn read_rows(
 
 /// `run_reading` from an eye input already worked out (`Brain::eye_input`, `[cell · batch +
 /// position]`), which the caller may have changed: two glances put more drive into the patch of
-/// the square they attend to (`flychess_sim::glances`).
+/// the square they attend to (`flychess_arena::glances`).
 pub fn run_reading_from_input(
     brain: &Brain,
     x: &[f32],

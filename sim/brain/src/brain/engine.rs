@@ -169,8 +169,9 @@ impl<E> Fallback<E> {
     }
 
     /// `work` on the engine while it has not failed; its first error is logged, ends the engine's
-    /// turn for good and answers None (think on the CPU).
-    pub fn attempt<T>(&self, work: impl FnOnce(&mut E) -> Result<T>) -> Option<T> {
+    /// turn for good and answers None (think on the CPU). The work may fail with any crate's error
+    /// (each crate above has its own).
+    pub fn attempt<T, Failure: std::fmt::Display>(&self, work: impl FnOnce(&mut E) -> std::result::Result<T, Failure>) -> Option<T> {
         if !self.alive() {
             return None;
         }

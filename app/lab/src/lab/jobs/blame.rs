@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use flychess_sim::bptt::Base;
-pub use flychess_sim::bptt::blame::Blame;
+use flychess_learning::bptt::Base;
+pub use flychess_learning::bptt::blame::Blame;
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
@@ -48,11 +48,11 @@ fn work(
     base: &Mutex<Option<(String, Arc<Base>)>>,
     stockfish: Option<&Path>,
 ) -> anyhow::Result<ShownBlame> {
-    let (fly_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data)
+    let (fly_name, path) = flychess_fly::fly::trained_for(&ready.checksum, data)
         .ok_or_else(|| anyhow::anyhow!("this brain has no trained fly yet (train one in the Train tab)"))?;
-    let fly = flychess_sim::fly::Fly::load(&path)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-    let target = flychess_sim::bptt::blame::label(fen, stockfish, &dataset.rows)?;
+    let fly = flychess_fly::fly::Fly::load(&path)?;
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
+    let target = flychess_learning::bptt::blame::label(fen, stockfish, &dataset.rows)?;
     let base = {
         let mut kept = base.lock().unwrap_or_else(|e| e.into_inner());
         match kept.as_ref().filter(|(c, _)| *c == ready.checksum) {
@@ -64,7 +64,7 @@ fn work(
             }
         }
     };
-    let blame = flychess_sim::bptt::blame::blame(
+    let blame = flychess_learning::bptt::blame::blame(
         &ready.brain,
         &base,
         &fly.readout,

@@ -33,10 +33,10 @@ pub fn think(
     of: u64,
     label: String,
 ) -> Aside<ControlThink> {
-    let spec = flychess_sim::store::BrainSpec { tables: ready.spec.tables.clone(), control };
+    let spec = flychess_brain::store::BrainSpec { tables: ready.spec.tables.clone(), control };
     aside(wake, "control-think", move || {
-        let (_, brain) = flychess_sim::store::ready_brain(&spec, &data, Default::default(), &|_, _| {})?;
-        let rates = flychess_sim::brain::cpu::think(&brain, &[flychess_sim::chess::planes(&position)]);
+        let (_, brain) = flychess_brain::store::ready_brain(&spec, &data, Default::default(), &|_, _| {})?;
+        let rates = flychess_brain::brain::cpu::think(&brain, &[flychess_brain::chess::planes(&position)]);
         Ok(ControlThink { label, of, id: of | (1 << 62), rates: Arc::new(rates.data), mean: Vec::new() })
     })
 }

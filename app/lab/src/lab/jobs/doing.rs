@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use flychess_sim::breakdown::{Breakdown, PIECES};
-use flychess_sim::data::{Dataset, HOLD, shipped_path};
+pub use flychess_arena::breakdown::{Breakdown, PIECES};
+use flychess_fly::data::{Dataset, HOLD, shipped_path};
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
@@ -22,7 +22,7 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, name: String, pr
 
 /// The breakdown of fly `name` on `ready`'s HOLD positions, and the fly's content id.
 pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &AtomicU32) -> anyhow::Result<(String, Breakdown)> {
-    let f = flychess_sim::fly::Fly::load(&flychess_sim::fly::find(name, data)?)?;
+    let f = flychess_fly::fly::Fly::load(&flychess_fly::fly::find(name, data)?)?;
     if f.meta.brain_checksum != ready.checksum {
         anyhow::bail!("fly {name} belongs to another brain ({})", f.meta.brain);
     }
@@ -32,8 +32,8 @@ pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &Atom
         brain: &ready.brain,
         checksum: &ready.checksum,
         spec_name: ready.spec.name(),
-        engine: flychess_sim::brain::simulator::EngineChoice::Auto,
-        sensor: flychess_sim::cache::Sensor::Brain,
+        engine: flychess_brain::brain::simulator::EngineChoice::Auto,
+        sensor: flychess_fly::cache::Sensor::Brain,
     };
     let controls = Controls::default();
     let events = |e: TrainEvent| {
@@ -44,8 +44,8 @@ pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &Atom
     let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?
         .ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
     let rows = dataset.hold();
-    let targets: Vec<flychess_sim::train::Target> =
-        rows.iter().map(flychess_sim::train::Target::of).collect::<flychess_sim::Result<_>>()?;
+    let targets: Vec<flychess_fly::scoring::Target> =
+        rows.iter().map(flychess_fly::scoring::Target::of).collect::<flychess_fly::Result<_>>()?;
     let x = cache.read(0..rows.len(), f.meta.reading)?;
-    Ok((f.player_id(None), flychess_sim::breakdown::breakdown(&f.readout, &x, rows, &targets)?))
+    Ok((f.player_id(None), flychess_arena::breakdown::breakdown(&f.readout, &x, rows, &targets)?))
 }

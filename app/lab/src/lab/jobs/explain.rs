@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use shakmaty::Chess;
 
-pub use flychess_sim::explain::{Explanation, PieceEffect};
-pub use flychess_sim::eye::SquareSight;
-use flychess_sim::fly::Fly;
+pub use flychess_brain::eye::SquareSight;
+pub use flychess_fly::explain::{Explanation, PieceEffect};
+use flychess_fly::fly::Fly;
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
@@ -17,12 +17,12 @@ use crate::lab::{ReadyBrain, Wake};
 /// Starts the board lesion of `position` by the readout fly `fly`.
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, fly: Arc<Fly>, position: Chess) -> Aside<Explanation> {
     aside(wake, "explain", move || {
-        flychess_sim::explain::explain(&ready.brain, &fly.readout, &ready.connectome.groups.descending, &position)
+        flychess_fly::explain::explain(&ready.brain, &fly.readout, &ready.connectome.groups.descending, &position)
             .ok_or_else(|| anyhow::anyhow!("no legal move"))
     })
 }
 
 /// What the eye sees of `position` on `ready`'s brain, square by square.
 pub fn sight(ready: &ReadyBrain, position: &Chess) -> Vec<SquareSight> {
-    flychess_sim::eye::sight(&ready.brain.eye, position)
+    flychess_brain::eye::sight(&ready.brain.eye, position)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-pub use flychess_sim::probe::{ProbeOptions, ProbeReport, Score as ProbeScore};
+pub use flychess_arena::probe::{ProbeOptions, ProbeReport, Score as ProbeScore};
 
 use super::{Aside, aside};
 use crate::figure_job::{FigureJob, FigureKind, png_bytes};
@@ -28,7 +28,7 @@ pub fn export(wake: Wake, job: FigureJob, kind: FigureKind, path: PathBuf) -> As
             Some(img) => png_bytes(&img)?,
             None => bytes,
         };
-        flychess_sim::files::write_atomically(&path, &bytes)?;
+        flychess_brain::files::write_atomically(&path, &bytes)?;
         Ok(format!("Saved {}", path.display()))
     })
 }
@@ -36,9 +36,9 @@ pub fn export(wake: Wake, job: FigureJob, kind: FigureKind, path: PathBuf) -> As
 /// Each region's mean spread of rates across 48 shipped positions, per step, with the brain's checksum.
 pub fn signal(wake: Wake, ready: Arc<ReadyBrain>) -> Aside<(String, Vec<[f64; STEPS]>)> {
     aside(wake, "signal", move || {
-        let boards: Vec<flychess_sim::chess::Planes> =
-            flychess_sim::chess::sample_positions().iter().skip(256).take(48).map(flychess_sim::chess::planes).collect();
-        Ok((ready.checksum.clone(), flychess_sim::brain::signal::by_region(&ready.brain, &ready.connectome.neurons.region, &boards)))
+        let boards: Vec<flychess_brain::chess::Planes> =
+            flychess_brain::chess::sample_positions().iter().skip(256).take(48).map(flychess_brain::chess::planes).collect();
+        Ok((ready.checksum.clone(), flychess_brain::brain::signal::by_region(&ready.brain, &ready.connectome.neurons.region, &boards)))
     })
 }
 
@@ -49,8 +49,8 @@ pub fn kept_probes(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf) -> Aside<P
 }
 
 fn kept(ready: &ReadyBrain, data: &Path) -> Option<ProbeReport> {
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path()).ok()?;
-    flychess_sim::probe::kept_for(data, &ready.checksum, &flychess_sim::calibrate::fingerprint(ready.brain.homeostasis()), &dataset)
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).ok()?;
+    flychess_arena::probe::kept_for(data, &ready.checksum, &flychess_brain::calibrate::fingerprint(ready.brain.homeostasis()), &dataset)
 }
 
 /// Runs the probes and keeps the report; `done` counts the positions thought, `stop` ends the run.
@@ -64,9 +64,9 @@ pub fn probes(
 ) -> Aside<ProbeReport> {
     let progress_wake = wake.clone();
     aside(wake, "probes", move || {
-        let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
-        let homeostasis = flychess_sim::calibrate::fingerprint(ready.brain.homeostasis());
-        let report = flychess_sim::probe::run(
+        let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
+        let homeostasis = flychess_brain::calibrate::fingerprint(ready.brain.homeostasis());
+        let report = flychess_arena::probe::run(
             &ready.brain,
             &ready.connectome.neurons.region,
             &ready.checksum,
@@ -79,7 +79,7 @@ pub fn probes(
             },
             &|| stop.load(Ordering::Relaxed),
         )?;
-        flychess_sim::probe::save(&data, &report)?;
+        flychess_arena::probe::save(&data, &report)?;
         Ok(report)
     })
 }

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use shakmaty::{Chess, Move, Position};
 
-pub use flychess_sim::bio::comic::LessonComic;
-use flychess_sim::bio::comic::comic;
-use flychess_sim::bio::file::dopamine_flies;
-use flychess_sim::bio::learn::{Lesson, after, legal_move};
+pub use flychess_arena::bio::comic::LessonComic;
+use flychess_arena::bio::comic::comic;
+use flychess_arena::bio::file::dopamine_flies;
+use flychess_arena::bio::learn::{Lesson, after, legal_move};
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
@@ -47,9 +47,9 @@ fn work(ready: &ReadyBrain, data: &Path, position: &Chess, of: u64, fly_move: Mo
     };
     // Stockfish's best move when Stockfish is here, else the readout fly's own choice.
     let fen = shakmaty::fen::Fen::from_position(position, shakmaty::EnPassantMode::Legal).to_string();
-    let stockfish = flychess_sim::stockfish::find_stockfish(None).ok().and_then(|p| {
-        let mut e = flychess_sim::stockfish::Engine::start(&p, &flychess_sim::stockfish::EngineOptions::default()).ok()?;
-        let uci = e.best_move(&fen, flychess_sim::stockfish::Limit::Depth(10), std::time::Duration::from_secs(20)).ok()??;
+    let stockfish = flychess_fly::stockfish::find_stockfish(None).ok().and_then(|p| {
+        let mut e = flychess_fly::stockfish::Engine::start(&p, &flychess_fly::stockfish::EngineOptions::default()).ok()?;
+        let uci = e.best_move(&fen, flychess_fly::stockfish::Limit::Depth(10), std::time::Duration::from_secs(20)).ok()??;
         legal_move(position, &uci)
     });
     let (good, good_from) = match stockfish {
@@ -57,7 +57,7 @@ fn work(ready: &ReadyBrain, data: &Path, position: &Chess, of: u64, fly_move: Mo
         None => (fly_move, "the fly's own move: Stockfish is not installed"),
     };
     let others: Vec<Move> = moves.iter().copied().filter(|m| *m != good).collect();
-    let bad = others[flychess_sim::play::Dice::new(of).below(others.len())];
+    let bad = others[flychess_fly::stats::Dice::new(of).below(others.len())];
     let us = position.turn();
     let c = comic(&bio, &m, &Lesson { good: after(position, good, us), bad: after(position, bad, us) });
     let san = |mv: Move| shakmaty::san::San::from_move(position, mv).to_string();

@@ -25,15 +25,15 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progre
         let Ask { fly: name, stockfish, games, depth } = ask;
         // Resolved as every front door resolves a name (a dopamine fly's model made here).
         let descending = &ready.connectome.groups.descending;
-        let at = flychess_sim::players::Lookup {
+        let at = flychess_arena::players::Lookup {
             data: &data,
             checksum: Some(&ready.checksum),
             brain: Some((&ready.brain, descending)),
             progress: &|_, _, _| {},
         };
-        let (entrant, found) = flychess_sim::players::named(&name, &at)?;
-        let (flies, dopamine, charles) = flychess_sim::players::kit_parts([(found, &entrant)]);
-        let mut kit = flychess_sim::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
+        let (entrant, found) = flychess_arena::players::named(&name, &at)?;
+        let (flies, dopamine, charles) = flychess_arena::players::kit_parts([(found, &entrant)]);
+        let mut kit = flychess_arena::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
         if let Some(first) = dopamine.first() {
             kit = kit.with_dopamine(ready.dopamine_model(&data, first.meta.constants, &|_| {})?, &dopamine)?;
         }

@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use flychess_sim::brain::simulator::EngineChoice;
-pub use flychess_sim::burn_fit::FitOn;
-pub use flychess_sim::cache::Reading;
-use flychess_sim::calibrate::CalibrationOptions;
-pub use flychess_sim::data::{HOLD, VAL};
-pub use flychess_sim::train::{FitOptions, Metrics, PassRecord};
+use flychess_brain::brain::simulator::EngineChoice;
+use flychess_brain::calibrate::CalibrationOptions;
+pub use flychess_charles::burn_device::FitOn;
+pub use flychess_fly::cache::Reading;
+pub use flychess_fly::data::{HOLD, VAL};
+pub use flychess_learning::train::{FitOptions, Metrics, PassRecord};
 
 pub use crate::learning_curve::{LearningCurve, read as read_learning_curve};
 
@@ -88,13 +88,13 @@ fn run_job(
                 checksum: &ready.checksum,
                 spec_name: ready.spec.name(),
                 engine: EngineChoice::Auto,
-                sensor: flychess_sim::cache::Sensor::Brain,
+                sensor: flychess_fly::cache::Sensor::Brain,
             };
             training::train(&prepared, data, job, controls, events)?
         }
         BrainChoice::Control(control) => {
             let spec = BrainSpec { tables: ready.spec.tables.clone(), control: control.clone() };
-            let (loaded, b) = flychess_sim::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
+            let (loaded, b) = flychess_brain::store::ready_brain(&spec, data, CalibrationOptions::default(), &|stage, f| {
                 events(TrainEvent::Stage { text: format!("control brain: {stage}"), fraction: f })
             })?;
             let prepared = Prepared {
@@ -103,7 +103,7 @@ fn run_job(
                 checksum: &loaded.checksum,
                 spec_name: spec.name(),
                 engine: EngineChoice::Auto,
-                sensor: flychess_sim::cache::Sensor::Brain,
+                sensor: flychess_fly::cache::Sensor::Brain,
             };
             training::train(&prepared, data, job, controls, events)?
         }

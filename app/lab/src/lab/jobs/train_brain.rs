@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use flychess_sim::bptt::Base;
-use flychess_sim::bptt::run::{self, RunOptions, Setup};
-pub use flychess_sim::bptt::run::{BrainOptimizer, Leash, Point};
+use flychess_learning::bptt::Base;
+use flychess_learning::bptt::run::{self, RunOptions, Setup};
+pub use flychess_learning::bptt::run::{BrainOptimizer, Leash, Point};
 
 use crate::lab::{ReadyBrain, Wake};
 
@@ -44,7 +44,7 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> sup
 /// Every brain run's curves in the data folder (runs with a brain.jsonl), by name.
 pub fn read_curves(data: &Path) -> Vec<BrainCurves> {
     let mut curves = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(flychess_sim::files::DataFolder::at(data).runs()) {
+    if let Ok(entries) = std::fs::read_dir(flychess_brain::files::DataFolder::at(data).runs()) {
         let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.join("brain.jsonl").exists()).collect();
         dirs.sort();
         for d in dirs {
@@ -64,25 +64,25 @@ pub fn read_curves(data: &Path) -> Vec<BrainCurves> {
 fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
     let Ask { name, positions, leash, stop, pause } = ask;
     let (name, positions) = (name.as_str(), *positions);
-    flychess_sim::fly::check_name(name)?;
-    let (start_name, path) = flychess_sim::fly::trained_for(&ready.checksum, data)
+    flychess_fly::fly::check_name(name)?;
+    let (start_name, path) = flychess_fly::fly::trained_for(&ready.checksum, data)
         .ok_or_else(|| anyhow::anyhow!("this brain has no readout-only fly to start from: train one first (Readout)"))?;
-    let start = flychess_sim::fly::Fly::load(&path)?;
+    let start = flychess_fly::fly::Fly::load(&path)?;
     send(Msg::Stage("the brain and its homeostasis".into()));
     let mut brain = (*ready.brain).clone();
     if leash.calm_unreached {
-        let options = flychess_sim::calibrate::CalibrationOptions { calm_unreached: true };
-        let h = flychess_sim::calibrate::ensure(&brain, &ready.spec.brain_path(data), &ready.checksum, options, &|t| {
+        let options = flychess_brain::calibrate::CalibrationOptions { calm_unreached: true };
+        let h = flychess_brain::calibrate::ensure(&brain, &ready.spec.brain_path(data), &ready.checksum, options, &|t| {
             send(Msg::Stage(format!("measuring the calm homeostasis, step {t} of 12")))
         })?;
         brain.set_homeostasis(h);
     }
-    let homeostasis = flychess_sim::calibrate::fingerprint(brain.homeostasis());
+    let homeostasis = flychess_brain::calibrate::fingerprint(brain.homeostasis());
     send(Msg::Stage("the backward pass's tables".into()));
     let base = Base::of(&brain);
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
     let (val, train) = (dataset.val(), dataset.train());
-    let dir = flychess_sim::files::DataFolder::at(data).runs().join(name);
+    let dir = flychess_brain::files::DataFolder::at(data).runs().join(name);
     let descending = &ready.connectome.groups.descending;
     let options = RunOptions { leash: leash.clone(), positions, batch: 32, val_every: (positions / 8).max(32), val: 256, seed: 1 };
     let mut summary = Vec::new();

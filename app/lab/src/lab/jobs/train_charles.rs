@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use flychess_sim::burn_fit::FitOn;
-pub use flychess_sim::charles::CharlesConfig;
-use flychess_sim::charles::run::{self, RunFiles};
-pub use flychess_sim::charles::run::{Point, State, TrainOptions};
+pub use flychess_charles::CharlesConfig;
+use flychess_charles::burn_device::FitOn;
+use flychess_charles::run::{self, RunFiles};
+pub use flychess_charles::run::{Point, State, TrainOptions};
 
 use crate::lab::Wake;
 
@@ -48,7 +48,7 @@ pub fn earlier_run(data: &Path, name: &str) -> Result<Option<State>, String> {
 
 /// Every run's curve (the user's runs shadow shipped ones of the same name), in name order.
 pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
-    flychess_sim::charles::player::runs(data)
+    flychess_charles::player::runs(data)
         .into_iter()
         .map(|(name, _, s)| CharlesCurve { name, parameters: s.parameters, finished: s.finished, points: s.curve })
         .collect()
@@ -57,8 +57,8 @@ pub fn read_curves(data: &Path) -> Vec<CharlesCurve> {
 /// The run's body: `sim::charles::run::train` on the shipped positions, on the CPU (burn ndarray)
 /// or a hardware GPU when there is one.
 fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
-    flychess_sim::fly::check_name(name)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    flychess_fly::fly::check_name(name)?;
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
     let files = RunFiles::of(data, name);
     let state =
         run::train(&files, &dataset, options, FitOn::Auto, &|p, s| send(Msg::Point(p.clone(), s.step)), &|| stop.load(Ordering::Relaxed))?;
@@ -68,7 +68,7 @@ fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, sen
             "Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.",
             state.step,
             crate::training::human(state.seconds),
-            flychess_sim::charles::player::player_name(name)
+            flychess_charles::player::player_name(name)
         )
     } else {
         format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub use flychess_sim::bio::Constants;
-pub use flychess_sim::bio::file::CurvePoint;
-use flychess_sim::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
-use flychess_sim::bio::learn::Rule;
-use flychess_sim::bio::measure::read_baselines;
-use flychess_sim::bio::run::{self, Progress, RunOptions};
+pub use flychess_arena::bio::Constants;
+pub use flychess_arena::bio::file::CurvePoint;
+use flychess_arena::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
+use flychess_arena::bio::learn::Rule;
+use flychess_arena::bio::measure::read_baselines;
+use flychess_arena::bio::run::{self, Progress, RunOptions};
 
 use crate::lab::{ReadyBrain, Wake};
 
@@ -62,7 +62,7 @@ pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (V
 
 /// Whether a readout fly (not a dopamine one) has this name.
 pub fn readout_fly_named(name: &str, data: &Path) -> bool {
-    flychess_sim::fly::find(name, data).is_ok_and(|p| !is_dopamine_fly(&p))
+    flychess_fly::fly::find(name, data).is_ok_and(|p| !is_dopamine_fly(&p))
 }
 
 /// The run's body: the dopamine fly's model of the loaded brain, the fly (new, or its file to go
@@ -70,13 +70,13 @@ pub fn readout_fly_named(name: &str, data: &Path) -> bool {
 fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
     let Ask { name, lessons: target, constants, stop } = ask;
     let (name, target, constants) = (name.as_str(), *target, *constants);
-    flychess_sim::fly::check_name(name)?;
-    let dataset = flychess_sim::data::Dataset::load(&flychess_sim::data::shipped_path())?;
+    flychess_fly::fly::check_name(name)?;
+    let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
     send(Msg::Stage("the mushroom body and its homeostasis".into()));
     let bio = ready
         .dopamine_model(data, constants, &|t| send(Msg::Stage(format!("measuring the dopamine fly's homeostasis, step {t} of 12"))))?;
-    let path = flychess_sim::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
-    std::fs::create_dir_all(flychess_sim::files::DataFolder::at(data).flies())?;
+    let path = flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"));
+    std::fs::create_dir_all(flychess_brain::files::DataFolder::at(data).flies())?;
     let mut fly = if path.exists() {
         if !is_dopamine_fly(&path) {
             anyhow::bail!("{name} is a readout fly: choose another name");

@@ -16,7 +16,7 @@ pub const SHADER: &str =
 
 /// Cells whose most active `pass` alone hand their rates on (faded through a sigmoid of width
 /// `width` around the cut) through plastic synapses to some target neurons: in the dopamine fly,
-/// the Kenyon cells and the MBONs (`flychess_sim::bio::MushroomBody`).
+/// the Kenyon cells and the MBONs (`flychess_arena::bio::MushroomBody`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SparseInput {
     /// Neuron ids of the cells.

@@ -1,0 +1,27 @@
+//! Where Fly Chess's players meet (issue 58): one way from a name to a seated player (`players`),
+//! games (`play`, `thinking`), Philidor's aids and search (`search`), the ladder, duels and
+//! ratings (`ladder`, `duel`, `rating`), profiles, breakdowns and ceilings (`profile`,
+//! `breakdown`, `ceiling`), habituation and two glances (`habituation`, `glances`) with their
+//! tunings (`tuned`), the dopamine fly (`bio`) and probes of the brain's activity (`probe`). It
+//! stands on the brain (`flychess-brain`), the fly (`flychess-fly`) and Charles's player
+//! (`flychess-charles`, the only way burn enters here); the fits (`flychess-learning`) are beside
+//! it, so a change here rebuilds no training code.
+
+pub mod bio;
+pub mod breakdown;
+pub mod ceiling;
+pub mod duel;
+pub mod error;
+pub mod glances;
+pub mod habituation;
+pub mod ladder;
+pub mod play;
+pub mod players;
+pub mod probe;
+pub mod profile;
+pub mod rating;
+pub mod search;
+pub mod thinking;
+pub mod tuned;
+
+pub use error::{Error, Result};

@@ -1,0 +1,360 @@
+//! A fly: a readout bound to one brain (by the brain file's checksum) and one homeostasis, with
+//! where it came from and what it scored. Flies shipped with the app live in `models/`, the user's
+//! in `DATA/flies/`. File: `FLYFLY01`, u32 version, u32 header length, header (JSON metadata),
+//! the readout's weights and biases as f32, sha256 of everything before it.
+
+use std::path::{Path, PathBuf};
+
+use crate::cache::Reading;
+use crate::error::{Error, Result};
+use crate::readout::{OUTPUTS, Readout};
+use crate::scoring::Metrics;
+use flychess_brain::container;
+use serde::{Deserialize, Serialize};
+
+const MAGIC: &[u8; 8] = b"FLYFLY01";
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlyMeta {
+    pub name: String,
+    /// "trained", "newborn", or a control ("shuffled wiring", ...).
+    pub kind: String,
+    pub brain: String,
+    pub brain_checksum: String,
+    pub homeostasis: String,
+    pub reading: Reading,
+    pub data: String,
+    pub train_positions: usize,
+    pub val: Option<Metrics>,
+    pub hold: Option<Metrics>,
+    /// UTC date the fly was made (YYYY-MM-DD).
+    pub created: String,
+    /// Who taught its readout, in words (issue 55); None: a fly made before flies said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher: Option<String>,
+    /// Positions taught by each source: `master` (a game's move), `stockfish` (Stockfish's best
+    /// move, `data label --dataset`), `stockfish_multipv` (the shipped rows' scored moves). A
+    /// position taught by two sources counts in both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positions_by_teacher: Option<std::collections::BTreeMap<String, usize>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fly {
+    pub meta: FlyMeta,
+    pub readout: Readout,
+}
+
+impl Fly {
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let header = (&self.meta, self.readout.inputs, &self.readout.read_steps);
+        let body = container::f32_bytes(self.readout.weights.iter().chain(&self.readout.bias).copied());
+        Ok(container::write(path, MAGIC, FORMAT_VERSION, &header, &body)?)
+    }
+
+    pub fn load(path: &Path) -> Result<Fly> {
+        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) =
+            container::read_at_most(path, MAGIC, FORMAT_VERSION, "fly", LARGEST_FLY)?;
+        let values = container::f32_values(&body);
+        if values.len() != OUTPUTS * inputs + OUTPUTS {
+            return Err(Error::table(path, "the weights do not match the readout's size"));
+        }
+        let (weights, bias) = values.split_at(OUTPUTS * inputs);
+        Ok(Fly { meta, readout: Readout { inputs, read_steps, weights: weights.to_vec(), bias: bias.to_vec() } })
+    }
+}
+
+/// The most bytes a fly file may have: a readout over 100,000 descending neurons with room for its
+/// header (FlyWire's flies are 0.7 MB). Anything larger is refused before it is read.
+pub const LARGEST_FLY: u64 = 64 << 20;
+
+const CHECKPOINT_MAGIC: &[u8; 8] = b"FLYFIT01";
+const CHECKPOINT_VERSION: u32 = 1;
+
+/// A readout fit stopped after a pass: the best fly so far and the fit's state (`FitState`), in
+/// one file (`runs/NAME/checkpoint.fit`, the project's checksummed container), so that a killed
+/// run resumes exactly where it was: both or neither are read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    pub fly: Fly,
+    pub state: crate::scoring::FitState,
+}
+
+/// The checkpoint's header (the body is the readout's weights and biases, then Adam's bytes).
+#[derive(Serialize, Deserialize)]
+struct CheckpointHeader {
+    meta: FlyMeta,
+    inputs: usize,
+    read_steps: Vec<usize>,
+    passes: usize,
+    learning_rate: f32,
+    misses: usize,
+    best_val: Metrics,
+    adam_bytes: Option<usize>,
+}
+
+impl Checkpoint {
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let (r, st) = (&self.fly.readout, &self.state);
+        let header = CheckpointHeader {
+            meta: self.fly.meta.clone(),
+            inputs: r.inputs,
+            read_steps: r.read_steps.clone(),
+            passes: st.passes,
+            learning_rate: st.learning_rate,
+            misses: st.misses,
+            best_val: st.best_val,
+            adam_bytes: st.adam.as_ref().map(Vec::len),
+        };
+        let mut body = container::f32_bytes(r.weights.iter().chain(&r.bias).copied());
+        body.extend_from_slice(st.adam.as_deref().unwrap_or_default());
+        Ok(container::write(path, CHECKPOINT_MAGIC, CHECKPOINT_VERSION, &header, &body)?)
+    }
+
+    pub fn load(path: &Path) -> Result<Checkpoint> {
+        let (h, body): (CheckpointHeader, Vec<u8>) = container::read(path, CHECKPOINT_MAGIC, CHECKPOINT_VERSION, "fit checkpoint")?;
+        let weights = OUTPUTS.checked_mul(h.inputs).and_then(|w| w.checked_add(OUTPUTS)).and_then(|n| n.checked_mul(4));
+        let adam = h.adam_bytes.unwrap_or(0);
+        if weights.and_then(|w| w.checked_add(adam)) != Some(body.len()) {
+            return Err(Error::table(path, "the weights and Adam's state do not match the checkpoint's sizes"));
+        }
+        let weights = weights.unwrap_or_default();
+        let values = container::f32_values(&body[..weights]);
+        let (w, bias) = values.split_at(OUTPUTS * h.inputs);
+        let readout = Readout { inputs: h.inputs, read_steps: h.read_steps, weights: w.to_vec(), bias: bias.to_vec() };
+        Ok(Checkpoint {
+            fly: Fly { meta: h.meta, readout },
+            state: crate::scoring::FitState {
+                passes: h.passes,
+                learning_rate: h.learning_rate,
+                misses: h.misses,
+                best_val: h.best_val,
+                adam: h.adam_bytes.map(|_| body[weights..].to_vec()),
+            },
+        })
+    }
+}
+
+impl Fly {
+    /// What plays, as a key (16 hex digits): a hash of the readout's weights, biases and read
+    /// steps, the brain it belongs to, the homeostasis it was fitted under, and the imagination
+    /// weight (None: plain). Ladder games and ratings are stored under it, never under the name:
+    /// a fly retrained or re-tuned under the same name is another player.
+    pub fn player_id(&self, imagination: Option<f32>) -> String {
+        use sha2::{Digest, Sha256};
+        let mut d = Sha256::new();
+        d.update(b"fly player v1");
+        d.update(self.meta.brain_checksum.as_bytes());
+        d.update([0]);
+        d.update(self.meta.homeostasis.as_bytes());
+        d.update([0]);
+        d.update((self.readout.inputs as u64).to_le_bytes());
+        for &s in &self.readout.read_steps {
+            d.update((s as u64).to_le_bytes());
+        }
+        for v in self.readout.weights.iter().chain(&self.readout.bias) {
+            d.update(v.to_le_bytes());
+        }
+        match imagination {
+            None => d.update(b"plain"),
+            Some(w) => {
+                d.update(b"imagination");
+                d.update(w.to_le_bytes());
+            }
+        }
+        flychess_brain::files::hex(&d.finalize())[..16].to_string()
+    }
+}
+
+/// The flies shipped with the project (embedded in the binary and written out by `shipped`).
+pub fn shipped_dir() -> PathBuf {
+    flychess_brain::shipped::dir().join("flies")
+}
+
+/// Every fly on this machine by name: the data folder's (`DATA/flies`), then the shipped ones
+/// not shadowed by a user's fly of the same name, each folder in name order.
+pub fn list(data: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for dir in [flychess_brain::files::DataFolder::at(data).flies(), shipped_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut found: Vec<String> =
+                entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
+            found.sort();
+            for f in found {
+                if !names.contains(&f) {
+                    names.push(f);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Whether `name` can name a fly file in `DATA/flies/` and be read back as a player's name: not
+/// empty or blank, not hidden, none of the characters a file name cannot hold on Windows or Linux
+/// (`/ \ : * ? " < > |`, control characters), and no `+` (which joins a player's switches and
+/// aids to its name: `flywire+imagination`).
+pub fn check_name(name: &str) -> Result<()> {
+    const REFUSED: [char; 10] = ['/', '\\', ':', '*', '?', '"', '<', '>', '|', '+'];
+    if name.trim().is_empty() || name.starts_with('.') || name.contains(REFUSED) || name.chars().any(char::is_control) {
+        return Err(Error::Invalid(format!(
+            "{name:?} cannot name a fly (not empty, not starting with a dot, none of / \\ : * ? \" < > | +)"
+        )));
+    }
+    Ok(())
+}
+
+/// Finds a fly by name: the user's flies first, then the shipped ones.
+pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
+    let file = format!("{name}.fly");
+    [flychess_brain::files::DataFolder::at(data).flies().join(&file), shipped_dir().join(&file)]
+        .into_iter()
+        .find(|p| p.exists())
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "no fly named {name:?} (looked in {} and {})",
+                flychess_brain::files::DataFolder::at(data).flies().display(),
+                shipped_dir().display()
+            ))
+        })
+}
+
+/// The brain's own trained fly: among the shipped flies of the brain with this checksum (else the
+/// user's), the one trained on the most positions (the same number: the newest by its `created`
+/// date, then the first by name), so an older fly shipped beside a newer one for comparison
+/// (`flywire-75k`, `flywire-1200k` beside `flywire`) is never taken for it. (name, path).
+pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
+    for dir in [shipped_dir(), flychess_brain::files::DataFolder::at(data).flies()] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
+        found.sort();
+        let mut best: Option<(usize, String, String, PathBuf)> = None;
+        for p in found {
+            if let Ok(f) = Fly::load(&p)
+                && f.meta.brain_checksum == brain_checksum
+                && f.meta.kind == "trained"
+                && best.as_ref().is_none_or(|(most, newest, _, _)| (f.meta.train_positions, &f.meta.created) > (*most, newest))
+            {
+                best = Some((f.meta.train_positions, f.meta.created.clone(), f.meta.name.clone(), p));
+            }
+        }
+        if let Some((_, _, name, path)) = best {
+            return Some((name, path));
+        }
+    }
+    None
+}
+
+/// Today's date in UTC as YYYY-MM-DD (civil-from-days, no time-zone library needed).
+pub fn today() -> String {
+    let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() / 86_400).unwrap_or(0) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A brain's own fly is the one trained on the most positions, whatever the names' order
+    /// (an older fly kept beside it, like `flywire-75k` beside `flywire`, sorts first); among
+    /// as many positions, the newest.
+    #[test]
+    fn the_brains_own_fly_is_the_one_trained_on_the_most_positions() {
+        let data = tempfile::tempdir().unwrap();
+        let flies = flychess_brain::files::DataFolder::at(data.path()).flies();
+        let save = |name: &str, kind: &str, positions: usize, created: &str| {
+            let meta = FlyMeta {
+                name: name.into(),
+                kind: kind.into(),
+                brain: "b".into(),
+                brain_checksum: "not a shipped brain".into(),
+                homeostasis: "h".into(),
+                reading: Reading::Mean9To12,
+                data: "d".into(),
+                train_positions: positions,
+                val: None,
+                hold: None,
+                created: created.into(),
+                teacher: None,
+                positions_by_teacher: None,
+            };
+            Fly { meta, readout: Readout::newborn(3, vec![11], 1) }.save(&flies.join(format!("{name}.fly"))).unwrap();
+        };
+        save("mine-75k", "trained", 75_000, "2026-12-05");
+        save("mine", "trained", 1_200_000, "2026-12-05");
+        save("mine-0", "newborn", 5_000_000, "2026-12-06");
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine");
+        // An older fly kept beside it under a name that sorts first (`flywire-1200k` beside a
+        // newer `flywire` trained on as many positions): the newer one.
+        save("mine-1200k", "trained", 1_200_000, "2026-12-04");
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine", "a tie on positions: the newest");
+        save("mine-also", "trained", 1_200_000, "2026-12-05");
+        assert_eq!(trained_for("not a shipped brain", data.path()).unwrap().0, "mine-also", "a tie on both: the first by name");
+        assert!(trained_for("another brain", data.path()).is_none());
+    }
+
+    /// A name is refused where it could not be a file on Windows or Linux, or could not be read
+    /// back as a player (`+` joins switches); what the window's dialogs allow stays allowed.
+    #[test]
+    fn a_flys_name_must_be_a_file_name_and_a_players_name() {
+        for good in ["flywire", "flywire-1200k", "my fly", "fly_2", "Fliege über alles"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "  ", ".hidden", "a/b", "a\\b", "a:b", "a*", "a?", "a\"b", "a<b", "a>b", "a|b", "flywire+imagination", "a\tb"] {
+            let e = check_name(bad).unwrap_err().to_string();
+            assert!(e.contains("cannot name a fly"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_fly_round_trips_and_refuses_damage() {
+        let fly = Fly {
+            meta: FlyMeta {
+                name: "t".into(),
+                kind: "newborn".into(),
+                brain: "b".into(),
+                brain_checksum: "c".into(),
+                homeostasis: "h".into(),
+                reading: Reading::Mean9To12,
+                data: "d".into(),
+                train_positions: 0,
+                val: None,
+                hold: None,
+                created: today(),
+                teacher: None,
+                positions_by_teacher: None,
+            },
+            readout: Readout::newborn(7, vec![8, 9, 10, 11], 2),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.fly");
+        fly.save(&p).unwrap();
+        assert_eq!(Fly::load(&p).unwrap(), fly);
+        let mut b = std::fs::read(&p).unwrap();
+        let n = b.len();
+        b[n - 40] ^= 1;
+        std::fs::write(&p, b).unwrap();
+        assert!(Fly::load(&p).unwrap_err().to_string().contains("damaged"));
+        assert_eq!(today().len(), 10);
+        // The player's key follows the weights and the imagination weight, not the name.
+        let mut renamed = fly.clone();
+        renamed.meta.name = "other".into();
+        assert_eq!(renamed.player_id(None), fly.player_id(None));
+        let mut retrained = fly.clone();
+        retrained.readout.weights[3] += 0.5;
+        assert_ne!(retrained.player_id(None), fly.player_id(None));
+        assert_ne!(fly.player_id(Some(1.0)), fly.player_id(None));
+        assert_ne!(fly.player_id(Some(1.0)), fly.player_id(Some(2.0)));
+        assert!(today().starts_with("20"));
+    }
+}
