@@ -196,8 +196,8 @@ fn every_writer_on_a_full_disk_fails_by_name_and_leaves_the_earlier_file_whole()
 
     // A Charles checkpoint over the run's last one: the run's record and the weights it names
     // stay as they were, and a later start goes on from them.
-    use flychess_charles::burn_device::FitOn;
     use flychess_charles::run::{self, RunFiles, TrainOptions};
+    use flychess_learning::burn_device::FitOn;
     let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     let options = TrainOptions {
         config: flychess_charles::CharlesConfig::tiny(),

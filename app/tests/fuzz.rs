@@ -442,7 +442,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     std::fs::copy(repo("models/charles/state.json"), charles_weights.state()).unwrap();
     let weights = std::fs::read(repo("models/charles/model.bpk")).unwrap();
     let weights_metadata = u32::from_le_bytes(weights[6..10].try_into().unwrap()) as usize;
-    let device = flychess_charles::burn_device::FitOn::Cpu.device().unwrap();
+    let device = flychess_learning::burn_device::FitOn::Cpu.device().unwrap();
     // A brain file of real wiring (the stand-in's first neurons, with eye cells, descending
     // neurons and the mushroom body's groups among them) and its homeostasis, as a start reads
     // them: the header first (is it this build's brain?), then the whole file, then the brain.
@@ -556,7 +556,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
                 let c = flychess_fly::fly::Checkpoint::load(&at("x.fit")).map_err(|e| s(&e))?;
                 flychess_learning::burn_fit::BurnFit::resume(
                     &c.fly.readout,
-                    flychess_charles::burn_device::FitOn::Cpu,
+                    flychess_learning::burn_device::FitOn::Cpu,
                     c.state.adam.as_deref(),
                 )
                 .map(|_| ())

@@ -295,7 +295,7 @@ fn charles_content(p: &Path) -> Vec<u8> {
     }
     let mut out = serde_json::to_vec(&record).unwrap();
     let files = run::RunFiles { dir: p.parent().unwrap().to_path_buf() };
-    let device = flychess_charles::burn_device::FitOn::Cpu.device().unwrap();
+    let device = flychess_learning::burn_device::FitOn::Cpu.device().unwrap();
     let (model, _) = run::load(&files, &device).unwrap();
     let hold = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path()).unwrap();
     for row in hold.rows.iter().take(16) {

@@ -66,7 +66,10 @@ fn every_front_door_takes_and_refuses_the_same_names() {
     let data = data();
     let mut h = harness(&data);
     // The resolver's own words for an unknown name, which every door must pass on.
-    let unknown = match flychess_arena::players::named("nobody-at-all", &flychess_arena::players::Lookup::in_folder(&data)) {
+    let unknown = match flychess_arena::players::named(
+        "nobody-at-all",
+        &flychess_arena::players::Lookup::in_folder(&data, &flychess_charles::player::Runs),
+    ) {
         Ok(_) => panic!("nobody-at-all was found"),
         Err(e) => e.to_string(),
     };

@@ -124,7 +124,7 @@ fn python_chess_plays_a_game_with_clocks_analyses_with_multipv_3_and_switches_pl
 
     // Player switched to Charles: Charles's favourite, with its probability said.
     let charles = flychess_charles::player::Trained::load("charles", data.path()).expect("the shipped Charles");
-    let cp = charles.policy(&Chess::default()).unwrap();
+    let cp = flychess_arena::network::Network::policy(&charles, &Chess::default()).unwrap();
     let fav = (0..cp.moves.len()).max_by(|&a, &b| cp.probability[a].total_cmp(&cp.probability[b])).unwrap();
     assert_eq!(seen["charles"]["move"], flychess_brain::chess::uci(&cp.moves[fav]), "{}", seen["charles"]);
     assert!(seen["charles"]["string"].as_str().unwrap().contains("probability"), "{}", seen["charles"]);

@@ -513,6 +513,7 @@ impl Player {
             let ready = brain.as_ref().map(|b| b.get());
             let lookup = Lookup {
                 data: &folder,
+                networks: &flychess_charles::player::Runs,
                 checksum: ready.map(|b| b.loaded.checksum.as_str()),
                 brain: ready.map(|b| (&*b.brain, &b.loaded.connectome.groups.descending[..])),
                 progress: &|_, _, _| {},

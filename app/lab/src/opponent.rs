@@ -40,7 +40,13 @@ impl Opponent {
         ready: Arc<crate::lab::ReadyBrain>,
         wake: impl Fn() + Send + 'static,
     ) -> Result<Opponent, String> {
-        let unloaded = Lookup { data, checksum: Some(&ready.checksum), brain: None, progress: &|_, _, _| {} };
+        let unloaded = Lookup {
+            data,
+            networks: &flychess_charles::player::Runs,
+            checksum: Some(&ready.checksum),
+            brain: None,
+            progress: &|_, _, _| {},
+        };
         if let Err(e) = named(name, &unloaded) {
             let e = e.to_string();
             if !e.contains("needs its brain") {
@@ -95,7 +101,13 @@ impl Opponent {
 /// made here) and Stockfish's path when it needs one.
 fn seat(name: &str, data: &Path, ready: &crate::lab::ReadyBrain) -> Result<(Entrant, Kit, Option<std::path::PathBuf>), String> {
     let descending = ready.connectome.groups.descending.clone();
-    let at = Lookup { data, checksum: Some(&ready.checksum), brain: Some((&ready.brain, &descending)), progress: &|_, _, _| {} };
+    let at = Lookup {
+        data,
+        networks: &flychess_charles::player::Runs,
+        checksum: Some(&ready.checksum),
+        brain: Some((&ready.brain, &descending)),
+        progress: &|_, _, _| {},
+    };
     let (entrant, found) = named(name, &at).map_err(|e| e.to_string())?;
     let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
     let mut kit = Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);

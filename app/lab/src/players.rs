@@ -53,11 +53,11 @@ pub fn dopamine_of_brain(
 }
 
 /// Every finished Charles run that loads (those that do not are said and left out).
-pub fn charles_runs(data: &Path) -> Vec<std::sync::Arc<flychess_charles::player::Trained>> {
+pub fn charles_runs(data: &Path) -> Vec<std::sync::Arc<dyn flychess_arena::network::Network>> {
     let mut out = Vec::new();
     for name in flychess_charles::player::list(data) {
         match flychess_charles::player::Trained::load(&name, data) {
-            Ok(c) => out.push(std::sync::Arc::new(c)),
+            Ok(c) => out.push(std::sync::Arc::new(c) as std::sync::Arc<dyn flychess_arena::network::Network>),
             Err(e) => eprintln!("leaving out Charles {name}: {e}"),
         }
     }
@@ -85,7 +85,8 @@ pub fn player_on_terminal(
             bar.set_position(done as u64);
         }
     };
-    let at = flychess_arena::players::Lookup { data, checksum, brain: ready, progress: &progress };
+    let at =
+        flychess_arena::players::Lookup { data, networks: &flychess_charles::player::Runs, checksum, brain: ready, progress: &progress };
     let found = flychess_arena::players::named(name, &at);
     bar.finish_and_clear();
     Ok(found?)

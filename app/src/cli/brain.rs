@@ -1590,7 +1590,7 @@ pub fn fit_bench(which: &WhichBrain, data: &Path, positions: usize, passes: usiz
     // The two products of a step: out = X·Wᵀ and deltaᵀ·X, 2·n·d·134 FLOPs each.
     let flops = 4.0 * n as f64 * inputs as f64 * flychess_fly::readout::OUTPUTS as f64;
     let mut gemm = flychess_learning::gemm_fit::GemmFit::new(&start);
-    let mut burn = flychess_learning::burn_fit::BurnFit::on(&start, flychess_charles::burn_device::FitOn::Cpu)?;
+    let mut burn = flychess_learning::burn_fit::BurnFit::on(&start, flychess_learning::burn_device::FitOn::Cpu)?;
     let mut set_new = InMemory::new(&x, &targets, inputs, options.seed);
     let mut set_old = InMemory::new(&x, &targets, inputs, options.seed);
     let (mut new_s, mut old_s) = (Vec::new(), Vec::new());

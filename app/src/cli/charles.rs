@@ -11,11 +11,11 @@ use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flychess_charles::Charles;
-use flychess_charles::burn_device::FitOn;
 use flychess_charles::run::{self, RunFiles, TrainOptions};
 use flychess_fly::data::{Dataset, shipped_path};
 use flychess_fly::readout::Readout;
 use flychess_fly::stats;
+use flychess_learning::burn_device::FitOn;
 use flychess_learning::train::{FitOptions, PositionOutcome, outcomes, summarise};
 
 use crate::cli::fly::PlayerRow;

@@ -963,11 +963,11 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     entrants.extend(dopamine.iter().map(Entrant::dopamine));
     // Every finished Charles run, shipped or the user's: the network that never was a fly.
     let charles = charles_runs(data);
-    entrants.extend(charles.iter().map(|c| Entrant::charles(c)));
+    entrants.extend(charles.iter().map(|c| Entrant::charles(c.as_ref())));
     // Charles + search 64, its boards valued by the brain's trained fly.
     if aided && let Some(value) = flies.iter().find(|f| f.meta.kind == "trained") {
         for c in &charles {
-            entrants.push(Entrant::aided(Entrant::charles(c), Aid::Search { simulations: DEFAULT_SIMULATIONS }, Some(value))?);
+            entrants.push(Entrant::aided(Entrant::charles(c.as_ref()), Aid::Search { simulations: DEFAULT_SIMULATIONS }, Some(value))?);
         }
     }
     // The user's own UCI engines, rated against the rungs like any player.
@@ -982,6 +982,7 @@ pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     if !players.is_empty() {
         let lookup = flychess_arena::players::Lookup {
             data,
+            networks: &flychess_charles::player::Runs,
             checksum: Some(&loaded.checksum),
             brain: Some((&brain, &descending[..])),
             progress: &|_, _, _| {},
@@ -1832,7 +1833,7 @@ pub fn ceiling(data: &Path, args: &CeilingArgs) -> Result<()> {
     let _in_force = simulator::install(&brain, sim);
     let evaluator = match &charles {
         None => Evaluator::fly(&brain, &value_fly.readout, &descending),
-        Some(c) => Evaluator { prior: Some(c), ..Evaluator::fly(&brain, &value_fly.readout, &descending) },
+        Some(c) => Evaluator { prior: Some(c.as_ref()), ..Evaluator::fly(&brain, &value_fly.readout, &descending) },
     };
     // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
     let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, &brain, &descending)? } else { f32::NAN };

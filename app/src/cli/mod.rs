@@ -211,7 +211,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             // A name that is no player is said before the window opens (the same resolver the
             // window's opponent uses; what needs the brain is made once it is loaded).
             if let Some(w) = &watch
-                && let Err(e) = flychess_arena::players::named(&w.opponent, &flychess_arena::players::Lookup::in_folder(&data))
+                && let Err(e) = flychess_arena::players::named(
+                    &w.opponent,
+                    &flychess_arena::players::Lookup::in_folder(&data, &flychess_charles::player::Runs),
+                )
                 && !e.to_string().contains("needs its brain")
             {
                 return Err(anyhow::anyhow!("--watch {}: {e}", w.opponent));

@@ -59,9 +59,9 @@ pub enum FitOnArg {
     Gpu,
 }
 
-impl From<FitOnArg> for flychess_charles::burn_device::FitOn {
+impl From<FitOnArg> for flychess_learning::burn_device::FitOn {
     fn from(a: FitOnArg) -> Self {
-        use flychess_charles::burn_device::FitOn;
+        use flychess_learning::burn_device::FitOn;
         match a {
             FitOnArg::Auto => FitOn::Auto,
             FitOnArg::Cpu => FitOn::Cpu,

@@ -6,6 +6,4 @@ flychess_brain::layer_error! {
     Brain(flychess_brain::Error),
     /// The fly crate's error (a fly's file, a dataset, Stockfish).
     Fly(flychess_fly::Error),
-    /// Charles's error (a run's files).
-    Charles(flychess_charles::Error),
 }

@@ -3,9 +3,10 @@
 //! ratings (`ladder`, `duel`, `rating`), profiles, breakdowns and ceilings (`profile`,
 //! `breakdown`, `ceiling`), habituation and two glances (`habituation`, `glances`) with their
 //! tunings (`tuned`), the dopamine fly (`bio`) and probes of the brain's activity (`probe`). It
-//! stands on the brain (`flychess-brain`), the fly (`flychess-fly`) and Charles's player
-//! (`flychess-charles`, the only way burn enters here); the fits (`flychess-learning`) are beside
-//! it, so a change here rebuilds no training code.
+//! stands on the brain (`flychess-brain`) and the fly (`flychess-fly`) and has no burn: a trained
+//! network such as Charles plays through `network::Network`, which `flychess-charles` (above)
+//! implements. The fits (`flychess-learning`) are beside it, so a change here rebuilds no training
+//! code.
 
 pub mod bio;
 pub mod breakdown;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod glances;
 pub mod habituation;
 pub mod ladder;
+pub mod network;
 pub mod play;
 pub mod players;
 pub mod probe;

@@ -21,11 +21,11 @@ use crate::bio::file::DopamineFly;
 use crate::error::{Error, Result};
 use crate::glances::Glances;
 use crate::habituation::{Habituation, Memory};
+use crate::network::{Network, Networks};
 use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::search::{Aid, Budget, Evaluator, Searcher};
 use flychess_brain::brain::Brain;
 use flychess_brain::chess::planes;
-use flychess_charles::player::Trained;
 use flychess_fly::fly::Fly;
 use flychess_fly::readout::{Policy, Readout, choose, policy, think_features};
 use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
@@ -157,8 +157,8 @@ impl Entrant {
     }
 
     /// A trained Charles as it plays (the favourite, with the repetition rule).
-    pub fn charles(c: &Trained) -> Entrant {
-        Entrant::Charles { name: c.player_name().to_string(), id: c.id.clone() }
+    pub fn charles(c: &dyn Network) -> Entrant {
+        Entrant::Charles { name: c.player_name().to_string(), id: c.id().to_string() }
     }
 
     /// `base` (a fly playing its favourite, or Charles with the fly `value` for its values) with `aid`.
@@ -270,7 +270,7 @@ pub struct Kit {
     flies: BTreeMap<String, Arc<Fly>>,
     bio: Option<Arc<BioBrain>>,
     dopamine: BTreeMap<String, Arc<DopamineFly>>,
-    charles: BTreeMap<String, Arc<Trained>>,
+    charles: BTreeMap<String, Arc<dyn Network>>,
 }
 
 impl Kit {
@@ -298,9 +298,9 @@ impl Kit {
     }
 
     /// The kit with these Charles runs too.
-    pub fn with_charles(mut self, charles: &[Arc<Trained>]) -> Kit {
+    pub fn with_charles(mut self, charles: &[Arc<dyn Network>]) -> Kit {
         for c in charles {
-            self.charles.insert(c.id.clone(), c.clone());
+            self.charles.insert(c.id().to_string(), c.clone());
         }
         self
     }
@@ -342,9 +342,9 @@ impl Kit {
     }
 
     /// The Charles run `e` plays with (itself, or the base of an aided Charles).
-    pub fn charles(&self, e: &Entrant) -> Option<&Arc<Trained>> {
+    pub fn charles(&self, e: &Entrant) -> Option<&dyn Network> {
         match e {
-            Entrant::Charles { id, .. } => self.charles.get(id),
+            Entrant::Charles { id, .. } => self.charles.get(id).map(|c| c.as_ref()),
             Entrant::Aided { base, .. } => self.charles(base),
             _ => None,
         }
@@ -365,32 +365,35 @@ pub enum Named {
     Rung,
     Fly(Fly),
     Dopamine(DopamineFly),
-    Charles(Arc<Trained>),
+    Charles(Arc<dyn Network>),
     /// Charles with an aid, and the fly whose value judges its boards.
-    ValuedCharles(Arc<Trained>, Fly),
+    ValuedCharles(Arc<dyn Network>, Fly),
 }
 
 /// Where `named` looks a name up: the data folder, the brain a fly must belong to (None: any),
 /// that brain when it is loaded (the judge's weight is chosen on it the first time), and what
-/// to say while that takes time (`progress(what, done, total)`).
+/// to say while that takes time (`progress(what, done, total)`), and where network players such as
+/// Charles are found (`flychess_charles::player::Runs`; `NoNetworks` refuses them).
 pub struct Lookup<'a> {
     pub data: &'a Path,
+    pub networks: &'a dyn Networks,
     pub checksum: Option<&'a str>,
     pub brain: Option<(&'a Brain, &'a [u32])>,
     pub progress: &'a dyn Fn(&str, usize, usize),
 }
 
 impl<'a> Lookup<'a> {
-    /// A lookup in `data` for flies of any brain, with no brain loaded and nothing said.
-    pub fn in_folder(data: &'a Path) -> Lookup<'a> {
-        Lookup { data, checksum: None, brain: None, progress: &|_, _, _| {} }
+    /// A lookup in `data` for flies of any brain and the networks `networks` finds, with no brain
+    /// loaded and nothing said.
+    pub fn in_folder(data: &'a Path, networks: &'a dyn Networks) -> Lookup<'a> {
+        Lookup { data, networks, checksum: None, brain: None, progress: &|_, _, _| {} }
     }
 }
 
 /// Whether a player name needs a brain loaded to be seated: everything but a rung and plain
 /// Charles (`charles`, `charles:RUN`; Charles with an aid is valued by the brain's fly).
 pub fn needs_brain(name: &str) -> bool {
-    let plain_charles = flychess_charles::player::run_name(name).is_some() && !name.contains('+');
+    let plain_charles = crate::network::run_name(name).is_some() && !name.contains('+');
     Entrant::rung(name).is_none() && !plain_charles
 }
 
@@ -451,14 +454,14 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
             _ => Err(Error::Invalid(format!("{name}: only a fly or Charles takes an aid"))),
         };
     }
-    if let Some(run) = flychess_charles::player::run_name(name) {
+    if let Some(run) = crate::network::run_name(name) {
         (at.progress)(&format!("loading {name}"), 0, 1);
-        let c = Trained::load(run, at.data)?;
-        return Ok((Entrant::charles(&c), Named::Charles(Arc::new(c))));
+        let c = at.networks.load(run, at.data)?;
+        return Ok((Entrant::charles(c.as_ref()), Named::Charles(c)));
     }
     let (fly_name, switches) = Switches::split(name)?;
     let imagining = switches.imagination.is_some();
-    let path = flychess_fly::fly::find(fly_name, at.data).map_err(|_| unknown(name, at.data))?;
+    let path = flychess_fly::fly::find(fly_name, at.data).map_err(|_| unknown(name, at))?;
     let other_brain = |kind: &str, brain: &str| {
         Error::Invalid(format!("{kind} {fly_name} belongs to another brain ({brain}), not to the brain asked for"))
     };
@@ -591,9 +594,9 @@ impl Switches {
 }
 
 /// An unknown name's error: the names there are (the flies and Charles runs in `data` by name).
-fn unknown(name: &str, data: &Path) -> Error {
-    let flies = flychess_fly::fly::list(data);
-    let runs: Vec<String> = flychess_charles::player::list(data).iter().map(|r| flychess_charles::player::player_name(r)).collect();
+fn unknown(name: &str, at: &Lookup) -> Error {
+    let flies = flychess_fly::fly::list(at.data);
+    let runs: Vec<String> = at.networks.list(at.data).iter().map(|r| crate::network::player_name(r)).collect();
     let listed = |names: &[String]| {
         if names.is_empty() {
             "none".to_string()
@@ -612,7 +615,7 @@ fn unknown(name: &str, data: &Path) -> Error {
 
 /// What named players bring to a `Kit`: the flies with the entrants each plays as, the dopamine
 /// flies, the Charles runs (rungs bring nothing).
-pub type KitParts = (Vec<(Fly, Vec<Entrant>)>, Vec<DopamineFly>, Vec<Arc<Trained>>);
+pub type KitParts = (Vec<(Fly, Vec<Entrant>)>, Vec<DopamineFly>, Vec<Arc<dyn Network>>);
 
 pub fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e Entrant)>) -> KitParts {
     let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
@@ -711,7 +714,7 @@ pub enum Player<'a> {
         m: &'a [f32],
     },
     /// Charles, the transformer that never was a fly (`charles::player`).
-    Charles(&'a Trained),
+    Charles(&'a dyn Network),
     /// A fly or Charles with one of Philidor's aids (`search`): a judge, a search, or Stockfish
     /// choosing among its top five (`engine`); `label` names it as such.
     Aided {

@@ -131,7 +131,7 @@ pub struct Evaluator<'a> {
     pub readout: &'a Readout,
     pub descending: &'a [u32],
     /// Charles's policy as the prior instead of the fly's.
-    pub prior: Option<&'a flychess_charles::player::Trained>,
+    pub prior: Option<&'a dyn crate::network::Network>,
 }
 
 impl<'a> Evaluator<'a> {

@@ -15,13 +15,13 @@ use shakmaty::{Chess, Move, Position};
 
 use crate::bio::BioBrain;
 use crate::bio::file::DopamineFly;
+use crate::network::Network;
 use crate::play::look_ahead;
 use crate::players::{Entrant, Seated};
 use flychess_brain::brain::engine::Fallback;
 use flychess_brain::brain::gpu::GpuEngine;
 use flychess_brain::brain::{Brain, cpu};
 use flychess_brain::chess::planes;
-use flychess_charles::player::Trained;
 use flychess_fly::readout::{Policy, choose, descending_features, policy, think_features};
 
 /// What the fly thought about one position.
@@ -277,7 +277,7 @@ fn dopamine_think(bio: &BioBrain, fly: &DopamineFly, baseline: &Arc<Vec<f32>>, r
 /// position, and its probabilities after that move as its forecast. No neuron takes part: the
 /// rates shown are the brain's at rest (an empty board), so every region's signal is zero. No
 /// value head (0).
-fn charles_think(c: &Trained, baseline: &Arc<Vec<f32>>, request: &Asked, started: Instant) -> Option<Thought> {
+fn charles_think(c: &dyn Network, baseline: &Arc<Vec<f32>>, request: &Asked, started: Instant) -> Option<Thought> {
     let pos = request.position;
     let (p, i) = match c.choose(pos, request.earlier) {
         Ok(x) => x,

@@ -6,4 +6,6 @@ flychess_brain::layer_error! {
     Brain(flychess_brain::Error),
     /// The fly crate's error (datasets, names, scoring).
     Fly(flychess_fly::Error),
+    /// Learning's error (burn's device).
+    Learning(flychess_learning::Error),
 }

@@ -10,10 +10,10 @@
 //! both with a parameter-free RMS norm and scores each move by their scaled dot product; padding
 //! scores −1e9. The loss is the cross-entropy against the labels' τ shares over the legal moves,
 //! the flies' target. The seed's size is `CharlesConfig::seed` (32.5 M parameters); training
-//! and playing live in `run`, its player in `player`; where burn runs is `burn_device`. This crate is
-//! the lowest that holds burn: the arena plays Charles through it and learning fits on its device.
+//! and playing live in `run`, its player in `player`. This crate stands above both the arena, whose
+//! `Network` trait it implements so the arena seats Charles without burn, and learning, on whose
+//! burn device (`flychess_learning::burn_device`) it trains.
 
-pub mod burn_device;
 pub mod error;
 pub mod player;
 pub mod run;

@@ -18,22 +18,8 @@ use shakmaty::{Chess, Move, Position};
 use super::Charles;
 use super::run::{RunFiles, State};
 use crate::error::{Error, Result};
-use flychess_fly::readout::{Policy, choose};
-
-/// The run name a player name means: `charles` → "charles", `charles:NAME` → NAME; None when
-/// the name is not Charles's.
-pub fn run_name(player: &str) -> Option<&str> {
-    match player.split_once(':') {
-        Some(("charles", name)) if !name.is_empty() => Some(name),
-        None if player == "charles" => Some("charles"),
-        _ => None,
-    }
-}
-
-/// The player name of the run `name` (the inverse of `run_name`).
-pub fn player_name(run: &str) -> String {
-    if run == "charles" { "charles".into() } else { format!("charles:{run}") }
-}
+use flychess_arena::network::{Network, Networks, player_name};
+use flychess_fly::readout::Policy;
 
 /// Where the shipped runs are written out (`shipped::dir()/charles/`).
 pub fn shipped_runs() -> PathBuf {
@@ -129,15 +115,19 @@ impl Trained {
         let id = content_id(&files, &state)?;
         Ok(Trained { name: name.to_string(), player: player_name(name), id, state, model: model.valid(), device })
     }
+}
 
-    /// The name it plays under.
-    pub fn player_name(&self) -> &str {
+impl Network for Trained {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn player_name(&self) -> &str {
         &self.player
     }
 
-    /// Its probability for every legal move of `pos` (shakmaty's order); value 0: Charles has no
-    /// value head.
-    pub fn policy(&self, pos: &Chess) -> Result<Policy> {
+    /// Value 0: Charles has no value head.
+    fn policy(&self, pos: &Chess) -> flychess_arena::Result<Policy> {
         let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
         if moves.is_empty() {
             return Ok(Policy { moves, probability: Vec::new(), value: 0.0 });
@@ -146,15 +136,28 @@ impl Trained {
         let p = softmax(self.model.logits(&batch), 1)
             .into_data()
             .try_into_vec::<f32>()
-            .map_err(|e| Error::Invalid(format!("Charles's output: {e:?}")))?;
+            .map_err(|e| flychess_arena::Error::Invalid(format!("Charles's output: {e:?}")))?;
         Ok(Policy { probability: p[..moves.len()].to_vec(), moves, value: 0.0 })
     }
+}
 
-    /// Its policy and the move it plays (the favourite that does not bring back one of `earlier`,
-    /// the keys of the game's positions so far, while another exists).
-    pub fn choose(&self, pos: &Chess, earlier: &[u64]) -> Result<(Policy, usize)> {
-        let p = self.policy(pos)?;
-        let (i, _) = choose(pos, &p, earlier).ok_or_else(|| Error::Invalid("Charles was asked to move in a finished game".into()))?;
-        Ok((p, i))
+/// The Charles runs of a data folder and the shipped ones, as the arena finds networks by name
+/// (`players::Lookup`).
+pub struct Runs;
+
+impl Networks for Runs {
+    fn load(&self, run: &str, data: &Path) -> flychess_arena::Result<std::sync::Arc<dyn Network>> {
+        Ok(std::sync::Arc::new(Trained::load(run, data)?))
+    }
+
+    fn list(&self, data: &Path) -> Vec<String> {
+        list(data)
+    }
+}
+
+/// Charles's errors where the arena asks (a run that cannot be loaded), in the same words.
+impl From<Error> for flychess_arena::Error {
+    fn from(e: Error) -> flychess_arena::Error {
+        flychess_arena::Error::Invalid(e.to_string())
     }
 }

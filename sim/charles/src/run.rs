@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Move, Position};
 
 use super::{Charles, CharlesConfig, MoveBatch};
-use crate::burn_device::FitOn;
 use crate::error::{Error, Result};
 use flychess_brain::chess::position_from_fen;
 use flychess_fly::data::{Dataset, Row};
 use flychess_fly::scoring::{PositionOutcome, Target};
+use flychess_learning::burn_device::FitOn;
 
 /// What a run is asked to do (a run resumes only with the same options).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -334,7 +334,7 @@ pub fn train(
         Some(s) if files.model().exists() => {
             let weights = files.weights(&s)?;
             let model = load_weights(&options.config, &weights, &device)?;
-            crate::burn_device::default_device_that_exists();
+            flychess_learning::burn_device::default_device_that_exists();
             let optimiser = match burn::optim::OptimizerRecord::load(files.optimiser()) {
                 Ok(r) if s.optimiser_sha256.is_empty() || file_sha256(&files.optimiser())? == s.optimiser_sha256 => {
                     adamw(options.weight_decay).load_record(r)

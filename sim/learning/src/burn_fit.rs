@@ -143,7 +143,7 @@ impl HeadsModule {
     }
 }
 
-pub use flychess_charles::burn_device::FitOn;
+pub use crate::burn_device::FitOn;
 
 /// A fit in progress: the module, Adam's state and the device they live on.
 pub struct BurnFit {
@@ -187,7 +187,7 @@ impl BurnFit {
     pub fn resume(start: &Readout, on: FitOn, adam_state: Option<&[u8]>) -> Result<BurnFit> {
         let mut fit = BurnFit::on(start, on)?;
         if let Some(bytes) = adam_state {
-            flychess_charles::burn_device::default_device_that_exists();
+            crate::burn_device::default_device_that_exists();
             // burn reads and loads the record with `expect`s of its own (a damaged record can reach
             // them, as the fuzz test found): a panic there is an error here.
             let bytes = bytes.to_vec();

@@ -6,6 +6,4 @@ flychess_brain::layer_error! {
     Brain(flychess_brain::Error),
     /// The fly crate's error (a fly's file, a dataset, a DN cache, Stockfish).
     Fly(flychess_fly::Error),
-    /// Charles's error (the burn device).
-    Charles(flychess_charles::Error),
 }

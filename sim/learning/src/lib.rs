@@ -1,11 +1,13 @@
 //! How Fly Chess's flies learn (issue 58): the readout fit (`train`, with its CPU kernel
 //! `gemm_fit`, burn's steps `burn_fit` and the fit streamed over a DN cache `stream_fit`), the
 //! teachers that label positions (`teacher`) and the finishing curriculum (`curriculum`), and
-//! training the brain itself by backpropagation through time (`bptt`). It stands on the brain
-//! (`flychess-brain`), the fly (`flychess-fly`: scoring, datasets, caches) and burn's device
-//! (`flychess-charles`); the players and their games (`flychess-arena`) are beside it.
+//! training the brain itself by backpropagation through time (`bptt`), and where burn runs
+//! (`burn_device`). It stands on the brain (`flychess-brain`) and the fly (`flychess-fly`: scoring,
+//! datasets, caches); the players and their games (`flychess-arena`) are beside it, and Charles
+//! (`flychess-charles`, trained here on burn's device, played there) above both.
 
 pub mod bptt;
+pub mod burn_device;
 pub mod burn_fit;
 pub mod curriculum;
 pub mod error;

@@ -192,7 +192,7 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
     // Charles by the content of its weights, under its player name.
     for (run, files, state) in flychess_charles::player::runs(data).into_iter().filter(|(_, _, s)| s.finished) {
         if let Some(r) = flychess_charles::player::content_id(&files, &state).ok().and_then(|id| by_id.get(&id)) {
-            out.insert(flychess_charles::player::player_name(&run), r.clone());
+            out.insert(flychess_arena::network::player_name(&run), r.clone());
         }
     }
     out
@@ -202,7 +202,7 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
 /// fly as the fly's brain with a search's help (never its own play), a fly by its name; each with
 /// its rating (`elo`).
 pub fn opponent_label(name: &str, elo: &str) -> String {
-    if flychess_charles::player::run_name(name).is_some() {
+    if flychess_arena::network::run_name(name).is_some() {
         format!("Charles — a network that never was a fly ({name}, {elo})")
     } else if let Some((base, suffix)) = name.rsplit_once('+')
         && let Some(Ok(aid)) = flychess_arena::search::Aid::parse(suffix)

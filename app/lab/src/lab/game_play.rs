@@ -611,7 +611,8 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
         }
     };
     let brain = ready.as_ref().map(|r| (&*r.brain, &r.connectome.groups.descending[..]));
-    let found = named(name, &Lookup { data, checksum: Some(checksum), brain, progress: &progress });
+    let found =
+        named(name, &Lookup { data, networks: &flychess_charles::player::Runs, checksum: Some(checksum), brain, progress: &progress });
     let plain_fly_name = !name.contains('+') && !name.contains(':') && Entrant::rung(name).is_none() && name != "charles";
     let (entrant, found) = match found {
         Ok(found) => found,

@@ -978,5 +978,5 @@ pub fn read_pgn(path: &Path) -> anyhow::Result<Game> {
 
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
 pub fn charles_players(data: &Path) -> Vec<String> {
-    flychess_charles::player::list(data).iter().map(|run| flychess_charles::player::player_name(run)).collect()
+    flychess_charles::player::list(data).iter().map(|run| flychess_arena::network::player_name(run)).collect()
 }

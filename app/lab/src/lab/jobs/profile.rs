@@ -27,6 +27,7 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progre
         let descending = &ready.connectome.groups.descending;
         let at = flychess_arena::players::Lookup {
             data: &data,
+            networks: &flychess_charles::player::Runs,
             checksum: Some(&ready.checksum),
             brain: Some((&ready.brain, descending)),
             progress: &|_, _, _| {},

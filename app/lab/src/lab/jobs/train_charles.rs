@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use flychess_charles::CharlesConfig;
-use flychess_charles::burn_device::FitOn;
 use flychess_charles::run::{self, RunFiles};
 pub use flychess_charles::run::{Point, State, TrainOptions};
+use flychess_learning::burn_device::FitOn;
 
 use crate::lab::Wake;
 
@@ -68,7 +68,7 @@ fn train(data: &Path, name: &str, options: &TrainOptions, stop: &AtomicBool, sen
             "Charles {name} finished after {} steps ({}){last}; it plays as {} in New game.",
             state.step,
             crate::training::human(state.seconds),
-            flychess_charles::player::player_name(name)
+            flychess_arena::network::player_name(name)
         )
     } else {
         format!("Charles {name} stopped at step {} of {}{last}; Start with the same settings goes on.", state.step, options.steps())

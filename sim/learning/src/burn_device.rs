@@ -1,8 +1,8 @@
 //! Where burn runs (`FitOn`): its ndarray backend on the CPU, or its wgpu backend on a hardware
 //! GPU when there is one (a software adapter such as Mesa lavapipe counts as none), asked for once;
 //! and the guard that points burn's default device at the CPU on a machine with no graphics adapter
-//! at all. Charles's runs and the readout's burn fit (`flychess_learning::burn_fit`) both choose
-//! their device here, the lowest crate that holds burn.
+//! at all. The readout's burn fit (`burn_fit`) and Charles's runs (`flychess_charles`) both choose
+//! their device here.
 
 use burn::tensor::Device;
 

@@ -3,10 +3,10 @@
 //! where the run without a stop ends, and a finished run plays (keyed by its weights' content).
 
 use flychess_brain::chess::position_from_fen;
-use flychess_charles::burn_device::FitOn;
 use flychess_charles::run::{self, RunFiles, TrainOptions};
 use flychess_charles::{Charles, CharlesConfig, MoveBatch};
 use flychess_fly::data::{Dataset, shipped_path};
+use flychess_learning::burn_device::FitOn;
 use shakmaty::{Chess, Move, Position};
 
 fn tiny() -> CharlesConfig {
@@ -145,9 +145,11 @@ fn the_seeds_size_is_its_parameter_count() {
 
 #[test]
 fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_not() {
+    use flychess_arena::network::{Network, NoNetworks, run_name};
     use flychess_arena::play::{Dice, play_game};
     use flychess_arena::players::Player;
-    use flychess_charles::player::{self, Trained};
+    use flychess_arena::players::{Lookup, named};
+    use flychess_charles::player::{self, Runs, Trained};
     let dataset = Dataset::load(&shipped_path()).unwrap();
     let options =
         TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };
@@ -163,10 +165,7 @@ fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_no
     run::train(&RunFiles::of(data.path(), "other"), &dataset, &other, FitOn::Cpu, &|_, _| {}, &|| false).unwrap();
     let listed = player::list(data.path());
     assert!(listed.contains(&"mine".to_string()) && listed.contains(&"other".to_string()), "{listed:?}");
-    assert_eq!(
-        (player::run_name("charles"), player::run_name("charles:other"), player::run_name("charlie")),
-        (Some("charles"), Some("other"), None)
-    );
+    assert_eq!((run_name("charles"), run_name("charles:other"), run_name("charlie")), (Some("charles"), Some("other"), None));
     let charles = Trained::load("mine", data.path()).unwrap();
     // Keyed by content: the same weights under another name are the same player, other weights
     // are not.
@@ -178,6 +177,12 @@ fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_no
     assert_eq!(Trained::load("copy", data.path()).unwrap().id, charles.id);
     assert_ne!(Trained::load("other", data.path()).unwrap().id, charles.id);
     assert_eq!(charles.player_name(), "charles:mine");
+    // Seated by name in the arena through the runs' `Networks`, as every front door seats it;
+    // without them (an arena built without burn) the name is refused, saying why.
+    let (entrant, _) = named("charles:mine", &Lookup::in_folder(data.path(), &Runs)).unwrap();
+    assert_eq!((entrant.name(), entrant.id()), ("charles:mine".to_string(), charles.id.clone()));
+    let refused = named("charles:mine", &Lookup::in_folder(data.path(), &NoNetworks)).err().expect("refused").to_string();
+    assert!(refused.contains("without network players"), "{refused}");
     // It plays what its weights say (the same numbers as the training side's evaluation).
     let pos = Chess::default();
     let p = charles.policy(&pos).unwrap();
