@@ -258,7 +258,7 @@ pub fn default_dir(data: &Path) -> PathBuf {
 /// The curriculum's rows as the fit reads them: the dataset at `path` with its HOLD (held out)
 /// and TRAIN rows.
 pub fn load(path: &Path) -> Result<Dataset> {
-    Dataset::load(path).map_err(|e| anyhow!("{e} (make the curriculum with `flychess data curriculum`)"))
+    Ok(flychess_learning::pipeline::load_curriculum(path)?)
 }
 
 /// A row's kind in the curriculum (`curriculum::kind_of`).

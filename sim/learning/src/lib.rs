@@ -1,5 +1,7 @@
-//! How Fly Chess's flies learn (issue 58): the readout fit (`train`, with its CPU kernel
-//! `gemm_fit`, burn's steps `burn_fit` and the fit streamed over a DN cache `stream_fit`), the
+//! How Fly Chess's flies learn (issue 58): one training run of a readout from DN cache to saved fly
+//! (`pipeline`, shared by `flychess train` and the Train tab), the readout fit (`train`, with its
+//! CPU kernel `gemm_fit`, burn's steps `burn_fit` and the fit streamed over a DN cache
+//! `stream_fit`), the
 //! teachers that label positions (`teacher`) and the finishing curriculum (`curriculum`), and
 //! training the brain itself by backpropagation through time (`bptt`), and where burn runs
 //! (`burn_device`). It stands on the brain (`flychess-brain`) and the fly (`flychess-fly`: scoring,
@@ -12,6 +14,7 @@ pub mod burn_fit;
 pub mod curriculum;
 pub mod error;
 pub mod gemm_fit;
+pub mod pipeline;
 pub mod stream_fit;
 pub mod teacher;
 pub mod train;
