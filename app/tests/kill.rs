@@ -681,6 +681,7 @@ fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_f
         lessons: 0.0,
         games: None,
         curriculum: None,
+        from: None,
     };
     let run = |data: &Path, stop_after: Option<usize>| {
         let (loaded, b) = flychess_brain::store::ready_brain(&spec, data, Default::default(), &|_, _| {}).unwrap();

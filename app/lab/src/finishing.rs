@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
+use flychess_arena::ladder::GameRow;
 use flychess_fly::data::{Dataset, Labels, Meta, Row};
 use flychess_fly::readout::position_key;
 use flychess_fly::stats::Dice;
@@ -39,6 +40,38 @@ pub struct Plan {
     pub endgames: usize,
     pub stalemates: usize,
     pub seed: u64,
+    /// Positions of a fly's own games (`OwnGames`); None in plans made before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<OwnGames>,
+    /// Whether the games dataset's human-test positions are planned (held out) too.
+    #[serde(default = "planned_by_default", skip_serializing_if = "is_true")]
+    pub human_test: bool,
+}
+
+fn planned_by_default() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Lessons from the positions a fly meets in its own games (what imitation learning calls
+/// DAgger): where the fly, to move, is at least `lead` points of material ahead (pawn 1, knight
+/// and bishop 3, rook 5, queen 9), the positions the plain fly stalemates or shuffles in
+/// instead of mating. Stockfish labels them like every curriculum position. A whole game is held
+/// out or trained on (one game in `HELD_OUT_ONE_IN`, by a hash of its moves), so that the
+/// held-out positions are not neighbours of trained ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OwnGames {
+    /// The games files (`duel`/`rate` games, one JSON game a line), by content: the sha256 of
+    /// their texts in the order given.
+    pub games_sha256: String,
+    /// The player whose positions are taken, by what plays (`Entrant::id`), not by its name.
+    pub player_id: String,
+    pub lead: i32,
+    /// Positions taken at most (a seeded sample when there are more).
+    pub most: usize,
 }
 
 /// What a curriculum's labels depend on: its plan and the search (a shard's sidecar key).
@@ -83,9 +116,10 @@ fn planned(pos: &shakmaty::Chess, game: u32, ply: u16, held: bool, origin: &str)
 /// The curriculum's positions, shuffled with the plan's seed (so any prefix is a fair mix): the
 /// won TRAIN rows of `games` by their engine labels (trained on), every human-test row of
 /// `games` (held out; those Stockfish calls won stay), `plan.endgames` of each basic endgame and
-/// `plan.stalemates` stalemate lessons (a tenth of the made ones held out, `curriculum::held_out`).
+/// `plan.stalemates` stalemate lessons (a tenth of the made ones held out, `curriculum::held_out`),
+/// and with `plan.own` the positions of the fly's own games in `own` (`own_positions`).
 /// A position planned twice is kept once.
-pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Result<Vec<Planned>> {
+pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan, own: &[GameRow]) -> Result<Vec<Planned>> {
     use flychess_brain::chess::position_from_fen;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -94,7 +128,7 @@ pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Resu
             out.push(p);
         }
     };
-    for row in games.hold() {
+    for row in games.hold().iter().filter(|_| plan.human_test) {
         let pos = position_from_fen(&row.fen)?;
         if pos.legal_moves().is_empty() {
             continue;
@@ -140,11 +174,87 @@ pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan) -> Resu
             made += 1;
         }
     }
+    if let Some(o) = &plan.own {
+        for (pos, ply, held) in own_positions(own, o, plan.seed)? {
+            keep(planned(&pos, 0, ply, held, "own games"), &pos, &mut out);
+        }
+    }
     let mut dice = Dice::new(plan.seed.wrapping_add(0x5EED));
     for i in (1..out.len()).rev() {
         out.swap(i, dice.below(i + 1));
     }
     Ok(out)
+}
+
+/// Material in points (pawn 1, knight and bishop 3, rook 5, queen 9) of `side` on `pos`.
+pub fn material(pos: &shakmaty::Chess, side: shakmaty::Color) -> i32 {
+    use shakmaty::Role;
+    let board = pos.board();
+    [(Role::Pawn, 1), (Role::Knight, 3), (Role::Bishop, 3), (Role::Rook, 5), (Role::Queen, 9)]
+        .iter()
+        .map(|&(r, v)| v * (board.by_color(side) & board.by_role(r)).count() as i32)
+        .sum()
+}
+
+/// The sha256 of games files' texts, in order (what `OwnGames::games_sha256` keys).
+pub fn games_files_sha256(texts: &[Vec<u8>]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for t in texts {
+        h.update((t.len() as u64).to_le_bytes());
+        h.update(t);
+    }
+    flychess_brain::files::hex(&h.finalize())
+}
+
+/// The positions of `own`'s games where the player `o.player_id` is to move, the game not over,
+/// and it is at least `o.lead` points of material ahead: each with its ply and whether its game
+/// is held out. At most `o.most`, a sample seeded by `seed` (kept in the games' order). A game
+/// whose PGN does not replay is an error naming the game, never skipped in silence.
+pub fn own_positions(own: &[GameRow], o: &OwnGames, seed: u64) -> Result<Vec<(shakmaty::Chess, u16, bool)>> {
+    let mut found = Vec::new();
+    for (k, g) in own.iter().enumerate() {
+        let side = if g.white_id == o.player_id {
+            shakmaty::Color::White
+        } else if g.black_id == o.player_id {
+            shakmaty::Color::Black
+        } else {
+            continue;
+        };
+        let game = crate::game::Game::from_pgn(&g.pgn).map_err(|e| anyhow!("own game {} ({} – {}): {e}", k + 1, g.white, g.black))?;
+        let held = game_held_out(&g.pgn);
+        for ply in 0..game.plies() {
+            let pos = game.position(ply);
+            if pos.turn() == side && material(pos, side) - material(pos, !side) >= o.lead {
+                found.push((pos.clone(), ply.min(u16::MAX as usize) as u16, held));
+            }
+        }
+    }
+    if found.len() > o.most {
+        // A seeded sample, kept in order: the first `most` of a shuffled list of indices.
+        let mut dice = Dice::new(seed ^ 0x0_0A_11_6A_3E);
+        let mut index: Vec<usize> = (0..found.len()).collect();
+        for i in (1..index.len()).rev() {
+            index.swap(i, dice.below(i + 1));
+        }
+        let mut chosen = index[..o.most].to_vec();
+        chosen.sort_unstable();
+        found = chosen.into_iter().map(|i| found[i].clone()).collect();
+    }
+    Ok(found)
+}
+
+/// Whether a whole own game is held out: one in `HELD_OUT_ONE_IN`, by a hash of its PGN.
+fn game_held_out(pgn: &str) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in pgn.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h.is_multiple_of(flychess_learning::curriculum::HELD_OUT_ONE_IN)
 }
 
 /// The positions of the curriculum in `dir` for `the_plan`: read back when the plan is the one
@@ -188,6 +298,8 @@ pub struct Built {
     pub train: usize,
     /// Kind → (held out, train), of the won positions kept.
     pub by_kind: std::collections::BTreeMap<String, (usize, usize)>,
+    /// Where they were planned from (`Planned::origin`) → (held out, train).
+    pub by_origin: std::collections::BTreeMap<String, (usize, usize)>,
 }
 
 /// The curriculum's dataset from the labelled positions in `dir` (a prefix of the plan when the
@@ -210,6 +322,7 @@ pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
     }
     let (mut held, mut train) = (Vec::new(), Vec::new());
     let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    let mut by_origin = std::collections::BTreeMap::<String, (usize, usize)>::new();
     for (k, (row, p)) in labelled.rows.into_iter().zip(planned).enumerate() {
         if row.fen != p.fen {
             return Err(anyhow!("{} line {}: a label for {} where {} was planned", labels.display(), k + 1, row.fen, p.fen));
@@ -220,11 +333,14 @@ pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
         let pos = position_from_fen(&row.fen)?;
         let kind = kind_of(&row, &pos).to_string();
         let counts = by_kind.entry(kind).or_default();
+        let from = by_origin.entry(p.origin.clone()).or_default();
         if p.held {
             counts.0 += 1;
+            from.0 += 1;
             held.push(row);
         } else {
             counts.1 += 1;
+            from.1 += 1;
             train.push(row);
         }
     }
@@ -236,6 +352,7 @@ pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
         held_out: held.len(),
         train: train.len(),
         by_kind,
+        by_origin,
     };
     let meta = Meta {
         source: format!("the curriculum of finishing: {} won positions ({} held out)", done, held.len()),
@@ -341,9 +458,20 @@ mod tests {
     #[test]
     fn the_plan_is_the_same_each_time_has_every_kind_holds_out_the_human_test_and_keeps_no_position_twice() {
         let g = games();
-        let p = Plan { games_sha256: "x".into(), labels_searched: 0, won: 0, endgames: 30, stalemates: 20, seed: 5 };
-        let a = plan(&g, None, &p).unwrap();
-        assert_eq!(a, plan(&g, None, &p).unwrap());
+        let p = Plan {
+            games_sha256: "x".into(),
+            labels_searched: 0,
+            won: 0,
+            endgames: 30,
+            stalemates: 20,
+            seed: 5,
+            own: None,
+            human_test: true,
+        };
+        let a = plan(&g, None, &p, &[]).unwrap();
+        assert_eq!(a, plan(&g, None, &p, &[]).unwrap());
+        let without = plan(&g, None, &Plan { human_test: false, ..p.clone() }, &[]).unwrap();
+        assert!(without.iter().all(|x| x.origin != "human test") && !without.is_empty());
         let origins: std::collections::BTreeSet<&str> = a.iter().map(|x| x.origin.as_str()).collect();
         for o in ["human test", "KQ-K", "KR-K", "KRR-K", "KBB-K", "KQ-Kminor", "KP-K", "stalemate"] {
             assert!(origins.contains(o), "{o} missing from {origins:?}");
@@ -388,11 +516,70 @@ mod tests {
         assert_eq!(d.rows[0].fen, planned[1].fen);
         assert_eq!(d.rows[1].fen, planned[0].fen);
         assert_eq!(built.by_kind["stalemate"], (0, 1));
+        assert_eq!(built.by_origin["KQ-K"], (1, 0));
         assert_eq!(built.by_kind["KQ-K"], (1, 0));
         // Labels in another order than the plan are refused, naming the line.
         let mut swapped = planned.clone();
         swapped.swap(0, 1);
         let e = build(dir.path(), &swapped, "test").unwrap_err().to_string();
         assert!(e.contains("line 1"), "{e}");
+    }
+
+    /// A game row of `white_id` against `black_id` from `fen`, its moves in SAN.
+    fn own_game(white_id: &str, black_id: &str, fen: &str, moves: &str) -> GameRow {
+        GameRow {
+            white: white_id.into(),
+            black: black_id.into(),
+            white_id: white_id.into(),
+            black_id: black_id.into(),
+            opening: 0,
+            swapped: false,
+            result: "*".into(),
+            termination: "move cap".into(),
+            plies: moves.split_whitespace().filter(|t| !t.ends_with('.')).count(),
+            pgn: format!("[White \"{white_id}\"]\n[Black \"{black_id}\"]\n[SetUp \"1\"]\n[FEN \"{fen}\"]\n[Result \"*\"]\n\n{moves} *\n"),
+        }
+    }
+
+    #[test]
+    fn own_positions_are_the_players_turns_a_rook_ahead_keyed_by_its_id_and_capped() {
+        // White (the fly, id "fly-1") has a queen against a lone king: every White turn is 9 ahead.
+        let fen = "7k/8/8/8/8/8/8/K2Q4 w - - 0 1";
+        let fly_white = own_game("fly-1", "random", fen, "1. Qd2 Kg8 2. Qd3 Kh8 3. Qd4 Kg8");
+        // The same board with the fly Black and a rook down: never ahead, nothing taken.
+        let fly_black = own_game("random", "fly-1", fen, "1. Qd2 Kg8 2. Qd3 Kh8");
+        // Another fly under the same name but another id: not the player's positions.
+        let other = own_game("fly-2", "random", fen, "1. Qd2 Kg8");
+        let o = OwnGames { games_sha256: "x".into(), player_id: "fly-1".into(), lead: 5, most: 100 };
+        let found = own_positions(&[fly_white.clone(), fly_black, other], &o, 1).unwrap();
+        assert_eq!(found.iter().map(|f| f.1).collect::<Vec<_>>(), vec![0, 2, 4]);
+        assert!(found.iter().all(|(p, _, _)| p.turn() == shakmaty::Color::White));
+        // A lead of 10 is more than the queen: none.
+        assert!(own_positions(&[fly_white.clone()], &OwnGames { lead: 10, ..o.clone() }, 1).unwrap().is_empty());
+        // Capped: two of the three, in the games' order, the same two for the same seed.
+        let capped = own_positions(&[fly_white.clone()], &OwnGames { most: 2, ..o.clone() }, 1).unwrap();
+        assert_eq!(capped.len(), 2);
+        assert!(capped[0].1 < capped[1].1);
+        assert_eq!(capped, own_positions(&[fly_white.clone()], &OwnGames { most: 2, ..o.clone() }, 1).unwrap());
+        // In a plan: origin "own games", held out game by game.
+        let p = Plan {
+            games_sha256: "x".into(),
+            labels_searched: 0,
+            won: 0,
+            endgames: 0,
+            stalemates: 0,
+            seed: 5,
+            own: Some(o.clone()),
+            human_test: false,
+        };
+        let planned = plan(&games(), None, &p, &[fly_white.clone()]).unwrap();
+        assert_eq!(planned.len(), 3);
+        assert!(planned.iter().all(|x| x.origin == "own games"));
+        let held: std::collections::BTreeSet<bool> = planned.iter().map(|x| x.held).collect();
+        assert_eq!(held.len(), 1, "one game's positions are all held out or all trained on");
+        // A game that does not replay is refused, naming it.
+        let broken = own_game("fly-1", "random", fen, "1. Qd2 Kg8 2. Ke4");
+        let e = own_positions(&[broken], &o, 1).unwrap_err().to_string();
+        assert!(e.contains("own game 1"), "{e}");
     }
 }

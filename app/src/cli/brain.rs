@@ -1308,11 +1308,33 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             seed,
             positions,
             json,
+            own_games,
+            own_player,
+            own_lead,
+            own_most,
+            no_human_test,
             shards,
         } => {
             let dir = out.unwrap_or_else(|| flychess::finishing::default_dir(data));
             let games_path = dataset_path(&games, data)?;
-            let curriculum = CurriculumRun { dir, games_path, engine_labels, labels_searched, won, endgames, stalemates, depth, multipv };
+            let own = if own_games.is_empty() {
+                None
+            } else {
+                Some(OwnGamesRun { files: own_games, player: own_player, lead: own_lead, most: own_most })
+            };
+            let curriculum = CurriculumRun {
+                dir,
+                games_path,
+                engine_labels,
+                labels_searched,
+                won,
+                endgames,
+                stalemates,
+                depth,
+                multipv,
+                own,
+                human_test: !no_human_test,
+            };
             curriculum.run(workers, seed, positions, json, shards)
         }
         DataCommand::Import { jsonl, out, source, labeller } => {
@@ -1900,6 +1922,24 @@ pub enum DataCommand {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// A fly's own games (a games file `duel` or `rate` wrote; repeat for more): the positions
+        /// where the fly of --own-player, to move, is --own-lead points ahead become lessons,
+        /// a tenth of the games held out whole (imitation learning's DAgger).
+        #[arg(long = "own-games", value_name = "FILE")]
+        own_games: Vec<PathBuf>,
+        /// The player of --own-games by its name in those games (one player id must answer to it).
+        #[arg(long, default_value = "flywire")]
+        own_player: String,
+        /// Material ahead (pawn 1, knight and bishop 3, rook 5, queen 9) for a position of the own
+        /// games to be taken.
+        #[arg(long, default_value_t = 5)]
+        own_lead: i32,
+        /// Positions of the own games taken at most (a seeded sample).
+        #[arg(long, default_value_t = 8_000)]
+        own_most: usize,
+        /// Leave out the games dataset's human-test positions (held-out won positions of real games).
+        #[arg(long)]
+        no_human_test: bool,
         #[command(flatten)]
         shards: crate::cli::cluster::ShardArgs,
     },
@@ -2010,7 +2050,55 @@ pub struct BenchArgs {
 }
 
 /// `data curriculum` (`flychess::finishing`): plan, label, build.
+/// `data curriculum --own-games`: the files, the player's name in them, the lead and the cap.
+struct OwnGamesRun {
+    files: Vec<PathBuf>,
+    player: String,
+    lead: i32,
+    most: usize,
+}
+
+impl OwnGamesRun {
+    /// The games and the plan's key for them: the files' content hash and the one player id
+    /// that answers to the name (refused when none or several do).
+    fn read(&self) -> Result<(Vec<flychess_arena::ladder::GameRow>, flychess::finishing::OwnGames)> {
+        let mut texts = Vec::new();
+        let mut games = Vec::new();
+        for f in &self.files {
+            texts.push(std::fs::read(f).with_context(|| format!("reading the own games {}", f.display()))?);
+            games.extend(flychess_arena::ladder::read_games(f)?);
+        }
+        let ids: std::collections::BTreeSet<&str> = games
+            .iter()
+            .flat_map(|g| [(&g.white, &g.white_id), (&g.black, &g.black_id)])
+            .filter(|(name, id)| **name == self.player && !id.is_empty())
+            .map(|(_, id)| id.as_str())
+            .collect();
+        let player_id = match ids.len() {
+            1 => ids.into_iter().next().expect("one").to_string(),
+            0 => return Err(anyhow!("no game of the own games is played by a player named {:?}", self.player)),
+            _ => {
+                return Err(anyhow!(
+                    "{} different players are named {:?} in the own games ({}); give files of one of them",
+                    ids.len(),
+                    self.player,
+                    ids.into_iter().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        };
+        let key = flychess::finishing::OwnGames {
+            games_sha256: flychess::finishing::games_files_sha256(&texts),
+            player_id,
+            lead: self.lead,
+            most: self.most,
+        };
+        Ok((games, key))
+    }
+}
+
 struct CurriculumRun {
+    own: Option<OwnGamesRun>,
+    human_test: bool,
     dir: PathBuf,
     games_path: PathBuf,
     engine_labels: Option<PathBuf>,
@@ -2059,6 +2147,13 @@ impl CurriculumRun {
             }
             None => None,
         };
+        let (own_rows, own) = match &self.own {
+            Some(o) => {
+                let (rows, key) = o.read()?;
+                (rows, Some(key))
+            }
+            None => (Vec::new(), None),
+        };
         let the_plan = Plan {
             games_sha256: sha,
             labels_searched: if labels.is_some() { self.labels_searched } else { 0 },
@@ -2066,8 +2161,10 @@ impl CurriculumRun {
             endgames: self.endgames,
             stalemates: self.stalemates,
             seed,
+            own,
+            human_test: self.human_test,
         };
-        let (planned, fresh) = planned_positions(&self.dir, &the_plan, || plan(&games, labels.as_ref(), &the_plan))?;
+        let (planned, fresh) = planned_positions(&self.dir, &the_plan, || plan(&games, labels.as_ref(), &the_plan, &own_rows))?;
         drop(games);
         let mut origins = std::collections::BTreeMap::<&str, (usize, usize)>::new();
         for p in &planned {
@@ -2136,13 +2233,14 @@ impl CurriculumRun {
             println!("{}", serde_json::to_string_pretty(&built)?);
         } else {
             println!(
-                "{}: {} of {} labelled positions are won for the mover; {} held out, {} to train on. By kind (held out / train): {}",
+                "{}: {} of {} labelled positions are won for the mover; {} held out, {} to train on. By kind (held out / train): {}. By origin: {}",
                 built.path.display(),
                 built.won,
                 built.labelled,
                 built.held_out,
                 built.train,
-                built.by_kind.iter().map(|(k, (h, t))| format!("{k} {h}/{t}")).collect::<Vec<_>>().join(", ")
+                built.by_kind.iter().map(|(k, (h, t))| format!("{k} {h}/{t}")).collect::<Vec<_>>().join(", "),
+                built.by_origin.iter().map(|(k, (h, t))| format!("{k} {h}/{t}")).collect::<Vec<_>>().join(", ")
             );
         }
         Ok(())

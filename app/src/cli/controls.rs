@@ -46,6 +46,13 @@ fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo)> {
     if !info.finished {
         return Err(anyhow!("run {run} has not finished; finish it first (`flychess train --name {run}` with its options resumes it)"));
     }
+    if let Some(f) = &info.from {
+        return Err(anyhow!(
+            "run {run} continued from the fly {:?}: controls on its rows alone would not be the same recipe; measure them on the run that made {:?}",
+            f.name,
+            f.name
+        ));
+    }
     let job = TrainJob {
         name: run.to_string(),
         positions: info.positions,
@@ -54,6 +61,7 @@ fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo)> {
         lessons: info.lessons,
         games: info.games.clone(),
         curriculum: info.curriculum.clone(),
+        from: None,
     };
     Ok((job, info))
 }

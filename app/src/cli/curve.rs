@@ -226,6 +226,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             lessons: 0.0,
             games,
             curriculum: None,
+            from: None,
         };
         job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
         let what = format!("{p} positions{series}");

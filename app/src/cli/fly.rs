@@ -98,6 +98,7 @@ pub fn train(
     engine: EngineChoice,
     games: Option<flychess::training::GamesMix>,
     curriculum: Option<flychess::training::CurriculumMix>,
+    from: Option<flychess::training::StartFrom>,
     json: bool,
 ) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
@@ -113,7 +114,7 @@ pub fn train(
         engine,
         sensor: flychess_fly::cache::Sensor::Brain,
     };
-    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games, curriculum };
+    let job = TrainJob { name: name.to_string(), positions: n, reading, options: options.clone(), lessons, games, curriculum, from };
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
@@ -2150,9 +2151,16 @@ pub struct TrainArgs {
     /// positions are never trained on.
     #[arg(long, default_value_t = 0.0)]
     pub curriculum: f64,
-    /// The curriculum's dataset (default: DATA/curriculum/curriculum.flyd).
+    /// The curriculum's dataset (default: DATA/curriculum/curriculum.flyd). Repeat it to mix
+    /// several (their TRAIN rows together make the --curriculum share), e.g. the curriculum and
+    /// the lessons of a fly's own games (`data curriculum --own-games`).
     #[arg(long)]
-    pub curriculum_dataset: Option<PathBuf>,
+    pub curriculum_dataset: Vec<PathBuf>,
+    /// Start the readout's fit from this fly's readout (same brain and steps) instead of a
+    /// newborn one: a finished fly taught more (e.g. the curriculum) without refitting its
+    /// millions of rows. Nothing worse on VAL than this fly is kept.
+    #[arg(long, value_name = "FLY", conflicts_with_all = ["newborn", "train_brain"])]
+    pub from: Option<String>,
     #[command(flatten)]
     pub brain_training: BrainTrainArgs,
     #[command(flatten)]

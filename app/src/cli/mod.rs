@@ -290,6 +290,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 teacher,
                 curriculum,
                 curriculum_dataset,
+                from,
                 brain_training: b,
                 fit,
                 engine,
@@ -354,9 +355,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 if !(0.0..0.9).contains(&curriculum) {
                     return Err(anyhow::anyhow!("--curriculum {curriculum}: a share of every batch from 0 to below 0.9, e.g. 0.1"));
                 }
-                let curriculum = (curriculum > 0.0).then(|| flychess::training::CurriculumMix {
-                    dataset: curriculum_dataset.clone().unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd")),
-                    share: curriculum,
+                let curriculum = (curriculum > 0.0).then(|| {
+                    let mut paths = curriculum_dataset.clone().into_iter();
+                    flychess::training::CurriculumMix {
+                        dataset: paths.next().unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd")),
+                        share: curriculum,
+                        more: paths.collect(),
+                    }
                 });
                 fly::train(
                     &which,
@@ -370,6 +375,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     engine.choice(),
                     games,
                     curriculum,
+                    from.as_deref().map(|f| flychess::training::StartFrom::named(f, &data)).transpose()?,
                     b.json,
                 )
             }

@@ -130,6 +130,7 @@ impl TrainTab {
             lessons: self.lessons,
             games: None,
             curriculum: None,
+            from: None,
         };
         let controls = Arc::new(Controls::default());
         let talk = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);

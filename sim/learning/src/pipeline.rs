@@ -46,6 +46,53 @@ pub struct TrainJob {
     /// The curriculum of finishing mixed into every batch (`train --curriculum SHARE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curriculum: Option<CurriculumMix>,
+    /// The fly whose readout the fit starts from (`train --from FLY`) instead of a newborn one;
+    /// as always, nothing worse on VAL than the start is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<StartFrom>,
+}
+
+/// A finished fly a fit starts from: its file and the sha256 of its bytes, so that a run resumes
+/// only from the very fly it started from (a fly saved again under the same name is another start).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StartFrom {
+    pub name: String,
+    pub path: PathBuf,
+    pub sha256: String,
+}
+
+impl StartFrom {
+    /// The fly called `name` (`fly::find`: the user's flies, then the shipped ones), keyed by its bytes.
+    pub fn named(name: &str, data: &Path) -> Result<StartFrom> {
+        use sha2::{Digest, Sha256};
+        let path = flychess_fly::fly::find(name, data)?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(StartFrom { name: name.to_string(), sha256: flychess_brain::files::hex(&Sha256::digest(&bytes)), path })
+    }
+
+    /// Its readout, refused (naming the fly and what differs) when the file changed since the run
+    /// was set up, or when it reads another brain, other steps or another number of neurons.
+    pub fn readout(&self, brain_checksum: &str, steps: &[usize], inputs: usize) -> Result<Readout> {
+        use sha2::{Digest, Sha256};
+        let bytes = std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        if flychess_brain::files::hex(&Sha256::digest(&bytes)) != self.sha256 {
+            return Err(Error::Invalid(format!("{}: the fly {:?} changed since the run started from it", self.path.display(), self.name)));
+        }
+        let fly = Fly::load(&self.path)?;
+        let problem = if fly.meta.brain_checksum != brain_checksum {
+            Some(format!("it was fitted on another brain ({}, this one is {brain_checksum})", fly.meta.brain_checksum))
+        } else if fly.readout.read_steps != steps {
+            Some(format!("it reads steps {:?}, the run {:?}", fly.readout.read_steps, steps))
+        } else if fly.readout.inputs != inputs {
+            Some(format!("it reads {} neurons, the cache has {inputs}", fly.readout.inputs))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(Error::Invalid(format!("cannot start from the fly {:?}: {p}", self.name))),
+            None => Ok(fly.readout),
+        }
+    }
 }
 
 /// The curriculum of finishing in a run (`flychess data curriculum`, `flychess::finishing`): the
@@ -55,6 +102,17 @@ pub struct TrainJob {
 pub struct CurriculumMix {
     pub dataset: PathBuf,
     pub share: f64,
+    /// More curricula whose TRAIN rows join the first's (e.g. lessons from a fly's own games,
+    /// `data curriculum --own-games`), all of them together making `share` of every batch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<PathBuf>,
+}
+
+impl CurriculumMix {
+    /// Every curriculum dataset of the mix, the first one first.
+    pub fn datasets(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.dataset).chain(&self.more)
+    }
 }
 
 /// The master-move part of a run (`flychess data games`): TRAIN rows of the dataset at
@@ -219,6 +277,8 @@ pub struct RunInfo {
     pub games: Option<GamesMix>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curriculum: Option<CurriculumMix>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<StartFrom>,
     /// The blind baseline on VAL (move popularity only), for reference lines.
     pub blind: Option<Metrics>,
     pub hold: Option<Metrics>,
@@ -431,23 +491,22 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         train_t.extend(t);
     }
     // The curriculum: its TRAIN rows' readings and their quickest-win targets.
-    let (curriculum_x, curriculum_t) = match &job.curriculum {
-        Some(c) => {
-            let d = load_curriculum(&c.dataset)?;
-            if d.train().is_empty() {
-                return Err(Error::Invalid(format!("{}: the curriculum has no TRAIN rows", c.dataset.display())));
-            }
-            events(TrainEvent::Stage { text: format!("opening the DN-rate cache of {}", c.dataset.display()), fraction: 0.0 });
-            let Some(cc) = self::cache(prepared, data, &d, d.rows.len(), controls, events)? else {
-                events(TrainEvent::Stopped);
-                return Ok(None);
-            };
-            let first = d.meta.hold + d.meta.val;
-            let t: Vec<Target> = d.train().par_iter().map(Target::lesson).collect::<flychess_fly::Result<_>>()?;
-            (cc.read(first..d.rows.len(), job.reading)?, t)
+    let (mut curriculum_x, mut curriculum_t) = (Vec::new(), Vec::new());
+    for path in job.curriculum.iter().flat_map(|c| c.datasets()) {
+        let d = load_curriculum(path)?;
+        if d.train().is_empty() {
+            return Err(Error::Invalid(format!("{}: the curriculum has no TRAIN rows", path.display())));
         }
-        None => (Vec::new(), Vec::new()),
-    };
+        events(TrainEvent::Stage { text: format!("opening the DN-rate cache of {}", path.display()), fraction: 0.0 });
+        let Some(cc) = self::cache(prepared, data, &d, d.rows.len(), controls, events)? else {
+            events(TrainEvent::Stopped);
+            return Ok(None);
+        };
+        let first = d.meta.hold + d.meta.val;
+        let t: Vec<Target> = d.train().par_iter().map(Target::lesson).collect::<flychess_fly::Result<_>>()?;
+        curriculum_x.extend(cc.read(first..d.rows.len(), job.reading)?);
+        curriculum_t.extend(t);
+    }
     if let Some(c) = job.curriculum.as_ref().filter(|_| job.games.is_none()) {
         // In memory: the curriculum rows repeated until they make their share of TRAIN.
         let d = cache.meta.descending;
@@ -515,6 +574,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             && p.lessons == job.lessons
             && p.games == job.games
             && p.curriculum == job.curriculum
+            && p.from == job.from
     });
     let steps = job.reading.steps();
     let snapshots = snapshots_dir(data, &job.name);
@@ -542,7 +602,11 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         }
         _ => {
             let _ = std::fs::remove_file(&metrics_path);
-            (Readout::newborn(cache.meta.descending, steps, 1), None, None)
+            let start = match &job.from {
+                Some(f) => f.readout(prepared.id(), &steps, cache.meta.descending)?,
+                None => Readout::newborn(cache.meta.descending, steps, 1),
+            };
+            (start, None, None)
         }
     };
     // The blind baseline: the same fit with no input at all.
@@ -561,6 +625,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         lessons: job.lessons,
         games: job.games.clone(),
         curriculum: job.curriculum.clone(),
+        from: job.from.clone(),
         blind: Some(blind),
         hold: None,
         finished: false,
@@ -577,7 +642,11 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         data: match &job.games {
             Some(g) => format!("{}; and {} positions of {}", dataset.meta.source, g.positions, games_source),
             None => dataset.meta.source.clone(),
-        },
+        } + &job
+            .from
+            .as_ref()
+            .map(|f| format!("; continued from the fly {} (sha256 {})", f.name, &f.sha256[..16]))
+            .unwrap_or_default(),
         train_positions: train_rows.len() + job.games.as_ref().map_or(0, |g| g.positions) + curriculum_t.len(),
         val: readout_val,
         hold,
@@ -802,4 +871,53 @@ pub fn answers_on(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flychess_fly::cache::Reading;
+
+    fn save(data: &Path, name: &str, checksum: &str, steps: Vec<usize>, inputs: usize) {
+        let flies = flychess_brain::files::DataFolder::at(data).flies();
+        std::fs::create_dir_all(&flies).unwrap();
+        let meta = FlyMeta {
+            name: name.into(),
+            kind: "trained".into(),
+            brain: "b".into(),
+            brain_checksum: checksum.into(),
+            homeostasis: "h".into(),
+            reading: Reading::Mean9To12,
+            data: "d".into(),
+            train_positions: 1,
+            val: None,
+            hold: None,
+            created: "2026-12-06".into(),
+            teacher: None,
+            positions_by_teacher: None,
+        };
+        Fly { meta, readout: Readout::newborn(inputs, steps, 7) }.save(&flies.join(format!("{name}.fly"))).unwrap();
+    }
+
+    #[test]
+    fn a_fit_starts_only_from_the_very_fly_it_was_set_up_with_of_the_same_brain_steps_and_width() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path();
+        let steps: Vec<usize> = (8..12).collect();
+        save(data, "mine", "brain-a", steps.clone(), 5);
+        let from = StartFrom::named("mine", data).unwrap();
+        let r = from.readout("brain-a", &steps, 5).unwrap();
+        assert_eq!(r, Fly::load(&from.path).unwrap().readout);
+        // Another brain, other steps, another width: refused, naming the fly and what differs.
+        let e = from.readout("brain-b", &steps, 5).unwrap_err().to_string();
+        assert!(e.contains("\"mine\"") && e.contains("another brain"), "{e}");
+        assert!(from.readout("brain-a", &[11], 5).unwrap_err().to_string().contains("steps"));
+        assert!(from.readout("brain-a", &steps, 6).unwrap_err().to_string().contains("neurons"));
+        // The same name saved again is another fly: a run set up with the old one refuses it.
+        save(data, "mine", "brain-a", steps.clone(), 4);
+        let e = from.readout("brain-a", &steps, 5).unwrap_err().to_string();
+        assert!(e.contains("changed"), "{e}");
+        assert_ne!(StartFrom::named("mine", data).unwrap().sha256, from.sha256);
+        assert!(StartFrom::named("nobody", data).is_err());
+    }
 }
