@@ -242,7 +242,9 @@ pub fn lesson_rows(data: &Path, train_rows: &[Row], train_x: &[f32], d: usize, s
 }
 
 /// Extra TRAIN rows, `pool` rows (`row(k)`: the k-th row's `d` features and its target) repeated
-/// in turn until they make `share` (at most 0.9) of `train` rows and themselves together.
+/// in turn until they make `share` (at most 0.9) of `train` rows and themselves together. A pool
+/// larger than its share gives rows spread evenly over all of it (not its first rows only: the
+/// rows of a second curriculum come after the first's).
 fn repeated_to_share<'r>(
     pool: usize,
     d: usize,
@@ -255,7 +257,7 @@ fn repeated_to_share<'r>(
     let mut x = Vec::with_capacity(extra * d);
     let mut t = Vec::with_capacity(extra);
     for k in 0..extra {
-        let (features, target) = row(k % pool);
+        let (features, target) = row(if pool > extra { k * pool / extra } else { k % pool });
         x.extend_from_slice(features);
         t.push(target.clone());
     }
@@ -897,6 +899,21 @@ mod tests {
             positions_by_teacher: None,
         };
         Fly { meta, readout: Readout::newborn(inputs, steps, 7) }.save(&flies.join(format!("{name}.fly"))).unwrap();
+    }
+
+    #[test]
+    fn extra_rows_repeat_a_small_pool_and_spread_over_a_large_one() {
+        let targets: Vec<Target> =
+            (0..10).map(|k| Target { legal: vec![(k, 0, 0)], share: vec![1.0], best: 0, good: vec![0], value: 0.0 }).collect();
+        let x: Vec<f32> = (0..10).map(|k| k as f32).collect();
+        let picked = |pool: usize, share: f64, train: usize| -> Vec<f32> {
+            repeated_to_share(pool, 1, share, train, |k| (&x[k..k + 1], &targets[k])).0
+        };
+        // A quarter of 6 TRAIN rows: 2 extra rows; of a pool of 10, spread: rows 0 and 5.
+        assert_eq!(picked(10, 0.25, 6), vec![0.0, 5.0]);
+        // Half of 8: 8 extra rows of a pool of 3, repeated in turn.
+        assert_eq!(picked(3, 0.5, 8), vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0, 1.0]);
+        assert!(picked(0, 0.5, 8).is_empty());
     }
 
     #[test]
