@@ -1,5 +1,8 @@
 //! `flychess data curriculum`: the positions of the curriculum of finishing
 //! (`flychess_learning::curriculum`), their Stockfish labels and the dataset a fit and `eval` read.
+//! Besides made endgames, stalemate lessons and won game positions, a curriculum can take the
+//! positions a fly meets in its own games while far ahead (`--own-games`, `OwnGames`): the
+//! lessons of imitation learning's DAgger, taught where the fly's own play goes.
 //!
 //! A run plans its positions once (`plan`) and keeps them in DIR/positions.jsonl, with what they
 //! were planned from in DIR/positions.json (the games dataset by content, the engine labels
