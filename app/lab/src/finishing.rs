@@ -558,12 +558,12 @@ mod tests {
         assert_eq!(found.iter().map(|f| f.1).collect::<Vec<_>>(), vec![0, 2, 4]);
         assert!(found.iter().all(|(p, _, _)| p.turn() == shakmaty::Color::White));
         // A lead of 10 is more than the queen: none.
-        assert!(own_positions(&[fly_white.clone()], &OwnGames { lead: 10, ..o.clone() }, 1).unwrap().is_empty());
+        assert!(own_positions(std::slice::from_ref(&fly_white), &OwnGames { lead: 10, ..o.clone() }, 1).unwrap().is_empty());
         // Capped: two of the three, in the games' order, the same two for the same seed.
-        let capped = own_positions(&[fly_white.clone()], &OwnGames { most: 2, ..o.clone() }, 1).unwrap();
+        let capped = own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1).unwrap();
         assert_eq!(capped.len(), 2);
         assert!(capped[0].1 < capped[1].1);
-        assert_eq!(capped, own_positions(&[fly_white.clone()], &OwnGames { most: 2, ..o.clone() }, 1).unwrap());
+        assert_eq!(capped, own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1).unwrap());
         // In a plan: origin "own games", held out game by game.
         let p = Plan {
             games_sha256: "x".into(),
@@ -575,7 +575,7 @@ mod tests {
             own: Some(o.clone()),
             human_test: false,
         };
-        let planned = plan(&games(), None, &p, &[fly_white.clone()]).unwrap();
+        let planned = plan(&games(), None, &p, std::slice::from_ref(&fly_white)).unwrap();
         assert_eq!(planned.len(), 3);
         assert!(planned.iter().all(|x| x.origin == "own games"));
         let held: std::collections::BTreeSet<bool> = planned.iter().map(|x| x.held).collect();
