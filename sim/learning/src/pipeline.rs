@@ -71,8 +71,10 @@ impl StartFrom {
     }
 
     /// Its readout, refused (naming the fly and what differs) when the file changed since the run
-    /// was set up, or when it reads another brain, other steps or another number of neurons.
-    pub fn readout(&self, brain_checksum: &str, steps: &[usize], inputs: usize) -> Result<Readout> {
+    /// was set up, or when it reads another brain, other steps or (with `inputs`, once the cache
+    /// says it) another number of neurons. Checked without `inputs` before any cache is made, so
+    /// that a fly of another brain is refused at once, not after minutes of thinking.
+    pub fn readout(&self, brain_checksum: &str, steps: &[usize], inputs: Option<usize>) -> Result<Readout> {
         use sha2::{Digest, Sha256};
         let bytes = std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))?;
         if flychess_brain::files::hex(&Sha256::digest(&bytes)) != self.sha256 {
@@ -83,7 +85,7 @@ impl StartFrom {
             Some(format!("it was fitted on another brain ({}, this one is {brain_checksum})", fly.meta.brain_checksum))
         } else if fly.readout.read_steps != steps {
             Some(format!("it reads steps {:?}, the run {:?}", fly.readout.read_steps, steps))
-        } else if fly.readout.inputs != inputs {
+        } else if let Some(inputs) = inputs.filter(|&n| n != fly.readout.inputs) {
             Some(format!("it reads {} neurons, the cache has {inputs}", fly.readout.inputs))
         } else {
             None
@@ -464,6 +466,9 @@ pub fn human(seconds: f64) -> String {
 /// Runs `job` to the end (or until stopped), returning the fly when finished.
 pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Fly>> {
     flychess_fly::fly::check_name(&job.name)?;
+    if let Some(f) = &job.from {
+        f.readout(prepared.id(), &job.reading.steps(), None)?;
+    }
     let dataset = Dataset::load(&shipped_path())?;
     let n = job.positions.min(dataset.rows.len());
     if n <= HOLD + VAL {
@@ -605,7 +610,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         _ => {
             let _ = std::fs::remove_file(&metrics_path);
             let start = match &job.from {
-                Some(f) => f.readout(prepared.id(), &steps, cache.meta.descending)?,
+                Some(f) => f.readout(prepared.id(), &steps, Some(cache.meta.descending))?,
                 None => Readout::newborn(cache.meta.descending, steps, 1),
             };
             (start, None, None)
@@ -923,16 +928,17 @@ mod tests {
         let steps: Vec<usize> = (8..12).collect();
         save(data, "mine", "brain-a", steps.clone(), 5);
         let from = StartFrom::named("mine", data).unwrap();
-        let r = from.readout("brain-a", &steps, 5).unwrap();
+        let r = from.readout("brain-a", &steps, Some(5)).unwrap();
+        assert_eq!(from.readout("brain-a", &steps, None).unwrap(), r);
         assert_eq!(r, Fly::load(&from.path).unwrap().readout);
         // Another brain, other steps, another width: refused, naming the fly and what differs.
-        let e = from.readout("brain-b", &steps, 5).unwrap_err().to_string();
+        let e = from.readout("brain-b", &steps, None).unwrap_err().to_string();
         assert!(e.contains("\"mine\"") && e.contains("another brain"), "{e}");
-        assert!(from.readout("brain-a", &[11], 5).unwrap_err().to_string().contains("steps"));
-        assert!(from.readout("brain-a", &steps, 6).unwrap_err().to_string().contains("neurons"));
+        assert!(from.readout("brain-a", &[11], None).unwrap_err().to_string().contains("steps"));
+        assert!(from.readout("brain-a", &steps, Some(6)).unwrap_err().to_string().contains("neurons"));
         // The same name saved again is another fly: a run set up with the old one refuses it.
         save(data, "mine", "brain-a", steps.clone(), 4);
-        let e = from.readout("brain-a", &steps, 5).unwrap_err().to_string();
+        let e = from.readout("brain-a", &steps, Some(5)).unwrap_err().to_string();
         assert!(e.contains("changed"), "{e}");
         assert_ne!(StartFrom::named("mine", data).unwrap().sha256, from.sha256);
         assert!(StartFrom::named("nobody", data).is_err());
