@@ -2049,7 +2049,6 @@ pub struct BenchArgs {
     pub which: WhichBrain,
 }
 
-/// `data curriculum` (`flychess::finishing`): plan, label, build.
 /// `data curriculum --own-games`: the files, the player's name in them, the lead and the cap.
 struct OwnGamesRun {
     files: Vec<PathBuf>,
@@ -2096,6 +2095,7 @@ impl OwnGamesRun {
     }
 }
 
+/// `data curriculum` (`flychess::finishing`): plan, label, build.
 struct CurriculumRun {
     own: Option<OwnGamesRun>,
     human_test: bool,
