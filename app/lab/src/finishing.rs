@@ -254,10 +254,7 @@ fn game_held_out(pgn: &str) -> bool {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h.is_multiple_of(flychess_learning::curriculum::HELD_OUT_ONE_IN)
+    flychess_learning::curriculum::held_out_by_hash(h)
 }
 
 /// The positions of the curriculum in `dir` for `the_plan`: read back when the plan is the one

@@ -2064,8 +2064,9 @@ impl OwnGamesRun {
         let mut texts = Vec::new();
         let mut games = Vec::new();
         for f in &self.files {
-            texts.push(std::fs::read(f).with_context(|| format!("reading the own games {}", f.display()))?);
-            games.extend(flychess_arena::ladder::read_games(f)?);
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading the own games {}", f.display()))?;
+            games.extend(flychess_arena::ladder::games_in_text(&text, f)?);
+            texts.push(text.into_bytes());
         }
         let ids: std::collections::BTreeSet<&str> = games
             .iter()

@@ -189,7 +189,13 @@ pub fn read_games(path: &Path) -> Result<Vec<GameRow>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(path, e)),
     };
-    let whole = if text.ends_with('\n') { text.as_str() } else { &text[..text.rfind('\n').map_or(0, |i| i + 1)] };
+    games_in_text(&text, path)
+}
+
+/// The games of a games file's `text` read from `path` (named in errors), as `read_games` reads
+/// them: a torn last line left out, any other line that is not a game an error.
+pub fn games_in_text(text: &str, path: &Path) -> Result<Vec<GameRow>> {
+    let whole = if text.ends_with('\n') { text } else { &text[..text.rfind('\n').map_or(0, |i| i + 1)] };
     whole
         .lines()
         .enumerate()

@@ -190,9 +190,7 @@ impl RunFiles {
 }
 
 fn file_sha256(path: &Path) -> Result<String> {
-    use sha2::{Digest, Sha256};
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    Ok(flychess_brain::files::hex(&Sha256::digest(&bytes)))
+    Ok(flychess_brain::connectome::download::sha256_file(path)?)
 }
 
 fn adamw(weight_decay: f32) -> ModuleOptimizer {

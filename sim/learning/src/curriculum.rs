@@ -44,8 +44,12 @@ pub fn is_won(row: &Row) -> bool {
 
 /// Whether a made position is held out (never trained on): one in `HELD_OUT_ONE_IN`, by its key.
 pub fn held_out(pos: &Chess) -> bool {
-    // The Zobrist key mixed once more, so that the split does not follow its low bits' structure.
-    let mut h = position_key(pos) ^ 0x5EED_CAFE_F00D_D00D;
+    held_out_by_hash(position_key(pos) ^ 0x5EED_CAFE_F00D_D00D)
+}
+
+/// Whether what hashes to `h` is held out: one in `HELD_OUT_ONE_IN`, `h` mixed once more so that
+/// the split does not follow its low bits' structure (a position's key, a game's hash).
+pub fn held_out_by_hash(mut h: u64) -> bool {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;

@@ -22,6 +22,7 @@ use crate::train::{FitOptions, Metrics, PassRecord, Target, evaluate, fit, fit_f
 use flychess_brain::brain::Brain;
 use flychess_brain::brain::simulator::{EngineChoice, Simulator};
 use flychess_brain::connectome::Connectome;
+use flychess_brain::connectome::download::sha256_file;
 use flychess_fly::cache::{Cache, CacheMeta, Reading, Sensor};
 use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly, FlyMeta};
@@ -64,10 +65,8 @@ pub struct StartFrom {
 impl StartFrom {
     /// The fly called `name` (`fly::find`: the user's flies, then the shipped ones), keyed by its bytes.
     pub fn named(name: &str, data: &Path) -> Result<StartFrom> {
-        use sha2::{Digest, Sha256};
         let path = flychess_fly::fly::find(name, data)?;
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        Ok(StartFrom { name: name.to_string(), sha256: flychess_brain::files::hex(&Sha256::digest(&bytes)), path })
+        Ok(StartFrom { name: name.to_string(), sha256: sha256_file(&path)?, path })
     }
 
     /// Its readout, refused (naming the fly and what differs) when the file changed since the run
@@ -75,9 +74,7 @@ impl StartFrom {
     /// says it) another number of neurons. Checked without `inputs` before any cache is made, so
     /// that a fly of another brain is refused at once, not after minutes of thinking.
     pub fn readout(&self, brain_checksum: &str, steps: &[usize], inputs: Option<usize>) -> Result<Readout> {
-        use sha2::{Digest, Sha256};
-        let bytes = std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        if flychess_brain::files::hex(&Sha256::digest(&bytes)) != self.sha256 {
+        if sha256_file(&self.path)? != self.sha256 {
             return Err(Error::Invalid(format!("{}: the fly {:?} changed since the run started from it", self.path.display(), self.name)));
         }
         let fly = Fly::load(&self.path)?;
