@@ -17,6 +17,9 @@ fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,wgpu=warn,naga=warn,eframe=warn,egui_wgpu=warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a redirected stderr (a log, a GUI's engine window)
+        // reads plain words.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     #[cfg(windows)]

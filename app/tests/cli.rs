@@ -172,6 +172,13 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
         "every start position, before and after the bad line"
     );
     assert_eq!(lines.last().unwrap()["line"], 73);
+    // In the file's order, the bad lines in their places among the results (issue 71: the errors
+    // of a batch came out before the results of the lines above them).
+    let numbers: Vec<u64> = lines.iter().map(|v| v["line"].as_u64().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    // A mated position is said to be mate, not only "over".
+    let mate = flychess(t.path(), &["analyse", "--fly", "nb", "--fen", "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"]);
+    assert!(!mate.status.success() && String::from_utf8_lossy(&mate.stderr).contains("checkmate: White is mated"));
     // The same positions one at a time give the same probabilities as in the batch.
     assert_eq!(lines[0]["moves"], a["moves"]);
     // With imagination: the move it plays and the value seen after each move.
@@ -192,6 +199,12 @@ fn a_newborn_fly_analyses_and_plays_through_the_real_commands() {
     assert!(!t.path().join("flies/nb.fly").exists(), "the old name is gone");
     let plus = flychess(t.path(), &["rename", "nb-renamed", "nb+imagination"]);
     assert!(!plus.status.success() && String::from_utf8_lossy(&plus.stderr).contains("cannot name a fly"));
+    // A shipped fly's name is not taken, and a name is never a path (issue 71).
+    let hijack = flychess(t.path(), &["rename", "nb-renamed", "flywire"]);
+    assert!(!hijack.status.success() && String::from_utf8_lossy(&hijack.stderr).contains("shipped"));
+    std::fs::copy(t.path().join("flies/nb-renamed.fly"), t.path().join("outside.fly")).unwrap();
+    let path = flychess(t.path(), &["analyse", "--fly", "../outside", "--fen", start]);
+    assert!(!path.status.success() && String::from_utf8_lossy(&path.stderr).contains("not a fly's name"));
     let gone = flychess(t.path(), &["rename", "nb", "other"]);
     assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("no fly named \"nb\""));
     assert!(t.path().join("flies/nb-renamed.fly").exists(), "a refused rename loses nothing");
@@ -849,6 +862,47 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     // Stockfish as a teacher without labels is refused in words.
     let none = train("none", &["--teacher", "engine"]);
     assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("--engine-labels"));
+    // Issue 68: Stockfish's whole opinion. Every legal move of 24 rows labelled at depth 2; each
+    // line holds as many moves as the row has legal moves, and the sidecar says so.
+    let every = t.path().join("every");
+    let e = flychess(
+        t.path(),
+        &[
+            "data",
+            "label",
+            "--dataset",
+            "g",
+            "--out",
+            every.to_str().unwrap(),
+            "--depth",
+            "2",
+            "--every-move",
+            "--positions",
+            "24",
+            "--workers",
+            "1",
+        ],
+    );
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let sidecar: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(every.join("labels.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["every_move"], true, "{sidecar}");
+    let lines = std::fs::read_to_string(every.join("labels.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 24);
+    for l in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["moves"].as_array().unwrap().len() as u64, v["legal"].as_u64().unwrap(), "every legal move: {l}");
+    }
+    let whole = json(&train("every", &["--engine-labels", every.to_str().unwrap(), "--teacher", "every-move"]));
+    assert_eq!(whole["positions_by_teacher"], serde_json::json!({"stockfish_every_move": 24, "stockfish_multipv": 48}), "{whole}");
+    assert!(whole["teacher"].as_str().unwrap().starts_with("Stockfish's every move on 24 rows of g"), "{whole}");
+    // The every-move teacher on labels of one move is refused, naming the folder.
+    let one = train("one", &["--engine-labels", labels.to_str().unwrap(), "--teacher", "every-move"]);
+    let err = String::from_utf8_lossy(&one.stderr);
+    assert!(!one.status.success() && err.contains("--every-move") && err.contains("labels"), "{err}");
+    // A curriculum dataset without its share is refused, not ignored.
+    let ignored = train("ignored", &["--curriculum-dataset", "somewhere.flyd"]);
+    let err = String::from_utf8_lossy(&ignored.stderr);
+    assert!(!ignored.status.success() && err.contains("--curriculum SHARE"), "{err}");
 }
 
 /// Issue 59's smaller defects, each said in words instead of a panic, a silent stand-in or a
@@ -867,6 +921,19 @@ fn the_small_defects_are_said_in_words_and_a_stockfish_that_answers_no_legal_mov
     let d = flychess(t.path(), &["duel", "random", "greedy", "--games", "0"]);
     let err = String::from_utf8_lossy(&d.stderr);
     assert!(!d.status.success() && err.contains("nothing to play"), "{err}");
+    // `play` and `rate` the same (issue 71: `play --games 0` exited 0 having played nothing);
+    // `play --dry-run` seats the players and plays nothing, saying so.
+    for args in [&["play", "--white", "random", "--black", "greedy", "--games", "0"][..], &["rate", "--games", "0"][..]] {
+        let p = flychess(t.path(), args);
+        let err = String::from_utf8_lossy(&p.stderr);
+        assert!(!p.status.success() && err.contains("nothing to play"), "{args:?}: {err}");
+    }
+    // eval --curriculum naming a file that is not there is refused before anything is measured.
+    let missing = flychess(t.path(), &["eval", "--fly", "flywire", "--curriculum", "/nonexistent/curriculum.flyd"]);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success() && err.contains("no such file") && err.contains("/nonexistent/curriculum.flyd"), "{err}");
+    let seated = json(&flychess(t.path(), &["play", "--white", "random", "--black", "greedy", "--dry-run", "--json"]));
+    assert_eq!((&seated["seated"], &seated["games"]), (&serde_json::json!(true), &serde_json::json!(0)), "{seated}");
 
     let folder = t.path().join("a folder of fens");
     std::fs::create_dir_all(&folder).unwrap();

@@ -25,7 +25,7 @@ fn cli(data: &Path, name: &str) -> Door {
     let out = Command::new(env!("CARGO_BIN_EXE_flychess"))
         .arg("--data")
         .arg(data)
-        .args(["play", "--white", name, "--black", "random", "--games", "0", "--json"])
+        .args(["play", "--white", name, "--black", "random", "--dry-run", "--json"])
         .output()
         .expect("the binary runs");
     if out.status.success() { Door::Took } else { Door::Refused(String::from_utf8_lossy(&out.stderr).into_owned()) }

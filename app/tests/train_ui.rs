@@ -473,6 +473,13 @@ fn a_rename_stopped_halfway_is_finished_by_renaming_again() {
     assert!(rename_fly(t.path(), "a", "other").is_err());
     assert_eq!(Fly::load(&flies.join("a.fly")).unwrap(), f);
     assert_eq!(Fly::load(&flies.join("other.fly")).unwrap(), other);
+    // A shipped fly's name is not taken (issue 71), and a name is never a path: both refused
+    // with the fly left where it was.
+    let e = rename_fly(t.path(), "a", "flywire").unwrap_err().to_string();
+    assert!(e.contains("shipped") && e.contains("flywire"), "{e}");
+    assert!(rename_fly(t.path(), "a", "../a2").is_err() && rename_fly(t.path(), "../flies/a", "a3").is_err());
+    assert_eq!(Fly::load(&flies.join("a.fly")).unwrap(), f);
+    assert!(!flies.join("flywire.fly").exists());
 }
 
 /// A Charles run whose record cannot be read is said so in the Train tab, naming the file, and

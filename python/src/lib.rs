@@ -482,21 +482,36 @@ impl Fly {
     }
 }
 
+/// The player of one game, kept between moves (its dice, a Stockfish process, a habituating
+/// fly's memory of the game's boards), with the seed it was made with.
+type GamePlayer<'a> = std::sync::Mutex<Option<(u64, flychess_arena::players::Player<'a>)>>;
+
+self_cell::self_cell!(
+    /// A player's kit (its brain and flies) and the player of the game under way, which borrows it.
+    struct Seat {
+        owner: flychess_arena::players::Kit,
+        #[not_covariant]
+        dependent: GamePlayer,
+    }
+);
+
 /// Any player the command line names (`flychess_arena::players::named`): random, greedy,
 /// stockfish, stockfish:P, a fly, FLY+imagination, a dopamine fly, charles[:RUN], a fly or Charles
-/// with an aid (+judge, +search, +searchN, +sfD).
+/// with an aid (+judge, +search, +searchN, +sfD). One game's player is kept between `choose`
+/// calls (one Stockfish process, a habituating fly's memory) until `new_game`.
 #[pyclass(module = "flychess._native")]
 struct Player {
     name: String,
     entrant: flychess_arena::players::Entrant,
-    kit: flychess_arena::players::Kit,
+    seat: Seat,
     stockfish: Option<PathBuf>,
 }
 
 #[pymethods]
 impl Player {
     /// Player(name, brain=None, data=None): seated on `brain` (default: the default FlyWire
-    /// brain, loaded when the player needs one).
+    /// brain, loaded when the player needs one). The GIL is released while it loads (flies, a
+    /// dopamine fly's preparation, a judge's tuning).
     #[new]
     #[pyo3(signature = (name, brain = None, data = None))]
     fn new(py: Python<'_>, name: &str, brain: Option<Py<Brain>>, data: Option<PathBuf>) -> PyResult<Player> {
@@ -511,39 +526,41 @@ impl Player {
                 None => None,
             };
             let ready = brain.as_ref().map(|b| b.get());
-            let lookup = Lookup {
-                data: &folder,
-                networks: &flychess_charles::player::Runs,
-                checksum: ready.map(|b| b.loaded.checksum.as_str()),
-                brain: ready.map(|b| (&*b.brain, &b.loaded.connectome.groups.descending[..])),
-                progress: &|_, _, _| {},
-            };
-            let (entrant, found) = named(name, &lookup).map_err(|e| {
-                let text = e.to_string();
-                if text.starts_with("no player named") { PyKeyError::new_err(text) } else { PyValueError::new_err(text) }
-            })?;
-            let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
-            let mut kit = match ready {
-                Some(b) => Kit::new(b.brain.clone(), b.loaded.connectome.groups.descending.clone()),
-                None => Kit::default(),
-            }
-            .with_flies(&flies)
-            .with_charles(&charles);
-            if let (Some(first), Some(b)) = (dopamine.first(), ready) {
-                let bio = flychess_arena::bio::prepare(
-                    &b.loaded.connectome,
-                    &b.loaded.checksum,
-                    &b.brain,
-                    &b.spec.brain_path(&b.data),
-                    first.meta.constants,
-                    &|_| {},
-                )
-                .map_err(raised)?;
-                kit = kit.with_dopamine(Arc::new(bio), &dopamine).map_err(raised)?;
-            }
-            let stockfish =
-                if entrant.needs_stockfish() { Some(flychess_fly::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
-            Ok(Player { name: entrant.name(), entrant, kit, stockfish })
+            py.detach(|| {
+                let lookup = Lookup {
+                    data: &folder,
+                    networks: &flychess_charles::player::Runs,
+                    checksum: ready.map(|b| b.loaded.checksum.as_str()),
+                    brain: ready.map(|b| (&*b.brain, &b.loaded.connectome.groups.descending[..])),
+                    progress: &|_, _, _| {},
+                };
+                let (entrant, found) = named(name, &lookup).map_err(|e| {
+                    let text = e.to_string();
+                    if text.starts_with("no player named") { PyKeyError::new_err(text) } else { PyValueError::new_err(text) }
+                })?;
+                let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
+                let mut kit = match ready {
+                    Some(b) => Kit::new(b.brain.clone(), b.loaded.connectome.groups.descending.clone()),
+                    None => Kit::default(),
+                }
+                .with_flies(&flies)
+                .with_charles(&charles);
+                if let (Some(first), Some(b)) = (dopamine.first(), ready) {
+                    let bio = flychess_arena::bio::prepare(
+                        &b.loaded.connectome,
+                        &b.loaded.checksum,
+                        &b.brain,
+                        &b.spec.brain_path(&b.data),
+                        first.meta.constants,
+                        &|_| {},
+                    )
+                    .map_err(raised)?;
+                    kit = kit.with_dopamine(Arc::new(bio), &dopamine).map_err(raised)?;
+                }
+                let stockfish =
+                    if entrant.needs_stockfish() { Some(flychess_fly::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
+                Ok(Player { name: entrant.name(), entrant, seat: Seat::new(kit, |_| std::sync::Mutex::new(None)), stockfish })
+            })
         })
     }
 
@@ -563,25 +580,55 @@ impl Player {
         format!("<flychess.Player {}>", self.name)
     }
 
-    /// choose(fen, seed=1) → its move in UCI notation (as it plays on the ladder; `seed` seeds the
-    /// random and greedy movers' dice).
-    #[pyo3(signature = (fen, seed = 1))]
-    fn choose(&self, py: Python<'_>, fen: &str, seed: u64) -> PyResult<String> {
+    /// choose(fen, seed=1, moves=None) → its move in UCI notation, as it plays on the ladder.
+    /// The game is `fen` with `moves` (UCI) played after it, as a UCI GUI sends `position fen …
+    /// moves …`: the player answers the position after the last move and knows the game's
+    /// earlier positions (a repetition, a habituating fly's memory). The same player answers
+    /// every move of the game (one Stockfish process, the fly's memory kept) until `new_game()`
+    /// or another `seed` (which seeds the random and greedy movers' dice). The GIL is released
+    /// while it thinks.
+    #[pyo3(signature = (fen, seed = 1, moves = None))]
+    fn choose(&self, py: Python<'_>, fen: &str, seed: u64, moves: Option<Vec<String>>) -> PyResult<String> {
         guard(|| {
-            let pos = position(fen)?;
-            if pos.legal_moves().is_empty() {
-                return Err(PyValueError::new_err(format!("the game is over in {:?} (no legal move)", quoted(fen, 80))));
+            let mut pos = position(fen)?;
+            let mut keys = vec![flychess_fly::readout::position_key(&pos)];
+            for (k, m) in moves.unwrap_or_default().iter().enumerate() {
+                let legal = m.parse::<shakmaty::uci::UciMove>().ok().and_then(|u| u.to_move(&pos).ok()).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "move {} ({:?}) is not legal in the game from {:?}",
+                        k + 1,
+                        quoted(m, 12),
+                        quoted(fen, 80)
+                    ))
+                })?;
+                pos.play_unchecked(legal);
+                keys.push(flychess_fly::readout::position_key(&pos));
             }
-            let (entrant, kit, stockfish) = (&self.entrant, &self.kit, &self.stockfish);
+            if pos.legal_moves().is_empty() {
+                return Err(PyValueError::new_err(format!("the game is over (no legal move) after the moves from {:?}", quoted(fen, 80))));
+            }
+            let (entrant, stockfish) = (&self.entrant, &self.stockfish);
             let nodes = flychess_arena::ladder::LadderOptions::default().stockfish_nodes;
             let mv = py
-                .detach(|| -> flychess_arena::Result<shakmaty::Move> {
-                    let mut player = flychess_arena::players::Player::new(entrant, Some(kit), nodes, seed, stockfish)?;
-                    player.choose(&pos, &[])
+                .detach(|| {
+                    self.seat.with_dependent(|kit, game| -> flychess_arena::Result<shakmaty::Move> {
+                        let mut game = game.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        if game.as_ref().is_none_or(|(s, _)| *s != seed) {
+                            *game = Some((seed, flychess_arena::players::Player::new(entrant, Some(kit), nodes, seed, stockfish)?));
+                        }
+                        let (_, player) = game.as_mut().expect("seated above");
+                        player.choose(&pos, &keys[..keys.len() - 1])
+                    })
                 })
                 .map_err(raised)?;
             Ok(flychess_brain::chess::uci(&mv))
         })
+    }
+
+    /// new_game(): the next `choose` starts a new game (a new player: the fly's memory of the
+    /// last game's boards forgotten, the dice seeded again).
+    fn new_game(&self) {
+        self.seat.with_dependent(|_, game| *game.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None);
     }
 }
 

@@ -308,14 +308,11 @@ pub struct Built {
 pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
     use flychess_brain::chess::position_from_fen;
     let labels = dir.join("labels.jsonl");
-    let file = std::fs::File::open(&labels).map_err(|e| anyhow!("{}: {e} (label the curriculum first)", labels.display()))?;
-    // Whole lines only: a running job's last line may be unfinished.
-    let text: String = BufReader::new(file)
-        .lines()
-        .map_while(|l| l.ok())
-        .take_while(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
-        .map(|l| l + "\n")
-        .collect();
+    if !labels.exists() {
+        return Err(anyhow!("{}: not there (label the curriculum first)", labels.display()));
+    }
+    // Whole lines only: a running job's last line may be unfinished; damage before it is an error.
+    let text: String = crate::label::whole_lines(&labels, true)?.0.into_iter().map(|l| l + "\n").collect();
     let labelled = Dataset::from_jsonl(text.as_bytes(), "curriculum", labeller)?;
     if labelled.rows.len() > planned.len() {
         return Err(anyhow!("{}: {} labelled lines for {} planned positions", labels.display(), labelled.rows.len(), planned.len()));

@@ -76,17 +76,22 @@ pub fn dataset_samples(dataset: &flychess_fly::data::Dataset) -> Vec<Sample> {
     dataset.train().iter().map(|r| Sample { fen: r.fen.clone(), game: r.game, ply: r.ply, legal: r.legal }).collect()
 }
 
+/// MultiPV asked for when every legal move is labelled: more than any position's legal moves
+/// (218 at most), so each position's count of legal moves is what Stockfish is asked for.
+pub const EVERY_MOVE: usize = 256;
+
 /// One labelled line, as `data import` reads it (`compact`: without the FEN, for a dataset's rows,
-/// `i` then being the row's number in the dataset).
-pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_fly::stockfish::Line], compact: bool) -> String {
+/// `i` then being the row's number in the dataset). Every legal move's line (`every_move`) keeps
+/// each move's score alone (`cp` or `mate`, no `wdl`), which is all its win % needs and a third
+/// of the bytes for a million positions kept in the repository.
+pub fn line(i: usize, s: &Sample, depth: u32, lines: &[flychess_fly::stockfish::Line], compact: bool, every_move: bool) -> String {
     let moves: Vec<serde_json::Value> = lines
         .iter()
-        .map(|l| {
-            let (cp, mate) = match l.score {
-                Score::Cp(c) => (Some(c), None),
-                Score::Mate(m) => (None, Some(m)),
-            };
-            serde_json::json!({"uci": l.uci, "cp": cp, "mate": mate, "wdl": l.wdl})
+        .map(|l| match (l.score, every_move) {
+            (Score::Cp(c), true) => serde_json::json!({"uci": l.uci, "cp": c}),
+            (Score::Mate(m), true) => serde_json::json!({"uci": l.uci, "mate": m}),
+            (Score::Cp(c), false) => serde_json::json!({"uci": l.uci, "cp": c, "mate": null, "wdl": l.wdl}),
+            (Score::Mate(m), false) => serde_json::json!({"uci": l.uci, "cp": null, "mate": m, "wdl": l.wdl}),
         })
         .collect();
     if compact {
@@ -106,28 +111,60 @@ pub struct LabelOptions {
     pub stockfish: PathBuf,
     /// Lines without the FEN (a dataset's rows: `i` is the row's number).
     pub compact: bool,
+    /// Every legal move scored (MultiPV `EVERY_MOVE`), each line keeping the scores alone.
+    pub every_move: bool,
+}
+
+/// The whole JSON lines of a labels file a job may still be writing, read as a stream: every
+/// line up to the last that parses. Only the last line may be torn (a kill or a running job); a
+/// damaged line before it is an error naming the file and the line, never a shorter file.
+/// (the lines when `keep`, else none; how many; the bytes they take.)
+pub fn whole_lines(path: &Path, keep: bool) -> Result<(Vec<String>, usize, u64)> {
+    let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?);
+    let (mut kept, mut count, mut bytes) = (Vec::new(), 0usize, 0u64);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        if n == 0 {
+            return Ok((kept, count, bytes));
+        }
+        let whole = buf.last() == Some(&b'\n');
+        let parsed = std::str::from_utf8(&buf).ok().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok());
+        match parsed {
+            Some(l) if whole => {
+                if keep {
+                    kept.push(l.trim_end_matches(['\n', '\r']).to_string());
+                }
+                count += 1;
+                bytes += n as u64;
+            }
+            // The last line, torn: left out (it is labelled again).
+            _ if reader.fill_buf().map_err(|e| anyhow!("{}: {e}", path.display()))?.is_empty() => return Ok((kept, count, bytes)),
+            _ => {
+                return Err(anyhow!(
+                    "{} line {}: damaged (not a whole JSON line) before the end of the file; nothing was changed",
+                    path.display(),
+                    count + 1
+                ));
+            }
+        }
+    }
 }
 
 /// Labels the first `options.positions` samples into `out` (appending after the lines already
 /// there), calling `progress(done, total)` after each line.
 pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<usize> {
-    let done = match std::fs::File::open(out) {
-        Ok(f) => {
-            // Keep the clean prefix; a torn last line from a kill is cut off.
-            let mut good = Vec::new();
-            for l in BufReader::new(f).lines() {
-                let l = l?;
-                if serde_json::from_str::<serde_json::Value>(&l).is_ok() {
-                    good.push(l);
-                } else {
-                    break;
-                }
-            }
-            let text: String = good.iter().map(|l| format!("{l}\n")).collect();
-            flychess_brain::files::write_atomically(out, text.as_bytes())?;
-            good.len()
+    let done = if out.exists() {
+        // Keep the whole lines; a torn last line from a kill is cut off (damage before it is an
+        // error, the file left as it was).
+        let (_, good, bytes) = whole_lines(out, false)?;
+        if std::fs::metadata(out)?.len() != bytes {
+            std::fs::OpenOptions::new().write(true).open(out)?.set_len(bytes)?;
         }
-        Err(_) => 0,
+        good
+    } else {
+        0
     };
     let total = options.positions.min(samples.len());
     if done >= total {
@@ -159,7 +196,9 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                     let want = options.multipv.min(sample.legal as usize).max(1);
                     let text =
                         match engine.analyse_fresh(&sample.fen, Limit::Depth(options.depth), want, std::time::Duration::from_secs(120)) {
-                            Ok(lines) if !lines.is_empty() => line(options.first_index + i, sample, options.depth, &lines, options.compact),
+                            Ok(lines) if !lines.is_empty() => {
+                                line(options.first_index + i, sample, options.depth, &lines, options.compact, options.every_move)
+                            }
                             Ok(_) => {
                                 *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
                                 break;
@@ -209,22 +248,14 @@ pub struct DatasetLabelKey {
     pub first_row: usize,
     pub depth: u32,
     pub multipv: usize,
+    /// Every legal move labelled (`--every-move`; absent in the sidecars of one-line runs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_move: bool,
 }
 
-/// The complete lines at the start of a labels file, and the bytes they take.
+/// The complete lines of a labels file, and the bytes they take (`whole_lines`).
 fn complete_lines(path: &Path) -> Result<(usize, u64)> {
-    let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?);
-    let (mut lines, mut bytes) = (0usize, 0u64);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 || buf.last() != Some(&b'\n') || serde_json::from_slice::<serde_json::Value>(&buf).is_err() {
-            return Ok((lines, bytes));
-        }
-        lines += 1;
-        bytes += n as u64;
-    }
+    whole_lines(path, false).map(|(_, lines, bytes)| (lines, bytes))
 }
 
 /// Joins the shards' part files into the `labels.jsonl` beside them: the bytes one unsharded run
@@ -264,4 +295,42 @@ pub fn merge_keyed<K: Serialize + serde::de::DeserializeOwned + PartialEq>(parts
     let pieces: Vec<(PathBuf, u64)> = parts.iter().map(|p| (p.path.clone(), bytes_of[&p.path])).collect();
     let bytes = flychess_fly::shard::concatenate(&pieces, &whole)?;
     Ok((whole, parts[0].part.total, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A torn last line is left out (a kill, a running job); a damaged line before the end is an
+    /// error naming the line, and a resumed labelling refuses it with the file unchanged (issue
+    /// 71: damage shortened the data instead of failing).
+    #[test]
+    fn only_the_last_line_may_be_torn_and_damage_before_it_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        std::fs::write(&path, "{\"i\":0}\n{\"i\":1}\n{\"i\":2").unwrap();
+        let (lines, count, bytes) = whole_lines(&path, true).unwrap();
+        assert_eq!((lines, count, bytes), (vec!["{\"i\":0}".to_string(), "{\"i\":1}".to_string()], 2, 16));
+        let damaged = "{\"i\":0}\ngarbage\n{\"i\":2}\n";
+        std::fs::write(&path, damaged).unwrap();
+        let e = whole_lines(&path, false).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("labels.jsonl"), "{e}");
+        let options = LabelOptions {
+            first_index: 0,
+            depth: 1,
+            multipv: 1,
+            workers: 1,
+            positions: 5,
+            seed: 0,
+            stockfish: "/nonexistent/stockfish".into(),
+            compact: true,
+            every_move: false,
+        };
+        assert!(label(&[], &path, &options, &|_, _| {}).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged, "nothing lost");
+        // A torn tail is cut off on resume (nothing left to label here: the samples are empty).
+        std::fs::write(&path, "{\"i\":0}\n{\"i\":1").unwrap();
+        assert_eq!(label(&[], &path, &options, &|_, _| {}).unwrap(), 1);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"i\":0}\n");
+    }
 }

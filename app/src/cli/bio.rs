@@ -82,7 +82,12 @@ pub fn train(
     variation: &Variation,
     ship: bool,
 ) -> Result<()> {
-    flychess_fly::fly::check_name(name)?;
+    // A shipped fly's name only for the developers' --ship, which replaces that fly itself.
+    if ship {
+        flychess_fly::fly::check_name(name)?
+    } else {
+        flychess_fly::fly::check_new_name(name)?
+    }
     let path = fly_path(data, name);
     std::fs::create_dir_all(path.parent().expect("flies folder"))?;
     let dataset = Dataset::load(&shipped_path())?;

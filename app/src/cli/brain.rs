@@ -1198,9 +1198,13 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
             }
             Ok(())
         }
-        DataCommand::Label { pgn, dataset, out, positions, depth, multipv, workers, seed, shards } => {
+        DataCommand::Label { pgn, dataset, out, positions, depth, multipv, every_move, workers, seed, shards } => {
             use flychess::label::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, sample};
             let crate::cli::cluster::ShardArgs { shard, merge_shards } = shards;
+            let multipv = if every_move { flychess::label::EVERY_MOVE } else { multipv };
+            if every_move && dataset.is_none() {
+                return Err(anyhow!("--every-move labels a dataset's TRAIN rows: give --dataset NAME"));
+            }
             let file = out.join("labels.jsonl");
             if let Some(count) = merge_shards {
                 let (whole, lines, bytes) = flychess::label::merge_shards::<LabelKey>(&file, count as usize, "flychess data label")?;
@@ -1229,7 +1233,7 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 let part = flychess_fly::shard::Part { shard, total };
                 match (&dataset_key, &pgn) {
                     (Some(sha), _) => {
-                        let key = DatasetLabelKey { dataset_sha256: sha.clone(), first_row, depth, multipv };
+                        let key = DatasetLabelKey { dataset_sha256: sha.clone(), first_row, depth, multipv, every_move };
                         flychess_fly::shard::start_part(file, &key, part)?;
                     }
                     (None, Some(pgn)) => {
@@ -1277,6 +1281,7 @@ pub fn data(cmd: DataCommand, data: &Path) -> Result<()> {
                 seed,
                 stockfish,
                 compact: dataset_key.is_some(),
+                every_move,
             };
             let done = label(&samples[range.clone()], &file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();
@@ -1867,6 +1872,10 @@ pub enum DataCommand {
         depth: u32,
         #[arg(long, default_value_t = 8)]
         multipv: usize,
+        /// Every legal move of each position scored (Stockfish's whole opinion, the seed's
+        /// teacher: `train --teacher every-move`); a dataset's rows only.
+        #[arg(long, conflicts_with = "multipv")]
+        every_move: bool,
         /// Engines run at once (default: one per core).
         #[arg(long)]
         workers: Option<usize>,
@@ -2217,6 +2226,7 @@ impl CurriculumRun {
                 seed,
                 stockfish,
                 compact: false,
+                every_move: false,
             };
             let done = label(&samples[range.clone()], &label_file, &options, &|d, _| bar.set_position(d as u64))?;
             bar.finish_and_clear();

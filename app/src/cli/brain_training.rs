@@ -79,7 +79,7 @@ fn difference(a: &[PositionOutcome], b: &[PositionOutcome]) -> serde_json::Value
 }
 
 pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
-    fly::check_name(&job.name)?;
+    fly::check_new_name(&job.name)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, mut brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
     let homeostasis = calibrate::fingerprint(brain.homeostasis());

@@ -89,6 +89,7 @@ pub(crate) fn trained_or_read(
         TrainEvent::Pass(r) => bar.suspend(|| {
             eprintln!("  {name}: pass {:>2}  VAL loss {:.4}  top-1 {:.1}%  ({:.0} s)", r.pass, r.val.loss, 100.0 * r.val.top1, r.seconds)
         }),
+        TrainEvent::Resumed { passes, why } => bar.suspend(|| eprintln!("  {name}: resumed after pass {passes}, on {why}")),
         TrainEvent::Done { .. } | TrainEvent::Stopped => {}
     })?
     .ok_or_else(|| anyhow!("the run {} was stopped", job.name))

@@ -102,6 +102,12 @@ pub fn train(
     json: bool,
 ) -> Result<()> {
     use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
+    // A shipped fly's name only for the developers' --ship, which replaces that fly itself.
+    if ship {
+        fly::check_name(name)?
+    } else {
+        fly::check_new_name(name)?
+    }
     let (reading, _) = reading_of(read)?;
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
@@ -125,6 +131,7 @@ pub fn train(
             bar.set_message(text);
         }
         TrainEvent::Pass(p) => bar.suspend(|| eprintln!("{}", pass_line(name, &p))),
+        TrainEvent::Resumed { passes, why } => bar.suspend(|| eprintln!("{name}: resumed after pass {passes}, on {why}")),
         TrainEvent::Done { .. } | TrainEvent::Stopped => {}
     })?;
     bar.finish_and_clear();
@@ -297,7 +304,7 @@ pub fn eval(
                 anyhow!(
                     "no trained fly for {} ({}); train one with `flychess train --name NAME`, or name one with --fly",
                     loaded.connectome.provenance.label(),
-                    &loaded.checksum[..12]
+                    fly::short_checksum(&loaded.checksum)
                 )
             })?;
             (name, Fly::load(&path)?)
@@ -320,8 +327,8 @@ pub fn eval(
         return Err(anyhow!(
             "fly {name} belongs to brain {} ({}), not to the brain asked for ({})",
             f.meta.brain,
-            &f.meta.brain_checksum[..12],
-            &cache.meta.brain_checksum[..12]
+            fly::short_checksum(&f.meta.brain_checksum),
+            fly::short_checksum(&cache.meta.brain_checksum)
         ));
     }
     let rows = &dataset.rows[..n];
@@ -415,7 +422,11 @@ pub fn eval(
     for other in against {
         let o = Fly::load(&fly::find(other, data)?)?;
         if o.meta.brain_checksum != f.meta.brain_checksum {
-            return Err(anyhow!("fly {other} belongs to brain {} ({}), not to {name}'s", o.meta.brain, &o.meta.brain_checksum[..12]));
+            return Err(anyhow!(
+                "fly {other} belongs to brain {} ({}), not to {name}'s",
+                o.meta.brain,
+                fly::short_checksum(&o.meta.brain_checksum)
+            ));
         }
         // The fly's own features serve when the other reads the same steps; else its own reading.
         let (x, hx) = if o.meta.reading == f.meta.reading {
@@ -600,6 +611,9 @@ fn fastest_wins(readout: &Readout, x: &[f32], rows: &[Row]) -> Result<(usize, us
 /// A newborn fly (untrained readout) for a brain, saved like any other (by the lab, as the Flies
 /// tab saves one).
 pub fn newborn(which: &WhichBrain, data: &Path, name: &str, ship: bool) -> Result<()> {
+    if !ship {
+        fly::check_new_name(name)?;
+    }
     let spec = crate::cli::brain::spec(which, data)?;
     let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let path = flychess::lab::flies::save_newborn(&loaded.connectome, &loaded.checksum, &brain, data, name)?;
@@ -728,16 +742,30 @@ pub fn analyse(
         }
         Ok(())
     };
-    let mut batch: Vec<(usize, String, shakmaty::Chess)> = Vec::with_capacity(ANALYSE_BATCH);
-    let flush = |batch: &mut Vec<(usize, String, shakmaty::Chess)>, emit: &mut dyn FnMut(serde_json::Value) -> Result<()>| -> Result<()> {
+    // Each line's position, or what is wrong with the line: answered in the file's order, an
+    // error in its place among the results.
+    type Entry = (usize, String, std::result::Result<shakmaty::Chess, String>);
+    let mut batch: Vec<Entry> = Vec::with_capacity(ANALYSE_BATCH);
+    let flush = |batch: &mut Vec<Entry>, emit: &mut dyn FnMut(serde_json::Value) -> Result<()>| -> Result<()> {
         // Plain: the batch thinks as one; with imagination each position thinks with its boards after.
-        let features = if weight.is_none() {
-            think_features(&brain, &batch.iter().map(|(_, _, p)| planes(p)).collect::<Vec<_>>(), descending, &f.readout.read_steps)
+        let boards: Vec<_> = batch.iter().filter_map(|(_, _, p)| p.as_ref().ok().map(planes)).collect();
+        let features = if weight.is_none() && !boards.is_empty() {
+            think_features(&brain, &boards, descending, &f.readout.read_steps)
         } else {
             Vec::new()
         };
-        for (k, (line, fen, pos)) in batch.drain(..).enumerate() {
-            emit(describe(line, &fen, &pos, features.get(k).map(Vec::as_slice)))?;
+        let mut k = 0;
+        for (line, fen, pos) in batch.drain(..) {
+            match pos {
+                Ok(pos) => {
+                    emit(describe(line, &fen, &pos, features.get(k).map(Vec::as_slice)))?;
+                    k += 1;
+                }
+                Err(error) => {
+                    eprintln!("line {line}: {error}");
+                    emit(serde_json::json!({"line": line, "fen": fen, "error": error}))?;
+                }
+            }
         }
         Ok(())
     };
@@ -748,8 +776,10 @@ pub fn analyse(
             Line::TooLong { start, bytes } => {
                 bad += 1;
                 let error = format!("{bytes} bytes long: not a FEN (a FEN line is at most {MAX_FEN_LINE} bytes)");
-                eprintln!("line {number}: {error}");
-                emit(serde_json::json!({"line": number, "fen": start, "error": error}))?;
+                batch.push((number, start, Err(error)));
+                if batch.len() == ANALYSE_BATCH {
+                    flush(&mut batch, &mut emit)?;
+                }
                 continue;
             }
         };
@@ -759,19 +789,16 @@ pub fn analyse(
         }
         match position_from_fen(fen) {
             Ok(pos) if !pos.legal_moves().is_empty() => {
-                batch.push((number, fen.to_string(), pos));
+                batch.push((number, fen.to_string(), Ok(pos)));
                 done += 1;
             }
-            Ok(_) => {
+            Ok(pos) => {
                 bad += 1;
-                eprintln!("line {number}: the game is over in this position (no legal move)");
-                emit(serde_json::json!({"line": number, "fen": fen, "error": "the game is over in this position (no legal move)"}))?;
+                batch.push((number, fen.to_string(), Err(flychess_brain::chess::game_over_words(&pos))));
             }
             Err(e) => {
                 bad += 1;
-                let error = quote(&e.to_string(), 200);
-                eprintln!("line {number}: {error}");
-                emit(serde_json::json!({"line": number, "fen": quote(fen, 100), "error": error}))?;
+                batch.push((number, quote(fen, 100), Err(quote(&e.to_string(), 200))));
             }
         }
         if batch.len() == ANALYSE_BATCH {
@@ -792,7 +819,10 @@ pub fn analyse(
 
 /// `flychess play`: games between flies, Charles, the random and greedy movers and Stockfish.
 pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
-    let PlayArgs { ref white, ref black, games, game_seed: seed, json, imagination, ref which } = *args;
+    let PlayArgs { ref white, ref black, games, game_seed: seed, json, imagination, dry_run, ref which } = *args;
+    if games == 0 && !dry_run {
+        return Err(anyhow!("play --games 0: nothing to play (give 1 or more; --dry-run seats the players and stops)"));
+    }
     let (white, black) = (white.as_str(), black.as_str());
     use flychess_arena::play::play_game;
     use flychess_arena::players::{Entrant, Kit, Player};
@@ -838,6 +868,16 @@ pub fn play(data: &Path, args: &PlayArgs) -> Result<()> {
     .with_charles(&charles);
     let stockfish = if entrants.values().any(Entrant::needs_stockfish) { Some(find_stockfish(None)?) } else { None };
     let make = |name: &str, dice: u64| Player::new(&entrants[name], Some(&kit), 20_000, dice, &stockfish);
+    if dry_run {
+        make(white, 0)?;
+        make(black, 1)?;
+        if json {
+            println!("{}", serde_json::json!({ "player": white, "opponent": black, "seated": true, "games": 0 }));
+        } else {
+            println!("{white} and {black} are seated and can play (--dry-run: no game played)");
+        }
+        return Ok(());
+    }
     let mut records = Vec::new();
     let (mut w, mut d, mut l) = (0, 0, 0);
     for g in 0..games {
@@ -908,6 +948,9 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_arena::ladder::
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
 pub fn rate(data: &Path, args: &RateArgs) -> Result<()> {
     let RateArgs { games, quick, aided, game_seed: seed, ref players, json, shards, ref engine, ref uci, ref which } = *args;
+    if games == 0 && !quick {
+        return Err(anyhow!("rate --games 0: nothing to play (games come in pairs per pairing, e.g. --games 20)"));
+    }
     let engine = engine.choice();
     use flychess_arena::ladder::{self, LadderOptions};
     use flychess_arena::players::{Entrant, Kit};
@@ -1689,7 +1732,8 @@ pub fn lessons(data: &Path, positions: usize, depth: u32, workers: Option<usize>
         ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "),
     );
     let file = flychess::training::lessons_path(data);
-    let options = LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish, compact: false };
+    let options =
+        LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish, compact: false, every_move: false };
     let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;
     bar.finish_and_clear();
     println!("{done} lessons in {}; mix them into training with `flychess train --lessons 0.1`", file.display());
@@ -2141,9 +2185,11 @@ pub struct TrainArgs {
     #[arg(long, requires = "games")]
     pub engine_labels: Option<PathBuf>,
     /// With --games: who teaches its rows: `master` (the game's move), `engine` (Stockfish's move;
-    /// only labelled rows are used) or weights `master=1,engine=3` (a row without a label takes
-    /// the master's move). The value head learns Stockfish's score where there is one, else the
-    /// game's result. Default: engine where --engine-labels is given, else master.
+    /// only labelled rows are used), `every-move` (Stockfish's whole opinion: every legal move's
+    /// share exp((win % − best win %) / 2.5), from labels of `data label --every-move`) or weights
+    /// `master=1,engine=3` / `master=1,every-move=3` (a row without a label takes the master's
+    /// move). The value head learns Stockfish's best score where there is one, else the game's
+    /// result. Default: engine where --engine-labels is given, else master.
     #[arg(long, requires = "games")]
     pub teacher: Option<String>,
     /// The share of every batch from the curriculum of finishing (`flychess data curriculum`:
@@ -2259,6 +2305,10 @@ pub struct PlayArgs {
     /// Flies look one move ahead (weight w of the value after; SPEC default 1).
     #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "W")]
     pub imagination: Option<f32>,
+    /// Seat both players (everything they need loaded) and stop before the first move: how a
+    /// script checks that two names can play.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub which: WhichBrain,
 }

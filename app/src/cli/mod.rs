@@ -355,6 +355,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 if !(0.0..0.9).contains(&curriculum) {
                     return Err(anyhow::anyhow!("--curriculum {curriculum}: a share of every batch from 0 to below 0.9, e.g. 0.1"));
                 }
+                if curriculum <= 0.0 && !curriculum_dataset.is_empty() {
+                    return Err(anyhow::anyhow!(
+                        "--curriculum-dataset {} needs --curriculum SHARE (the share of every batch it takes, e.g. 0.1); without it the curriculum would not be used",
+                        curriculum_dataset[0].display()
+                    ));
+                }
                 let curriculum = (curriculum > 0.0).then(|| {
                     let mut paths = curriculum_dataset.clone().into_iter();
                     flychess::training::CurriculumMix {
@@ -431,6 +437,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             which,
             ..
         })) => {
+            // A curriculum named must be there (issue 68: a missing path measured something else
+            // without a word); the default one is used where it exists.
+            if let Some(named) = curriculum.as_ref().filter(|p| !p.exists()) {
+                return Err(anyhow::anyhow!(
+                    "--curriculum {}: no such file (make it with `flychess data curriculum`, or leave --curriculum out)",
+                    named.display()
+                ));
+            }
             let curriculum = curriculum.unwrap_or_else(|| flychess::finishing::default_dir(&data).join("curriculum.flyd"));
             fly::eval(
                 &which,

@@ -43,22 +43,18 @@ fn ratings_view(ui: &mut egui::Ui, report: Option<&(serde_json::Value, String)>)
             if clone["within"].as_bool() == Some(true) { " (holds 50%)" } else { ": 50% is outside, do not trust these ratings" }
         ));
     }
-    egui::Grid::new("ratings").num_columns(5).striped(true).show(ui, |ui| {
-        for h in ["player", "Elo", "95% interval", "games", "how its games ended"] {
-            ui.strong(h);
-        }
-        ui.end_row();
-        for r in v["ratings"].as_array().into_iter().flatten() {
-            let earlier = r["current"].as_bool() == Some(false);
-            ui.label(format!("{}{}", r["name"].as_str().unwrap_or("?"), if earlier { " (earlier version)" } else { "" }));
-            ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
-            ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
-            ui.label(format!("{}", r["games"]));
-            let ends: Vec<String> = r["endings"].as_object().into_iter().flatten().map(|(k, n)| format!("{k} {n}")).collect();
-            ui.small(ends.join(", "));
-            ui.end_row();
-        }
-    });
+    // The players this install has (the rows of the flies as they are now) in the table; the
+    // ladder's rows of earlier versions and development flies, which nobody here can play,
+    // folded away below it.
+    let rows: Vec<&serde_json::Value> = v["ratings"].as_array().into_iter().flatten().collect();
+    let (current, earlier): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) =
+        rows.into_iter().partition(|r| r["current"].as_bool() != Some(false));
+    ratings_grid(ui, "ratings", &current);
+    if !earlier.is_empty() {
+        egui::CollapsingHeader::new(format!("Earlier versions and development flies ({}), not on this machine", earlier.len()))
+            .id_salt("earlier ratings")
+            .show(ui, |ui| ratings_grid(ui, "earlier ratings grid", &earlier));
+    }
     if let Some(pairings) = v["pairings"].as_array() {
         egui::CollapsingHeader::new(format!("Pairings ({})", pairings.len())).id_salt("pairings").show(ui, |ui| {
             egui::Grid::new("pairings grid").num_columns(3).striped(true).show(ui, |ui| {
@@ -75,6 +71,31 @@ fn ratings_view(ui: &mut egui::Ui, report: Option<&(serde_json::Value, String)>)
             });
         });
     }
+}
+
+/// Ratings rows as a table: each player's Elo with its interval, games and how they ended (an
+/// earlier version's row names the start of its player id, which tells two versions apart).
+fn ratings_grid(ui: &mut egui::Ui, id: &str, rows: &[&serde_json::Value]) {
+    egui::Grid::new(id).num_columns(5).striped(true).show(ui, |ui| {
+        for h in ["player", "Elo", "95% interval", "games", "how its games ended"] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for r in rows {
+            let name = r["name"].as_str().unwrap_or("?");
+            if r["current"].as_bool() == Some(false) {
+                ui.label(format!("{name} ({})", r["id"].as_str().map(|i| &i[..8.min(i.len())]).unwrap_or("?")));
+            } else {
+                ui.label(name);
+            }
+            ui.label(format!("{:.0}", r["elo"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{:.0} to {:.0}", r["low"].as_f64().unwrap_or(0.0), r["high"].as_f64().unwrap_or(0.0)));
+            ui.label(format!("{}", r["games"]));
+            let ends: Vec<String> = r["endings"].as_object().into_iter().flatten().map(|(k, n)| format!("{k} {n}")).collect();
+            ui.small(ends.join(", "));
+            ui.end_row();
+        }
+    });
 }
 
 impl FlyChessApp {
@@ -94,7 +115,8 @@ impl FlyChessApp {
         ui.heading("Flies");
         let checksum = self.ready().map(|r| r.checksum.clone()).unwrap_or_default();
         let data = self.launch.data.clone();
-        egui::ScrollArea::vertical().show(ui, |ui| {
+        // Both ways: at the window's opening size (1280×800) the last columns stay reachable.
+        egui::ScrollArea::both().show(ui, |ui| {
             egui::Grid::new("flies").num_columns(8).striped(true).show(ui, |ui| {
                 for h in ["fly", "kind", "brain", "data", "HOLD top-1", "good moves", "Elo [95%]", "made"] {
                     ui.strong(h);
@@ -108,7 +130,11 @@ impl FlyChessApp {
                             ui.label(RichText::new(&name).strong());
                             ui.label(&f.kind);
                             let same = f.brain_checksum == checksum;
-                            ui.label(if same { f.brain.clone() } else { format!("{} (not the loaded brain)", f.brain) });
+                            let brain = if same { f.brain.clone() } else { format!("{} (not the loaded brain)", f.brain) };
+                            // A brain's label can be long: its start, all of it on hover.
+                            let short: String = brain.chars().take(24).collect();
+                            let shown = if short.len() < brain.len() { format!("{short}…") } else { brain.clone() };
+                            ui.label(shown).on_hover_text(brain);
                             ui.label(format!("{} positions", f.train_positions)).on_hover_text(&f.data);
                             match &f.hold {
                                 Some(m) => {

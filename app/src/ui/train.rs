@@ -154,6 +154,7 @@ impl TrainTab {
             let RunningJob { talk, stage, fraction, passes, .. } = job;
             let ended = talk.poll(|e| match e {
                 TrainEvent::Stage { text, fraction: f } => (*stage, *fraction) = (text, f),
+                TrainEvent::Resumed { passes, why } => *stage = format!("resumed after pass {passes}, on {why}"),
                 TrainEvent::Pass(p) => {
                     *stage = format!("pass {}", p.pass);
                     passes.push(p);

@@ -67,7 +67,10 @@ class Player:
     def name(self) -> str: ...
     @property
     def id(self) -> str: ...
-    def choose(self, fen: str, seed: int = 1) -> str:
-        """Its move (UCI)."""
+    def choose(self, fen: str, seed: int = 1, moves: Optional[Sequence[str]] = None) -> str:
+        """Its move (UCI) after `moves` (UCI) played from `fen`; the same player (its memory of
+        the game, one Stockfish process) answers every move until new_game() or another seed."""
+    def new_game(self) -> None:
+        """The next choose() starts a new game."""
 
 def _panic_for_test() -> None: ...

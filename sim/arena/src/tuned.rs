@@ -17,15 +17,43 @@ use flychess_fly::data::{Dataset, VAL, shipped_path};
 use flychess_fly::fly::Fly;
 
 /// The imagination weight `flychess imagine-tune` chose for this fly (in DATA/imagination.json,
-/// else in the shipped flies' tunings, models/imagination.json), or 1.0 when it has not been
-/// tuned (or the file is unreadable: imagination then plays at its plain weight).
-pub fn imagination(data: &Path, fly: &Fly) -> f32 {
+/// else in the shipped flies' tunings, models/imagination.json); None when it has not been tuned.
+pub fn imagination_tuned(data: &Path, fly: &Fly) -> Option<f32> {
     chosen(data, "imagination.json", SHIPPED_IMAGINATION, fly, |w: serde_json::Value| match w {
         serde_json::Value::Number(n) => n.as_f64().map(|w| w as f32).ok_or_else(|| Error::Invalid(format!("imagination weight {n}"))),
         serde_json::Value::String(s) if s == "inf" => Ok(f32::INFINITY),
         other => Err(Error::Invalid(format!("imagination weight {other}"))),
     })
-    .unwrap_or(1.0)
+}
+
+/// What an untuned fly's imagination plays at: the value after each move weighed as much as the
+/// policy (SPEC's default).
+pub const UNTUNED_IMAGINATION: f32 = 1.0;
+
+/// The weight imagination plays at for this fly: the tuned one (`imagination_tuned`), else
+/// `UNTUNED_IMAGINATION`, which is said (once per fly, as a warning: `untuned_imagination_words`).
+pub fn imagination(data: &Path, fly: &Fly) -> f32 {
+    imagination_tuned(data, fly).unwrap_or_else(|| {
+        said_once(&format!("imagination {}", fly.player_id(None)), || tracing::warn!("{}", untuned_imagination_words(&fly.meta.name)));
+        UNTUNED_IMAGINATION
+    })
+}
+
+/// In words, for every door: an untuned fly's imagination plays at the plain weight.
+pub fn untuned_imagination_words(fly_name: &str) -> String {
+    format!(
+        "imagination is not tuned for {fly_name}: it plays at weight {UNTUNED_IMAGINATION} (tune it on VAL with `flychess imagine-tune --fly {fly_name}`)"
+    )
+}
+
+/// Runs `say` the first time `key` is met in this process (a warning said once, not every move).
+fn said_once(key: &str, say: impl FnOnce()) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.iter().any(|k| k == key) {
+        said.push(key.to_string());
+        say();
+    }
 }
 
 /// Keeps imagination's `chosen` weight for `fly` in DATA/imagination.json with `details` (the
@@ -84,7 +112,15 @@ fn chosen<T: serde::de::DeserializeOwned, U>(
         let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
         check(serde_json::from_value(v[&id]["chosen"].clone()).ok()?).ok()
     };
-    std::fs::read(data.join(file)).ok().and_then(|b| read(&b)).or_else(|| read(shipped))
+    let path = data.join(file);
+    let kept = std::fs::read(&path).ok();
+    // A kept file that is not JSON at all is damage: said (once), and the shipped tunings used.
+    if let Some(Err(e)) = kept.as_ref().map(|b| serde_json::from_slice::<serde_json::Value>(b)) {
+        said_once(&path.display().to_string(), || {
+            tracing::warn!("{} cannot be read ({e}): the tunings kept there are not used; the shipped ones are", path.display())
+        });
+    }
+    kept.and_then(|b| read(&b)).or_else(|| read(shipped))
 }
 
 /// Keeps `value` as this fly's choice in DATA/`file` (beside other flies'), with what it was

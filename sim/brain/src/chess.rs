@@ -25,8 +25,27 @@ pub type Planes = [[bool; 64]; 12];
 
 /// Parses a FEN into a legal position, with an error that quotes it.
 pub fn position_from_fen(fen: &str) -> Result<Chess> {
+    // A board of other than 8 ranks is said as such (shakmaty reads 9 ranks as a position and
+    // then finds no king where it looks).
+    let ranks = fen.split_whitespace().next().map_or(0, |board| board.split('/').count());
+    if ranks != 8 {
+        return Err(Error::Invalid(format!("bad FEN {fen:?}: its board has {ranks} ranks, not 8")));
+    }
     let parsed: Fen = fen.trim().parse().map_err(|e| Error::Invalid(format!("bad FEN {fen:?}: {e}")))?;
     parsed.into_position(CastlingMode::Standard).map_err(|e| Error::Invalid(format!("impossible position {fen:?}: {e}")))
+}
+
+/// Why a position has no legal move, in words: checkmate (naming who is mated) or stalemate.
+pub fn game_over_words(pos: &Chess) -> String {
+    use shakmaty::Position;
+    if pos.is_checkmate() {
+        let mated = if pos.turn() == shakmaty::Color::White { "White" } else { "Black" };
+        format!("checkmate: {mated} is mated, no legal move to analyse")
+    } else if pos.is_stalemate() {
+        "stalemate: no legal move to analyse (a draw)".to_string()
+    } else {
+        "the game is over in this position (no legal move)".to_string()
+    }
 }
 
 /// A role's plane (0 pawn … 5 king), the order of the planes and of the R1–R6 cells.
@@ -82,6 +101,25 @@ pub fn sample_positions() -> Vec<Chess> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mate and stalemate are told apart in words (issue 71: both were "the game is over").
+    #[test]
+    fn mate_and_stalemate_are_said_apart() {
+        let mate = position_from_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap();
+        assert!(game_over_words(&mate).starts_with("checkmate: White is mated"), "{}", game_over_words(&mate));
+        let stalemate = position_from_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").unwrap();
+        assert!(game_over_words(&stalemate).starts_with("stalemate"), "{}", game_over_words(&stalemate));
+    }
+
+    /// A board of 9 (or 7) ranks is named as such, not as a missing king (issue 71).
+    #[test]
+    fn a_board_of_the_wrong_number_of_ranks_is_said_so() {
+        let nine = position_from_fen("rnbqkbnr/pppppppp/8/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap_err().to_string();
+        assert!(nine.contains("9 ranks, not 8") && !nine.contains("king"), "{nine}");
+        let seven = position_from_fen("rnbqkbnr/pppppppp/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap_err().to_string();
+        assert!(seven.contains("7 ranks"), "{seven}");
+        assert!(position_from_fen("  rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").is_ok());
+    }
 
     #[test]
     fn the_start_position_from_both_sides_looks_the_same() {

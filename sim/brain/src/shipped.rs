@@ -60,6 +60,11 @@ const FILES: &[(&str, &[u8])] = &[
     ("ratings.json", include_bytes!("../../../models/ratings.json")),
 ];
 
+/// The names of the shipped flies (`models/*.fly` as this build embeds them).
+pub fn fly_names() -> Vec<&'static str> {
+    FILES.iter().filter_map(|(name, _)| name.strip_prefix("flies/")?.strip_suffix(".fly")).collect()
+}
+
 /// The shipped FlyWire v783 bundle (connections within each hemisphere), written out.
 pub fn flywire_bundle() -> PathBuf {
     dir().join("flywire783-hemispheres")

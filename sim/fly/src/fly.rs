@@ -205,19 +205,56 @@ pub fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Finds a fly by name: the user's flies first, then the shipped ones.
+/// The first 12 characters of a checksum as the messages show it (the whole of a shorter one,
+/// such as a damaged fly's: never a panic).
+pub fn short_checksum(checksum: &str) -> &str {
+    checksum.get(..12).unwrap_or(checksum)
+}
+
+/// Whether a user's new fly may be called `name` (training, a newborn, a rename): a name
+/// (`check_name`) that no shipped fly has. A fly of the data folder under a shipped fly's name
+/// would stand in for the shipped one wherever the name is read, so it is refused; the
+/// developers' `--ship`, which replaces the shipped fly itself, checks `check_name` alone.
+pub fn check_new_name(name: &str) -> Result<()> {
+    check_name(name)?;
+    if flychess_brain::shipped::fly_names().contains(&name) {
+        return Err(Error::Invalid(format!(
+            "{name:?} is the name of a fly shipped with Fly Chess; a fly of yours under it would hide that one, so name yours otherwise (e.g. my-{name})"
+        )));
+    }
+    Ok(())
+}
+
+/// Finds a fly by name, never by path (`check_name`: `../x` is refused, not read): a shipped
+/// fly's name is always the shipped fly (a fly of the data folder under that name, made before
+/// such names were refused, is said once and left to be renamed), any other name the data
+/// folder's fly.
 pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
+    check_name(name).map_err(|_| {
+        Error::Invalid(format!("{name:?} is not a fly's name (a name, not a path: none of / \\ : * ? \" < > | +, not starting with a dot)"))
+    })?;
     let file = format!("{name}.fly");
-    [flychess_brain::files::DataFolder::at(data).flies().join(&file), shipped_dir().join(&file)]
-        .into_iter()
-        .find(|p| p.exists())
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "no fly named {name:?} (looked in {} and {})",
-                flychess_brain::files::DataFolder::at(data).flies().display(),
-                shipped_dir().display()
-            ))
-        })
+    let own = flychess_brain::files::DataFolder::at(data).flies().join(&file);
+    let shipped = shipped_dir().join(&file);
+    if flychess_brain::shipped::fly_names().contains(&name) && shipped.exists() {
+        if own.exists() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::warn!(
+                    "{} has a shipped fly's name; {name} is the shipped fly (rename yours: flychess rename {name} NEW)",
+                    own.display()
+                )
+            });
+        }
+        return Ok(shipped);
+    }
+    [own, shipped].into_iter().find(|p| p.exists()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "no fly named {name:?} (looked in {} and {})",
+            flychess_brain::files::DataFolder::at(data).flies().display(),
+            shipped_dir().display()
+        ))
+    })
 }
 
 /// The brain's own trained fly: among the shipped flies of the brain with this checksum (else the
@@ -264,6 +301,34 @@ pub fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name is a name, never a path; a shipped fly's name is the shipped fly even where the
+    /// data folder has a fly under it, and no new fly may take it (issue 71).
+    #[test]
+    fn a_name_is_never_a_path_and_a_shipped_name_stays_the_shipped_fly() {
+        let data = tempfile::tempdir().unwrap();
+        let flies = flychess_brain::files::DataFolder::at(data.path()).flies();
+        std::fs::create_dir_all(&flies).unwrap();
+        let shipped = find("flywire", data.path()).unwrap();
+        assert!(shipped.starts_with(shipped_dir()), "{}", shipped.display());
+        // A fly of the user's saved under the shipped name (as before the name was refused).
+        let mut mine = Fly::load(&shipped).unwrap();
+        mine.meta.name = "flywire".into();
+        mine.meta.train_positions = 1;
+        mine.save(&flies.join("flywire.fly")).unwrap();
+        assert_eq!(find("flywire", data.path()).unwrap(), shipped, "the shipped fly stays reachable");
+        assert!(check_new_name("flywire").unwrap_err().to_string().contains("shipped"));
+        assert!(check_new_name("my-flywire").is_ok());
+        // Paths are refused before anything is read, wherever the file is.
+        mine.save(&data.path().join("evil.fly")).unwrap();
+        for path in ["../evil", "../../evil", "/tmp/evil", "..\\evil", ".hidden"] {
+            let e = find(path, data.path()).unwrap_err().to_string();
+            assert!(e.contains("not a fly's name"), "{path}: {e}");
+        }
+        // A user's own fly under its own name is found in the data folder.
+        mine.save(&flies.join("mine.fly")).unwrap();
+        assert_eq!(find("mine", data.path()).unwrap(), flies.join("mine.fly"));
+    }
 
     /// A brain's own fly is the one trained on the most positions, whatever the names' order
     /// (an older fly kept beside it, like `flywire-75k` beside `flywire`, sorts first); among

@@ -137,6 +137,10 @@ pub struct GamesMix {
 pub struct LabelsUsed {
     pub dir: PathBuf,
     pub rows: usize,
+    /// The sha256 of those lines (`teacher::lines_sha256`): a resumed run checks it reads the very
+    /// lines it started with. Absent in the runs of before (they resume as they did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 impl GamesMix {
@@ -168,10 +172,21 @@ impl GamesMix {
             }
             return Ok(GamesMix::master(dataset, positions, stockfish_share));
         };
+        // The same folder and dataset however they are written (relative one time, absolute the
+        // next): a run is keyed by what it reads.
+        let dir = std::fs::canonicalize(&dir).map_err(|e| Error::io(&dir, e))?;
+        let dataset = std::fs::canonicalize(&dataset).map_err(|e| Error::io(&dataset, e))?;
         let labels = read_engine_labels(&dataset, &dir, positions)?;
+        if teacher.every_move && labels.every.is_none() {
+            return Err(Error::Invalid(format!(
+                "{}: these labels hold Stockfish's best move alone; `--teacher every-move` needs labels of `flychess data label --every-move`",
+                dir.display()
+            )));
+        }
         let rows = labels.labels.len();
+        let sha256 = crate::teacher::lines_sha256(&dir.join("labels.jsonl"), rows)?;
         let positions = if teacher.engine_only() { positions.min(rows) } else { positions };
-        Ok(GamesMix { dataset, positions, stockfish_share, engine_labels: Some(LabelsUsed { dir, rows }), teacher })
+        Ok(GamesMix { dataset, positions, stockfish_share, engine_labels: Some(LabelsUsed { dir, rows, sha256 }), teacher })
     }
 
     /// Positions of the dataset taught by the master's move and by Stockfish's.
@@ -182,7 +197,7 @@ impl GamesMix {
             by.push(("master", self.positions));
         }
         if self.teacher.engine > 0.0 {
-            by.push(("stockfish", labelled));
+            by.push((self.teacher.engine_source(), labelled));
         }
         by
     }
@@ -287,9 +302,21 @@ pub struct RunInfo {
 }
 
 pub enum TrainEvent {
-    Stage { text: String, fraction: f64 },
+    Stage {
+        text: String,
+        fraction: f64,
+    },
+    /// A killed run picked up after its last checkpointed pass (`why`: what was kept, in words).
+    Resumed {
+        passes: usize,
+        why: String,
+    },
     Pass(PassRecord),
-    Done { fly: PathBuf, hold: Metrics, val: Metrics },
+    Done {
+        fly: PathBuf,
+        hold: Metrics,
+        val: Metrics,
+    },
     Stopped,
 }
 
@@ -460,9 +487,51 @@ pub fn human(seconds: f64) -> String {
     }
 }
 
+/// A killed run whose labels folder has grown since it started (the labelling job went on) is
+/// asked again with more lines than it started with: it takes the games mix it started with, when
+/// the two differ only in how many lines of the same labels folder they read and the folder still
+/// begins with those very lines (by their sha256). Lines that have changed are refused, saying so
+/// (the run would otherwise start again and lose its passes). (the job, what was kept in words.)
+fn labels_kept_from(job: &TrainJob, previous: Option<&RunInfo>) -> Result<(TrainJob, Option<String>)> {
+    let unchanged = || Ok((job.clone(), None));
+    let (Some(then), Some(now)) = (previous.filter(|p| !p.finished).and_then(|p| p.games.as_ref()), job.games.as_ref()) else {
+        return unchanged();
+    };
+    let (Some(l_then), Some(l_now)) = (&then.engine_labels, &now.engine_labels) else { return unchanged() };
+    let same_source = l_then.dir == l_now.dir
+        && then.dataset == now.dataset
+        && then.teacher == now.teacher
+        && then.stockfish_share == now.stockfish_share;
+    if then == now || !same_source || l_then.rows == l_now.rows {
+        return unchanged();
+    }
+    let Some(sha) = &l_then.sha256 else { return unchanged() };
+    let path = l_then.dir.join("labels.jsonl");
+    if crate::teacher::lines_sha256(&path, l_then.rows)?.as_ref() != Some(sha) {
+        return Err(Error::Invalid(format!(
+            "{}: the first {} lines, which the killed run {} started on, are not the lines it read (the labels were changed or cut); \
+             it cannot resume on them: put those labels back, or train under another name",
+            path.display(),
+            l_then.rows,
+            job.name
+        )));
+    }
+    let mut kept = job.clone();
+    kept.games = Some(then.clone());
+    let words = format!(
+        "the {} lines of labels it started on (the folder has {} now; a new run under another name reads them all)",
+        l_then.rows, l_now.rows
+    );
+    Ok((kept, Some(words)))
+}
+
 /// Runs `job` to the end (or until stopped), returning the fly when finished.
 pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Controls, events: &dyn Fn(TrainEvent)) -> Result<Option<Fly>> {
     flychess_fly::fly::check_name(&job.name)?;
+    let earlier: Option<RunInfo> =
+        std::fs::read(runs_dir(data).join(&job.name).join("run.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    let (job, resumed_on) = labels_kept_from(job, earlier.as_ref())?;
+    let job = &job;
     if let Some(f) = &job.from {
         f.readout(prepared.id(), &job.reading.steps(), None)?;
     }
@@ -602,6 +671,10 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
             }
             flychess_brain::files::write_atomically(&metrics_path, kept.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes())?;
             events(TrainEvent::Stage { text: format!("resuming after pass {passes}"), fraction: 0.0 });
+            events(TrainEvent::Resumed {
+                passes,
+                why: resumed_on.clone().unwrap_or_else(|| "the same rows, teachers and settings".into()),
+            });
             (c.fly.readout.clone(), Some(c.state), Some(c.fly))
         }
         _ => {
@@ -881,6 +954,71 @@ pub fn answers_on(
 mod tests {
     use super::*;
     use flychess_fly::cache::Reading;
+
+    /// Issue 68: a killed run whose labels folder has grown since (the labelling job went on)
+    /// resumes on the lines it started with instead of starting again; labels whose first lines
+    /// changed are refused, naming the file; an old run without the lines' hash is left as it was.
+    #[test]
+    fn a_run_resumes_on_the_labels_it_started_with_when_the_folder_has_grown() {
+        let dir = tempfile::tempdir().unwrap();
+        let labels = dir.path().join("labels.jsonl");
+        let lines: Vec<String> = (0..5).map(|i| format!("{{\"i\":{i}}}\n")).collect();
+        std::fs::write(&labels, lines[..3].concat()).unwrap();
+        let mix = |rows: usize| GamesMix {
+            dataset: dir.path().join("g.flyd"),
+            positions: rows,
+            stockfish_share: 0.25,
+            engine_labels: Some(LabelsUsed {
+                dir: dir.path().to_path_buf(),
+                rows,
+                sha256: crate::teacher::lines_sha256(&labels, rows).unwrap(),
+            }),
+            teacher: Teacher::parse("engine").unwrap(),
+        };
+        let job = |games: GamesMix| TrainJob {
+            name: "grown".into(),
+            positions: 7000,
+            reading: Reading::Mean9To12,
+            options: FitOptions::default(),
+            lessons: 0.0,
+            games: Some(games),
+            curriculum: None,
+            from: None,
+        };
+        let started = job(mix(3));
+        let run = RunInfo {
+            name: "grown".into(),
+            brain: "b".into(),
+            brain_checksum: "c".into(),
+            positions: 7000,
+            reading: Reading::Mean9To12,
+            fit: FitOptions::default(),
+            lessons: 0.0,
+            games: started.games.clone(),
+            curriculum: None,
+            from: None,
+            blind: None,
+            hold: None,
+            finished: false,
+        };
+        // The labelling job wrote two more lines; the run is asked again.
+        std::fs::write(&labels, lines.concat()).unwrap();
+        let again = job(mix(5));
+        let (kept, words) = labels_kept_from(&again, Some(&run)).unwrap();
+        assert_eq!(kept.games, started.games, "the lines it started with");
+        assert!(words.unwrap().contains("the 3 lines"));
+        // A finished run, or the same lines, change nothing.
+        assert_eq!(labels_kept_from(&again, Some(&RunInfo { finished: true, ..run.clone() })).unwrap().0.games, again.games);
+        assert_eq!(labels_kept_from(&started, Some(&run)).unwrap().1, None);
+        // The first lines changed under it: refused, naming the file.
+        std::fs::write(&labels, "{\"i\":9}\n".to_string() + &lines[1..].concat()).unwrap();
+        let e = labels_kept_from(&again, Some(&run)).unwrap_err().to_string();
+        assert!(e.contains("labels.jsonl") && e.contains("cannot resume"), "{e}");
+        // A run of before the lines' hash: as before (no claim about lines it cannot check).
+        let mut old = run.clone();
+        old.games.as_mut().unwrap().engine_labels.as_mut().unwrap().sha256 = None;
+        assert_eq!(labels_kept_from(&again, Some(&old)).unwrap().0.games, again.games);
+    }
 
     fn save(data: &Path, name: &str, checksum: &str, steps: Vec<usize>, inputs: usize) {
         let flies = flychess_brain::files::DataFolder::at(data).flies();

@@ -127,6 +127,12 @@ impl<'a> Mixed<'a> {
         if teacher.engine > 0.0 && labels.is_none() {
             return Err(Error::Invalid("a teacher with Stockfish's moves needs engine labels".into()));
         }
+        if teacher.every_move && labels.is_some_and(|l| l.every.is_none()) {
+            return Err(Error::Invalid(format!(
+                "{}: these labels hold Stockfish's best move alone; the every-move teacher needs `data label --every-move`'s",
+                labels.map(|l| l.path.display().to_string()).unwrap_or_default()
+            )));
+        }
         if teacher.engine_only() && labels.is_none_or(|l| l.first_row > self.range.start || labelled_to < self.range.end) {
             return Err(Error::Invalid(format!(
                 "Stockfish alone teaches rows {}..{}, but only rows {}..{labelled_to} are labelled",
@@ -232,7 +238,7 @@ impl TrainSet for Mixed<'_> {
             let targets: Vec<Target> = block_rows
                 .par_iter()
                 .enumerate()
-                .map(|(k, row)| Ok(crate::teacher::target(row, labels.and_then(|l| l.get(at + k)), &teacher)?.0))
+                .map(|(k, row)| Ok(crate::teacher::target(row, labels.and_then(|l| l.label(at + k)), &teacher)?.0))
                 .collect::<Result<_>>()?;
             let x = self.cache.read(at..end, self.reading)?;
             let mut order: Vec<usize> = (0..targets.len()).collect();
@@ -413,6 +419,7 @@ mod tests {
             first_row: 2,
             depth: 10,
             labels: (2..22).map(|i| EngineLabel { mv: d4, score: Score::Cp(0), game: i, ply: 0 }).collect(),
+            every: None,
         };
         let (fixed_x, fixed_t) = (Vec::new(), Vec::new());
         let new = |range: Range<usize>| Mixed::new(&cache, path.clone(), range, Reading::Mean9To12, &fixed_x, &fixed_t, 0.0, 3).unwrap();

@@ -50,7 +50,8 @@ pub fn save_newborn(connectome: &Connectome, checksum: &str, brain: &Brain, data
 /// under its new name, then the old file goes. A rename stopped between the two (the app killed)
 /// leaves the same fly under both names, and renaming it again finishes the job.
 pub fn rename_fly(data: &Path, old: &str, new: &str) -> Result<()> {
-    flychess_fly::fly::check_name(new)?;
+    flychess_fly::fly::check_name(old)?;
+    flychess_fly::fly::check_new_name(new)?;
     let to = flychess_brain::files::DataFolder::at(data).flies().join(format!("{new}.fly"));
     let from = flychess_brain::files::DataFolder::at(data).flies().join(format!("{old}.fly"));
     if !from.exists() && !to.exists() {

@@ -56,6 +56,8 @@ pub struct Match {
     pub fly: Option<Seated>,
     /// The playing readout fly's imagination weight (None for other players).
     imagination_weight: Option<f32>,
+    /// What the status says when imagination is switched on for a fly whose weight is not tuned.
+    pub(in crate::lab) imagination_note: Option<String>,
     /// The fly being made ready off the UI thread (`load_fly`).
     fly_job: Option<std::sync::mpsc::Receiver<Loading>>,
     /// None: following the game; Some(ply): looking at the position after `ply` moves.
@@ -95,6 +97,7 @@ impl Match {
             fly_name,
             fly: None,
             imagination_weight: None,
+            imagination_note: None,
             fly_job: None,
             cursor: None,
             thinking: None,
@@ -147,8 +150,9 @@ impl Match {
         };
         match answer {
             Ok(Ok(ready)) => {
-                let Seat { player, name, status, imagination_weight } = ready;
+                let Seat { player, name, status, imagination_weight, imagination_note } = ready;
                 self.imagination_weight = imagination_weight;
+                self.imagination_note = imagination_note;
                 self.fly_name = name;
                 if let Some(status) = status {
                     self.status = status;
@@ -579,6 +583,8 @@ struct Seat {
     /// A readout fly's imagination weight (`flychess imagine-tune`'s, 1 until tuned), read here
     /// once rather than at every move.
     imagination_weight: Option<f32>,
+    /// Said when imagination is switched on and its weight is not tuned.
+    imagination_note: Option<String>,
 }
 
 /// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
@@ -600,9 +606,11 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
     // A readout fly plays as `entrant` (plain, with habituation, or with two glances).
     let readout_fly = |name: String, fly: Fly, status: Option<String>, entrant: Option<Entrant>| {
         let entrant = entrant.unwrap_or_else(|| Entrant::fly(&fly, None));
-        let imagination_weight = Some(crate::training::tuned_imagination(data, &fly));
+        let tuned = flychess_arena::tuned::imagination_tuned(data, &fly);
+        let imagination_weight = Some(tuned.unwrap_or(flychess_arena::tuned::UNTUNED_IMAGINATION));
+        let imagination_note = tuned.is_none().then(|| flychess_arena::tuned::untuned_imagination_words(&fly.meta.name));
         let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-        Seat { player: seated(entrant, kit), name, status, imagination_weight }
+        Seat { player: seated(entrant, kit), name, status, imagination_weight, imagination_note }
     };
     let progress = |what: &str, done: usize, _total: usize| {
         if done == 0 {
@@ -643,6 +651,7 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
                 name: name.into(),
                 status: Some(status),
                 imagination_weight: None,
+                imagination_note: None,
             })
         }
         (Named::Fly(_), Entrant::Aided { aid: flychess_arena::search::Aid::Select { .. }, .. }) => Err(cannot(
@@ -651,7 +660,13 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
         (Named::Fly(fly), Entrant::Aided { aid, .. }) => {
             let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
             let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-            Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None })
+            Ok(Seat {
+                player: seated(entrant, kit),
+                name: name.into(),
+                status: Some(status),
+                imagination_weight: None,
+                imagination_note: None,
+            })
         }
         (Named::Fly(fly), Entrant::Fly { imagination: Some(_), habituation, .. }) => {
             let status =
@@ -683,7 +698,13 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
             let bio = ready.dopamine_model(data, f.meta.constants, &|_| {}).map_err(|e| cannot(&e))?;
             let kit = kit().with_dopamine(bio, &[f]).map_err(|e| cannot(&e))?;
             let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
-            Ok(Seat { player: seated(entrant, kit), name: name.into(), status: Some(status), imagination_weight: None })
+            Ok(Seat {
+                player: seated(entrant, kit),
+                name: name.into(),
+                status: Some(status),
+                imagination_weight: None,
+                imagination_note: None,
+            })
         }
         (Named::ValuedCharles(..), _) => Err(cannot(
             &"the board shows a brain's think, and Charles with an aid is valued by a fly; play it with `flychess duel`, `rate` or the UCI engine",

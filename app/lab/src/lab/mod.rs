@@ -363,7 +363,10 @@ impl Lab {
                     },
                 },
                 FlyAction::Newborn(name) => match &ready {
-                    Some(r) => match flies::save_newborn(&r.connectome, &r.checksum, &r.brain, &data, &name) {
+                    Some(r) => match flychess_fly::fly::check_new_name(&name)
+                        .map_err(anyhow::Error::from)
+                        .and_then(|_| flies::save_newborn(&r.connectome, &r.checksum, &r.brain, &data, &name))
+                    {
                         Ok(_) => format!("Built {name}."),
                         Err(e) => format!("Could not build {name}: {e:#}"),
                     },
@@ -576,7 +579,13 @@ impl Lab {
             Command::Fly(action) => self.fly_action(action),
             Command::Show(ply) => self.play.show(ply),
             Command::Say(words) => self.play.say(words),
-            Command::Imagination(on) => self.play.imagination = on,
+            Command::Imagination(on) => {
+                self.play.imagination = on;
+                // An untuned fly's imagination plays at weight 1: said when it is switched on.
+                if let (true, Some(note)) = (on, &self.play.imagination_note) {
+                    self.play.status = note.clone();
+                }
+            }
             Command::SecondGlance(on) => self.play.second_glance = on,
             Command::Replay(on) => self.play.replay = on,
             Command::Mute(on) => self.speaker.muted = on,

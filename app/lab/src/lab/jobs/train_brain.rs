@@ -64,7 +64,7 @@ pub fn read_curves(data: &Path) -> Vec<BrainCurves> {
 fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
     let Ask { name, positions, leash, stop, pause } = ask;
     let (name, positions) = (name.as_str(), *positions);
-    flychess_fly::fly::check_name(name)?;
+    flychess_fly::fly::check_new_name(name)?;
     let (start_name, path) = flychess_fly::fly::trained_for(&ready.checksum, data)
         .ok_or_else(|| anyhow::anyhow!("this brain has no readout-only fly to start from: train one first (Readout)"))?;
     let start = flychess_fly::fly::Fly::load(&path)?;

@@ -70,7 +70,7 @@ pub fn readout_fly_named(name: &str, data: &Path) -> bool {
 fn train(ready: &ReadyBrain, data: &Path, ask: &Ask, send: &(dyn Fn(Msg) + Sync)) -> anyhow::Result<String> {
     let Ask { name, lessons: target, constants, stop } = ask;
     let (name, target, constants) = (name.as_str(), *target, *constants);
-    flychess_fly::fly::check_name(name)?;
+    flychess_fly::fly::check_new_name(name)?;
     let dataset = flychess_fly::data::Dataset::load(&flychess_fly::data::shipped_path())?;
     send(Msg::Stage("the mushroom body and its homeostasis".into()));
     let bio = ready
