@@ -11,6 +11,14 @@ mod cli;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // Mesa's Vulkan device-select layer connects to Wayland while wgpu looks for an adapter and
+    // prints "XDG_RUNTIME_DIR is invalid" twice where there is none (every `uci` start on a
+    // headless machine); wgpu chooses the adapter itself, so the layer is left out unless the
+    // user set it.
+    if std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: the first statement of main, before any thread of this process exists.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -1,30 +1,36 @@
 //! The fly as a UCI engine (`flychess uci`): the Universal Chess Interface on a pair of streams,
 //! so any chess program (Cute Chess, Arena, En Croissant, Scid, lichess-bot, python-chess) can
 //! load a fly, Charles or an aided player of this brain as an engine. A session answers `uci`
-//! with its name, author and options (`Player`, `Imagination`, `Engine`, `MultiPV`, `Threads`,
-//! `UCI_ShowWDL`), `isready` once its brain is ready, keeps the game from `position` (the keys of
-//! every position in it, so the repetition rule sees the game's history), and for `go` thinks on
-//! a thread of its own while the input is still read: `stop`, `isready` and `quit` are answered at
-//! once. `go`'s clock (`movetime`, or `wtime btime winc binc movestogo`) becomes a budget
-//! (`Clock::budget`) that a search player stops at, playing the best move found so far; `nodes`
-//! caps its simulations; `stop` cuts it short. A player that thinks once (a fly, Charles, a
-//! dopamine fly) answers in milliseconds and says once that the clock cannot change its move.
-//! Each think prints an `info` line for each of its MultiPV most probable moves (the real `nodes`:
-//! boards that went through the brain; `time`; the score from the value head of the board after
-//! the move; the move's probability in an `info string`) and `bestmove`; `go infinite` and `go
-//! ponder` hold `bestmove` until `stop` or `ponderhit`. A player that cannot be made ready is
-//! refused when it is chosen, and a think that fails answers `bestmove 0000` with the reason,
-//! never a move of someone else's. Nothing a client sends can end the session but `quit` or the
-//! end of its input: an unknown command or token is said on stderr and ignored, a malformed
-//! `position` or an illegal move in it is said in an `info string` and the last good position
-//! kept, a line longer than `LINE_LIMIT` is refused unread.
+//! with its name, author and options (`Player`, a combo of every name it offers; `Search`, a spin
+//! of simulations of Philidor's search over the player; `Imagination`, `Engine`, `MultiPV`,
+//! `Threads`, `UCI_ShowWDL`), `isready` (and `ucinewgame`) once its player is ready and its first
+//! think made, keeps the game from `position` (the keys of every position in it, so the
+//! repetition rule sees the game's history), and for `go` thinks on a thread of its own while the
+//! input is still read: `stop`, `isready` and `quit` are answered at once, and an `info` line goes
+//! out at least once a second. `go`'s clock (`movetime`, or `wtime btime winc binc movestogo`)
+//! becomes a budget (`Clock::budget`), weighed against what a think of the brain costs here
+//! (`Costs`, measured when the player is made ready): a think it cannot hold is not started (a
+//! fly's look-ahead gives way to the fly's own answer, a search to its base's favourite, each
+//! said), a search stops at it with the best move found so far, `nodes` caps its simulations,
+//! `stop` cuts it short, and with no deadline it searches in slices, its lines printed after
+//! each. A player that thinks once (a fly, Charles, a dopamine fly) answers in milliseconds and
+//! says once that the clock cannot change its move. Each think prints an `info` line for each of
+//! its MultiPV most probable moves (the real `nodes`: boards that went through the brain; `time`;
+//! the score from the value head of the board after the move; the move's probability in an `info
+//! string`) and `bestmove`; `go infinite` and `go ponder` hold `bestmove` until `stop` or
+//! `ponderhit`. A player that cannot be made ready is refused when it is chosen, an engine that
+//! cannot start is said in an `info string`, and a think that fails answers `bestmove 0000` with
+//! the reason, never a move of someone else's. Nothing a client sends can end the session but
+//! `quit` or the end of its input: an unknown command or token is said on stderr and ignored, a
+//! malformed `position` or an illegal move in it is said in an `info string` and the last good
+//! position kept, a line longer than `LINE_LIMIT` is refused unread.
 // A front door, not a view: it runs the think on its own thread (app/clippy.toml forbids that to the ui only).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::collections::{HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,20 +39,36 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move, Position};
 
-use flychess_arena::players::{Entrant, Kit, Player};
-use flychess_arena::search::Budget;
+use flychess_arena::players::{Considered, Entrant, Kit, Player};
+use flychess_arena::search::{Aid, Budget, LEAF_BATCH};
 use flychess_brain::brain::Brain;
 use flychess_brain::brain::simulator::{self, EngineChoice, Simulator};
-use flychess_brain::chess::uci;
+use flychess_brain::chess::{planes, uci};
 use flychess_brain::connectome::brain_file::Loaded;
 use flychess_brain::store::BrainSpec;
-use flychess_fly::readout::position_key;
+use flychess_fly::readout::{position_key, think_features};
 
 /// The longest line read (a `position` with a whole game's moves is a few kilobytes).
 pub const LINE_LIMIT: usize = 64 * 1024;
 
 /// The most lines `MultiPV` may ask for.
 const MOST_LINES: usize = 256;
+
+/// The most simulations `Search` may ask for (what `+searchN` takes).
+const MOST_SIMULATIONS: usize = 100_000;
+
+/// The player `player` with Philidor's search of `search` simulations (0: `player` as it is);
+/// a search already in the name (`+search`, `+searchN`) gives way to it.
+fn with_search(player: &str, search: usize) -> String {
+    if search == 0 {
+        return player.to_string();
+    }
+    let base = match player.rsplit_once('+') {
+        Some((base, aid)) if aid.strip_prefix("search").is_some_and(|n| n.chars().all(|c| c.is_ascii_digit())) => base,
+        _ => player,
+    };
+    format!("{base}+search{search}")
+}
 
 /// How the session starts: the data folder, the brain, the player (None: the brain's own fly).
 pub struct Start {
@@ -125,8 +147,32 @@ struct Ready {
 }
 
 impl Ready {
+    /// What the window's New game offers (the brain's flies and dopamine flies, every finished
+    /// Charles run, each trained fly with `+judge` and `+search64`), and besides: each trained
+    /// fly with `+imagination`, with `+habituation` and `+glances` where they are tuned, with
+    /// `+sf4` where Stockfish is installed, and the ladder's `random`, `greedy` and `stockfish`.
     fn of(data: &std::path::Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Ready {
-        let players = crate::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
+        let mut players = crate::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
+        let stockfish = flychess_fly::stockfish::find_stockfish(None).is_ok();
+        let trained: Vec<String> = players.iter().filter(|p| players.contains(&format!("{p}+search64"))).cloned().collect();
+        for name in trained {
+            players.push(format!("{name}+imagination"));
+            if let Ok(fly) = flychess_fly::fly::find(&name, data).and_then(|p| flychess_fly::fly::Fly::load(&p)) {
+                if flychess_arena::tuned::habituation(data, &fly).is_some() {
+                    players.push(format!("{name}+habituation"));
+                }
+                if flychess_arena::tuned::glances(data, &fly).is_some() {
+                    players.push(format!("{name}+glances"));
+                }
+            }
+            if stockfish {
+                players.push(format!("{name}+sf4"));
+            }
+        }
+        players.extend(["random", "greedy"].map(String::from));
+        if stockfish {
+            players.push("stockfish".into());
+        }
         Ready { loaded, brain, players }
     }
 }
@@ -145,6 +191,57 @@ struct Seat {
     imagination: f32,
     entrant: Entrant,
     kit: Kit,
+    /// A fly with imagination: the same fly without it, what plays a move whose budget cannot
+    /// hold the look-ahead (the kit holds it too).
+    plain: Option<Entrant>,
+}
+
+impl Seat {
+    /// Whether the player is Philidor's search (it stops at its budget).
+    fn searches(&self) -> bool {
+        matches!(self.entrant, Entrant::Aided { aid: Aid::Search { .. }, .. })
+    }
+}
+
+/// What a think of the brain costs on this machine: measured when a player is made ready
+/// (`warm_up`: one board, a search's batch, a look-ahead's boards) and corrected by each think
+/// since (`load`: how much slower the machine is now than when measured).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Costs {
+    /// Milliseconds to think 1, `LEAF_BATCH` and `WIDE` boards at once.
+    one: f64,
+    batch: f64,
+    wide: f64,
+    load: f64,
+}
+
+/// The boards of the widest think measured (about a look-ahead's: the board and its moves').
+const WIDE: usize = 24;
+
+impl Costs {
+    /// The time a think of `boards` boards at once takes now: linear between the sizes measured
+    /// (beyond the widest, on its slope).
+    fn think(&self, boards: usize) -> Duration {
+        let n = boards.max(1) as f64;
+        let (b, w) = (LEAF_BATCH as f64, WIDE as f64);
+        let ms = if n <= b {
+            self.one + (self.batch - self.one) * (n - 1.0) / (b - 1.0)
+        } else {
+            self.batch + (self.wide - self.batch).max(0.0) * (n - b) / (w - b)
+        };
+        Duration::from_secs_f64(ms.max(0.0) * self.load / 1000.0)
+    }
+
+    /// A think that was estimated at `expected` (at the load of the measurement) took `took`:
+    /// a slower machine is believed at once, a faster one a quarter at a time.
+    fn observe(&mut self, expected: Duration, took: Duration) {
+        let base = expected.as_secs_f64() / self.load;
+        if base <= 0.0 {
+            return;
+        }
+        let ratio = took.as_secs_f64() / base;
+        self.load = if ratio > self.load { ratio } else { 0.75 * self.load + 0.25 * ratio }.clamp(0.5, 50.0);
+    }
 }
 
 /// What `go` asked for.
@@ -175,6 +272,13 @@ struct Clock {
     movestogo: Option<u64>,
 }
 
+/// The longest an analysis window waits for an `info` line while the engine thinks or holds
+/// its answer (`go infinite`); a heartbeat `info time T nodes N` fills the silence.
+const HEARTBEAT: Duration = Duration::from_millis(800);
+
+/// How long a slice of a search with no deadline runs before its lines are printed.
+const SLICE: Duration = Duration::from_millis(500);
+
 /// Kept back from every budget for what follows the search (the lines' values, the answer, the
 /// pipe to the GUI), in milliseconds.
 const MARGIN_MS: u64 = 40;
@@ -198,13 +302,41 @@ impl Clock {
     }
 }
 
-/// The output, shared by the reader of the input (`readyok`) and the think (`info`).
-type Out<'a> = Mutex<&'a mut (dyn Write + Send)>;
+/// The output, shared by the reader of the input (`readyok`, the heartbeat of a long think) and
+/// the think (`info`), with when the last `info` line went out and the nodes it reported.
+struct Out<'a> {
+    writer: Mutex<&'a mut (dyn Write + Send)>,
+    epoch: Instant,
+    /// Milliseconds after `epoch` when the last `info` line was written.
+    last_info_ms: AtomicU64,
+    /// The nodes of the think in progress so far (`NO_NODES`: none reported yet).
+    nodes: AtomicU64,
+}
+
+const NO_NODES: u64 = u64::MAX;
+
+impl<'a> Out<'a> {
+    fn new(writer: &'a mut (dyn Write + Send)) -> Out<'a> {
+        Out { writer: Mutex::new(writer), epoch: Instant::now(), last_info_ms: AtomicU64::new(0), nodes: AtomicU64::new(NO_NODES) }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, &'a mut (dyn Write + Send)>> {
+        self.writer.lock().map_err(|_| anyhow!("the output's lock was poisoned"))
+    }
+
+    /// How long ago the last `info` line went out.
+    fn since_info(&self) -> Duration {
+        self.epoch.elapsed().saturating_sub(Duration::from_millis(self.last_info_ms.load(Ordering::Relaxed)))
+    }
+}
 
 fn write_line(out: &Out, line: &str) -> Result<()> {
-    let mut o = out.lock().map_err(|_| anyhow!("the output's lock was poisoned"))?;
+    let mut o = out.lock()?;
     writeln!(o, "{line}")?;
     o.flush()?;
+    if line.starts_with("info") {
+        out.last_info_ms.store(out.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
     Ok(())
 }
 
@@ -231,7 +363,7 @@ pub fn serve_loaded(
         session.seat().map_err(|e| anyhow!("{name} cannot play: {e:#}"))?;
     }
     let lines = read_lines(input);
-    let out: Out = Mutex::new(output);
+    let out = Out::new(output);
     // Lines that came while a think ran (other than stop, ponderhit, isready and quit): read after.
     let mut waiting: VecDeque<Line> = VecDeque::new();
     loop {
@@ -250,7 +382,7 @@ pub fn serve_loaded(
             }
         };
         let next = {
-            let mut o = out.lock().map_err(|_| anyhow!("the output's lock was poisoned"))?;
+            let mut o = out.lock()?;
             let next = session.command(&text, &mut **o)?;
             o.flush()?;
             next
@@ -281,14 +413,31 @@ fn think_while_reading(
     waiting: &mut VecDeque<Line>,
 ) -> Result<(Option<String>, bool)> {
     let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    out.nodes.store(NO_NODES, Ordering::Relaxed);
     std::thread::scope(|scope| -> Result<(Option<String>, bool)> {
         let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(1);
         let think_stop = Arc::clone(&stop);
         let think = scope.spawn(move || {
-            let answer = session.go(go, think_stop, out);
+            let answer = session.go(go, started, think_stop, out);
             let _ = done_tx.send(());
             answer
         });
+        // An analysis window hears from a long think (a search, `go infinite`, an answer held
+        // for `stop`) at least once a second: when no `info` line went out for `HEARTBEAT`, one
+        // with the time and the nodes so far.
+        let heartbeat = || -> Result<Duration> {
+            let quiet = out.since_info().min(started.elapsed());
+            if quiet < HEARTBEAT {
+                return Ok(HEARTBEAT - quiet);
+            }
+            let nodes = match out.nodes.load(Ordering::Relaxed) {
+                NO_NODES => String::new(),
+                n => format!(" nodes {n}"),
+            };
+            write_line(out, &format!("info time {}{nodes}", started.elapsed().as_millis()))?;
+            Ok(HEARTBEAT)
+        };
         // `go infinite` and `go ponder` hold the answer until `stop` or `ponderhit`.
         let (mut done, mut released, mut quit, mut ended) = (false, !go.hold, false, false);
         // A line that came while thinking: `stop`, `ponderhit`, `isready` and `quit` act at once,
@@ -336,16 +485,15 @@ fn think_while_reading(
                 let _ = done_rx.recv();
                 break;
             }
-            let line = if done {
-                lines.recv()
-            } else {
-                crossbeam_channel::select! {
-                    recv(done_rx) -> _ => {
-                        done = true;
-                        continue;
-                    }
-                    recv(lines) -> line => line,
+            let wait = heartbeat()?;
+            let never = crossbeam_channel::never();
+            let line = crossbeam_channel::select! {
+                recv(if done { &never } else { &done_rx }) -> _ => {
+                    done = true;
+                    continue;
                 }
+                recv(lines) -> line => line,
+                default(wait) => continue,
             };
             match line {
                 Ok(line) => take(line, waiting, &mut released, &mut quit)?,
@@ -399,6 +547,13 @@ struct Session {
     imagination_ignored: bool,
     /// The player whose first think was made at `isready` (`warm_up`).
     warmed: Option<String>,
+    /// The `Search` option: Philidor's search of this many simulations over the player (0: as
+    /// `Player` names it).
+    search: usize,
+    /// What a think of the brain costs here (None: not measured yet, or no brain to think).
+    costs: Option<Costs>,
+    /// What to say in an `info string` at the next chance (an engine that could not start).
+    notices: Vec<String>,
 }
 
 impl Session {
@@ -422,6 +577,9 @@ impl Session {
             said: HashSet::new(),
             imagination_ignored: false,
             warmed: None,
+            search: 0,
+            costs: None,
+            notices: Vec::new(),
         }
     }
 
@@ -446,8 +604,8 @@ impl Session {
         Ok(self.ready.as_ref().expect("made above"))
     }
 
-    /// The player's name in force.
-    fn player_name(&mut self) -> Result<String> {
+    /// The `Player` option's value in force (None set: the brain's own fly).
+    fn player_option(&mut self) -> Result<String> {
         if let Some(p) = &self.player {
             return Ok(p.clone());
         }
@@ -455,6 +613,11 @@ impl Session {
         flychess_fly::fly::trained_for(&checksum, &self.start.data)
             .map(|(name, _)| name)
             .ok_or_else(|| anyhow!("this brain has no trained fly yet: train one with `flychess train` or name a player"))
+    }
+
+    /// The player's name in force: `Player`, with `Search` when it is set.
+    fn player_name(&mut self) -> Result<String> {
+        Ok(with_search(&self.player_option()?, self.search))
     }
 
     /// The player in force, made ready (its files read, a dopamine fly's model made).
@@ -478,11 +641,20 @@ impl Session {
                 _ => entrant,
             };
             let imagination_ignored = imagination > 0.0 && !matches!(entrant, Entrant::Fly { imagination: Some(_), .. });
+            // A fly with imagination plays as the plain fly when a move's budget cannot hold
+            // the look-ahead.
+            let plain = match (&entrant, &named) {
+                (Entrant::Fly { imagination: Some(_), sample: false, habituation, .. }, flychess_arena::players::Named::Fly(f)) => {
+                    Some(Entrant::fly_with(f, None, *habituation))
+                }
+                _ => None,
+            };
             let (flies, dopamine, charles) = flychess_arena::players::kit_parts([(named, &entrant)]);
             let flies: Vec<_> = flies
                 .into_iter()
                 .map(|(f, mut plays_as)| {
                     plays_as.push(entrant.clone());
+                    plays_as.extend(plain.clone());
                     (f, plays_as)
                 })
                 .collect();
@@ -493,7 +665,7 @@ impl Session {
                     kit = kit.with_dopamine(bio, &kept)?;
                 }
             }
-            self.seat = Some(Seat { name, imagination, entrant, kit });
+            self.seat = Some(Seat { name, imagination, entrant, kit, plain });
             self.imagination_ignored = imagination_ignored;
         }
         Ok(self.seat.as_ref().expect("made above"))
@@ -508,21 +680,22 @@ impl Session {
                 if let Err(e) = self.ready() {
                     self.say(output, &format!("the brain could not be made ready: {e:#}"))?;
                 }
-                let name = match self.player_name() {
+                let option = match self.player_option() {
                     Ok(n) => n,
                     Err(e) => {
                         self.say(output, &format!("{e:#}"))?;
                         "no player".into()
                     }
                 };
-                writeln!(output, "id name Fly Chess ({name})")?;
+                writeln!(output, "id name Fly Chess ({})", with_search(&option, self.search))?;
                 writeln!(output, "id author the Fly Chess authors (a fruit-fly brain, FlyWire v783 wiring)")?;
                 let players = self.ready.as_ref().map(|r| r.players.clone()).unwrap_or_default();
-                let mut combo = format!("option name Player type combo default {name}");
-                for p in players.iter().chain(std::iter::once(&name)).collect::<std::collections::BTreeSet<_>>() {
+                let mut combo = format!("option name Player type combo default {option}");
+                for p in players.iter().chain(std::iter::once(&option)).collect::<std::collections::BTreeSet<_>>() {
                     combo.push_str(&format!(" var {p}"));
                 }
                 writeln!(output, "{combo}")?;
+                writeln!(output, "option name Search type spin default {} min 0 max {MOST_SIMULATIONS}", self.search)?;
                 writeln!(output, "option name Imagination type string default 0")?;
                 writeln!(output, "option name Engine type combo default {} var auto var cpu var gpu", engine_name(self.engine))?;
                 writeln!(output, "option name MultiPV type spin default 1 min 1 max {MOST_LINES}")?;
@@ -531,14 +704,17 @@ impl Session {
                 writeln!(output, "uciok")?;
             }
             "isready" => {
-                if let Err(e) = self.seat().map(|_| ()).and_then(|_| self.prepare().map(|_| ())).and_then(|_| self.warm_up()) {
-                    self.say(output, &format!("{e:#}"))?;
-                }
+                self.make_ready(output)?;
                 writeln!(output, "readyok")?;
             }
             "ucinewgame" => {
                 self.set_position(Chess::default(), &[], output)?;
                 self.gos = 0;
+                // The game's first move spends its budget thinking, not making the player ready
+                // (once the brain is loaded: `ucinewgame` alone does not load it).
+                if self.ready.is_some() {
+                    self.make_ready(output)?;
+                }
             }
             "position" => self.position(&rest, output)?,
             "setoption" => self.set_option(&rest, output)?,
@@ -550,6 +726,19 @@ impl Session {
             other => eprintln!("uci: unknown command {}", shorten(other)),
         }
         Ok(Next::Read)
+    }
+
+    /// Seats the player, starts its engine and makes its first think (`warm_up`), saying on
+    /// `output` what went wrong or what stands in (a GPU that could not start).
+    fn make_ready(&mut self, output: &mut dyn Write) -> Result<()> {
+        let made = self.seat().map(|_| ()).and_then(|_| self.prepare().map(|_| ())).and_then(|_| self.warm_up());
+        for notice in std::mem::take(&mut self.notices) {
+            self.say(output, &notice)?;
+        }
+        if let Err(e) = made {
+            self.say(output, &format!("{e:#}"))?;
+        }
+        Ok(())
     }
 
     /// `position startpos|fen FEN [moves M…]`; a malformed one or an illegal move is said and
@@ -606,21 +795,39 @@ impl Session {
             return self
                 .say(output, &format!("setoption needs a name: setoption name NAME value VALUE (got {})", shorten(&words.join(" "))));
         }
+        // A player that cannot play is refused where it is chosen: the option stays as it was.
+        let refused = |session: &mut Session, output: &mut dyn Write, who: &str, e: anyhow::Error, option: &str| -> Result<()> {
+            let kept = session.player_name().unwrap_or_default();
+            // The whole reason goes to stderr; the GUI's line keeps to its start.
+            eprintln!("{} cannot play: {e:#}", shorten(who));
+            let whole = format!("{e:#}");
+            let mut reason: String = whole.chars().take(240).collect();
+            if reason.len() < whole.len() {
+                reason.push('…');
+            }
+            session.say(output, &format!("{} cannot play ({reason}); {option} stays as it was (playing {kept})", shorten(who)))
+        };
         match name.to_ascii_lowercase().as_str() {
             "player" => {
                 let before = self.player.replace(value.clone());
                 if let Err(e) = self.seat() {
                     self.player = before;
-                    // The whole reason goes to stderr; the GUI's line keeps to its start.
-                    eprintln!("{} cannot play: {e:#}", shorten(&value));
-                    let whole = format!("{e:#}");
-                    let mut reason: String = whole.chars().take(240).collect();
-                    if reason.len() < whole.len() {
-                        reason.push('…');
-                    }
-                    self.say(output, &format!("{} cannot play ({reason}); Player stays as it was", shorten(&value)))?;
+                    let e = if self.search > 0 { e.context(format!("Search is {}: 0 plays the player alone", self.search)) } else { e };
+                    refused(self, output, &value, e, "Player")?;
                 }
             }
+            "search" => match value.trim().parse::<usize>() {
+                Ok(n) if n <= MOST_SIMULATIONS => {
+                    let before = std::mem::replace(&mut self.search, n);
+                    // Checked now once the brain is loaded (else at `isready` or `go`).
+                    if let Some(Err(e)) = self.ready.is_some().then(|| self.seat().map(|_| ())) {
+                        self.search = before;
+                        let who = self.player_option().map(|p| with_search(&p, n)).unwrap_or_default();
+                        refused(self, output, &who, e, "Search")?;
+                    }
+                }
+                _ => self.say(output, &format!("Search is 0 (off) to {MOST_SIMULATIONS} simulations, not {}", shorten(&value)))?,
+            },
             "imagination" => match value.trim().parse::<f32>() {
                 Ok(w) if w.is_finite() && w >= 0.0 => self.imagination = w,
                 _ => self.say(output, &format!("Imagination takes a weight ≥ 0 (0: off), not {}", shorten(&value)))?,
@@ -655,11 +862,20 @@ impl Session {
         let uses_brain = self.seat.as_ref().is_some_and(|s| s.kit.fly(&s.entrant).is_some() || matches!(s.entrant, Entrant::Aided { .. }));
         if uses_brain && self.simulator.as_ref().is_none_or(|(c, _)| *c != self.engine) {
             let brain = self.ready()?.brain.clone();
-            let sim = Simulator::choose(self.engine, &brain).or_else(|e| {
-                eprintln!("uci: the {} engine could not start ({e}); thinking on the CPU", engine_name(self.engine));
-                Simulator::choose(EngineChoice::Cpu, &brain)
-            })?;
+            let sim = match Simulator::choose(self.engine, &brain) {
+                Ok(sim) => sim,
+                Err(e) => {
+                    // Said in an `info string` too: a GUI shows those and hides stderr.
+                    let words = format!("the {} engine could not start ({e}); thinking on the CPU", engine_name(self.engine));
+                    eprintln!("uci: {words}");
+                    self.notices.push(words);
+                    Simulator::choose(EngineChoice::Cpu, &brain)?
+                }
+            };
             self.simulator = Some((self.engine, Arc::new(sim)));
+            // Another engine thinks at another speed.
+            self.costs = None;
+            self.warmed = None;
         }
         if self.pool.as_ref().is_none_or(|(n, _)| *n != self.threads) {
             self.pool = Some((self.threads, rayon::ThreadPoolBuilder::new().num_threads(self.threads).build()?));
@@ -677,15 +893,47 @@ impl Session {
         let (Some(seat), Some(ready), Some(pool)) = (self.seat.as_ref(), self.ready.as_ref(), self.pool.as_ref()) else { return Ok(()) };
         let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
         let brain = ready.brain.clone();
-        pool.1.install(|| -> Result<()> {
+        let costs = pool.1.install(|| -> Result<Option<Costs>> {
             let _in_force = sim.map(|sim| simulator::install(&brain, sim));
             let mut player = Player::new(&seat.entrant, Some(&seat.kit), 20_000, 0, &None)?;
             if !seat.entrant.needs_stockfish() && seat.kit.brain().is_some() {
                 player.set_budget(Budget { stop: Some(Arc::new(AtomicBool::new(true))), ..Default::default() });
                 player.consider(&Chess::default(), &[])?;
             }
-            Ok(())
+            // What a think of 1, a search's batch and a look-ahead's boards costs, on the engine
+            // and threads this player thinks with: the budget of each move is weighed against it.
+            let Some(fly) = seat.kit.fly(&seat.entrant) else { return Ok(None) };
+            let start = Chess::default();
+            let boards: Vec<_> = std::iter::once(start.clone())
+                .chain(start.legal_moves().into_iter().map(|m| {
+                    let mut after = start.clone();
+                    after.play_unchecked(m);
+                    after
+                }))
+                .map(|b| planes(&b))
+                .cycle()
+                .take(WIDE)
+                .collect();
+            let time = |n: usize| {
+                let t = Instant::now();
+                think_features(&brain, &boards[..n], seat.kit.descending(), &fly.readout.read_steps);
+                t.elapsed().as_secs_f64() * 1000.0
+            };
+            // The think above paid for what a first think builds (a few hundred milliseconds):
+            // these are timed warm. Only what the player can spend is measured: a batch for a
+            // search, the widest for a look-ahead (in between, on the line from one board to the
+            // widest; else as so many single boards, an overestimate).
+            let one = time(1);
+            let wide = seat.plain.is_some().then(|| time(WIDE));
+            let batch = match (seat.searches(), wide) {
+                (true, _) => time(LEAF_BATCH),
+                (false, Some(w)) => one + (w - one) * (LEAF_BATCH - 1) as f64 / (WIDE - 1) as f64,
+                (false, None) => one * LEAF_BATCH as f64,
+            };
+            let wide = wide.unwrap_or(batch * (WIDE / LEAF_BATCH) as f64);
+            Ok(Some(Costs { one, batch, wide, load: 1.0 }))
         })?;
+        self.costs = costs;
         self.warmed = Some(seat.name.clone());
         Ok(())
     }
@@ -700,8 +948,12 @@ impl Session {
 
     /// Thinks in the current position within `go`'s budget (cut short by `stop`): the info lines,
     /// and the move (None: no legal move; `0000` when the player cannot think, with the reason).
-    fn go(&mut self, go: &Go, stop: Arc<AtomicBool>, out: &Out) -> Result<Option<String>> {
-        let started = Instant::now();
+    /// A think the budget cannot hold is not started, weighed against what thinks cost here
+    /// (`Costs`): a fly's look-ahead (imagination) gives way to the fly's own answer, a search to
+    /// its base player's favourite when not even its first batch of leaves fits, each said in an
+    /// `info string`. A search with no deadline (`go infinite`, `go nodes N`, a bare `go`) thinks
+    /// in slices of `SLICE`, its lines printed after each.
+    fn go(&mut self, go: &Go, started: Instant, stop: Arc<AtomicBool>, out: &Out) -> Result<Option<String>> {
         if self.position.legal_moves().is_empty() {
             write_line(out, "info string the game is over: no legal move")?;
             return Ok(None);
@@ -710,7 +962,16 @@ impl Session {
             write_line(out, &format!("info string no move: the player cannot play ({e:#})").replace(['\n', '\r'], " "))?;
             return Ok(Some("0000".into()));
         }
-        let uses_brain = self.prepare()?;
+        let uses_brain = self.prepare();
+        // A client that never sent `isready`: the player is made ready on this move's clock.
+        let warmed = uses_brain.as_ref().map_err(|e| anyhow!("{e:#}")).and_then(|_| self.warm_up());
+        for notice in std::mem::take(&mut self.notices) {
+            write_line(out, &format!("info string {}", notice.replace(['\n', '\r'], " ")))?;
+        }
+        let uses_brain = uses_brain?;
+        if let Err(e) = warmed {
+            write_line(out, &format!("info string the player could not be made ready ({e:#})").replace(['\n', '\r'], " "))?;
+        }
         self.gos += 1;
         let name = self.seat.as_ref().map(|s| s.name.clone()).unwrap_or_default();
         if self.imagination_ignored {
@@ -719,29 +980,103 @@ impl Session {
         if !uses_brain && self.engine != EngineChoice::Auto {
             self.say_once(out, "engine", &format!("Engine: {name} does not think with the brain's engine"))?;
         }
-        let budget = Budget {
-            deadline: if go.infinite { None } else { go.clock.budget(self.position.turn()).map(|b| started + b) },
-            stop: Some(stop),
-            simulations: go.nodes.map(|n| n.min(usize::MAX as u64) as usize),
-        };
-        let stockfish = flychess_fly::stockfish::find_stockfish(None).ok();
+        let deadline = if go.infinite { None } else { go.clock.budget(self.position.turn()).map(|b| started + b) };
         let seat = self.seat.as_ref().expect("seated above");
+        // What is thought, and what it is expected to cost (to correct `Costs` by).
+        let legal = self.position.legal_moves().len();
+        let (mut entrant, mut simulations) = (&seat.entrant, go.nodes.map(|n| n.min(usize::MAX as u64) as usize));
+        let (mut expected, mut left_out) = (None, None);
+        if let Some(costs) = self.costs {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let fits = |cost: Duration| left.is_none_or(|l| cost <= l);
+            let plain = costs.think(1);
+            if let Some(without) = &seat.plain {
+                let look = costs.think(1 + legal);
+                if fits(look) {
+                    expected = Some(look);
+                } else {
+                    entrant = without;
+                    expected = Some(plain);
+                    left_out = Some(format!(
+                        "imagination left out of this move: looking at the {legal} boards after its moves takes about {} ms here, \
+                         more than the {} ms the clock gives it; the fly's own answer",
+                        look.as_millis(),
+                        left.unwrap_or_default().as_millis()
+                    ));
+                }
+            } else if seat.searches() {
+                let first = plain + costs.think(LEAF_BATCH);
+                if !fits(first) {
+                    simulations = Some(0);
+                    expected = Some(plain);
+                    left_out = Some(format!(
+                        "search left out of this move: its root and a first batch of {LEAF_BATCH} leaves take about {} ms here, \
+                         more than the {} ms the clock gives it; the favourite of the player it aids",
+                        first.as_millis(),
+                        left.unwrap_or_default().as_millis()
+                    ));
+                }
+            } else if matches!(seat.entrant, Entrant::Fly { glances: None, .. }) {
+                expected = Some(plain);
+            }
+        }
+        let sliced = seat.searches() && deadline.is_none();
+        let stockfish = flychess_fly::stockfish::find_stockfish(None).ok();
         let brain = self.ready.as_ref().expect("ready above").brain.clone();
         let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
-        let (position, earlier, multipv, gos) = (&self.position, &self.keys[..self.keys.len() - 1], self.multipv, self.gos);
+        let (position, earlier, multipv, gos, show_wdl) =
+            (&self.position, &self.keys[..self.keys.len() - 1], self.multipv, self.gos, self.show_wdl);
         let pool = &self.pool.as_ref().expect("made above").1;
-        let answer = pool.install(|| -> Result<_> {
+        let costs = self.costs;
+        let answer = pool.install(|| -> Result<(Thought, Duration)> {
             let _in_force = sim.map(|sim| simulator::install(&brain, sim));
-            let mut player = Player::new(&seat.entrant, Some(&seat.kit), 20_000, gos, &stockfish)?;
+            let mut player = Player::new(entrant, Some(&seat.kit), 20_000, gos, &stockfish)?;
             let searches = player.searches();
-            player.set_budget(budget);
-            let seen = player.consider(position, earlier)?;
-            let lines = lines_of(&seen, multipv, &go.searchmoves);
-            let moves: Vec<Move> = lines.iter().map(|&i| seen.moves.get(i).copied().unwrap_or(seen.chosen)).collect();
-            let values = player.values_after(position, &moves)?;
-            Ok((seen, lines, moves, values, searches))
+            // Boards thought by the slices so far, and the last slice's answer.
+            let (mut thought, mut last) = (0, None);
+            loop {
+                let slice_started = Instant::now();
+                let until = if sliced { Some(slice_started + SLICE) } else { deadline };
+                player.set_budget(Budget { deadline: until, stop: Some(stop.clone()), simulations });
+                let seen = player.consider(position, earlier)?;
+                let took = slice_started.elapsed();
+                let stopped = stop.load(Ordering::Relaxed);
+                // A slice walks the tree of the last one again (its boards kept, so no think) before
+                // it thinks a new board: one that thought none has nothing the last had not, and
+                // one that was not stopped has finished the search.
+                if seen.thinks == 0
+                    && let Some(last) = last
+                {
+                    return Ok((last, took));
+                }
+                thought += seen.thinks;
+                let lines = lines_of(&seen, multipv, &go.searchmoves);
+                let moves: Vec<Move> = lines.iter().map(|&i| seen.moves.get(i).copied().unwrap_or(seen.chosen)).collect();
+                // Each line's value is the board after its move, thought unless the clock has no
+                // time left for it: then the first line's score is the position's own value.
+                let in_time = costs.is_none_or(|c| deadline.is_none_or(|d| Instant::now() + c.think(moves.len()) <= d));
+                let values = if in_time { player.values_after(position, &moves)? } else { None };
+                let root_value = if values.is_none() && !in_time { seen.value } else { None };
+                // Boards that went through the brain: to choose, then to value each line's move.
+                let nodes = thought + values.as_ref().map_or(0, |_| moves.len());
+                let t = Thought { seen, lines, moves, values, root_value, nodes, searches, printed: sliced };
+                if !sliced {
+                    return Ok((t, took));
+                }
+                t.print(out, position, show_wdl, started.elapsed().as_millis())?;
+                if stopped {
+                    return Ok((t, took));
+                }
+                last = Some(t);
+            }
         });
-        let (seen, lines, moves, values, searches) = match answer {
+        let answer = answer.map(|(thought, took)| {
+            if let (Some(costs), Some(expected)) = (self.costs.as_mut(), expected) {
+                costs.observe(expected, took);
+            }
+            thought
+        });
+        let thought = match answer {
             Ok(a) => a,
             Err(e) => {
                 write_line(out, &format!("info string no move: the player could not think ({e:#})").replace(['\n', '\r'], " "))?;
@@ -749,7 +1084,8 @@ impl Session {
             }
         };
         let ms = started.elapsed().as_millis();
-        if !searches && (go.clock != Clock::default() || go.nodes.is_some()) {
+        let clock_matters = thought.searches || self.seat.as_ref().is_some_and(|s| s.plain.is_some());
+        if !clock_matters && (go.clock != Clock::default() || go.nodes.is_some()) {
             self.say_once(out, "clock", &format!("{name} thinks once ({ms} ms here): the clock and nodes do not change its move"))?;
         }
         if go.depth.is_some() || go.mate.is_some() {
@@ -759,41 +1095,20 @@ impl Session {
                 "depth and mate are ignored: no player here searches by depth (nodes caps a search's simulations)",
             )?;
         }
-        if values.is_none() {
+        if thought.values.is_none() && thought.root_value.is_none() && thought.seen.value.is_none() {
             self.say_once(out, "value", &format!("{name} has no value head: scores are 0"))?;
         }
-        if seen.moves.is_empty() && multipv > 1 {
+        if thought.seen.moves.is_empty() && multipv > 1 {
             self.say_once(out, "multipv", &format!("MultiPV: {name} has no policy, so one line"))?;
         }
-        // Boards that went through the brain: to choose, then to value each line's move.
-        let nodes = seen.thinks + values.as_ref().map_or(0, |_| moves.len());
-        for (k, (&i, m)) in lines.iter().zip(&moves).enumerate() {
-            let value = values.as_ref().map(|v| v[k]);
-            let mates = {
-                let mut after = self.position.clone();
-                after.play_unchecked(*m);
-                after.is_checkmate()
-            };
-            let score = match (mates, value) {
-                (true, _) => "mate 1".to_string(),
-                (false, Some(v)) => format!("cp {}", centipawns(v)),
-                (false, None) => "cp 0".to_string(),
-            };
-            let wdl = match (self.show_wdl, value) {
-                (true, Some(v)) => {
-                    let (w, d, l) = wdl(if mates { 1.0 } else { v });
-                    format!(" wdl {w} {d} {l}")
-                }
-                _ => String::new(),
-            };
-            write_line(
-                out,
-                &format!("info depth 1 seldepth 1 multipv {} score {score}{wdl} nodes {nodes} time {ms} pv {}", k + 1, uci(m)),
-            )?;
-            if let Some(p) = seen.probability.get(i) {
-                write_line(out, &format!("info string multipv {} {} probability {:.4}", k + 1, uci(m), p))?;
-            }
+        if !thought.printed {
+            thought.print(out, &self.position, self.show_wdl, ms)?;
         }
+        // After the lines: the last `info string` before `bestmove`, what python-chess keeps.
+        if let Some(words) = left_out {
+            write_line(out, &format!("info string {words}"))?;
+        }
+        let Thought { seen, moves, .. } = thought;
         let chosen = if go.searchmoves.is_empty() || go.searchmoves.contains(&uci(&seen.chosen)) {
             seen.chosen
         } else {
@@ -803,10 +1118,64 @@ impl Session {
     }
 }
 
+/// One think's answer: what the player saw, the lines shown (indices into `seen.moves`), their
+/// moves and values (or, when the clock left no time to value them, the position's own value for
+/// the first line), the boards thought, whether the player searches, and whether its lines were
+/// printed already (a sliced search prints them after each slice).
+struct Thought {
+    seen: Considered,
+    lines: Vec<usize>,
+    moves: Vec<Move>,
+    values: Option<Vec<f32>>,
+    root_value: Option<f32>,
+    nodes: usize,
+    searches: bool,
+    printed: bool,
+}
+
+impl Thought {
+    /// The `info` lines, one for each MultiPV line, `ms` after `go`, and each move's probability.
+    fn print(&self, out: &Out, position: &Chess, show_wdl: bool, ms: u128) -> Result<()> {
+        let nodes = self.nodes;
+        for (k, (&i, m)) in self.lines.iter().zip(&self.moves).enumerate() {
+            let value = match (&self.values, self.root_value) {
+                (Some(v), _) => Some(v[k]),
+                (None, Some(v)) if k == 0 => Some(v),
+                _ => None,
+            };
+            let mates = {
+                let mut after = position.clone();
+                after.play_unchecked(*m);
+                after.is_checkmate()
+            };
+            let score = match (mates, value) {
+                (true, _) => " score mate 1".to_string(),
+                (false, Some(v)) => format!(" score cp {}", centipawns(v)),
+                // Not valued for want of time: no score rather than a made-up one.
+                (false, None) if self.root_value.is_some() => String::new(),
+                (false, None) => " score cp 0".to_string(),
+            };
+            let wdl = match (show_wdl, value) {
+                (true, Some(v)) => {
+                    let (w, d, l) = wdl(if mates { 1.0 } else { v });
+                    format!(" wdl {w} {d} {l}")
+                }
+                _ => String::new(),
+            };
+            write_line(out, &format!("info depth 1 seldepth 1 multipv {}{score}{wdl} nodes {nodes} time {ms} pv {}", k + 1, uci(m)))?;
+            if let Some(p) = self.seen.probability.get(i) {
+                write_line(out, &format!("info string multipv {} {} probability {:.4}", k + 1, uci(m), p))?;
+            }
+        }
+        out.nodes.store(nodes as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The lines to show, as indices into `seen.moves`: the move played first, then the most
 /// probable others, `multipv` in all (only those in `searchmoves` when it names any). A player
 /// without a policy shows its move alone (index past the end: the move played).
-fn lines_of(seen: &flychess_arena::players::Considered, multipv: usize, searchmoves: &[String]) -> Vec<usize> {
+fn lines_of(seen: &Considered, multipv: usize, searchmoves: &[String]) -> Vec<usize> {
     if seen.moves.is_empty() {
         return vec![usize::MAX];
     }
@@ -930,6 +1299,34 @@ mod tests {
         assert_eq!(ms(Clock { btime: Some(8), ..Default::default() }, Color::Black), Some(4));
         assert_eq!(ms(Clock::default(), Color::White), None);
         assert_eq!(ms(Clock { btime: Some(1000), ..Default::default() }, Color::White), None);
+    }
+
+    #[test]
+    fn search_goes_over_the_player_and_replaces_a_search_in_its_name() {
+        assert_eq!(with_search("flywire", 0), "flywire");
+        assert_eq!(with_search("flywire+search64", 0), "flywire+search64");
+        assert_eq!(with_search("flywire", 100_000), "flywire+search100000");
+        assert_eq!(with_search("flywire+search64", 500), "flywire+search500");
+        assert_eq!(with_search("flywire+search", 8), "flywire+search8");
+        // Any other aid stays, and the resolver refuses the two together.
+        assert_eq!(with_search("flywire+judge", 8), "flywire+judge+search8");
+        assert_eq!(with_search("charles:run+searchlight", 8), "charles:run+searchlight+search8");
+    }
+
+    #[test]
+    fn a_think_costs_more_with_more_boards_and_a_busier_machine_is_believed_at_once() {
+        let mut c = Costs { one: 10.0, batch: 24.0, wide: 56.0, load: 1.0 };
+        let ms = |c: &Costs, n| c.think(n).as_millis();
+        assert_eq!((ms(&c, 0), ms(&c, 1), ms(&c, LEAF_BATCH), ms(&c, WIDE)), (10, 10, 24, 56));
+        assert_eq!(ms(&c, 5), 18);
+        // Beyond the widest measured, on its slope.
+        assert_eq!(ms(&c, WIDE + 16), 88);
+        // A think three times slower than expected: every estimate three times longer, at once.
+        c.observe(c.think(1), Duration::from_millis(30));
+        assert_eq!(ms(&c, 1), 30);
+        // Faster again: a quarter of the way back each time.
+        c.observe(c.think(1), Duration::from_millis(10));
+        assert_eq!(ms(&c, 1), 25);
     }
 
     #[test]

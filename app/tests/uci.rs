@@ -212,3 +212,69 @@ fn a_player_that_cannot_play_is_refused_where_it_is_chosen_and_options_it_ignore
     let bests: Vec<&str> = out.lines().filter(|l| l.starts_with("bestmove")).collect();
     assert_eq!(bests, ["bestmove d2d5", "bestmove d2d5"], "{out}");
 }
+
+/// Every name docs/uci.md offers can be chosen from a drop-down or a spin: the `Player` combo
+/// holds the trained fly with `+imagination` beside `+judge` and `+search64`, and the `Search`
+/// spin gives any search (0 to 100,000 simulations) over the player; a search a player cannot
+/// take is refused and Search stays as it was.
+#[test]
+fn the_options_offer_every_name_the_docs_accept_and_search_is_a_spin() {
+    let data = tempfile::tempdir().unwrap();
+    let input = "uci\nsetoption name Search value 100\nisready\nposition startpos\ngo nodes 16\n\
+                 setoption name Player value random\nsetoption name Search value 0\nsetoption name Player value random\n\
+                 setoption name Search value 8\nsetoption name Search value 100001\nisready\nquit\n";
+    let (status, out, err) = session(data.path(), input.as_bytes());
+    assert!(status.success(), "{out}\n{err}");
+    let combo = out.lines().find(|l| l.starts_with("option name Player type combo")).expect("the Player combo");
+    let vars: Vec<&str> = combo.split(" var ").skip(1).collect();
+    for p in ["flywire", "flywire+imagination", "flywire+judge", "flywire+search64", "charles", "random", "greedy"] {
+        assert!(vars.contains(&p), "{p} offered: {vars:?}");
+    }
+    assert!(out.lines().any(|l| l == "option name Search type spin default 0 min 0 max 100000"), "{out}");
+    // Search 100 over flywire plays (the end of the input stops its think at once: its move is
+    // the root's favourite, still a move).
+    assert!(out.lines().any(|l| l.starts_with("bestmove ") && l != "bestmove 0000"), "{out}");
+    let said: Vec<&str> = out.lines().filter(|l| l.starts_with("info string")).collect();
+    // Player random while Search is 100: refused, saying why, and flywire+search100 stays.
+    assert!(
+        said.iter().any(|l| l.contains("random cannot play") && l.contains("Search is 100") && l.ends_with("(playing flywire+search100)")),
+        "{said:#?}"
+    );
+    // Search 8 over random: refused, the player stays random; 100001 is out of range.
+    assert!(
+        said.iter().any(|l| l.contains("random+search8 cannot play") && l.contains("Search stays as it was (playing random)")),
+        "{said:#?}"
+    );
+    assert!(said.iter().any(|l| l.contains("Search is 0 (off) to 100000 simulations, not 100001")), "{said:#?}");
+}
+
+/// A GPU that cannot start is said where a GUI shows it (an `info string`), not only on stderr
+/// which GUIs hide; the engine thinks on the CPU. No adapter is made to be found: the Vulkan and
+/// EGL drivers are pointed at files that do not exist.
+#[test]
+fn a_gpu_that_cannot_start_is_said_in_an_info_string() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flychess"))
+        .arg("--data")
+        .arg(data.path())
+        .arg("uci")
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+        .env("__EGL_VENDOR_LIBRARY_FILENAMES", "/nonexistent/egl.json")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "uci\nsetoption name Engine value gpu\nisready\nposition startpos\ngo movetime 100\nquit\n";
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let done = child.wait_with_output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert!(done.status.success(), "{out}\n{err}");
+    let said = out.lines().find(|l| l.starts_with("info string") && l.contains("gpu engine could not start"));
+    assert!(said.is_some_and(|l| l.contains("thinking on the CPU")), "no info string for the GPU:\n{out}\nstderr:\n{err}");
+    let ready = out.lines().position(|l| l == "readyok").unwrap();
+    let at = out.lines().position(|l| l.contains("gpu engine could not start")).unwrap();
+    assert!(at < ready, "said before readyok, where the GUI set the engine:\n{out}");
+    assert!(out.lines().any(|l| l.starts_with("bestmove ") && l != "bestmove 0000"), "{out}");
+}
