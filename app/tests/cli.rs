@@ -893,7 +893,7 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
         assert_eq!(v["moves"].as_array().unwrap().len() as u64, v["legal"].as_u64().unwrap(), "every legal move: {l}");
     }
     let whole = json(&train("every", &["--engine-labels", every.to_str().unwrap(), "--teacher", "every-move"]));
-    assert_eq!(whole["positions_by_teacher"], serde_json::json!({"stockfish_every_move": 24, "stockfish_multipv": 48}), "{whole}");
+    assert_eq!(whole["positions_by_teacher"], serde_json::json!({"stockfish_every_move": 24, "stockfish_multipv": 64}), "{whole}");
     assert!(whole["teacher"].as_str().unwrap().starts_with("Stockfish's every move on 24 rows of g"), "{whole}");
     // The every-move teacher on labels of one move is refused, naming the folder.
     let one = train("one", &["--engine-labels", labels.to_str().unwrap(), "--teacher", "every-move"]);
