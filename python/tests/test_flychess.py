@@ -165,7 +165,7 @@ def test_another_thread_runs_while_the_brain_thinks_and_a_player_loads(brain):
     # Held, the GIL would stop the counting thread for the whole call (a few counts at most, in
     # the moments before the call takes it); released, it counts freely.
     for what, call in [
-        ("think", lambda: brain.think(FENS * 256)),
+        ("think", lambda: brain.think(FENS * 16)),
         ("Player(...)", lambda: flychess.Player("backprop+judge", brain=brain)),
         ("choose", lambda: flychess.Player("backprop+search64", brain=brain).choose(FENS[2])),
     ]:
