@@ -8,6 +8,9 @@
 # Usage:
 #   tools/every_move_labels.sh run DEPTH ROWS [DATA]    # label (foreground; run it under nohup)
 #   tools/every_move_labels.sh pieces DEPTH [DATA]      # a new piece of the lines since the last
+#   tools/every_move_labels.sh rates DEPTHS N [DATA]    # labels a second at each depth, one engine
+#                                                       # (e.g. `rates 4,6,8 200`), measured twice,
+#                                                       # interleaved, on the same N rows
 #
 # DATA is the data folder (default $FLYCHESS_DATA, else ~/.local/share/flychess). The games
 # dataset is made the way the one-line labels' was (`data games --out games-1200k --positions
@@ -15,10 +18,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:?run or pieces}
-depth=${2:?depth}
+depth=${2:?depth (or depths for rates)}
 bin=${FLYCHESS_BIN:-${CARGO_TARGET_DIR:-target}/release/flychess}
 repo_dir="sim/brain/data/engine-labels/games-1200k-every-d$depth"
-mkdir -p "$repo_dir"
+[ "$what" = rates ] || mkdir -p "$repo_dir"
 
 # The lines the pieces hold, in order: their concatenation is the labels file's prefix.
 pieces_end() {
@@ -59,5 +62,23 @@ case "$what" in
     tail -n +"$((start + 1))" "$out/labels.jsonl" | head -n "$((total - start))" | zstd -19 -q -o "$piece"
     echo "$piece: lines $start to $total ($(du -h "$piece" | cut -f1))"
     ;;
-  *) echo "run or pieces" >&2; exit 2 ;;
+  rates)
+    n=${3:?rows}
+    data=${4:-${FLYCHESS_DATA:-$HOME/.local/share/flychess}}
+    scratch=$(mktemp -d)
+    trap 'rm -rf "$scratch"' EXIT
+    # Each depth twice, interleaved (4 6 8 4 6 8), so a machine that slows down or speeds up in
+    # between weighs on every depth alike; the same first N TRAIN rows each time.
+    for round in 1 2; do
+      for d in ${depth//,/ }; do
+        start=$(date +%s.%N)
+        "$bin" --data "$data" data label --dataset games-1200k --out "$scratch/d$d-$round" --every-move --depth "$d" \
+          --positions "$n" --workers 1 > /dev/null 2>&1
+        end=$(date +%s.%N)
+        lines=$(wc -l < "$scratch/d$d-$round/labels.jsonl")
+        echo "depth $d round $round: $lines positions in $(echo "$end - $start" | bc) s: $(echo "scale=1; $lines / ($end - $start)" | bc) positions/s (one engine)"
+      done
+    done
+    ;;
+  *) echo "run, pieces or rates" >&2; exit 2 ;;
 esac

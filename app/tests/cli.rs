@@ -695,6 +695,262 @@ fn master_games_are_cached_fitted_at_scale_and_drawn_as_a_learning_curve() {
     assert!(fly);
 }
 
+/// The stand-in brain the teachers' flies are fitted on.
+const STANDIN_BRAIN: [&str; 4] = ["--brain", "standin", "--seed", "3"];
+
+/// Twelve games made into the dataset `g`, cached for the stand-in brain, with its first 32 rows
+/// labelled by Stockfish's one move: where issue 55's and 68's teachers are tried.
+struct TeacherRig {
+    dir: tempfile::TempDir,
+    labels: std::path::PathBuf,
+}
+
+impl TeacherRig {
+    fn new() -> TeacherRig {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn_path = twelve_games(dir.path());
+        let d = json(&flychess(
+            dir.path(),
+            &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
+        ));
+        assert!(d["train_positions"].as_u64().unwrap() >= 32, "{d}");
+        let cached = flychess(dir.path(), &[&["cache", "--dataset", "g", "--positions", "36"][..], &STANDIN_BRAIN[..]].concat());
+        assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
+        let labels = dir.path().join("labels");
+        let l = flychess(
+            dir.path(),
+            &[
+                "data",
+                "label",
+                "--dataset",
+                "g",
+                "--out",
+                labels.to_str().unwrap(),
+                "--depth",
+                "4",
+                "--multipv",
+                "1",
+                "--positions",
+                "32",
+                "--workers",
+                "1",
+            ],
+        );
+        assert!(l.status.success(), "{}", String::from_utf8_lossy(&l.stderr));
+        TeacherRig { dir, labels }
+    }
+
+    fn with_brain(&self, args: &[&str]) -> Output {
+        flychess(self.dir.path(), &[args, &STANDIN_BRAIN[..]].concat())
+    }
+
+    /// `train` of a fly of `name` on the 32 games rows (the shipped rows cut to 6,208), two passes.
+    fn train(&self, name: &str, more: &[&str]) -> Output {
+        let args = [
+            &["train", "--name", name, "--positions", "6208", "--games", "g", "--games-positions", "32", "--passes", "2", "--json"][..],
+            more,
+        ]
+        .concat();
+        self.with_brain(&args)
+    }
+
+    /// The master and Stockfish together, then Stockfish alone on 16 labelled rows; `train` and
+    /// `eval` say who taught how many. Returns the run of both and the folder of 16 labels.
+    fn teachers_counted(&self) -> (serde_json::Value, std::path::PathBuf) {
+        let both = json(&self.train("both", &["--engine-labels", self.labels.to_str().unwrap(), "--teacher", "master=1,engine=1"]));
+        assert_eq!(both["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish": 32, "stockfish_multipv": 64}), "{both}");
+        assert_eq!(both["positions_trained"], 96);
+        assert!(both["teacher"].as_str().unwrap().starts_with("master's move 50 %, Stockfish's move 50 % on 32 rows of g"), "{both}");
+        // Stockfish alone, with 16 lines of labels: only the 16 labelled rows are taught.
+        let half = self.dir.path().join("half");
+        std::fs::create_dir_all(&half).unwrap();
+        std::fs::copy(self.labels.join("labels.json"), half.join("labels.json")).unwrap();
+        let lines = std::fs::read_to_string(self.labels.join("labels.jsonl")).unwrap();
+        assert_eq!(lines.lines().count(), 32);
+        std::fs::write(half.join("labels.jsonl"), lines.lines().take(16).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        let engine = json(&self.train("engine", &["--engine-labels", half.to_str().unwrap()]));
+        assert_eq!(engine["positions_by_teacher"], serde_json::json!({"stockfish": 16, "stockfish_multipv": 64}), "{engine}");
+        assert_eq!(engine["positions_trained"], 80);
+        // eval says the same, read off the fly.
+        let e = json(&self.with_brain(&["eval", "--fly", "engine", "--positions", "6208", "--no-controls", "--json"]));
+        assert_eq!((&e["teacher"], &e["positions_by_teacher"]), (&engine["teacher"], &engine["positions_by_teacher"]), "{e}");
+        (both, half)
+    }
+
+    /// The three controls of `eval --controls-at-scale both`, fitted on exactly that run's rows
+    /// and teachers, each beside the fly with its paired difference, read back when finished.
+    fn controls_at_scale(&self, both: &serde_json::Value) {
+        // The three controls on exactly the rows and teachers of the "both" run, each beside the fly
+        // with its paired difference; a second eval reads the finished controls back.
+        let scale = |only: &[&str]| {
+            let args = [
+                &[
+                    "eval",
+                    "--fly",
+                    "both",
+                    "--positions",
+                    "6208",
+                    "--no-controls",
+                    "--human-positions",
+                    "64",
+                    "--controls-at-scale",
+                    "both",
+                    "--json",
+                ][..],
+                only,
+            ]
+            .concat();
+            self.with_brain(&args)
+        };
+        let at_scale = || scale(&[]);
+        let first = json(&at_scale());
+        let players = first["controls_at_scale"]["players"].as_array().unwrap();
+        let names: Vec<&str> = players.iter().map(|p| p["player"].as_str().unwrap()).collect();
+        assert_eq!(names, ["board-linear at scale", "blind at scale", "shuffled wiring at scale"], "{first}");
+        for p in players {
+            assert_eq!(p["positions_trained"], both["positions_trained"], "{p}");
+            let d = &p["fly_minus_this_top1"];
+            let (low, value, high) = (d["low"].as_f64().unwrap(), d["value"].as_f64().unwrap(), d["high"].as_f64().unwrap());
+            assert!(low <= value && value <= high, "{p}");
+            assert_eq!(p["human"]["player"], p["player"]);
+            assert!(first["players"].as_array().unwrap().iter().any(|q| q["player"] == p["player"]), "in the HOLD table too: {first}");
+        }
+        let again = at_scale();
+        let said = String::from_utf8_lossy(&again.stderr);
+        assert_eq!(said.matches("is fitted already").count(), 3, "{said}");
+        assert_eq!(json(&again)["controls_at_scale"], first["controls_at_scale"]);
+        // One of them on its own (read back), and a control that does not exist is named.
+        let blind = json(&scale(&["--scale-controls", "blind"]))["controls_at_scale"]["players"].clone();
+        assert_eq!(blind, serde_json::json!([first["controls_at_scale"]["players"][1]]));
+        let wrong = scale(&["--scale-controls", "wiring"]);
+        let err = String::from_utf8_lossy(&wrong.stderr);
+        assert!(!wrong.status.success() && err.contains("--scale-controls wiring") && err.contains("shuffled-wiring"), "{err}");
+        // Another shuffle: its own brain, run and row, named by its seed, beside seed 1 read back; a
+        // seed on anything else, or not a whole number from 1, is refused with the name given.
+        let two = json(&scale(&["--scale-controls", "shuffled-wiring:2,shuffled-wiring"]))["controls_at_scale"]["players"].clone();
+        assert_eq!(two[0]["player"], "shuffled wiring (seed 2) at scale", "{two}");
+        assert_ne!(two[0]["run"], first["controls_at_scale"]["players"][2]["run"], "a run of its own");
+        assert_eq!(two[1], first["controls_at_scale"]["players"][2], "seed 1 is the shuffle every report had");
+        for bad in ["shuffled-wiring:0", "blind:2", "shuffled-wiring:x"] {
+            let out = scale(&["--scale-controls", bad]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains(bad) && err.contains("seed"), "{bad}: {err}");
+        }
+        // A run that is not there is named, with where runs are.
+        let missing = self.with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
+        let err = String::from_utf8_lossy(&missing.stderr);
+        assert!(!missing.status.success() && err.contains("nothing") && err.contains("DATA/runs"), "{err}");
+    }
+
+    /// The curve's second series, the games rows taught by Stockfish's move.
+    fn curve_engine_series(&self, half: &Path) {
+        // The curve's second series, the games rows taught by Stockfish's move: the point of the
+        // shipped rows alone is the master series' own fly; a point whose rows are not all labelled
+        // yet is listed, not fitted.
+        let curve = |labels: &std::path::Path| {
+            json(&self.with_brain(&[
+                "curve",
+                "--games",
+                "g",
+                "--shipped-positions",
+                "64",
+                "--points",
+                "64,96",
+                "--passes",
+                "2",
+                "--engine-labels",
+                labels.to_str().unwrap(),
+                "--json",
+            ]))
+        };
+        let c = curve(&self.labels);
+        let (m, s) = (c["points"].as_array().unwrap(), c["engine"]["points"].as_array().unwrap());
+        assert_eq!((m.len(), s.len()), (2, 2), "{c}");
+        assert_eq!(s[0]["fly"], m[0]["fly"], "the shipped rows alone: one fly for both teachers");
+        assert_ne!(s[1]["fly"], m[1]["fly"], "96 positions: a fly of each teacher");
+        assert_eq!(s[1]["positions"], 96);
+        let c = curve(half);
+        assert_eq!(c["engine"]["not_labelled"], serde_json::json!([96]), "{c}");
+        assert_eq!(c["engine"]["points"].as_array().unwrap().len(), 1, "{c}");
+    }
+
+    /// The master alone; labels of another dataset, and Stockfish without labels, refused.
+    fn other_teachers(&self, half: &Path) {
+        // The master alone is what a run without labels always was.
+        let master = json(&self.train("master", &[]));
+        assert_eq!(master["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish_multipv": 64}), "{master}");
+        // Labels of another dataset (another content hash) are refused, naming their sidecar.
+        let sidecar = std::fs::read_to_string(half.join("labels.json")).unwrap();
+        let sha = serde_json::from_str::<serde_json::Value>(&sidecar).unwrap()["dataset_sha256"].as_str().unwrap().to_string();
+        std::fs::write(half.join("labels.json"), sidecar.replace(&sha, &"0".repeat(64))).unwrap();
+        let other = self.train("other", &["--engine-labels", half.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&other.stderr);
+        assert!(!other.status.success() && err.contains("labels.json") && err.contains("not of the one the fit reads"), "{err}");
+        // Stockfish as a teacher without labels is refused in words.
+        let none = self.train("none", &["--teacher", "engine"]);
+        assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("--engine-labels"));
+    }
+
+    /// Issue 68: every legal move labelled, taught, and refused on labels of one move.
+    fn every_move_teacher(&self) {
+        // Issue 68: Stockfish's whole opinion. Every legal move of 24 rows labelled at depth 2; each
+        // line holds as many moves as the row has legal moves, and the sidecar says so.
+        let every = self.dir.path().join("every");
+        let e = flychess(
+            self.dir.path(),
+            &[
+                "data",
+                "label",
+                "--dataset",
+                "g",
+                "--out",
+                every.to_str().unwrap(),
+                "--depth",
+                "2",
+                "--every-move",
+                "--positions",
+                "24",
+                "--workers",
+                "1",
+            ],
+        );
+        assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+        let sidecar: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(every.join("labels.json")).unwrap()).unwrap();
+        assert_eq!(sidecar["every_move"], true, "{sidecar}");
+        let lines = std::fs::read_to_string(every.join("labels.jsonl")).unwrap();
+        assert_eq!(lines.lines().count(), 24);
+        // More rows asked for: the 24 are kept and the labelling goes on after them (nothing set aside).
+        let more = |positions: &str| {
+            let args =
+                ["data", "label", "--dataset", "g", "--out", every.to_str().unwrap(), "--depth", "2", "--every-move", "--workers", "1"];
+            let out = flychess(self.dir.path(), &[&args[..], &["--positions", positions]].concat());
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        };
+        more("28");
+        let grown = std::fs::read_to_string(every.join("labels.jsonl")).unwrap();
+        assert!(grown.starts_with(&lines) && grown.lines().count() == 28, "{} lines", grown.lines().count());
+        assert!(!every.join("labels.jsonl.stale-1").exists(), "nothing set aside");
+        // Back to the 24 rows the teacher below reads.
+        std::fs::write(every.join("labels.jsonl"), &lines).unwrap();
+        std::fs::write(every.join("labels.json"), serde_json::to_vec_pretty(&sidecar).unwrap()).unwrap();
+        for l in lines.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["moves"].as_array().unwrap().len() as u64, v["legal"].as_u64().unwrap(), "every legal move: {l}");
+        }
+        let whole = json(&self.train("every", &["--engine-labels", every.to_str().unwrap(), "--teacher", "every-move"]));
+        assert_eq!(whole["positions_by_teacher"], serde_json::json!({"stockfish_every_move": 24, "stockfish_multipv": 64}), "{whole}");
+        assert!(whole["teacher"].as_str().unwrap().starts_with("Stockfish's every move on 24 rows of g"), "{whole}");
+        // The every-move teacher on labels of one move is refused, naming the folder.
+        let one = self.train("one", &["--engine-labels", self.labels.to_str().unwrap(), "--teacher", "every-move"]);
+        let err = String::from_utf8_lossy(&one.stderr);
+        assert!(!one.status.success() && err.contains("--every-move") && err.contains("labels"), "{err}");
+        // A curriculum dataset without its share is refused, not ignored.
+        let ignored = self.train("ignored", &["--curriculum-dataset", "somewhere.flyd"]);
+        let err = String::from_utf8_lossy(&ignored.stderr);
+        assert!(!ignored.status.success() && err.contains("--curriculum SHARE"), "{err}");
+    }
+}
+
 /// Issue 55's teacher: the games rows taught by Stockfish's own moves (labelled by `data label
 /// --dataset`), by the master's, or both with weights; the fly and `eval --json` say who taught
 /// how many positions; labels of another dataset are refused, naming their file. And the three
@@ -704,205 +960,12 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     if !stockfish_or_skip() {
         return;
     }
-    let t = tempfile::tempdir().unwrap();
-    let brain = ["--brain", "standin", "--seed", "3"];
-    let with_brain = |args: &[&str]| flychess(t.path(), &[args, &brain[..]].concat());
-    let pgn_path = twelve_games(t.path());
-    let d = json(&flychess(
-        t.path(),
-        &["data", "games", pgn_path.to_str().unwrap(), "--out", "g", "--human-games", "2", "--val-games", "2", "--json"],
-    ));
-    assert!(d["train_positions"].as_u64().unwrap() >= 32, "{d}");
-    let cached = with_brain(&["cache", "--dataset", "g", "--positions", "36"]);
-    assert!(cached.status.success(), "{}", String::from_utf8_lossy(&cached.stderr));
-    let labels = t.path().join("labels");
-    let l = flychess(
-        t.path(),
-        &[
-            "data",
-            "label",
-            "--dataset",
-            "g",
-            "--out",
-            labels.to_str().unwrap(),
-            "--depth",
-            "4",
-            "--multipv",
-            "1",
-            "--positions",
-            "32",
-            "--workers",
-            "1",
-        ],
-    );
-    assert!(l.status.success(), "{}", String::from_utf8_lossy(&l.stderr));
-    let train = |name: &str, more: &[&str]| {
-        let args = [
-            &["train", "--name", name, "--positions", "6208", "--games", "g", "--games-positions", "32", "--passes", "2", "--json"][..],
-            more,
-        ]
-        .concat();
-        with_brain(&args)
-    };
-    let both = json(&train("both", &["--engine-labels", labels.to_str().unwrap(), "--teacher", "master=1,engine=1"]));
-    assert_eq!(both["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish": 32, "stockfish_multipv": 64}), "{both}");
-    assert_eq!(both["positions_trained"], 96);
-    assert!(both["teacher"].as_str().unwrap().starts_with("master's move 50 %, Stockfish's move 50 % on 32 rows of g"), "{both}");
-    // Stockfish alone, with 16 lines of labels: only the 16 labelled rows are taught.
-    let half = t.path().join("half");
-    std::fs::create_dir_all(&half).unwrap();
-    std::fs::copy(labels.join("labels.json"), half.join("labels.json")).unwrap();
-    let lines = std::fs::read_to_string(labels.join("labels.jsonl")).unwrap();
-    assert_eq!(lines.lines().count(), 32);
-    std::fs::write(half.join("labels.jsonl"), lines.lines().take(16).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let engine = json(&train("engine", &["--engine-labels", half.to_str().unwrap()]));
-    assert_eq!(engine["positions_by_teacher"], serde_json::json!({"stockfish": 16, "stockfish_multipv": 64}), "{engine}");
-    assert_eq!(engine["positions_trained"], 80);
-    // eval says the same, read off the fly.
-    let e = json(&with_brain(&["eval", "--fly", "engine", "--positions", "6208", "--no-controls", "--json"]));
-    assert_eq!((&e["teacher"], &e["positions_by_teacher"]), (&engine["teacher"], &engine["positions_by_teacher"]), "{e}");
-    // The three controls on exactly the rows and teachers of the "both" run, each beside the fly
-    // with its paired difference; a second eval reads the finished controls back.
-    let scale = |only: &[&str]| {
-        let args = [
-            &[
-                "eval",
-                "--fly",
-                "both",
-                "--positions",
-                "6208",
-                "--no-controls",
-                "--human-positions",
-                "64",
-                "--controls-at-scale",
-                "both",
-                "--json",
-            ][..],
-            only,
-        ]
-        .concat();
-        with_brain(&args)
-    };
-    let at_scale = || scale(&[]);
-    let first = json(&at_scale());
-    let players = first["controls_at_scale"]["players"].as_array().unwrap();
-    let names: Vec<&str> = players.iter().map(|p| p["player"].as_str().unwrap()).collect();
-    assert_eq!(names, ["board-linear at scale", "blind at scale", "shuffled wiring at scale"], "{first}");
-    for p in players {
-        assert_eq!(p["positions_trained"], both["positions_trained"], "{p}");
-        let d = &p["fly_minus_this_top1"];
-        let (low, value, high) = (d["low"].as_f64().unwrap(), d["value"].as_f64().unwrap(), d["high"].as_f64().unwrap());
-        assert!(low <= value && value <= high, "{p}");
-        assert_eq!(p["human"]["player"], p["player"]);
-        assert!(first["players"].as_array().unwrap().iter().any(|q| q["player"] == p["player"]), "in the HOLD table too: {first}");
-    }
-    let again = at_scale();
-    let said = String::from_utf8_lossy(&again.stderr);
-    assert_eq!(said.matches("is fitted already").count(), 3, "{said}");
-    assert_eq!(json(&again)["controls_at_scale"], first["controls_at_scale"]);
-    // One of them on its own (read back), and a control that does not exist is named.
-    let blind = json(&scale(&["--scale-controls", "blind"]))["controls_at_scale"]["players"].clone();
-    assert_eq!(blind, serde_json::json!([first["controls_at_scale"]["players"][1]]));
-    let wrong = scale(&["--scale-controls", "wiring"]);
-    let err = String::from_utf8_lossy(&wrong.stderr);
-    assert!(!wrong.status.success() && err.contains("--scale-controls wiring") && err.contains("shuffled-wiring"), "{err}");
-    // Another shuffle: its own brain, run and row, named by its seed, beside seed 1 read back; a
-    // seed on anything else, or not a whole number from 1, is refused with the name given.
-    let two = json(&scale(&["--scale-controls", "shuffled-wiring:2,shuffled-wiring"]))["controls_at_scale"]["players"].clone();
-    assert_eq!(two[0]["player"], "shuffled wiring (seed 2) at scale", "{two}");
-    assert_ne!(two[0]["run"], first["controls_at_scale"]["players"][2]["run"], "a run of its own");
-    assert_eq!(two[1], first["controls_at_scale"]["players"][2], "seed 1 is the shuffle every report had");
-    for bad in ["shuffled-wiring:0", "blind:2", "shuffled-wiring:x"] {
-        let out = scale(&["--scale-controls", bad]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(bad) && err.contains("seed"), "{bad}: {err}");
-    }
-    // A run that is not there is named, with where runs are.
-    let missing = with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
-    let err = String::from_utf8_lossy(&missing.stderr);
-    assert!(!missing.status.success() && err.contains("nothing") && err.contains("DATA/runs"), "{err}");
-    // The curve's second series, the games rows taught by Stockfish's move: the point of the
-    // shipped rows alone is the master series' own fly; a point whose rows are not all labelled
-    // yet is listed, not fitted.
-    let curve = |labels: &std::path::Path| {
-        json(&with_brain(&[
-            "curve",
-            "--games",
-            "g",
-            "--shipped-positions",
-            "64",
-            "--points",
-            "64,96",
-            "--passes",
-            "2",
-            "--engine-labels",
-            labels.to_str().unwrap(),
-            "--json",
-        ]))
-    };
-    let c = curve(&labels);
-    let (m, s) = (c["points"].as_array().unwrap(), c["engine"]["points"].as_array().unwrap());
-    assert_eq!((m.len(), s.len()), (2, 2), "{c}");
-    assert_eq!(s[0]["fly"], m[0]["fly"], "the shipped rows alone: one fly for both teachers");
-    assert_ne!(s[1]["fly"], m[1]["fly"], "96 positions: a fly of each teacher");
-    assert_eq!(s[1]["positions"], 96);
-    let c = curve(&half);
-    assert_eq!(c["engine"]["not_labelled"], serde_json::json!([96]), "{c}");
-    assert_eq!(c["engine"]["points"].as_array().unwrap().len(), 1, "{c}");
-    // The master alone is what a run without labels always was.
-    let master = json(&train("master", &[]));
-    assert_eq!(master["positions_by_teacher"], serde_json::json!({"master": 32, "stockfish_multipv": 64}), "{master}");
-    // Labels of another dataset (another content hash) are refused, naming their sidecar.
-    let sidecar = std::fs::read_to_string(half.join("labels.json")).unwrap();
-    let sha = serde_json::from_str::<serde_json::Value>(&sidecar).unwrap()["dataset_sha256"].as_str().unwrap().to_string();
-    std::fs::write(half.join("labels.json"), sidecar.replace(&sha, &"0".repeat(64))).unwrap();
-    let other = train("other", &["--engine-labels", half.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&other.stderr);
-    assert!(!other.status.success() && err.contains("labels.json") && err.contains("not of the one the fit reads"), "{err}");
-    // Stockfish as a teacher without labels is refused in words.
-    let none = train("none", &["--teacher", "engine"]);
-    assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("--engine-labels"));
-    // Issue 68: Stockfish's whole opinion. Every legal move of 24 rows labelled at depth 2; each
-    // line holds as many moves as the row has legal moves, and the sidecar says so.
-    let every = t.path().join("every");
-    let e = flychess(
-        t.path(),
-        &[
-            "data",
-            "label",
-            "--dataset",
-            "g",
-            "--out",
-            every.to_str().unwrap(),
-            "--depth",
-            "2",
-            "--every-move",
-            "--positions",
-            "24",
-            "--workers",
-            "1",
-        ],
-    );
-    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
-    let sidecar: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(every.join("labels.json")).unwrap()).unwrap();
-    assert_eq!(sidecar["every_move"], true, "{sidecar}");
-    let lines = std::fs::read_to_string(every.join("labels.jsonl")).unwrap();
-    assert_eq!(lines.lines().count(), 24);
-    for l in lines.lines() {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        assert_eq!(v["moves"].as_array().unwrap().len() as u64, v["legal"].as_u64().unwrap(), "every legal move: {l}");
-    }
-    let whole = json(&train("every", &["--engine-labels", every.to_str().unwrap(), "--teacher", "every-move"]));
-    assert_eq!(whole["positions_by_teacher"], serde_json::json!({"stockfish_every_move": 24, "stockfish_multipv": 64}), "{whole}");
-    assert!(whole["teacher"].as_str().unwrap().starts_with("Stockfish's every move on 24 rows of g"), "{whole}");
-    // The every-move teacher on labels of one move is refused, naming the folder.
-    let one = train("one", &["--engine-labels", labels.to_str().unwrap(), "--teacher", "every-move"]);
-    let err = String::from_utf8_lossy(&one.stderr);
-    assert!(!one.status.success() && err.contains("--every-move") && err.contains("labels"), "{err}");
-    // A curriculum dataset without its share is refused, not ignored.
-    let ignored = train("ignored", &["--curriculum-dataset", "somewhere.flyd"]);
-    let err = String::from_utf8_lossy(&ignored.stderr);
-    assert!(!ignored.status.success() && err.contains("--curriculum SHARE"), "{err}");
+    let rig = TeacherRig::new();
+    let (both, half) = rig.teachers_counted();
+    rig.controls_at_scale(&both);
+    rig.curve_engine_series(&half);
+    rig.other_teachers(&half);
+    rig.every_move_teacher();
 }
 
 /// Issue 59's smaller defects, each said in words instead of a panic, a silent stand-in or a

@@ -258,6 +258,13 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
     let before = std::fs::read_dir(flychess_brain::files::DataFolder::at(data()).exports()).map(|d| d.count()).unwrap_or(0);
     h.get_by_label("CSV into the data folder").click();
     h.step();
+    // Written on a lab thread, not in the frame: the status says so until it is done.
+    let started = std::time::Instant::now();
+    while app(&h).brain_view.as_ref().unwrap().exporting() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the CSV was never written");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        h.step();
+    }
     let after: Vec<_> = std::fs::read_dir(flychess_brain::files::DataFolder::at(data()).exports()).unwrap().flatten().collect();
     assert_eq!(after.len(), before + 1);
     // Undo returns to the state before the search.

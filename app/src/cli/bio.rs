@@ -5,13 +5,12 @@
 //! times its lessons and a move on the CPU model beside the GPU engine, `pilots` trains the
 //! seed's variations of the rule from the same untrained mushroom body side by side.
 
-use crate::cli::WhichBrain;
-use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use flychess_arena::bio::file::{DopamineFly, dopamine_flies, is_dopamine_fly};
@@ -22,14 +21,27 @@ use flychess_arena::bio::{self, BioBrain, Constants};
 use flychess_fly::data::{Dataset, Row, shipped_path};
 use flychess_fly::stats::{self, Estimate};
 
+use crate::cli::{EngineArgs, WhichBrain};
+
 pub use measure::EVAL_SEED;
 
 /// How `bio train` and `bio pilots` change the rule and the model.
 #[derive(Clone, Debug, Default)]
-pub struct Variation {
-    pub pass_share: Option<f32>,
-    pub eta: Option<f32>,
-    pub rule: Rule,
+struct Variation {
+    pass_share: Option<f32>,
+    eta: Option<f32>,
+    rule: Rule,
+}
+
+impl From<&TrainArgs> for Variation {
+    /// The variation `bio train`'s flags ask for.
+    fn from(args: &TrainArgs) -> Variation {
+        Variation {
+            pass_share: args.pass_share,
+            eta: args.eta,
+            rule: Rule { strengthen_silent: args.strengthen_silent, harder_after: args.harder_after, own_dopamine: args.own_dopamine },
+        }
+    }
 }
 
 impl Variation {
@@ -55,8 +67,8 @@ fn model(
     data: &Path,
     constants: Constants,
 ) -> Result<(flychess_brain::connectome::brain_file::Loaded, BioBrain, String)> {
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, plain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let b = bar(flychess_brain::brain::STEPS as u64, "dopamine fly's homeostasis (once per brain)");
     let bio = bio::prepare(&loaded.connectome, &loaded.checksum, &plain, &spec.brain_path(data), constants, &|t| b.set_position(t as u64))?;
     b.finish_and_clear();
@@ -69,19 +81,11 @@ fn fly_path(data: &Path, name: &str) -> PathBuf {
     flychess_brain::files::DataFolder::at(data).flies().join(format!("{name}.fly"))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn train(
-    which: &WhichBrain,
-    data: &Path,
-    name: &str,
-    lessons: usize,
-    games: bool,
-    every: usize,
-    monitor: usize,
-    seed: u64,
-    variation: &Variation,
-    ship: bool,
-) -> Result<()> {
+/// `flychess bio train`: a dopamine fly's lessons (or games with --games) up to --lessons in all,
+/// resumable (the fly's own file is the checkpoint), points of its curve printed as it goes.
+fn train(args: &TrainArgs, data: &Path) -> Result<()> {
+    let TrainArgs { ref name, lessons, games, every, monitor, lesson_seed: seed, ship, ref which, .. } = *args;
+    let variation = &Variation::from(args);
     // A shipped fly's name only for the developers' --ship, which replaces that fly itself.
     if ship {
         flychess_fly::fly::check_name(name)?
@@ -173,8 +177,8 @@ fn thirty_moves(rows: &[Row]) -> Option<shakmaty::Chess> {
 
 /// The dopamine fly named (else the brain's shipped one, then the user's) and its model.
 fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<(DopamineFly, BioBrain)> {
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, plain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let path = match name {
         Some(n) => flychess_fly::fly::find(n, data)?,
         None => dopamine_flies(&loaded.checksum, data)
@@ -196,16 +200,11 @@ fn fly_and_model(which: &WhichBrain, data: &Path, name: Option<&str>) -> Result<
     Ok((fly, bio))
 }
 
-pub fn lesson(
-    which: &WhichBrain,
-    data: &Path,
-    fen: &str,
-    good: Option<&str>,
-    bad: Option<&str>,
-    name: Option<&str>,
-    json: bool,
-) -> Result<()> {
+/// `flychess bio lesson`: one lesson seen from inside the mushroom body (the lesson comic).
+fn lesson(args: &LessonArgs, data: &Path) -> Result<()> {
     use shakmaty::Position;
+    let (which, fen, name, json) = (&args.which, args.fen.as_str(), args.fly.as_deref(), args.json);
+    let (good, bad) = (args.good.as_deref(), args.bad.as_deref());
     let pos = flychess_brain::chess::position_from_fen(fen)?;
     let moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().collect();
     if moves.len() < 2 {
@@ -271,7 +270,11 @@ pub fn lesson(
     Ok(())
 }
 
-pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSizes, json: bool) -> Result<()> {
+/// `flychess bio eval`: a dopamine fly measured as the seed did (pairs before and after, flips,
+/// harder pairs, top-1, the logistic ceilings, speed), as text or JSON.
+fn eval(args: &EvalArgs, data: &Path) -> Result<()> {
+    let (which, name, json) = (&args.which, args.fly.as_deref(), args.json);
+    let sizes = EvalSizes { pairs: args.pairs, ceiling_pairs: args.ceiling_pairs, top1: args.top1 };
     let dataset = Dataset::load(&shipped_path())?;
     let (fly, bio) = fly_and_model(which, data, name)?;
     let started = Instant::now();
@@ -371,15 +374,9 @@ pub fn eval(which: &WhichBrain, data: &Path, name: Option<&str>, sizes: EvalSize
 /// CPU model and on the GPU engine `engine` chooses (auto: a hardware GPU only), each the fastest
 /// of `repeat` runs; and the largest difference between the two engines' votes on the lessons'
 /// boards, and whether they choose the same move.
-pub fn speed(
-    which: &WhichBrain,
-    data: &Path,
-    name: Option<&str>,
-    lessons: Option<usize>,
-    repeat: usize,
-    engine: flychess_brain::brain::simulator::EngineChoice,
-    json: bool,
-) -> Result<()> {
+fn speed(args: &SpeedArgs, data: &Path) -> Result<()> {
+    let (which, name, lessons, repeat, json) = (&args.which, args.fly.as_deref(), args.lessons, args.repeat, args.json);
+    let engine = args.engine.choice();
     let dataset = Dataset::load(&shipped_path())?;
     let (fly, on_cpu) = fly_and_model(which, data, name)?;
     let lessons: Vec<learn::Lesson> =
@@ -506,10 +503,13 @@ fn pilots_list(lessons: usize) -> Vec<Pilot> {
     ]
 }
 
-pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top1: usize, only: &[usize], json: bool) -> Result<()> {
+/// `flychess bio pilots`: the seed's variations of the rule trained side by side from the same
+/// untrained mushroom body (each resumable from its file), each measured as `eval` measures.
+fn pilots(args: &PilotsArgs, data: &Path) -> Result<()> {
+    let PilotsArgs { lessons, pairs, top1, ref only, json, ref which } = *args;
     let dataset = Dataset::load(&shipped_path())?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, plain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, plain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let hold = measure::pairs(dataset.hold(), EVAL_SEED, false, pairs)?;
     let harder = measure::pairs(dataset.hold(), EVAL_SEED, true, pairs)?;
     let mut rows = Vec::new();
@@ -580,115 +580,146 @@ pub fn pilots(which: &WhichBrain, data: &Path, lessons: usize, pairs: usize, top
 pub enum BioCommand {
     /// Give a dopamine fly lessons (Stockfish's move: sugar; another legal move: a shock), or
     /// games with --games. Resumable: run it again with the same name to go on to --lessons.
-    Train {
-        #[arg(long)]
-        name: String,
-        /// Lessons in all (games with --games), counting those the fly already had.
-        #[arg(long, default_value_t = 32_000)]
-        lessons: usize,
-        /// Learn from its own games instead (eligibility traces, dopamine from material).
-        #[arg(long)]
-        games: bool,
-        /// Lessons between points of the curve (pairs right on VAL pairs) and saves.
-        #[arg(long, default_value_t = 2_048)]
-        every: usize,
-        /// VAL pairs the curve is measured on.
-        #[arg(long, default_value_t = 512)]
-        monitor: usize,
-        /// Seed of the lesson order and the other moves.
-        #[arg(long, default_value_t = 1)]
-        lesson_seed: u64,
-        /// Share of Kenyon cells that pass (default 0.05).
-        #[arg(long)]
-        pass_share: Option<f32>,
-        /// Learning rate η (default 0.1).
-        #[arg(long)]
-        eta: Option<f32>,
-        /// Silent cells' synapses get stronger (a pilot).
-        #[arg(long)]
-        strengthen_silent: bool,
-        /// The second best move as the bad one from this lesson on (a pilot).
-        #[arg(long)]
-        harder_after: Option<usize>,
-        /// The dose from the fly's own dopamine neurons' rates instead of the connectome's shares (a pilot).
-        #[arg(long)]
-        own_dopamine: bool,
-        /// Also write the fly into models/ (shipped with the app).
-        #[arg(long)]
-        ship: bool,
-        #[command(flatten)]
-        which: WhichBrain,
-    },
+    Train(TrainArgs),
     /// Measure a dopamine fly on held-out pairs (before and after training, flips, harder pairs,
     /// top-1, the logistic ceilings, speed). Default: the brain's shipped dopamine fly.
-    Eval {
-        #[arg(long)]
-        fly: Option<String>,
-        /// HOLD pairs (at least 2,048 for the must-show figures).
-        #[arg(long, default_value_t = 2_048)]
-        pairs: usize,
-        /// TRAIN pairs the logistic ceilings are fitted on.
-        #[arg(long, default_value_t = 8_192)]
-        ceiling_pairs: usize,
-        /// HOLD positions for top-1 (every legal move looked at).
-        #[arg(long, default_value_t = 300)]
-        top1: usize,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        which: WhichBrain,
-    },
+    Eval(EvalArgs),
     /// One lesson seen from inside the mushroom body (the lesson comic): Kenyon cells that fire
     /// after the good and the bad move, their overlap, the vote, the dose, the MBONs it changes.
-    Lesson {
-        #[arg(long)]
-        fen: String,
-        /// The good move (default: Stockfish's best).
-        #[arg(long)]
-        good: Option<String>,
-        /// The bad move (default: a random other legal move).
-        #[arg(long)]
-        bad: Option<String>,
-        /// The dopamine fly (default: the brain's shipped one).
-        #[arg(long)]
-        fly: Option<String>,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        which: WhichBrain,
-    },
+    Lesson(LessonArgs),
     /// How fast a dopamine fly learns and moves on the CPU model and on the GPU engine, measured
     /// in one run, with how far the two engines' votes part. Default: the brain's shipped fly.
-    Speed {
-        #[arg(long)]
-        fly: Option<String>,
-        /// Lessons timed (one batch of the fly's size by default).
-        #[arg(long)]
-        lessons: Option<usize>,
-        /// Times each measurement is repeated (the fastest is reported).
-        #[arg(long, default_value_t = 3)]
-        repeat: usize,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        engine: crate::cli::options::EngineArgs,
-        #[command(flatten)]
-        which: WhichBrain,
-    },
+    Speed(SpeedArgs),
     /// The seed's pilots side by side, each from the same untrained mushroom body.
-    Pilots {
-        #[arg(long, default_value_t = 8_192)]
-        lessons: usize,
-        #[arg(long, default_value_t = 1_024)]
-        pairs: usize,
-        #[arg(long, default_value_t = 200)]
-        top1: usize,
-        /// Only these pilots (their numbers in the list, from 0).
-        #[arg(long, value_delimiter = ',')]
-        only: Vec<usize>,
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        which: WhichBrain,
-    },
+    Pilots(PilotsArgs),
+}
+
+/// Runs a `flychess bio …` subcommand.
+pub fn run(cmd: BioCommand, data: &Path) -> Result<()> {
+    match cmd {
+        BioCommand::Train(args) => train(&args, data),
+        BioCommand::Eval(args) => eval(&args, data),
+        BioCommand::Lesson(args) => lesson(&args, data),
+        BioCommand::Speed(args) => speed(&args, data),
+        BioCommand::Pilots(args) => pilots(&args, data),
+    }
+}
+
+// The arguments of `flychess bio train` (its help text is the subcommand's doc comment in `BioCommand`).
+#[derive(Args)]
+pub struct TrainArgs {
+    #[arg(long)]
+    pub name: String,
+    /// Lessons in all (games with --games), counting those the fly already had.
+    #[arg(long, default_value_t = 32_000)]
+    pub lessons: usize,
+    /// Learn from its own games instead (eligibility traces, dopamine from material).
+    #[arg(long)]
+    pub games: bool,
+    /// Lessons between points of the curve (pairs right on VAL pairs) and saves.
+    #[arg(long, default_value_t = 2_048)]
+    pub every: usize,
+    /// VAL pairs the curve is measured on.
+    #[arg(long, default_value_t = 512)]
+    pub monitor: usize,
+    /// Seed of the lesson order and the other moves.
+    #[arg(long, default_value_t = 1)]
+    pub lesson_seed: u64,
+    /// Share of Kenyon cells that pass (default 0.05).
+    #[arg(long)]
+    pub pass_share: Option<f32>,
+    /// Learning rate η (default 0.1).
+    #[arg(long)]
+    pub eta: Option<f32>,
+    /// Silent cells' synapses get stronger (a pilot).
+    #[arg(long)]
+    pub strengthen_silent: bool,
+    /// The second best move as the bad one from this lesson on (a pilot).
+    #[arg(long)]
+    pub harder_after: Option<usize>,
+    /// The dose from the fly's own dopamine neurons' rates instead of the connectome's shares (a pilot).
+    #[arg(long)]
+    pub own_dopamine: bool,
+    /// Also write the fly into models/ (shipped with the app).
+    #[arg(long)]
+    pub ship: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess bio eval` (its help text is the subcommand's doc comment in `BioCommand`).
+#[derive(Args)]
+pub struct EvalArgs {
+    #[arg(long)]
+    pub fly: Option<String>,
+    /// HOLD pairs (at least 2,048 for the must-show figures).
+    #[arg(long, default_value_t = 2_048)]
+    pub pairs: usize,
+    /// TRAIN pairs the logistic ceilings are fitted on.
+    #[arg(long, default_value_t = 8_192)]
+    pub ceiling_pairs: usize,
+    /// HOLD positions for top-1 (every legal move looked at).
+    #[arg(long, default_value_t = 300)]
+    pub top1: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess bio lesson` (its help text is the subcommand's doc comment in `BioCommand`).
+#[derive(Args)]
+pub struct LessonArgs {
+    #[arg(long)]
+    pub fen: String,
+    /// The good move (default: Stockfish's best).
+    #[arg(long)]
+    pub good: Option<String>,
+    /// The bad move (default: a random other legal move).
+    #[arg(long)]
+    pub bad: Option<String>,
+    /// The dopamine fly (default: the brain's shipped one).
+    #[arg(long)]
+    pub fly: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess bio speed` (its help text is the subcommand's doc comment in `BioCommand`).
+#[derive(Args)]
+pub struct SpeedArgs {
+    #[arg(long)]
+    pub fly: Option<String>,
+    /// Lessons timed (one batch of the fly's size by default).
+    #[arg(long)]
+    pub lessons: Option<usize>,
+    /// Times each measurement is repeated (the fastest is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub which: WhichBrain,
+}
+
+// The arguments of `flychess bio pilots` (its help text is the subcommand's doc comment in `BioCommand`).
+#[derive(Args)]
+pub struct PilotsArgs {
+    #[arg(long, default_value_t = 8_192)]
+    pub lessons: usize,
+    #[arg(long, default_value_t = 1_024)]
+    pub pairs: usize,
+    #[arg(long, default_value_t = 200)]
+    pub top1: usize,
+    /// Only these pilots (their numbers in the list, from 0).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<usize>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub which: WhichBrain,
 }

@@ -1,44 +1,84 @@
-//! `flychess train --brain …` (the brain learns too, backprop through time on a leash) and
-//! `flychess gradcheck` (the hand-written gradient against finite differences and burn): the
-//! command line over `sim::bptt`. A brain run streams TRAIN positions from a readout-only fly
+//! `flychess train --brain …` (the brain learns too, backprop through time on a leash),
+//! `flychess gradcheck` (the hand-written gradient against finite differences and burn) and
+//! `flychess blame` (the error going back for one position): the command line over `sim::bptt`. A brain run streams TRAIN positions from a readout-only fly
 //! (the brain's shipped one by default), then the readout-only control streams the same
 //! positions with the same readout step, and both are measured on the same VAL and HOLD
 //! positions beside the fly they started from.
 
-use crate::cli::WhichBrain;
-use clap::Args;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use flychess_brain::brain::Brain;
 use flychess_brain::calibrate::{self, CalibrationOptions};
-use flychess_fly::data::{Dataset, shipped_path};
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_fly::data::{Dataset, Row, shipped_path};
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::scoring::PositionOutcome;
 use flychess_fly::stats;
-use flychess_learning::bptt::run::{self, Leash, Outcome, RunOptions, Setup, State};
+use flychess_learning::bptt::run::{self, BrainOptimizer, Leash, Outcome, RunOptions, Setup, State};
 use flychess_learning::bptt::{Base, Heads, Reader, gradient};
 
+use crate::cli::fly::train::TrainArgs;
+use crate::cli::{BrainKind, WhichBrain};
+
 /// What `train --brain` was asked for.
-pub struct BrainJob {
-    pub name: String,
-    pub positions: usize,
-    pub batch: usize,
-    pub leash: Leash,
-    pub val: usize,
-    pub val_every: Option<usize>,
-    pub hold: usize,
-    pub start: Option<String>,
-    pub control: bool,
-    pub speed_batches: Vec<usize>,
-    pub seed: u64,
-    pub json: bool,
+struct BrainJob {
+    name: String,
+    positions: usize,
+    batch: usize,
+    leash: Leash,
+    val: usize,
+    val_every: Option<usize>,
+    hold: usize,
+    start: Option<String>,
+    control: bool,
+    speed_batches: Vec<usize>,
+    seed: u64,
+    json: bool,
     /// Where the brain run thinks and sends the error back.
-    pub engine: flychess_brain::brain::simulator::EngineChoice,
+    engine: flychess_brain::brain::simulator::EngineChoice,
+}
+
+impl From<&TrainArgs> for BrainJob {
+    /// The job `train --train-brain` asks for (8,192 positions unless --positions says).
+    fn from(args: &TrainArgs) -> BrainJob {
+        let b = &args.brain_training;
+        BrainJob {
+            name: args.name.clone(),
+            positions: args.positions.unwrap_or(8_192),
+            batch: b.brain_batch,
+            leash: b.leash(),
+            val: b.val,
+            val_every: b.val_every,
+            hold: b.hold,
+            start: b.start.clone(),
+            control: !b.no_control,
+            speed_batches: b.speed_batches.clone(),
+            seed: b.stream_seed,
+            json: b.json,
+            engine: args.engine.choice(),
+        }
+    }
+}
+
+impl BrainJob {
+    /// A run of this job on `leash` (the job's own, its readout-only control's, or a pilot's).
+    fn run_options(&self, leash: Leash) -> RunOptions {
+        RunOptions {
+            leash,
+            positions: self.positions,
+            batch: self.batch,
+            val_every: self.val_every.unwrap_or((self.positions / 8).max(self.batch)),
+            val: self.val,
+            seed: self.seed,
+        }
+    }
 }
 
 fn bar(total: usize, name: &str) -> ProgressBar {
@@ -54,7 +94,7 @@ fn bar(total: usize, name: &str) -> ProgressBar {
 
 /// The process's peak resident memory (VmHWM), in bytes, where the system says.
 fn peak_memory() -> Option<u64> {
-    crate::cli::brain::peak_memory_mb().map(|mb| (mb * 1024.0 * 1024.0) as u64)
+    crate::cli::memory::peak_memory_mb().map(|mb| (mb * 1024.0 * 1024.0) as u64)
 }
 
 fn estimate(e: &stats::Estimate) -> serde_json::Value {
@@ -78,11 +118,20 @@ fn difference(a: &[PositionOutcome], b: &[PositionOutcome]) -> serde_json::Value
     json!({ "top1": estimate(&top1), "loss": estimate(&loss) })
 }
 
-pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
-    fly::check_new_name(&job.name)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, mut brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
-    let homeostasis = calibrate::fingerprint(brain.homeostasis());
+/// Runs `flychess train --train-brain` (or a bare `--brain`: the default brain, and it learns
+/// too): the seed's pilots with --pilots, else one brain run and its readout-only control.
+pub fn train(args: &TrainArgs, data: &Path) -> Result<()> {
+    let mut which = args.which.clone();
+    if which.brain == BrainKind::Itself {
+        which.brain = BrainKind::Flywire783;
+    }
+    let job = BrainJob::from(args);
+    let b = &args.brain_training;
+    if b.pilots { pilots(&which, data, &job, &b.only, b.pilot_brain_scale) } else { brain_run(&which, data, &job) }
+}
+
+/// The readout-only fly a brain run starts from: the one named with --start, else the brain's own.
+fn start_fly(job: &BrainJob, loaded: &Loaded, data: &Path) -> Result<(String, Fly)> {
     let (start_name, start) = match &job.start {
         Some(name) => (name.clone(), Fly::load(&fly::find(name, data)?)?),
         None => {
@@ -97,48 +146,119 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
     if start.meta.brain_checksum != loaded.checksum {
         return Err(anyhow!("fly {start_name} belongs to another brain ({})", start.meta.brain));
     }
+    Ok((start_name, start))
+}
+
+/// One brain run and its readout-only control, from the same fly on the same positions, measured
+/// on the same VAL and HOLD positions beside the fly they started from.
+fn brain_run(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
+    fly::check_new_name(&job.name)?;
+    let spec = which.spec(data)?;
+    let (loaded, mut brain) = crate::cli::options::ready(&spec, data, CalibrationOptions { calm_unreached: job.leash.calm_unreached })?;
+    let homeostasis = calibrate::fingerprint(brain.homeostasis());
+    let (start_name, start) = start_fly(job, &loaded, data)?;
     let dataset = Dataset::load(&shipped_path())?;
     let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
-    let hold = &hold[..job.hold.min(hold.len())];
-    let descending = loaded.connectome.groups.descending.clone();
-    let base = Base::of(&brain);
-    let dir = flychess_brain::files::DataFolder::at(data).runs().join(&job.name);
-    let options = RunOptions {
-        leash: job.leash.clone(),
-        positions: job.positions,
-        batch: job.batch,
-        val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)),
-        val: job.val,
-        seed: job.seed,
+    let parts = RunParts {
+        loaded: &loaded,
+        homeostasis,
+        descending: loaded.connectome.groups.descending.clone(),
+        base: Base::of(&brain),
+        start_name,
+        start,
+        train,
+        val,
+        hold: &hold[..job.hold.min(hold.len())],
+        dir: flychess_brain::files::DataFolder::at(data).runs().join(&job.name),
     };
+    let options = job.run_options(job.leash.clone());
     let speed = if job.speed_batches.is_empty() {
         None
     } else {
-        Some(speed_table(&base, &mut brain, &descending, &start, train, &job.speed_batches, job.leash.window)?)
+        Some(speed_table(&parts.base, &mut brain, &parts.descending, &parts.start, train, &job.speed_batches, job.leash.window)?)
     };
-    let mut gpu = flychess_learning::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &base)?;
+    let mut gpu = flychess_learning::bptt::gpu::GpuTrainer::for_choice(job.engine, &brain, &parts.base)?;
     if let Some(g) = &gpu {
         eprintln!("thinking and sending the error back on {}", g.backward.adapter);
     }
-    let go = |label: &str,
-              stem: &str,
-              options: &RunOptions,
-              brain: &mut flychess_brain::brain::Brain,
-              gpu: Option<&mut flychess_learning::bptt::gpu::GpuTrainer>|
-     -> Result<Outcome> {
+    if !job.leash.brain_learns() {
+        return Err(anyhow!("--lr-synapses and --lr-neurons are both 0: that is the readout-only run (drop --brain)"));
+    }
+    let learned = parts.go("brain", "brain", &options, &mut brain, gpu.as_mut())?;
+    let control = if job.control {
+        Some(parts.go("readout only", "readout-only", &job.run_options(job.leash.readout_only()), &mut brain, None)?)
+    } else {
+        None
+    };
+    let val = &val[..job.val.min(val.len())];
+    eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), parts.hold.len());
+    let (measured, summary) = parts.measure(&learned, control.as_ref(), val, &mut brain);
+    let report = json!({
+        "name": job.name,
+        "brain": loaded.connectome.provenance.label(),
+        "brain_checksum": loaded.checksum,
+        "positions": job.positions,
+        "batch": job.batch,
+        "leash": job.leash,
+        "val_positions": val.len().min(job.val),
+        "hold_positions": parts.hold.len(),
+        "runs": measured,
+        "training_over_forward": learned.timing.positions_per_second() / learned.timing.forward_positions_per_second().max(1e-9),
+        "engine": gpu.as_ref().map_or_else(|| "cpu".to_string(), |g| format!("gpu: {}", g.backward.adapter)),
+        "speed_by_batch": speed,
+        "peak_memory_bytes": peak_memory(),
+        "checkpoints": parts.dir.display().to_string(),
+    });
+    if job.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_brain_run(job, &parts, &summary, &report, &learned);
+    }
+    Ok(())
+}
+
+/// Each run's HOLD outcomes by who ran (the start fly, the brain, the readout-only control).
+type Summary = Vec<(&'static str, Vec<PositionOutcome>)>;
+
+/// A brain run's fixed parts: the brain's id and homeostasis, its descending neurons and the
+/// numbers it starts from, the fly it starts from, the positions it streams (TRAIN, VAL) and is
+/// measured on (HOLD), and where its checkpoints go.
+struct RunParts<'a> {
+    loaded: &'a Loaded,
+    homeostasis: String,
+    descending: Vec<u32>,
+    base: Base,
+    start_name: String,
+    start: Fly,
+    train: &'a [Row],
+    val: &'a [Row],
+    hold: &'a [Row],
+    dir: PathBuf,
+}
+
+impl RunParts<'_> {
+    /// One run (`stem` under the run's folder) streamed with a bar, its VAL points printed above it.
+    fn go(
+        &self,
+        label: &str,
+        stem: &str,
+        options: &RunOptions,
+        brain: &mut Brain,
+        gpu: Option<&mut flychess_learning::bptt::gpu::GpuTrainer>,
+    ) -> Result<Outcome> {
         let bar = bar(options.positions, label);
         let setup = Setup {
-            base: &base,
+            base: &self.base,
             brain,
-            brain_checksum: &loaded.checksum,
-            homeostasis: &homeostasis,
-            descending: &descending,
-            start: (&start_name, &start.readout),
-            train,
-            val,
+            brain_checksum: &self.loaded.checksum,
+            homeostasis: &self.homeostasis,
+            descending: &self.descending,
+            start: (&self.start_name, &self.start.readout),
+            train: self.train,
+            val: self.val,
             gpu,
         };
-        let outcome = run::run(setup, options, &dir.join(stem), &AtomicBool::new(false), &|done, _, point| {
+        let outcome = run::run(setup, options, &self.dir.join(stem), &AtomicBool::new(false), &|done, _, point| {
             bar.set_position(done as u64);
             if let Some(p) = point {
                 bar.suspend(|| {
@@ -154,31 +274,53 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
         })?;
         bar.finish_and_clear();
         Ok(outcome)
-    };
-    if !job.leash.brain_learns() {
-        return Err(anyhow!("--lr-synapses and --lr-neurons are both 0: that is the readout-only run (drop --brain)"));
     }
-    let learned = go("brain", "brain", &options, &mut brain, gpu.as_mut())?;
-    let control = if job.control {
-        Some(go("readout only", "readout-only", &RunOptions { leash: job.leash.readout_only(), ..options.clone() }, &mut brain, None)?)
-    } else {
-        None
-    };
-    let val = &val[..job.val.min(val.len())];
-    eprintln!("measuring on {} VAL and {} HOLD positions", val.len(), hold.len());
-    let start_state = State { readout: start.readout.clone(), brain: base.start() };
-    let on = |state: &State, rows: &[flychess_fly::data::Row], brain: &mut flychess_brain::brain::Brain| {
-        run::outcomes(&base, brain, state, &descending, rows)
-    };
-    let mut measured = serde_json::Map::new();
-    let start_hold = on(&start_state, hold, &mut brain);
-    let start_val = on(&start_state, val, &mut brain);
-    measured.insert("start".into(), json!({ "fly": start_name, "val": figures(&start_val), "hold": figures(&start_hold) }));
-    let mut summary = vec![("start", start_hold.clone())];
-    let mut describe = |key: &str, o: &Outcome, brain: &mut flychess_brain::brain::Brain| -> (Vec<PositionOutcome>, serde_json::Value) {
-        let (last_hold, last_val) = (on(&o.last, hold, brain), on(&o.last, val, brain));
-        let best_hold = on(&o.best, hold, brain);
+
+    /// The outcomes of `state` (a readout and the brain's numbers) on `rows`.
+    fn on(&self, state: &State, rows: &[Row], brain: &mut Brain) -> Vec<PositionOutcome> {
+        run::outcomes(&self.base, brain, state, &self.descending, rows)
+    }
+
+    /// The start fly, the brain run and its control (where there is one) measured on `val` and
+    /// HOLD: the report's `runs`, and each one's HOLD outcomes for the summary.
+    fn measure(
+        &self,
+        learned: &Outcome,
+        control: Option<&Outcome>,
+        val: &[Row],
+        brain: &mut Brain,
+    ) -> (serde_json::Map<String, serde_json::Value>, Summary) {
+        let start_state = State { readout: self.start.readout.clone(), brain: self.base.start() };
+        let mut measured = serde_json::Map::new();
+        let start_hold = self.on(&start_state, self.hold, brain);
+        let start_val = self.on(&start_state, val, brain);
+        measured.insert("start".into(), json!({ "fly": self.start_name, "val": figures(&start_val), "hold": figures(&start_hold) }));
+        let mut summary = vec![("start", start_hold.clone())];
+        let (brain_hold, brain_json) = self.describe(learned, val, &start_hold, brain);
+        summary.push(("brain", brain_hold.clone()));
+        measured.insert("brain".into(), brain_json);
+        if let Some(c) = control {
+            let (control_hold, control_json) = self.describe(c, val, &start_hold, brain);
+            summary.push(("readout only", control_hold.clone()));
+            measured.insert("readout_only".into(), control_json);
+            measured.insert("brain_minus_readout_only".into(), difference(&brain_hold, &control_hold));
+        }
+        (measured, summary)
+    }
+
+    /// A finished run measured: its last state on VAL and HOLD, its best on HOLD, its curve and
+    /// timing, and how far the brain's numbers moved; with its last HOLD outcomes.
+    fn describe(
+        &self,
+        o: &Outcome,
+        val: &[Row],
+        start_hold: &[PositionOutcome],
+        brain: &mut Brain,
+    ) -> (Vec<PositionOutcome>, serde_json::Value) {
+        let (last_hold, last_val) = (self.on(&o.last, self.hold, brain), self.on(&o.last, val, brain));
+        let best_hold = self.on(&o.best, self.hold, brain);
         let t = &o.timing;
+        let base = &self.base;
         let changed = o.last.brain.theta.iter().zip(&base.theta0).filter(|(a, b)| a != b).count();
         let largest = o
             .last
@@ -192,7 +334,7 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
             "val": figures(&last_val),
             "hold": figures(&last_hold),
             "best": { "positions": o.best_positions, "hold": figures(&best_hold) },
-            "hold_minus_start": difference(&last_hold, &start_hold),
+            "hold_minus_start": difference(&last_hold, start_hold),
             "curve": o.curve,
             "seconds": o.seconds,
             "finished": o.finished,
@@ -204,68 +346,50 @@ pub fn train(which: &WhichBrain, data: &Path, job: &BrainJob) -> Result<()> {
             "gain_range": [o.last.brain.alpha.iter().copied().fold(f32::MAX, f32::min), o.last.brain.alpha.iter().copied().fold(f32::MIN, f32::max)],
             "bias_range": [o.last.brain.beta.iter().copied().fold(f32::MAX, f32::min), o.last.brain.beta.iter().copied().fold(f32::MIN, f32::max)],
         });
-        summary.push((if key == "brain" { "brain" } else { "readout only" }, last_hold.clone()));
         (last_hold, v)
-    };
-    let (brain_hold, brain_json) = describe("brain", &learned, &mut brain);
-    measured.insert("brain".into(), brain_json);
-    if let Some(c) = &control {
-        let (control_hold, control_json) = describe("readout_only", c, &mut brain);
-        measured.insert("readout_only".into(), control_json);
-        measured.insert("brain_minus_readout_only".into(), difference(&brain_hold, &control_hold));
     }
-    let report = json!({
-        "name": job.name,
-        "brain": loaded.connectome.provenance.label(),
-        "brain_checksum": loaded.checksum,
-        "positions": job.positions,
-        "batch": job.batch,
-        "leash": job.leash,
-        "val_positions": val.len().min(job.val),
-        "hold_positions": hold.len(),
-        "runs": measured,
-        "training_over_forward": learned.timing.positions_per_second() / learned.timing.forward_positions_per_second().max(1e-9),
-        "engine": gpu.as_ref().map_or_else(|| "cpu".to_string(), |g| format!("gpu: {}", g.backward.adapter)),
-        "speed_by_batch": speed,
-        "peak_memory_bytes": peak_memory(),
-        "checkpoints": dir.display().to_string(),
-    });
-    if job.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!(
-            "{} on {} ({} positions, batch {}, window {}):",
-            job.name,
-            loaded.connectome.provenance.label(),
-            job.positions,
-            job.batch,
-            job.leash.window
-        );
-        for (who, o) in &summary {
-            let top1 = stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>());
-            let loss = stats::mean(&o.iter().map(|p| p.loss).collect::<Vec<_>>());
-            println!("  {who:<14} HOLD top-1 {}  loss {:.4} [{:.4}, {:.4}]", top1.percent(), loss.value, loss.low, loss.high);
-        }
-        if let Some(d) = report["runs"].get("brain_minus_readout_only") {
-            println!(
-                "  brain − readout only, paired: top-1 {:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]",
-                100.0 * d["top1"]["value"].as_f64().unwrap_or(f64::NAN),
-                100.0 * d["top1"]["low"].as_f64().unwrap_or(f64::NAN),
-                100.0 * d["top1"]["high"].as_f64().unwrap_or(f64::NAN),
-                d["loss"]["value"].as_f64().unwrap_or(f64::NAN),
-                d["loss"]["low"].as_f64().unwrap_or(f64::NAN),
-                d["loss"]["high"].as_f64().unwrap_or(f64::NAN)
-            );
-        }
-        println!(
-            "  training {:.1} positions/s, forward alone {:.1} positions/s in the same run ({:.2}×)",
-            learned.timing.positions_per_second(),
-            learned.timing.forward_positions_per_second(),
-            report["training_over_forward"].as_f64().unwrap_or(f64::NAN)
-        );
-        println!("  checkpoints and curves in {}", dir.display());
+}
+
+/// A brain run as text: each run's HOLD figures, the brain against its control, the speed, and
+/// where the checkpoints are.
+fn print_brain_run(
+    job: &BrainJob,
+    parts: &RunParts,
+    summary: &[(&str, Vec<PositionOutcome>)],
+    report: &serde_json::Value,
+    learned: &Outcome,
+) {
+    println!(
+        "{} on {} ({} positions, batch {}, window {}):",
+        job.name,
+        parts.loaded.connectome.provenance.label(),
+        job.positions,
+        job.batch,
+        job.leash.window
+    );
+    for (who, o) in summary {
+        let top1 = stats::rate_of(&o.iter().map(|p| p.top1).collect::<Vec<_>>());
+        let loss = stats::mean(&o.iter().map(|p| p.loss).collect::<Vec<_>>());
+        println!("  {who:<14} HOLD top-1 {}  loss {:.4} [{:.4}, {:.4}]", top1.percent(), loss.value, loss.low, loss.high);
     }
-    Ok(())
+    if let Some(d) = report["runs"].get("brain_minus_readout_only") {
+        println!(
+            "  brain − readout only, paired: top-1 {:+.2} points [{:+.2}, {:+.2}], loss {:+.4} [{:+.4}, {:+.4}]",
+            100.0 * d["top1"]["value"].as_f64().unwrap_or(f64::NAN),
+            100.0 * d["top1"]["low"].as_f64().unwrap_or(f64::NAN),
+            100.0 * d["top1"]["high"].as_f64().unwrap_or(f64::NAN),
+            d["loss"]["value"].as_f64().unwrap_or(f64::NAN),
+            d["loss"]["low"].as_f64().unwrap_or(f64::NAN),
+            d["loss"]["high"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+    println!(
+        "  training {:.1} positions/s, forward alone {:.1} positions/s in the same run ({:.2}×)",
+        learned.timing.positions_per_second(),
+        learned.timing.forward_positions_per_second(),
+        report["training_over_forward"].as_f64().unwrap_or(f64::NAN)
+    );
+    println!("  checkpoints and curves in {}", parts.dir.display());
 }
 
 /// Training against forward speed at each batch size, in one process: a forward pass (the CPU
@@ -333,7 +457,8 @@ fn speed_table(
 }
 
 /// `flychess gradcheck`: the small brain's check, printed.
-pub fn gradcheck(seed: u64, json_out: bool) -> Result<()> {
+pub fn gradcheck(args: &GradcheckArgs) -> Result<()> {
+    let (seed, json_out) = (args.seed, args.json);
     let dataset = Dataset::load(&shipped_path())?;
     let (boards, targets) = run::boards_and_targets(&dataset.val()[..3]);
     let report = flychess_learning::bptt::check::report(seed, &boards, &targets)?;
@@ -408,7 +533,7 @@ impl PilotBrain {
         calm_unreached: bool,
         hold: &[flychess_fly::data::Row],
     ) -> Result<PilotBrain> {
-        let (loaded, mut brain) = crate::cli::brain::ready(spec, data, CalibrationOptions { calm_unreached })?;
+        let (loaded, mut brain) = crate::cli::options::ready(spec, data, CalibrationOptions { calm_unreached })?;
         let homeostasis = calibrate::fingerprint(brain.homeostasis());
         let (start_name, path) =
             fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no readout-only fly for this brain to start from"))?;
@@ -422,8 +547,8 @@ impl PilotBrain {
 
 /// `flychess train --brain --pilots`: the pilots of the seed's cheat 5 from the same start on the
 /// same positions, each measured on HOLD against the readout-only control (paired).
-pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], brain_scale: f32) -> Result<()> {
-    let spec = crate::cli::brain::spec(which, data)?;
+fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], brain_scale: f32) -> Result<()> {
+    let spec = which.spec(data)?;
     let dataset = Dataset::load(&shipped_path())?;
     let (hold, val, train) = (dataset.hold(), dataset.val(), dataset.train());
     let hold = &hold[..job.hold.min(hold.len())];
@@ -458,14 +583,7 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
         let start_ref = prepared[0].as_ref().map(|p| p.start_hold.clone()).unwrap_or_default();
         let PilotBrain { loaded, brain, homeostasis, start_name, start, base, .. } = prepared[calm].as_mut().expect("made above");
         let descending = &loaded.connectome.groups.descending;
-        let options = RunOptions {
-            leash: leash.clone(),
-            positions: job.positions,
-            batch: job.batch,
-            val_every: job.val_every.unwrap_or((job.positions / 8).max(job.batch)),
-            val: job.val,
-            seed: job.seed,
-        };
+        let options = job.run_options(leash.clone());
         let bar = bar(options.positions, &format!("pilot {k}"));
         eprintln!("pilot {k}: {title}");
         let setup = Setup {
@@ -546,10 +664,11 @@ pub fn pilots(which: &WhichBrain, data: &Path, job: &BrainJob, only: &[usize], b
 }
 
 /// `flychess blame`: the error going back for one position, by region and step.
-pub fn blame(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
-    let f = match fly_name {
+pub fn blame(args: &BlameArgs, data: &Path) -> Result<()> {
+    let (fen, json_out) = (args.fen.as_str(), args.json);
+    let spec = args.which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
+    let f = match &args.fly {
         Some(name) => Fly::load(&fly::find(name, data)?)?,
         None => {
             Fly::load(&fly::trained_for(&loaded.checksum, data).ok_or_else(|| anyhow!("no fly for this brain; name one with --fly"))?.1)?
@@ -649,6 +768,29 @@ pub struct BrainTrainArgs {
     #[arg(long)]
     pub json: bool,
 }
+impl BrainTrainArgs {
+    /// The leash the flags ask for; the brain's step sizes default by optimiser (1e-5 with adam,
+    /// 0.1 with sgd).
+    fn leash(&self) -> Leash {
+        let default_step = match self.brain_opt {
+            BrainOpt::Adam => 1e-5,
+            BrainOpt::Sgd => 0.1,
+        };
+        Leash {
+            window: self.window as usize,
+            calm_unreached: self.calm_unreached,
+            brain_optimizer: match self.brain_opt {
+                BrainOpt::Adam => BrainOptimizer::Adam,
+                BrainOpt::Sgd => BrainOptimizer::Sgd,
+            },
+            max_change: self.max_change,
+            lr_synapses: self.lr_synapses.unwrap_or(default_step),
+            lr_neurons: self.lr_neurons.unwrap_or(default_step),
+            lr_readout: self.lr_readout,
+        }
+    }
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum BrainOpt {
     Adam,

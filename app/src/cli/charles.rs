@@ -3,7 +3,7 @@
 //! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
 
 use crate::cli::FitOnArg;
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use std::path::Path;
 use std::time::Instant;
 
@@ -18,10 +18,25 @@ use flychess_fly::stats;
 use flychess_learning::burn_device::FitOn;
 use flychess_learning::train::{FitOptions, PositionOutcome, outcomes, summarise};
 
-use crate::cli::fly::PlayerRow;
+use crate::cli::fly::eval::PlayerRow;
 
-/// `flychess charles train`.
-pub fn train(data: &Path, name: &str, options: TrainOptions, on: FitOn, json: bool) -> Result<()> {
+/// `flychess charles train`: Charles of the size asked for, trained (or resumed) with a bar and
+/// its VAL checks printed above it.
+fn train(args: &TrainArgs, data: &Path) -> Result<()> {
+    let Some(config) = flychess_charles::CharlesConfig::parse(&args.size) else {
+        return Err(anyhow!("unknown size {:?}: small, seed or tiny", args.size));
+    };
+    let options = TrainOptions {
+        config,
+        positions: args.positions,
+        epochs: args.epochs,
+        batch: args.batch,
+        learning_rate: args.lr,
+        val: args.val,
+        val_every: args.val_every,
+        ..Default::default()
+    };
+    let (name, on, json) = (args.name.as_str(), FitOn::from(args.fit_on), args.json);
     flychess_fly::fly::check_name(name)?;
     let dataset = Dataset::load(&shipped_path())?;
     let files = RunFiles::of(data, name);
@@ -165,22 +180,22 @@ pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOp
     Ok(())
 }
 
-/// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
-/// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
-/// the brain has no trained fly.
 /// Outcomes whose `loss` is their policy loss alone: what Charles (no value head) is compared on.
 fn policy_only(outcomes: &[PositionOutcome]) -> Vec<PositionOutcome> {
     outcomes.iter().map(|o| PositionOutcome { loss: o.policy_loss, ..*o }).collect()
 }
 
+/// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
+/// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
+/// the brain has no trained fly.
 fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
     use flychess_fly::fly::{self, Fly};
-    let spec = crate::cli::brain::spec(which, data)?;
+    let spec = which.spec(data)?;
     let loaded = flychess_brain::store::ensure(&spec, data, &|_, _| {})?;
     let Some((name, path)) = fly::trained_for(&loaded.checksum, data) else { return Ok(None) };
     let f = Fly::load(&path)?;
     let hold = flychess_fly::data::HOLD;
-    let (cache, _) = crate::cli::brain::cache(which, data, Some(hold), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
+    let (cache, _) = crate::cli::cache::cache(which, data, Some(hold), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
     let x = cache.read(0..hold, f.meta.reading)?;
     let t = crate::cli::fly::targets(&dataset.rows[..hold])?;
     Ok(Some((name, outcomes(&f.readout, &x, &t))))
@@ -190,34 +205,45 @@ fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -
 pub enum CharlesCommand {
     /// Train Charles (resumable: the same name and options go on from the last checkpoint) into
     /// DATA/charles/NAME/.
-    Train {
-        #[arg(long, default_value = "charles")]
-        name: String,
-        /// small (the shipped size), seed (the seed's 32.5 M parameters) or tiny (a test size:
-        /// seconds to train, no player).
-        #[arg(long, default_value = "small")]
-        size: String,
-        /// TRAIN positions used.
-        #[arg(long, default_value_t = 16_384)]
-        positions: usize,
-        #[arg(long, default_value_t = 1)]
-        epochs: usize,
-        #[arg(long, default_value_t = 32)]
-        batch: usize,
-        /// AdamW's peak step (warm-up, then cosine to a tenth).
-        #[arg(long, default_value_t = 1e-3)]
-        lr: f64,
-        /// VAL positions measured at each checkpoint.
-        #[arg(long, default_value_t = 512)]
-        val: usize,
-        /// Steps between VAL checks and checkpoints.
-        #[arg(long, default_value_t = 128)]
-        val_every: usize,
-        #[arg(long, value_enum, default_value_t = FitOnArg::Cpu)]
-        fit_on: FitOnArg,
-        #[arg(long)]
-        json: bool,
-    },
+    Train(TrainArgs),
+}
+
+/// Runs a `flychess charles …` subcommand.
+pub fn run(cmd: CharlesCommand, data: &Path) -> Result<()> {
+    match cmd {
+        CharlesCommand::Train(args) => train(&args, data),
+    }
+}
+
+// The arguments of `flychess charles train` (its help text is the subcommand's doc comment in `CharlesCommand`).
+#[derive(Args)]
+pub struct TrainArgs {
+    #[arg(long, default_value = "charles")]
+    pub name: String,
+    /// small (the shipped size), seed (the seed's 32.5 M parameters) or tiny (a test size:
+    /// seconds to train, no player).
+    #[arg(long, default_value = "small")]
+    pub size: String,
+    /// TRAIN positions used.
+    #[arg(long, default_value_t = 16_384)]
+    pub positions: usize,
+    #[arg(long, default_value_t = 1)]
+    pub epochs: usize,
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// AdamW's peak step (warm-up, then cosine to a tenth).
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// VAL positions measured at each checkpoint.
+    #[arg(long, default_value_t = 512)]
+    pub val: usize,
+    /// Steps between VAL checks and checkpoints.
+    #[arg(long, default_value_t = 128)]
+    pub val_every: usize,
+    #[arg(long, value_enum, default_value_t = FitOnArg::Cpu)]
+    pub fit_on: FitOnArg,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]

@@ -1,11 +1,21 @@
 //! The options several command families share: which brain a command works on (`WhichBrain`:
-//! FlyWire v783, the stand-in or MaleCNS, a tables folder, a seed), which engine thinks
+//! FlyWire v783, the stand-in or MaleCNS, a tables folder, a seed; turned into a `BrainSpec` by
+//! `WhichBrain::spec` and loaded or built with its homeostasis behind a progress bar by `ready`), which engine thinks
 //! (`EngineArgs`), how a readout is fitted (`FitArgs`), and UCI engines of the user's as players
 //! (`UciEnginesArgs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use anyhow::{Result, anyhow};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use flychess_brain::brain::Brain;
+use flychess_brain::calibrate::CalibrationOptions;
+use flychess_brain::connectome::Control;
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_brain::connectome::rules::Region;
+use flychess_brain::store::{self, BrainSpec, Tables};
 
 /// How readouts are fitted (SPEC §5 defaults).
 #[derive(Args, Clone, Debug)]
@@ -102,6 +112,67 @@ pub struct WhichBrain {
     /// Control: drop every connection sent from this region (repeatable), e.g. "optic lobe".
     #[arg(long, value_name = "REGION")]
     pub lesion: Vec<String>,
+}
+
+impl WhichBrain {
+    /// The brain the command line names: its tables and its control (refused where they do not go
+    /// together, or where `--brain` was given without a value outside `train`).
+    pub fn spec(&self, data: &Path) -> Result<BrainSpec> {
+        let tables = match (self.brain, &self.tables) {
+            (BrainKind::Flywire783, dir) => Tables::FlyWire { dir: dir.clone() },
+            (BrainKind::Standin, None) => Tables::Synthetic { seed: self.seed },
+            (BrainKind::Standin, Some(_)) => {
+                return Err(anyhow!("the stand-in is generated from --seed; --tables is for flywire783 or malecns"));
+            }
+            (BrainKind::Malecns, Some(dir)) => Tables::Release { dir: dir.clone() },
+            (BrainKind::Malecns, None) => Tables::Release { dir: store::malecns_dir(data) },
+            (BrainKind::Itself, _) => {
+                return Err(anyhow!("--brain needs a value here: flywire783, standin or malecns (only `train --brain` takes none)"));
+            }
+        };
+        let control = match (self.shuffle_wiring, self.lesion.is_empty()) {
+            (Some(_), false) => return Err(anyhow!("choose one control: --shuffle-wiring or --lesion")),
+            (Some(seed), true) => Control::ShuffledWiring { seed },
+            (None, false) => {
+                let mut regions = Vec::new();
+                for name in &self.lesion {
+                    let r = Region::parse(name).ok_or_else(|| {
+                        let all: Vec<&str> = Region::ALL.iter().map(|r| r.name()).collect();
+                        anyhow!("unknown region {name:?}; the regions are: {}", all.join(", "))
+                    })?;
+                    if !regions.contains(&r) {
+                        regions.push(r);
+                    }
+                }
+                regions.sort();
+                Control::Lesion { regions }
+            }
+            (None, true) => Control::None,
+        };
+        Ok(BrainSpec { tables, control })
+    }
+}
+
+/// A progress bar that shows the current stage; the same closure feeds `sim`'s progress.
+pub fn stage_bar() -> ProgressBar {
+    let bar = ProgressBar::new(1000);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg:28} [{bar:40}] {percent:>3}% {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// Loads (or builds) a brain and its homeostasis with a progress bar.
+pub fn ready(spec: &BrainSpec, data: &Path, options: CalibrationOptions) -> Result<(Loaded, Brain)> {
+    let bar = stage_bar();
+    let r = store::ready_brain(spec, data, options, &|stage, f| {
+        bar.set_message(stage.to_string());
+        bar.set_position((f * 1000.0) as u64);
+    });
+    bar.finish_and_clear();
+    Ok(r?)
 }
 
 /// Releases `brain download` fetches.

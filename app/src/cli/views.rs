@@ -35,10 +35,11 @@ fn fly_for(name: Option<&str>, checksum: &str, data: &Path) -> Result<Fly> {
 }
 
 /// `flychess explain --fen FEN [--fly F] [--json]`.
-pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str>, json_out: bool) -> Result<()> {
+pub fn explain(args: &ExplainArgs, data: &Path) -> Result<()> {
+    let (which, fen, fly_name, json_out) = (&args.which, args.fen.as_str(), args.fly.as_deref(), args.json);
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let e = flychess_fly::explain::explain(&brain, &f.readout, &loaded.connectome.groups.descending, &pos)
         .ok_or_else(|| anyhow!("the position has no legal move"))?;
@@ -67,9 +68,11 @@ pub fn explain(which: &WhichBrain, data: &Path, fen: &str, fly_name: Option<&str
 
 /// `flychess probe [--train N] [--val N] [--hold N] [--neurons K] [--json]`: runs the probes (or
 /// reads the report kept under the same key) and prints the best region and step of each.
-pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: bool) -> Result<()> {
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
+pub fn probe(args: &ProbeArgs, data: &Path) -> Result<()> {
+    let ProbeArgs { train, val, hold, neurons, json: json_out, ref which } = *args;
+    let options = ProbeOptions { train, val, hold, per_region: neurons, ..Default::default() };
+    let spec = which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let dataset = Dataset::load(&shipped_path())?;
     let homeostasis = flychess_brain::calibrate::fingerprint(brain.homeostasis());
     let key = probe::key(&loaded.checksum, &homeostasis, &dataset, &options);
@@ -127,9 +130,10 @@ pub fn probe(which: &WhichBrain, data: &Path, options: ProbeOptions, json_out: b
 
 /// `flychess doing [--fly F] [--json]`: the fly's HOLD positions by the piece Stockfish moves and
 /// by phase.
-pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: bool) -> Result<()> {
+pub fn doing(args: &DoingArgs, data: &Path) -> Result<()> {
+    let (which, fly_name, json_out) = (&args.which, args.fly.as_deref(), args.json);
     let dataset = Dataset::load(&shipped_path())?;
-    let (cache, loaded) = crate::cli::brain::cache(which, data, Some(HOLD), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
+    let (cache, loaded) = crate::cli::cache::cache(which, data, Some(HOLD), None, flychess_brain::brain::simulator::EngineChoice::Auto)?;
     let f = fly_for(fly_name, &loaded.checksum, data)?;
     let rows = dataset.hold();
     let targets: Vec<flychess_fly::scoring::Target> =
@@ -165,10 +169,11 @@ pub fn doing(which: &WhichBrain, data: &Path, fly_name: Option<&str>, json_out: 
 }
 
 /// `flychess eye --fen FEN [--json]`: each square's photoreceptors by role and those this board lights.
-pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result<()> {
+pub fn eye(args: &EyeArgs, data: &Path) -> Result<()> {
+    let (which, fen, json_out) = (&args.which, args.fen.as_str(), args.json);
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (_, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (_, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let sight = flychess_brain::eye::sight(&brain.eye, &pos);
     if json_out {
         let squares: Vec<serde_json::Value> = sight
@@ -199,10 +204,11 @@ pub fn eye(which: &WhichBrain, data: &Path, fen: &str, json_out: bool) -> Result
 }
 
 /// `flychess learn --run NAME [--fen FEN] [--json]`: what each snapshot of a run answers.
-pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bool) -> Result<()> {
+pub fn learn(args: &LearnArgs, data: &Path) -> Result<()> {
+    let (which, run, fen, json_out) = (&args.which, args.run.as_str(), args.fen.as_str(), args.json);
     position_from_fen(fen)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let answers = flychess::training::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": run, "fen": fen, "snapshots": answers}))?);
@@ -223,24 +229,18 @@ pub fn learn(which: &WhichBrain, data: &Path, run: &str, fen: &str, json_out: bo
 /// `flychess figure --fen FEN [--png FILE] [--gif FILE] [--white]`: the 12 steps of the brain's
 /// think about FEN at once (3840 × 2160) and its replay (960 × 540), drawn offscreen on the best
 /// wgpu adapter there is (lavapipe without a GPU), the camera as the window frames it.
-pub fn figure(
-    which: &WhichBrain,
-    data: &Path,
-    fen: &str,
-    fly_name: Option<&str>,
-    png: Option<&Path>,
-    gif: Option<&Path>,
-    white: bool,
-) -> Result<()> {
+pub fn figure(args: &FigureArgs, data: &Path) -> Result<()> {
     use flychess::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
     use flychess_render::cloud::{CloudGeometry, ColourMode};
     use std::sync::Arc;
+    let (which, fen, fly_name, white) = (&args.which, args.fen.as_str(), args.fly.as_deref(), args.white);
+    let (png, gif) = (args.png.as_deref(), args.gif.as_deref());
     if png.is_none() && gif.is_none() {
         return Err(anyhow!("say where to write: --png FILE and/or --gif FILE"));
     }
     let pos = position_from_fen(fen)?;
-    let spec = crate::cli::brain::spec(which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, CalibrationOptions::default())?;
+    let spec = which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let rates = flychess_brain::brain::cpu::think(&brain, &[flychess_brain::chess::planes(&pos)]);
     let blank = flychess_brain::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
     let summary = flychess::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);

@@ -357,18 +357,29 @@ impl BoardState {
         }
     }
 
-    /// Whether pieces are sliding right now.
     /// The pieces as last drawn.
     pub fn shown_board(&self) -> Option<&Board> {
         self.shown.as_ref()
     }
 
+    /// Whether pieces are sliding right now.
     pub fn animating(&self) -> bool {
         self.animation.is_some()
     }
 
     fn paint(&mut self, ui: &egui::Ui, view: &BoardView, orientation: Color, square_px: u32) {
         let painter = ui.painter_at(self.rect);
+        self.paint_squares(&painter, view, orientation);
+        self.paint_coordinates(&painter, view, orientation);
+        let dragging = self.paint_pieces(ui, &painter, view, orientation, square_px);
+        self.paint_targets(&painter, view, orientation, dragging);
+        self.paint_labels_and_arrows(&painter, view, orientation);
+        self.paint_dragged_and_picker(ui, &painter, view, (orientation, square_px), dragging);
+    }
+
+    /// The squares, tinted for the last move, the selection, a premove, the user's marks, the
+    /// views' overlays, and a king in check.
+    fn paint_squares(&self, painter: &egui::Painter, view: &BoardView, orientation: Color) {
         let (light, dark) = view.theme.colours();
         let s = self.square_size();
         let pos = view.position;
@@ -379,21 +390,21 @@ impl BoardState {
         let tint = |painter: &egui::Painter, sq: Square, c: Color32| painter.rect_filled(self.square_rect(sq, orientation), 0.0, c);
         if let Some(m) = view.last_move {
             let (f, t) = move_squares(&m);
-            tint(&painter, f, Color32::from_rgba_unmultiplied(155, 199, 0, 105));
-            tint(&painter, t, Color32::from_rgba_unmultiplied(155, 199, 0, 105));
+            tint(painter, f, Color32::from_rgba_unmultiplied(155, 199, 0, 105));
+            tint(painter, t, Color32::from_rgba_unmultiplied(155, 199, 0, 105));
         }
         if let Some(sel) = self.selected {
-            tint(&painter, sel, Color32::from_rgba_unmultiplied(20, 85, 30, 128));
+            tint(painter, sel, Color32::from_rgba_unmultiplied(20, 85, 30, 128));
         }
         if let Some(p) = self.premove {
-            tint(&painter, p.from, Color32::from_rgba_unmultiplied(200, 30, 30, 110));
-            tint(&painter, p.to, Color32::from_rgba_unmultiplied(200, 30, 30, 110));
+            tint(painter, p.from, Color32::from_rgba_unmultiplied(200, 30, 30, 110));
+            tint(painter, p.to, Color32::from_rgba_unmultiplied(200, 30, 30, 110));
         }
         for &m in &self.marks {
-            tint(&painter, m, Color32::from_rgba_unmultiplied(235, 97, 80, 150));
+            tint(painter, m, Color32::from_rgba_unmultiplied(235, 97, 80, 150));
         }
         for o in &view.overlays {
-            tint(&painter, o.square, o.fill);
+            tint(painter, o.square, o.fill);
         }
         if pos.is_check()
             && let Some(k) = pos.board().king_of(pos.turn())
@@ -403,7 +414,12 @@ impl BoardState {
                 painter.circle_filled(r.center(), s * i, Color32::from_rgba_unmultiplied(255, 0, 0, a / 2));
             }
         }
-        // Coordinates inside the edge squares, in the other square colour.
+    }
+
+    /// The files and ranks inside the edge squares, in the other square colour.
+    fn paint_coordinates(&self, painter: &egui::Painter, view: &BoardView, orientation: Color) {
+        let (light, dark) = view.theme.colours();
+        let s = self.square_size();
         let font = egui::FontId::proportional((s * 0.18).max(8.0));
         for k in 0..8u32 {
             let file = if orientation == Color::White { File::new(k) } else { File::new(7 - k) };
@@ -425,7 +441,19 @@ impl BoardState {
             let c = if sq.is_light() { dark } else { light };
             painter.text(r.left_top() + Vec2::new(s * 0.05, s * 0.03), egui::Align2::LEFT_TOP, rank.char().to_string(), font.clone(), c);
         }
-        // Pieces: sliding from where they were, the dragged one under the pointer.
+    }
+
+    /// The pieces, sliding from where they were; returns the square of the piece being dragged
+    /// (drawn under the pointer, not here).
+    fn paint_pieces(
+        &mut self,
+        ui: &egui::Ui,
+        painter: &egui::Painter,
+        view: &BoardView,
+        orientation: Color,
+        square_px: u32,
+    ) -> Option<Square> {
+        let pos = view.position;
         let ctx = ui.ctx().clone();
         let pointer = ui.input(|i| i.pointer.latest_pos());
         let dragging = self.pressed.filter(|&sq| {
@@ -448,9 +476,15 @@ impl BoardState {
                 let ease = 1.0 - (1.0 - t) * (1.0 - t);
                 r = Rect::from_min_size(start + (r.min - start) * ease, r.size());
             }
-            self.draw_piece(&ctx, &painter, piece, r, square_px);
+            self.draw_piece(&ctx, painter, piece, r, square_px);
         }
-        // Reachable squares of the selected piece.
+        dragging
+    }
+
+    /// The squares the selected (or dragged) piece can reach.
+    fn paint_targets(&self, painter: &egui::Painter, view: &BoardView, orientation: Color, dragging: Option<Square>) {
+        let s = self.square_size();
+        let pos = view.position;
         if let (Some(sel), Some(user)) = (self.selected.or(dragging), view.user)
             && pos.turn() == user
         {
@@ -468,7 +502,12 @@ impl BoardState {
                 }
             }
         }
-        // The views' labels, over the pieces in the square's top right corner.
+    }
+
+    /// The views' labels over the pieces (each square's top right corner), then the user's and
+    /// the views' arrows.
+    fn paint_labels_and_arrows(&self, painter: &egui::Painter, view: &BoardView, orientation: Color) {
+        let s = self.square_size();
         let label_font = egui::FontId::proportional((s * 0.2).max(9.0));
         for o in view.overlays.iter().filter(|o| !o.text.is_empty()) {
             let r = self.square_rect(o.square, orientation);
@@ -482,8 +521,23 @@ impl BoardState {
         for a in user_arrows.chain(view.arrows.iter().copied()) {
             let from = self.square_rect(a.from, orientation).center();
             let to = self.square_rect(a.to, orientation).center();
-            draw_arrow(&painter, from, to, s, a.colour);
+            draw_arrow(painter, from, to, s, a.colour);
         }
+    }
+
+    /// The dragged piece under the pointer, and the promotion picker over a dimmed board.
+    fn paint_dragged_and_picker(
+        &mut self,
+        ui: &egui::Ui,
+        painter: &egui::Painter,
+        view: &BoardView,
+        (orientation, square_px): (Color, u32),
+        dragging: Option<Square>,
+    ) {
+        let s = self.square_size();
+        let pos = view.position;
+        let ctx = ui.ctx().clone();
+        let pointer = ui.input(|i| i.pointer.latest_pos());
         if let (Some(sq), Some(p)) = (dragging, pointer)
             && let Some(piece) = pos.board().piece_at(sq)
         {
@@ -498,7 +552,7 @@ impl BoardState {
             for (sq, role) in self.picker(to, colour) {
                 let r = self.square_rect(sq, orientation);
                 painter.circle_filled(r.center(), s * 0.48, Color32::from_gray(230));
-                self.draw_piece(&ctx, &painter, Piece { color: colour, role }, r.shrink(s * 0.06), square_px);
+                self.draw_piece(&ctx, painter, Piece { color: colour, role }, r.shrink(s * 0.06), square_px);
             }
         }
     }

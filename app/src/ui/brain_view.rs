@@ -98,10 +98,19 @@ pub struct BrainView {
     pub presenter: crate::ui::classroom::Presenter,
 }
 
+/// What the Brain tab draws from: the think shown and how far its replay has run, the brain, the
+/// data folder, the window's wgpu device, and the fly that thinks.
+pub struct BrainTabInput<'a> {
+    pub thought: Option<&'a Thought>,
+    pub replay: Option<f64>,
+    pub ready: &'a Arc<ReadyBrain>,
+    pub data: &'a Path,
+    pub render_state: Option<&'a eframe::egui_wgpu::RenderState>,
+    pub fly: Option<&'a crate::thinker::Seated>,
+}
+
 impl BrainView {
-    pub fn new(connectome: &Connectome, gpu: bool) -> BrainView {
-        let regions: Vec<u8> = connectome.neurons.region.iter().map(|r| *r as u8).collect();
-        let geometry = Arc::new(CloudGeometry::new(&connectome.neurons.soma_um, &regions));
+    pub fn new(connectome: &Connectome, geometry: Arc<CloudGeometry>, gpu: bool) -> BrainView {
         let camera = OrbitCamera::framing(&geometry.placed().collect::<Vec<_>>());
         let n = geometry.neurons();
         let mut region_sizes = [0usize; Region::COUNT];
@@ -214,7 +223,7 @@ impl BrainView {
     /// does not build it on the UI thread.
     pub fn prefetch_outgoing(&mut self, brain: Arc<Brain>) {
         // Nothing to repaint when it is done: the click that wants it waits for it.
-        self.outgoing_job = Some(crate::lab::jobs::aside(Arc::new(|| {}), "outgoing-index", move || Ok(brain.outgoing())));
+        self.outgoing_job = Some(crate::lab::jobs::window::outgoing_index(brain));
     }
 
     /// The outgoing index of `brain`: the prefetched one (waited for if a click comes first),
@@ -392,18 +401,8 @@ impl BrainView {
     }
 
     /// The Brain tab: the cloud full size with every control.
-    #[allow(clippy::too_many_arguments)]
-    pub fn full(
-        &mut self,
-        ui: &mut egui::Ui,
-        thought: Option<&Thought>,
-        replay: Option<f64>,
-        ready: &Arc<ReadyBrain>,
-        data: &Path,
-        render_state: Option<&eframe::egui_wgpu::RenderState>,
-        looks: &mut crate::ui::looks::Looks,
-        fly: Option<&crate::thinker::Seated>,
-    ) {
+    pub fn full(&mut self, ui: &mut egui::Ui, tab: BrainTabInput<'_>, looks: &mut crate::ui::looks::Looks) {
+        let BrainTabInput { thought, replay, ready, data, render_state, fly } = tab;
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
         self.poll_control(connectome);
         self.poll_export();
@@ -449,7 +448,8 @@ impl BrainView {
             });
             if self.figures.pane != crate::ui::figures::Pane::Cloud {
                 let job = self.figure_job(thought, summary.as_deref(), render_state);
-                self.figures.show(ui, thought, summary.as_deref(), ready, data, job, size);
+                let on = crate::ui::figures::PaneInput { thought, summary: summary.as_deref(), ready, data };
+                self.figures.show(ui, on, job, size);
                 return;
             }
             let blaming = thought.is_some_and(|t| self.blame.drawn_for(t.id).is_some());
@@ -706,27 +706,20 @@ impl BrainView {
         let mut view = self.settings(rect, 1.0, false);
         view.point_px = [view.point_px[0] * 2.0, view.point_px[1] * 2.0];
         let bg = if self.white_background { [1.0, 1.0, 1.0, 1.0] } else { [0.03, 0.03, 0.055, 1.0] };
-        let (device, queue) = (rs.device.clone(), rs.queue.clone());
-        let (geometry, marks, rates) = (self.geometry.clone(), self.marks.clone(), thought.map(|t| t.rates.clone()));
-        let path = path.to_path_buf();
+        let image = crate::lab::jobs::window::CloudImage {
+            device: rs.device.clone(),
+            queue: rs.queue.clone(),
+            geometry: self.geometry.clone(),
+            marks: self.marks.clone(),
+            rates: thought.map(|t| t.rates.clone()),
+            view,
+            step,
+            background: bg,
+            size,
+        };
         self.status = format!("Exporting {}…", path.display());
         // Polled every frame while it runs (`poll_export`): nothing else to wake.
-        self.export_job = Some(crate::lab::jobs::aside(Arc::new(|| {}), "brain-export", move || {
-            use flychess_render::cloud::{CloudRenderer, OFFSCREEN_FORMAT, Offscreen, Rates};
-            let mut cloud = CloudRenderer::new(&device, OFFSCREEN_FORMAT, &geometry);
-            if let Some(r) = &rates {
-                cloud.upload_rates(&queue, r);
-            }
-            cloud.set_marks(&queue, &marks);
-            let target = Offscreen::new(&device, size);
-            target.render(&device, &queue, &cloud, &view, Rates::Uploaded, step, bg);
-            let pixels = target.read(&device, &queue).map_err(|e| anyhow::anyhow!(e))?;
-            let img = image::RgbaImage::from_raw(size[0], size[1], pixels).ok_or_else(|| anyhow::anyhow!("bad image size"))?;
-            let mut png = std::io::Cursor::new(Vec::new());
-            img.write_to(&mut png, image::ImageFormat::Png)?;
-            crate::lab::save_file(&path, &png.into_inner())?;
-            Ok(format!("Saved {}", path.display()))
-        }));
+        self.export_job = Some(crate::lab::jobs::window::cloud_png(image, path.to_path_buf()));
     }
 
     /// The export's answer, when it has come.
@@ -824,28 +817,30 @@ impl BrainView {
             }
             let exportable = !self.selection.is_empty() || self.selected.is_some();
             if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
-                self.status = match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
-                    Some(path) => match crate::lab::save_file(&path, self.partners_csv(connectome, brain).as_bytes()) {
-                        Ok(()) => format!("Saved {}", path.display()),
-                        Err(e) => format!("Could not save: {e}"),
-                    },
+                match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
+                    Some(path) => self.save_partners(ui.ctx(), connectome, brain, path),
                     None => {
-                        "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into()
+                        self.status =
+                            "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one."
+                                .into()
                     }
-                };
+                }
             }
             if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
-                let path = export_path(data, "partners", "csv");
-                let csv = self.partners_csv(connectome, brain);
-                self.status = match crate::lab::save_file(&path, csv.as_bytes()) {
-                    Ok(()) => format!("Saved {}", path.display()),
-                    Err(e) => format!("Could not save: {e}"),
-                };
+                self.save_partners(ui.ctx(), connectome, brain, export_path(data, "partners", "csv"));
             }
         });
         if !self.selection.is_empty() {
             ui.small(format!("{} selected; showing {} of them", self.selection.len(), self.cursor + 1));
         }
+    }
+
+    /// Writes the partner list as CSV to `path` on a lab thread; the answer arrives through
+    /// `export_job` (polled each frame) and is said in the status line.
+    fn save_partners(&mut self, ctx: &egui::Context, connectome: &Connectome, brain: &Brain, path: std::path::PathBuf) {
+        let csv = self.partners_csv(connectome, brain);
+        self.status = format!("Saving {}…", path.display());
+        self.export_job = Some(crate::lab::jobs::window::save_text(crate::ui::wake(ctx), csv, path));
     }
 
     /// The partner list of the selection (or the selected neuron) as CSV.

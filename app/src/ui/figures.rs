@@ -67,6 +67,14 @@ pub struct Figures {
     pub probe_choice: usize,
 }
 
+/// What a pane draws from: the think shown and its summary, the brain, the data folder.
+pub struct PaneInput<'a> {
+    pub thought: Option<&'a Thought>,
+    pub summary: Option<&'a ThinkSummary>,
+    pub ready: &'a Arc<ReadyBrain>,
+    pub data: &'a Path,
+}
+
 impl Figures {
     /// True while any of the panes' jobs runs.
     pub fn busy(&self) -> bool {
@@ -130,17 +138,8 @@ impl Figures {
     }
 
     /// The pane chosen (not the cloud, which the Brain tab draws itself).
-    #[allow(clippy::too_many_arguments)]
-    pub fn show(
-        &mut self,
-        ui: &mut egui::Ui,
-        thought: Option<&Thought>,
-        summary: Option<&ThinkSummary>,
-        ready: &Arc<ReadyBrain>,
-        data: &Path,
-        job: Option<FigureJob>,
-        big: f32,
-    ) {
+    pub fn show(&mut self, ui: &mut egui::Ui, on: PaneInput<'_>, job: Option<FigureJob>, big: f32) {
+        let PaneInput { thought, summary, ready, data } = on;
         self.poll(ui.ctx());
         if self.busy() {
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(150));

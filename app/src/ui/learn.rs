@@ -11,7 +11,7 @@ use std::sync::Arc;
 use eframe::egui::{self, RichText};
 
 use crate::lab::ReadyBrain;
-use crate::training::{Answer, answers};
+use crate::training::Answer;
 use crate::ui::Aside;
 
 /// After 1.e4, the fly (Black) to move.
@@ -84,7 +84,7 @@ impl LearnPanel {
         let current = self.answers.as_ref().filter(|(k, _)| *k == key).map(|(_, a)| a.clone());
         if current.is_none() && self.job.as_ref().is_none_or(|(k, _)| *k != key) {
             let (r, data, (run, fen)) = (ready.clone(), data.to_path_buf(), key.clone());
-            self.job = Some((key.clone(), crate::ui::work_aside(ui.ctx(), "learn", move || answers(&r, &data, &run, &fen))));
+            self.job = Some((key.clone(), crate::lab::jobs::train::answers(crate::ui::wake(ui.ctx()), r, data, run, fen)));
             self.status.clear();
         }
         if !self.status.is_empty() {

@@ -190,17 +190,6 @@ pub fn wake(ctx: &egui::Context) -> crate::lab::Wake {
     std::sync::Arc::new(move || ctx.request_repaint())
 }
 
-/// Runs `work` on a thread the lab starts (`lab::jobs::aside`) and hands back where its answer
-/// arrives; the window is woken to show it. For the views' own drawing work (a brain view's
-/// geometry, a figure).
-pub fn work_aside<T: Send + 'static>(
-    ctx: &egui::Context,
-    name: &str,
-    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
-) -> Aside<T> {
-    crate::lab::jobs::aside(wake(ctx), name, work)
-}
-
 /// The window: the lab below (domain state and background jobs) and the views over it. Only what
 /// the views themselves need lives here: the tab shown, the settings, each tab's view state, the
 /// screenshot and the frame log.
@@ -223,7 +212,7 @@ pub struct FlyChessApp {
     moves_applied: bool,
     pub brain_view: Option<BrainView>,
     /// A new brain's view being made aside (its geometry, and its renderer on the window's device).
-    view_job: Option<Aside<(BrainView, Option<flychess_render::cloud::CloudRenderer>)>>,
+    view_job: Option<Aside<crate::lab::jobs::window::MadeCloud>>,
     /// A brain's view was put in place this frame (for the frame log).
     view_arrived: bool,
     pub train: train::TrainTab,
@@ -380,12 +369,8 @@ impl FlyChessApp {
             match notice {
                 Notice::BrainReady => {
                     let Some(ready) = self.lab.ready().cloned() else { continue };
-                    let render_state = self.render_state.clone();
-                    self.view_job = Some(work_aside(ctx, "brain-view", move || {
-                        let view = BrainView::new(&ready.connectome, render_state.is_some());
-                        let renderer = render_state.as_ref().map(|rs| flychess_render::egui_view::prepare(rs, &view.geometry));
-                        Ok((view, renderer))
-                    }));
+                    let target = self.render_state.as_ref().map(|rs| (rs.device.clone(), rs.target_format));
+                    self.view_job = Some(crate::lab::jobs::window::cloud(wake(ctx), ready, target));
                 }
                 Notice::GameOver(_) => self.play.report_open = true,
                 Notice::GameLoaded(user) => self.play.game_started(user),
@@ -394,14 +379,14 @@ impl FlyChessApp {
         }
         let Some(job) = &self.view_job else { return };
         match job.try_recv() {
-            Ok(Ok((mut view, renderer))) => {
+            Ok(Ok(made)) => {
                 self.view_job = None;
-                if let (Some(rs), Some(renderer)) = (&self.render_state, renderer) {
+                let Some(ready) = self.lab.ready().cloned() else { return };
+                if let (Some(rs), Some(renderer)) = (&self.render_state, made.renderer) {
                     flychess_render::egui_view::install_prepared(rs, renderer);
                 }
-                if let Some(ready) = self.lab.ready() {
-                    view.prefetch_outgoing(ready.brain.clone());
-                }
+                let mut view = BrainView::new(&ready.connectome, made.geometry, self.render_state.is_some());
+                view.prefetch_outgoing(ready.brain.clone());
                 self.brain_view = Some(view);
                 self.view_arrived = true;
             }
@@ -613,16 +598,15 @@ impl FlyChessApp {
                     // The error going back labels its position with the Stockfish the settings name.
                     v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
                     let game = &self.lab.play();
-                    v.full(
-                        ui,
-                        game.shown_thought(),
-                        game.replay_progress(now),
-                        &r,
-                        &self.launch.data,
-                        self.render_state.as_ref(),
-                        &mut self.looks,
-                        game.fly.as_ref(),
-                    );
+                    let tab = crate::ui::brain_view::BrainTabInput {
+                        thought: game.shown_thought(),
+                        replay: game.replay_progress(now),
+                        ready: &r,
+                        data: &self.launch.data,
+                        render_state: self.render_state.as_ref(),
+                        fly: game.fly.as_ref(),
+                    };
+                    v.full(ui, tab, &mut self.looks);
                 }
             }
             Tab::Train => {
@@ -750,14 +734,7 @@ impl FlyChessApp {
         if let Ok(image) = arrived.try_recv() {
             let [w, h] = image.size;
             let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-            let path = shot.path.clone();
-            shot.saving = Some(work_aside(ctx, "screenshot", move || {
-                let img = image::RgbaImage::from_raw(w as u32, h as u32, bytes)
-                    .ok_or_else(|| anyhow!("the screenshot had an unexpected size"))?;
-                let mut bytes = std::io::Cursor::new(Vec::new());
-                img.write_to(&mut bytes, image::ImageFormat::from_path(&path)?)?;
-                Ok(crate::lab::save_file(&path, &bytes.into_inner())?)
-            }));
+            shot.saving = Some(crate::lab::jobs::window::screenshot(wake(ctx), [w, h], bytes, shot.path.clone()));
         }
     }
 

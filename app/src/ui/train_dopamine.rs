@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_dopamine::{Ceiling, Constants, CurvePoint, DopamineCurve, Msg};
+use crate::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, DopamineScan, Msg};
 use crate::lab::jobs::{Scan, Talk};
 
 use crate::lab::ReadyBrain;
@@ -40,9 +40,9 @@ pub struct DopamineRuns {
     pub lessons: usize,
     pub pass_share: f32,
     pub job: Option<DopamineJob>,
-    /// The dopamine flies' curves and the logistic ceiling on the Kenyon cells (value, low,
-    /// high, and on how many pairs), read aside (`Scan`).
-    pub read: Scan<(Vec<DopamineCurve>, Option<Ceiling>)>,
+    /// The dopamine flies' curves, the logistic ceiling on the Kenyon cells (value, low, high,
+    /// and on how many pairs) and whether the form's name is a readout fly's, read aside (`Scan`).
+    pub read: Scan<DopamineScan>,
 }
 
 impl Default for DopamineRuns {
@@ -52,7 +52,7 @@ impl Default for DopamineRuns {
             lessons: 8_192,
             pass_share: Constants::default().pass_share,
             job: None,
-            read: Scan::new("dopamine runs scan", (Vec::new(), None)),
+            read: Scan::new("dopamine runs scan", DopamineScan::default()),
         }
     }
 }
@@ -108,7 +108,7 @@ impl DopamineRuns {
 
     /// The dopamine flies' curves, as last read.
     pub fn curves(&self) -> &[DopamineCurve] {
-        &self.read.0
+        &self.read.curves
     }
 
     /// Keeps the dopamine flies' curves and the ceiling fresh, read aside (about once a second).
@@ -117,7 +117,8 @@ impl DopamineRuns {
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
         self.read.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
             let (ready, data) = (ready.clone(), data.to_path_buf());
-            move || Ok(crate::lab::jobs::train_dopamine::read_curves(&ready, &data, &constants))
+            let name = self.name.trim().to_string();
+            move || Ok(crate::lab::jobs::train_dopamine::scan(&ready, &data, &constants, &name))
         });
     }
 
@@ -141,11 +142,16 @@ impl DopamineRuns {
                 self.pass_share = percent / 100.0;
                 ui.end_row();
             });
-            let taken = crate::lab::jobs::train_dopamine::readout_fly_named(self.name.trim(), data);
-            if taken {
+            // Looked up aside with the scan: until the name as typed has been looked up, no start.
+            let looked_up = self.read.name_taken.as_ref().filter(|(n, _)| n == self.name.trim()).map(|(_, taken)| *taken);
+            if looked_up.is_none() {
+                self.read.refresh();
+                ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+            }
+            if looked_up == Some(true) {
                 ui.colored_label(Color32::LIGHT_RED, "A readout fly has this name: choose another.");
             }
-            if ui.add_enabled(!taken && !self.name.trim().is_empty(), egui::Button::new("Start lessons")).clicked() {
+            if ui.add_enabled(looked_up == Some(false) && !self.name.trim().is_empty(), egui::Button::new("Start lessons")).clicked() {
                 self.start(ui.ctx(), ready.clone(), data.to_path_buf());
             }
         });
@@ -178,7 +184,7 @@ impl DopamineRuns {
 
     fn plot(&self, ui: &mut egui::Ui) {
         ui.label(RichText::new("Pairs right on VAL pairs (Stockfish's move against another), dotted: 95 % interval").strong());
-        match self.read.1 {
+        match self.read.ceiling {
             Some((v, lo, hi, n)) => ui.small(format!("Dashed: the ceiling, a logistic regression on every Kenyon cell: {:.1} % [{:.1}, {:.1}] of {n} HOLD pairs.", 100.0 * v, 100.0 * lo, 100.0 * hi)),
             None => ui.small("The ceiling (a logistic regression on the Kenyon cells) is not measured for this brain yet: `flychess bio eval` measures it once."),
         };
@@ -202,7 +208,7 @@ impl DopamineRuns {
                     }
                 }
                 plot.hline(HLine::new("coin flip", 50.0).color(Color32::GRAY).style(LineStyle::dotted_loose()));
-                if let Some((v, ..)) = self.read.1 {
+                if let Some((v, ..)) = self.read.ceiling {
                     plot.hline(
                         HLine::new("ceiling (logistic on Kenyon cells)", 100.0 * v)
                             .color(Color32::from_rgb(120, 200, 120))

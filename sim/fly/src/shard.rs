@@ -143,6 +143,24 @@ pub fn start_part<K: Serialize + DeserializeOwned + PartialEq + Clone>(file: &Pa
     Ok(flychess_brain::files::write_atomically(&sidecar, &sidecar_bytes)?)
 }
 
+/// `start_part` for a whole (unsharded) job whose records are a prefix of any longer run of the
+/// same key (the first N labelled rows of a dataset are the same rows whatever N): a file of the
+/// same key with fewer records asked for is kept and grown (its sidecar says the new total), so
+/// labelling 1.2 M rows goes on after the first 150,000 instead of setting them aside. A file of
+/// another key, or of more records than now asked for, is set aside as `start_part` does.
+pub fn start_growing<K: Serialize + DeserializeOwned + PartialEq + Clone>(file: &Path, key: &K, total: usize) -> Result<()> {
+    let whole = Shard { index: 1, count: 1 };
+    let sidecar = file.with_extension("json");
+    let earlier = std::fs::read(&sidecar).ok().and_then(|b| serde_json::from_slice::<Sidecar<K>>(&b).ok());
+    let grows = earlier.is_some_and(|m| m.key == *key && m.part.shard == whole && m.part.total < total);
+    if grows {
+        let sidecar_bytes =
+            serde_json::to_vec_pretty(&Sidecar { key: key.clone(), part: Part { shard: whole, total } }).expect("plain struct");
+        return Ok(flychess_brain::files::write_atomically(&sidecar, &sidecar_bytes)?);
+    }
+    start_part(file, key, Part { shard: whole, total })
+}
+
 /// The key and part in the sidecar of the part file `file` (`what` names the kind in errors).
 pub fn read_sidecar<K: DeserializeOwned>(file: &Path, what: &str) -> Result<(K, Part)> {
     let sidecar = file.with_extension("json");
@@ -308,6 +326,31 @@ mod tests {
                 assert!(hi - lo <= 1, "{total} in {count}: {lo}..{hi}");
             }
         }
+    }
+
+    #[test]
+    fn a_whole_job_grows_on_its_records_and_a_job_of_another_key_is_set_aside() {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("labels.jsonl");
+        #[derive(Clone, PartialEq, Serialize, Deserialize)]
+        struct Key {
+            dataset: String,
+            depth: u32,
+        }
+        let key = Key { dataset: "abc".into(), depth: 4 };
+        start_growing(&file, &key, 150).unwrap();
+        std::fs::write(&file, "row 0\nrow 1\n").unwrap();
+        // Asked for more of the same: the records are kept, the sidecar says the new total.
+        start_growing(&file, &key, 1200).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "row 0\nrow 1\n");
+        let (kept, part): (Key, Part) = read_sidecar(&file, "labels").unwrap();
+        assert!(kept == key && part.total == 1200);
+        // Fewer than before, or another key: set aside, never appended to.
+        start_growing(&file, &key, 100).unwrap();
+        assert!(!file.exists() && t.path().join("labels.jsonl.stale-1").exists());
+        std::fs::write(&file, "row 0\n").unwrap();
+        start_growing(&file, &Key { depth: 6, ..key }, 1200).unwrap();
+        assert!(!file.exists() && t.path().join("labels.jsonl.stale-2").exists());
     }
 
     #[test]

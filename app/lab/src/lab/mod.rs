@@ -29,7 +29,7 @@ pub use flychess_brain::brain::{Brain, Outgoing, STEPS};
 pub use flychess_brain::chess::position_from_fen;
 pub use flychess_brain::connectome::rules::Region;
 pub use flychess_brain::connectome::{Connectome, Control, Info};
-pub use flychess_brain::files::{DataFolder, write_atomically as save_file};
+pub use flychess_brain::files::DataFolder;
 pub use flychess_brain::store::BrainSpec;
 pub use flychess_fly::fly::check_name;
 pub use flychess_fly::grading::Verdict;
@@ -568,7 +568,7 @@ impl Lab {
             Command::SavePgn(path) => {
                 let (tx, wake, text) = (self.sender.clone(), self.wake.clone(), self.play.pgn());
                 self.aside("save-pgn", move || {
-                    let said = match save_file(&path, text.as_bytes()) {
+                    let said = match flychess_brain::files::write_atomically(&path, text.as_bytes()) {
                         Ok(()) => format!("Saved {}", path.display()),
                         Err(e) => format!("Could not save: {e}"),
                     };

@@ -17,6 +17,7 @@ pub mod train;
 pub mod train_brain;
 pub mod train_charles;
 pub mod train_dopamine;
+pub mod window;
 
 use std::sync::mpsc::{Receiver, channel};
 

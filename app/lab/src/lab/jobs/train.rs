@@ -115,3 +115,9 @@ fn run_job(
     }
     Ok(Some(f.meta.name))
 }
+
+/// What the fly of run `run` answered to `fen` after each of its passes (the Learn panel's
+/// slider), read from the run's snapshots aside.
+pub fn answers(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, run: String, fen: String) -> super::Aside<Vec<training::Answer>> {
+    super::aside(wake, "learn", move || training::answers(&ready, &data, &run, &fen))
+}

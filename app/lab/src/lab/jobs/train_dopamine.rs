@@ -24,6 +24,7 @@ pub enum Msg {
 }
 
 /// One dopamine fly's curve as its file holds it.
+#[derive(Clone, Debug)]
 pub struct DopamineCurve {
     pub name: String,
     pub lessons: usize,
@@ -47,9 +48,25 @@ pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask) -> sup
 /// The logistic ceiling on the Kenyon cells: value, low, high (95 %), and on how many pairs.
 pub type Ceiling = (f64, f64, f64, usize);
 
+/// What the dopamine panel shows from the disk, read aside: the brain's dopamine flies' curves,
+/// the logistic ceiling on the Kenyon cells (value, low, high, pairs) where it was measured, and
+/// whether the name in the form is a readout fly's (the name asked about, and the answer).
+#[derive(Clone, Debug, Default)]
+pub struct DopamineScan {
+    pub curves: Vec<DopamineCurve>,
+    pub ceiling: Option<Ceiling>,
+    pub name_taken: Option<(String, bool)>,
+}
+
+/// The panel's scan for the model `constants` describe, with `name` (the form's) looked up.
+pub fn scan(ready: &ReadyBrain, data: &Path, constants: &Constants, name: &str) -> DopamineScan {
+    let (curves, ceiling) = read_curves(ready, data, constants);
+    DopamineScan { curves, ceiling, name_taken: Some((name.to_string(), readout_fly_named(name, data))) }
+}
+
 /// The brain's dopamine flies' curves, and the logistic ceiling on the Kenyon cells of the model
 /// `constants` describe (value, low, high, pairs) where it was measured.
-pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (Vec<DopamineCurve>, Option<Ceiling>) {
+fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (Vec<DopamineCurve>, Option<Ceiling>) {
     let curves = dopamine_flies(&ready.checksum, data)
         .into_iter()
         .map(|(_, f)| DopamineCurve { name: f.meta.name, lessons: f.meta.lessons, points: f.meta.curve })
@@ -61,7 +78,7 @@ pub fn read_curves(ready: &ReadyBrain, data: &Path, constants: &Constants) -> (V
 }
 
 /// Whether a readout fly (not a dopamine one) has this name.
-pub fn readout_fly_named(name: &str, data: &Path) -> bool {
+fn readout_fly_named(name: &str, data: &Path) -> bool {
     flychess_fly::fly::find(name, data).is_ok_and(|p| !is_dopamine_fly(&p))
 }
 

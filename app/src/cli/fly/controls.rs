@@ -25,8 +25,8 @@ use flychess_fly::cache::Sensor;
 use flychess_fly::data::{Dataset, HOLD, Row, shipped_path};
 use flychess_learning::train::{PositionOutcome, Target, outcomes};
 
+use super::eval::PlayerRow;
 use crate::cli::WhichBrain;
-use crate::cli::fly::PlayerRow;
 
 /// One control at the run's size: its run, and its outcomes on HOLD and on the human test.
 pub(crate) struct AtScale {
@@ -139,8 +139,8 @@ pub(crate) fn controls_at_scale(
     // controls share the fly's brain, which only names their caches' neighbours; each shuffle is
     // a brain of its own, keyed by its seed; 0: the fly's).
     let load = |which: &WhichBrain| -> Result<_> {
-        let spec = crate::cli::brain::spec(which, data)?;
-        let (loaded, ready) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+        let spec = which.spec(data)?;
+        let (loaded, ready) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
         Ok((spec.name(), loaded, ready))
     };
     let mut brains = std::collections::BTreeMap::new();
@@ -169,7 +169,7 @@ pub(crate) fn controls_at_scale(
         };
         let control = TrainJob { name: control_name(slug, prepared.id(), &job), ..job.clone() };
         let rows = format!("run {run}'s rows and teachers; {}", prepared.label());
-        let fly = crate::cli::curve::trained_or_read(&prepared, data, &control, &controls, &bar, player, &rows)?;
+        let fly = super::curve::trained_or_read(&prepared, data, &control, &controls, &bar, player, &rows)?;
         // Its readings of HOLD and of the human test, from its own caches (made by the run, or
         // here for the human test).
         let stopped = || anyhow!("stopped");

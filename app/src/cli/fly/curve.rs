@@ -22,9 +22,9 @@ use flychess_fly::cache::{Cache, CacheMeta, Reading};
 use flychess_fly::data::{Dataset, HOLD, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::stats;
-use flychess_learning::train::{PassRecord, PositionOutcome, outcomes};
+use flychess_learning::train::{PassRecord, PositionOutcome, Target, outcomes};
 
-use crate::cli::fly::targets;
+use super::targets;
 use crate::cli::{EngineArgs, FitArgs, WhichBrain};
 
 // The arguments of `flychess curve` (its help text is the command's doc comment in `cli::Command`).
@@ -171,13 +171,15 @@ fn interval(e: &stats::Estimate) -> [f64; 2] {
     [e.low, e.high]
 }
 
-pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
+/// Runs `flychess curve`: every point fitted (or read back, or listed as not cached), measured,
+/// kept in DATA/learning-curve.json (and `--png`), and printed as JSON or text.
+pub fn run(args: &CurveArgs, data: &Path) -> Result<()> {
     let started = Instant::now();
     if !(0.0..1.0).contains(&args.stockfish_share) {
         return Err(anyhow!("--stockfish-share is a share of each batch, from 0 up to (not including) 1"));
     }
-    let spec = crate::cli::brain::spec(&args.which, data)?;
-    let (loaded, brain) = crate::cli::brain::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    let spec = args.which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
     let prepared = Prepared {
         connectome: &loaded.connectome,
         brain: &brain,
@@ -188,24 +190,111 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
     };
     let shipped = Dataset::load(&shipped_path())?;
     let shipped_train = (shipped.rows.len() - HOLD - VAL).min(args.shipped_positions.unwrap_or(usize::MAX));
-    let games_path = crate::cli::brain::dataset_path(&args.games, data)?;
-    let stream = Dataset::stream(&games_path)?;
-    let games_meta = stream.meta.clone();
-    let games_sha256 = stream.content_hash()?;
-    let first = games_meta.hold + games_meta.val;
-    let games_train = games_meta.rows.saturating_sub(first);
-    // How far the games cache goes (opening it only reads).
-    let cache_meta = CacheMeta::of(
-        &loaded.checksum,
-        &flychess_brain::calibrate::fingerprint(brain.homeostasis()),
-        &games_meta.source,
-        games_meta.rows,
-        &games_sha256,
-        loaded.connectome.groups.descending.len(),
+    let games = GamesRows::of(args, data, &prepared)?;
+    let fits = fit_points(args, data, &prepared, shipped_train, &games)?;
+    let judge = Judge::new(&prepared, data, &shipped)?;
+    let (curve_points, (loss, top1, human_top1)) = judge.measure(data, &fits.fitted)?;
+    let engine = match &args.engine_labels {
+        Some(dir) => {
+            let (points, (loss, top1, human_top1)) = judge.measure(data, &fits.engine_fitted)?;
+            Some(TeacherSeries {
+                teacher: "Stockfish's move (the games rows; the shipped rows their scored moves as in every point)".into(),
+                labels: dir.display().to_string(),
+                points,
+                not_labelled: fits.not_labelled,
+                loss,
+                top1,
+                human_top1,
+            })
+        }
+        None => None,
+    };
+    let curve = LearningCurve {
+        brain: loaded.connectome.provenance.label(),
+        brain_checksum: loaded.checksum.clone(),
+        games: games.meta.source.clone(),
+        games_sha256: games.sha256,
+        stockfish_share: args.stockfish_share,
+        hold_positions: HOLD,
+        human_positions: judge.human_positions,
+        points: curve_points,
+        not_cached: fits.not_cached,
+        loss,
+        top1,
+        human_top1,
+        seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
+        made: fly::today(),
+        engine,
+    };
+    flychess_brain::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
+    if let Some(png) = &args.png {
+        flychess_brain::files::write_atomically(png, &learning_curve::png(&curve)?)?;
+    }
+    let peak = crate::cli::memory::peak_memory_mb();
+    if args.json {
+        let mut v = serde_json::to_value(&curve)?;
+        v["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+        v["peak_memory_mb"] = serde_json::json!(peak);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    print_curve(args, &curve, (games.cached_train, games.train));
+    println!(
+        "  saved {}{}; {:.0} s, peak memory {}",
+        learning_curve::path(data).display(),
+        args.png.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default(),
+        started.elapsed().as_secs_f64(),
+        peak.map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into())
     );
-    let cached = Cache::open(&cache_meta.path_in(&DataFolder::at(data).cache(), &spec.name()), cache_meta)?.positions;
-    let cached_train = cached.saturating_sub(first);
+    Ok(())
+}
 
+/// The games dataset's rows a point may take: where it is, what it holds, its TRAIN rows and how
+/// many of them the brain's DN cache of it holds already.
+struct GamesRows {
+    path: PathBuf,
+    meta: flychess_fly::data::Meta,
+    sha256: String,
+    /// Its TRAIN rows, and how many of them are cached.
+    train: usize,
+    cached_train: usize,
+}
+
+impl GamesRows {
+    fn of(args: &CurveArgs, data: &Path, prepared: &Prepared) -> Result<GamesRows> {
+        let path = crate::cli::datasets::dataset_path(&args.games, data)?;
+        let stream = Dataset::stream(&path)?;
+        let meta = stream.meta.clone();
+        let sha256 = stream.content_hash()?;
+        let first = meta.hold + meta.val;
+        let train = meta.rows.saturating_sub(first);
+        // How far the games cache goes (opening it only reads).
+        let cache_meta = CacheMeta::of(
+            prepared.checksum,
+            &flychess_brain::calibrate::fingerprint(prepared.brain.homeostasis()),
+            &meta.source,
+            meta.rows,
+            &sha256,
+            prepared.connectome.groups.descending.len(),
+        );
+        let cached = Cache::open(&cache_meta.path_in(&DataFolder::at(data).cache(), &prepared.spec_name), cache_meta)?.positions;
+        Ok(GamesRows { path, meta, sha256, train, cached_train: cached.saturating_sub(first) })
+    }
+}
+
+/// The curve's flies by series (shipped rows, games rows, fly), and the points left out.
+struct Fitted {
+    fitted: Vec<(usize, usize, Fly)>,
+    engine_fitted: Vec<(usize, usize, Fly)>,
+    /// Points whose games rows are not cached yet (without --fill).
+    not_cached: Vec<usize>,
+    /// Points whose games rows are not all labelled by Stockfish yet (with --engine-labels).
+    not_labelled: Vec<usize>,
+}
+
+/// Fits (or reads back) each point's fly: the shipped Stockfish-labelled rows first, then the
+/// games rows; with --engine-labels a second fly a point, its games rows taught by Stockfish's move.
+fn fit_points(args: &CurveArgs, data: &Path, prepared: &Prepared, shipped_train: usize, games_rows: &GamesRows) -> Result<Fitted> {
     let bar = ProgressBar::new(1000);
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let controls = Controls::default();
@@ -229,23 +318,24 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             curriculum: None,
             from: None,
         };
-        job.name = run_name(&loaded.checksum, &job, &games_sha256, p);
+        job.name = run_name(prepared.checksum, &job, &games_rows.sha256, p);
         let what = format!("{p} positions{series}");
-        trained_or_read(&prepared, data, &job, &controls, &bar, &what, &format!("{shipped_n} shipped + {games_n} games rows"))
+        trained_or_read(prepared, data, &job, &controls, &bar, &what, &format!("{shipped_n} shipped + {games_n} games rows"))
     };
     for &p in &points {
         let (shipped_n, games_n) = if p <= shipped_train { (p, 0) } else { (shipped_train, p - shipped_train) };
-        if games_n > games_train {
+        if games_n > games_rows.train {
             return Err(anyhow!(
-                "{} has {games_train} TRAIN positions: a point of {p} needs {games_n} beside the shipped {shipped_train}",
-                games_path.display()
+                "{} has {} TRAIN positions: a point of {p} needs {games_n} beside the shipped {shipped_train}",
+                games_rows.path.display(),
+                games_rows.train
             ));
         }
-        if games_n > cached_train && !args.fill {
+        if games_n > games_rows.cached_train && !args.fill {
             not_cached.push(p);
             continue;
         }
-        let games = (games_n > 0).then(|| GamesMix::master(games_path.clone(), games_n, args.stockfish_share));
+        let games = (games_n > 0).then(|| GamesMix::master(games_rows.path.clone(), games_n, args.stockfish_share));
         let fly = fit_point(p, shipped_n, games_n, games, "")?;
         // The second series: the games rows taught by Stockfish's move; a point of the shipped
         // rows alone is the same fly in both.
@@ -253,7 +343,7 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             if games_n == 0 {
                 engine_fitted.push((shipped_n, 0, fly.clone()));
             } else {
-                let taught = GamesMix::taught(games_path.clone(), games_n, args.stockfish_share, Some(dir.clone()), Some("engine"))?;
+                let taught = GamesMix::taught(games_rows.path.clone(), games_n, args.stockfish_share, Some(dir.clone()), Some("engine"))?;
                 if taught.positions < games_n {
                     not_labelled.push(p);
                 } else {
@@ -264,28 +354,47 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
         fitted.push((shipped_n, games_n, fly));
     }
     bar.finish_and_clear();
+    Ok(Fitted { fitted, engine_fitted, not_cached, not_labelled })
+}
 
-    // Every fly on the same HOLD and human-test positions.
-    let hold_cache = training::cache(&prepared, data, &shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
-    let hold_x = hold_cache.read(0..HOLD, Reading::Mean9To12)?;
-    let hold_t = targets(&shipped.rows[..HOLD])?;
-    let human_path = flychess_fly::data::human_test_path();
-    let human = Dataset::load(&human_path)?;
-    let human_rows = human.hold();
-    let human_cache =
-        training::streamed_cache(&prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
-    let human_x = human_cache.read(0..human_rows.len(), Reading::Mean9To12)?;
-    let human_t = targets(human_rows)?;
-    // A series' points measured on HOLD and the human test, with its slopes per doubling.
-    type Slopes = (Option<learning_curve::Slope>, Option<learning_curve::Slope>, Option<learning_curve::Slope>);
-    let measure = |fitted: &[(usize, usize, Fly)]| -> Result<(Vec<CurvePoint>, Slopes)> {
+/// A series' slopes per doubling: loss, top-1, and top-1 on the human test.
+type Slopes = (Option<learning_curve::Slope>, Option<learning_curve::Slope>, Option<learning_curve::Slope>);
+
+/// What every fly of the curve is measured on: the shipped HOLD positions and the human test,
+/// their readings (the curve's flies read steps 9–12) and targets.
+struct Judge {
+    hold_x: Vec<f32>,
+    hold_t: Vec<Target>,
+    human_x: Vec<f32>,
+    human_t: Vec<Target>,
+    human_positions: usize,
+}
+
+impl Judge {
+    fn new(prepared: &Prepared, data: &Path, shipped: &Dataset) -> Result<Judge> {
+        let controls = Controls::default();
+        let hold_cache = training::cache(prepared, data, shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
+        let hold_x = hold_cache.read(0..HOLD, Reading::Mean9To12)?;
+        let hold_t = targets(&shipped.rows[..HOLD])?;
+        let human_path = flychess_fly::data::human_test_path();
+        let human = Dataset::load(&human_path)?;
+        let human_rows = human.hold();
+        let human_cache = training::streamed_cache(prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?
+            .ok_or_else(|| anyhow!("stopped"))?;
+        let human_x = human_cache.read(0..human_rows.len(), Reading::Mean9To12)?;
+        let human_t = targets(human_rows)?;
+        Ok(Judge { hold_x, hold_t, human_x, human_t, human_positions: human_rows.len() })
+    }
+
+    /// A series' points measured on HOLD and the human test, with its slopes per doubling.
+    fn measure(&self, data: &Path, fitted: &[(usize, usize, Fly)]) -> Result<(Vec<CurvePoint>, Slopes)> {
         let mut measured: Vec<(Vec<PositionOutcome>, Vec<PositionOutcome>)> = Vec::new();
         let mut curve_points = Vec::new();
         for (shipped_n, games_n, fly) in fitted {
             if fly.readout.read_steps != Reading::Mean9To12.steps() {
                 return Err(anyhow!("{} reads other steps than the curve's", fly.meta.name));
             }
-            let (o, h) = (outcomes(&fly.readout, &hold_x, &hold_t), outcomes(&fly.readout, &human_x, &human_t));
+            let (o, h) = (outcomes(&fly.readout, &self.hold_x, &self.hold_t), outcomes(&fly.readout, &self.human_x, &self.human_t));
             let hits = |o: &[PositionOutcome], f: fn(&PositionOutcome) -> bool| o.iter().map(f).collect::<Vec<bool>>();
             let (top1, good, human_top1) =
                 (stats::rate_of(&hits(&o, |x| x.top1)), stats::rate_of(&hits(&o, |x| x.good)), stats::rate_of(&hits(&h, |x| x.top1)));
@@ -320,52 +429,12 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             per_doubling(&positions, &figure(|x| x.top1 as u8 as f64, true), RESAMPLES, 1),
         );
         Ok((curve_points, slopes))
-    };
-    let (curve_points, (loss, top1, human_top1)) = measure(&fitted)?;
-    let engine = match &args.engine_labels {
-        Some(dir) => {
-            let (points, (loss, top1, human_top1)) = measure(&engine_fitted)?;
-            Some(TeacherSeries {
-                teacher: "Stockfish's move (the games rows; the shipped rows their scored moves as in every point)".into(),
-                labels: dir.display().to_string(),
-                points,
-                not_labelled,
-                loss,
-                top1,
-                human_top1,
-            })
-        }
-        None => None,
-    };
-    let curve = LearningCurve {
-        brain: loaded.connectome.provenance.label(),
-        brain_checksum: loaded.checksum.clone(),
-        games: games_meta.source.clone(),
-        games_sha256,
-        stockfish_share: args.stockfish_share,
-        hold_positions: HOLD,
-        human_positions: human_rows.len(),
-        points: curve_points,
-        not_cached,
-        loss,
-        top1,
-        human_top1,
-        seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
-        made: fly::today(),
-        engine,
-    };
-    flychess_brain::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
-    if let Some(png) = &args.png {
-        flychess_brain::files::write_atomically(png, &learning_curve::png(&curve)?)?;
     }
-    let peak = crate::cli::brain::peak_memory_mb();
-    if args.json {
-        let mut v = serde_json::to_value(&curve)?;
-        v["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
-        v["peak_memory_mb"] = serde_json::json!(peak);
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
+}
+
+/// The curve as text: each series' points and slopes, and the points not fitted yet (with how
+/// many of the games dataset's TRAIN rows are cached, and of how many).
+fn print_curve(args: &CurveArgs, curve: &LearningCurve, (cached_train, games_train): (usize, usize)) {
     println!(
         "learning curve of {} on {} (mix: {:.0} % Stockfish rows a batch); HOLD {HOLD} positions, human test {}; 95 % intervals:",
         curve.brain,
@@ -393,12 +462,4 @@ pub fn curve(data: &Path, args: &CurveArgs) -> Result<()> {
             args.games, curve.not_cached
         );
     }
-    println!(
-        "  saved {}{}; {:.0} s, peak memory {}",
-        learning_curve::path(data).display(),
-        args.png.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default(),
-        started.elapsed().as_secs_f64(),
-        peak.map(|m| format!("{m:.0} MB")).unwrap_or_else(|| "unknown".into())
-    );
-    Ok(())
 }
