@@ -203,20 +203,20 @@ enum Legend {
     Bottom,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn panel(
-    svg: &mut String,
+/// One panel's frame: where it sits in the plot (its top left corner and its size), its title,
+/// the label of its y axis and where its legend goes.
+struct Panel<'a> {
     origin: (f64, f64),
     size: (f64, f64),
-    title: &str,
-    y_label: &str,
-    xs: &[usize],
-    series: &[Series],
+    title: &'a str,
+    y_label: &'a str,
     legend: Legend,
-) {
+}
+
+/// Draws `series` into `svg` in `frame`, the x axis labelled at the positions `xs`.
+fn panel(svg: &mut String, frame: &Panel, xs: &[usize], series: &[Series]) {
     use std::fmt::Write;
-    let (ox, oy) = origin;
-    let (w, h) = size;
+    let Panel { origin: (ox, oy), size: (w, h), title, y_label, legend } = *frame;
     let all: Vec<f64> = series.iter().flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3])).filter(|v| v.is_finite()).collect();
     let (mut lo, mut hi) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     if !lo.is_finite() {
@@ -391,8 +391,11 @@ pub fn svg(curve: &LearningCurve) -> String {
     let mut svg = String::from(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="580" viewBox="0 0 1400 580" font-family="Ubuntu"><rect width="1400" height="580" fill="white"/>"##,
     );
-    panel(&mut svg, (0.0, 0.0), (700.0, 520.0), "Loss on HOLD (lower is better)", "loss", &xs, &left, Legend::Top);
-    panel(&mut svg, (700.0, 0.0), (700.0, 520.0), "Top-1 (%)", "top-1 (%)", &xs, &right, Legend::Bottom);
+    let loss =
+        Panel { origin: (0.0, 0.0), size: (700.0, 520.0), title: "Loss on HOLD (lower is better)", y_label: "loss", legend: Legend::Top };
+    panel(&mut svg, &loss, &xs, &left);
+    let top1 = Panel { origin: (700.0, 0.0), size: (700.0, 520.0), title: "Top-1 (%)", y_label: "top-1 (%)", legend: Legend::Bottom };
+    panel(&mut svg, &top1, &xs, &right);
     // Two lines that fit the width: the slope, then what was fitted on what (shortened).
     let per = |s: Option<Slope>| {
         s.map(|s| format!("{:+.2} [{:+.2}, {:+.2}]", 100.0 * s.per_doubling, 100.0 * s.interval[0], 100.0 * s.interval[1]))

@@ -806,7 +806,6 @@ impl ShardKey {
 /// beside `games_file` (`….part-I-of-N.jsonl`, a sidecar of its key), resumable on its own; a
 /// part left by another run (other players, pairings or options) is set aside first. Returns the
 /// part file and its games.
-#[allow(clippy::too_many_arguments)]
 pub fn play_shard(
     entrants: &[Entrant],
     pairings: &[(usize, usize)],

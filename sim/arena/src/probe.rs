@@ -252,92 +252,155 @@ pub fn run(
     stop: &dyn Fn() -> bool,
 ) -> Result<ProbeReport> {
     let started = std::time::Instant::now();
+    let [train, val, hold] = sets(dataset, options)?;
+    let present = present_regions(region, options.per_region);
+    let sums = think_over(brain, &present, [&train, &val, &hold], options, progress, stop)?;
+    Ok(ProbeReport {
+        key: key(brain_checksum, homeostasis, dataset, options),
+        brain_checksum: brain_checksum.to_string(),
+        options: options.clone(),
+        probes: probe_infos(&hold.facts),
+        regions: region_probes(&present, sums, &val.facts, &hold.facts),
+        board: board_probes(&train, &val, &hold),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The positions of one set (TRAIN, VAL or HOLD) and their four facts.
+struct ProbeSet {
+    positions: Vec<Chess>,
+    facts: Vec<[f64; 4]>,
+}
+
+/// TRAIN, VAL and HOLD, each its first positions as many as the options ask for.
+fn sets(dataset: &Dataset, options: &ProbeOptions) -> Result<[ProbeSet; 3]> {
     let take = |rows: &[Row], n: usize| rows[..n.min(rows.len())].to_vec();
     let (train, val, hold) = (take(dataset.train(), options.train), take(dataset.val(), options.val), take(dataset.hold(), options.hold));
     if train.len() < 16 || val.len() < 8 || hold.len() < 8 {
         return Err(Error::Invalid(format!("too few positions to probe: {} TRAIN, {} VAL, {} HOLD", train.len(), val.len(), hold.len())));
     }
-    let positions =
-        |rows: &[Row]| -> Result<Vec<Chess>> { Ok(rows.iter().map(|r| position_from_fen(&r.fen)).collect::<flychess_brain::Result<_>>()?) };
-    let (train_p, val_p, hold_p) = (positions(&train)?, positions(&val)?, positions(&hold)?);
-    let y = |ps: &[Chess]| -> Vec<[f64; 4]> { ps.iter().map(facts).collect() };
-    let (y_train, y_val, y_hold) = (y(&train_p), y(&val_p), y(&hold_p));
+    let set = |rows: &[Row]| -> Result<ProbeSet> {
+        let positions = rows.iter().map(|r| position_from_fen(&r.fen)).collect::<flychess_brain::Result<Vec<Chess>>>()?;
+        let facts = positions.iter().map(facts).collect();
+        Ok(ProbeSet { positions, facts })
+    };
+    Ok([set(&train)?, set(&val)?, set(&hold)?])
+}
 
-    // The regions present, each read through its sample of neurons.
+/// A region the brain has: (the region, its neurons, the neurons it is read through).
+type PresentRegion = (Region, usize, Vec<u32>);
+
+/// The regions present, each read through its sample of at most `per_region` neurons.
+fn present_regions(region: &[Region], per_region: usize) -> Vec<PresentRegion> {
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); Region::COUNT];
     for (j, r) in region.iter().enumerate() {
         members[*r as usize].push(j as u32);
     }
-    let present: Vec<(Region, usize, Vec<u32>)> = Region::ALL
+    Region::ALL
         .into_iter()
         .filter(|r| !members[*r as usize].is_empty())
-        .map(|r| (r, members[r as usize].len(), sample(&members[r as usize], options.per_region)))
-        .collect();
+        .map(|r| (r, members[r as usize].len(), sample(&members[r as usize], per_region)))
+        .collect()
+}
+
+/// What the thinks leave for the probes, per combination c of a present region (c / STEPS) and
+/// a step (c % STEPS): TRAIN's sums XᵀX and XᵀY, and the VAL and HOLD features kept whole
+/// (`[position][feature + 1]`).
+struct Sums {
+    g: Vec<DMatrix<f64>>,
+    b: Vec<DMatrix<f64>>,
+    kept_val: Vec<Vec<f64>>,
+    kept_hold: Vec<Vec<f64>>,
+}
+
+/// The brain thinks about TRAIN, then VAL, then HOLD, a batch at a time, each step's rates of
+/// the sampled neurons going into the `Sums` as they come.
+fn think_over(
+    brain: &Brain,
+    present: &[PresentRegion],
+    sets: [&ProbeSet; 3],
+    options: &ProbeOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    stop: &dyn Fn() -> bool,
+) -> Result<Sums> {
     let combos = present.len() * STEPS;
     let width = |c: usize| present[c / STEPS].2.len() + 1;
-    let mut g: Vec<DMatrix<f64>> = (0..combos).map(|c| DMatrix::zeros(width(c), width(c))).collect();
-    let mut b: Vec<DMatrix<f64>> = (0..combos).map(|c| DMatrix::zeros(width(c), PROBES.len())).collect();
-    let mut kept_val: Vec<Vec<f64>> = vec![Vec::new(); combos];
-    let mut kept_hold: Vec<Vec<f64>> = vec![Vec::new(); combos];
-    let total = train_p.len() + val_p.len() + hold_p.len();
+    let mut sums = Sums {
+        g: (0..combos).map(|c| DMatrix::zeros(width(c), width(c))).collect(),
+        b: (0..combos).map(|c| DMatrix::zeros(width(c), PROBES.len())).collect(),
+        kept_val: vec![Vec::new(); combos],
+        kept_hold: vec![Vec::new(); combos],
+    };
+    let total = sets.iter().map(|s| s.positions.len()).sum();
     let mut done = 0;
-    // TRAIN, then VAL, then HOLD, a batch at a time.
-    for (set, ps, ys) in [(0, &train_p, &y_train), (1, &val_p, &y_val), (2, &hold_p, &y_hold)] {
-        for (chunk, ychunk) in ps.chunks(options.batch.max(1)).zip(ys.chunks(options.batch.max(1))) {
+    for (set, s) in sets.into_iter().enumerate() {
+        for (chunk, ychunk) in s.positions.chunks(options.batch.max(1)).zip(s.facts.chunks(options.batch.max(1))) {
             if stop() {
                 return Err(Error::Invalid("stopped".into()));
             }
             let boards: Vec<Planes> = chunk.iter().map(planes).collect();
             let n = boards.len();
             cpu::run(brain, &boards, |t, rates| {
-                let work = |c: usize| -> Vec<f64> {
-                    // [position][feature + 1] for combo (region c / STEPS, step t).
-                    let neurons = &present[c / STEPS].2;
-                    let k = neurons.len() + 1;
-                    let mut x = vec![1.0f64; n * k];
-                    for (i, &j) in neurons.iter().enumerate() {
-                        for p in 0..n {
-                            x[p * k + i] = rates[j as usize * n + p] as f64;
-                        }
-                    }
-                    x
-                };
                 let at_step: Vec<usize> = (0..present.len()).map(|r| r * STEPS + t).collect();
-                let xs: Vec<(usize, Vec<f64>)> = at_step.par_iter().map(|&c| (c, work(c))).collect();
+                let xs: Vec<(usize, Vec<f64>)> = at_step.par_iter().map(|&c| (c, features(&present[c / STEPS].2, rates, n))).collect();
                 match set {
-                    0 => {
-                        let y = DMatrix::from_fn(n, PROBES.len(), |p, q| ychunk[p][q]);
-                        let updates: Vec<(usize, DMatrix<f64>, DMatrix<f64>)> = xs
-                            .into_par_iter()
-                            .map(|(c, x)| {
-                                let k = width(c);
-                                let m = DMatrix::from_row_slice(n, k, &x);
-                                (c, m.transpose() * &m, m.transpose() * &y)
-                            })
-                            .collect();
-                        for (c, gg, bb) in updates {
-                            g[c] += gg;
-                            b[c] += bb;
-                        }
-                    }
-                    1 => xs.into_iter().for_each(|(c, x)| kept_val[c].extend(x)),
-                    _ => xs.into_iter().for_each(|(c, x)| kept_hold[c].extend(x)),
+                    0 => sums.add_train(xs, ychunk, n),
+                    1 => xs.into_iter().for_each(|(c, x)| sums.kept_val[c].extend(x)),
+                    _ => xs.into_iter().for_each(|(c, x)| sums.kept_hold[c].extend(x)),
                 }
             });
             done += n;
             progress(done, total);
         }
     }
+    Ok(sums)
+}
+
+/// A batch of `n` positions' rates of `neurons` at one step as `[position][feature + 1]` (the
+/// last a 1, the intercept).
+fn features(neurons: &[u32], rates: &[f32], n: usize) -> Vec<f64> {
+    let k = neurons.len() + 1;
+    let mut x = vec![1.0f64; n * k];
+    for (i, &j) in neurons.iter().enumerate() {
+        for p in 0..n {
+            x[p * k + i] = rates[j as usize * n + p] as f64;
+        }
+    }
+    x
+}
+
+impl Sums {
+    /// A TRAIN batch of `n` positions: each combination's features `x` (`[position][feature +
+    /// 1]`) and the batch's facts into XᵀX and XᵀY.
+    fn add_train(&mut self, xs: Vec<(usize, Vec<f64>)>, facts: &[[f64; 4]], n: usize) {
+        let y = DMatrix::from_fn(n, PROBES.len(), |p, q| facts[p][q]);
+        let updates: Vec<(usize, DMatrix<f64>, DMatrix<f64>)> = xs
+            .into_par_iter()
+            .map(|(c, x)| {
+                let m = DMatrix::from_row_slice(n, x.len() / n, &x);
+                (c, m.transpose() * &m, m.transpose() * &y)
+            })
+            .collect();
+        for (c, gg, bb) in updates {
+            self.g[c] += gg;
+            self.b[c] += bb;
+        }
+    }
+}
+
+/// Every probe of every present region at every step, fitted on the sums.
+fn region_probes(present: &[PresentRegion], sums: Sums, y_val: &[[f64; 4]], y_hold: &[[f64; 4]]) -> Vec<RegionProbes> {
+    let Sums { g, b, kept_val, kept_hold } = sums;
     let cells: Vec<Vec<Cell>> = kept_val
         .into_par_iter()
         .zip(kept_hold)
         .enumerate()
         .map(|(c, (v, h))| {
-            let k = width(c);
-            probe_cells(&g[c], &b[c], &Kept { k, x: v }, &Kept { k, x: h }, &y_val, &y_hold)
+            let k = present[c / STEPS].2.len() + 1;
+            probe_cells(&g[c], &b[c], &Kept { k, x: v }, &Kept { k, x: h }, y_val, y_hold)
         })
         .collect();
-    let regions = present
+    present
         .iter()
         .enumerate()
         .map(|(r, (region, size, read))| RegionProbes {
@@ -346,25 +409,32 @@ pub fn run(
             read: read.len(),
             cells: (0..PROBES.len()).map(|p| (0..STEPS).map(|t| cells[r * STEPS + t][p].clone()).collect()).collect(),
         })
-        .collect();
-    // The board itself: 768 planes + 1.
+        .collect()
+}
+
+/// The same probes on the board itself: its 768 planes + 1.
+fn board_probes(train: &ProbeSet, val: &ProbeSet, hold: &ProbeSet) -> Vec<Cell> {
     let board_rows = |ps: &[Chess]| -> Vec<f64> {
         ps.iter()
             .flat_map(|p| planes(p).iter().flatten().map(|&v| f64::from(u8::from(v))).chain(std::iter::once(1.0)).collect::<Vec<_>>())
             .collect()
     };
     let k = 769;
-    let xt = DMatrix::from_row_slice(train_p.len(), k, &board_rows(&train_p));
-    let yt = DMatrix::from_fn(train_p.len(), PROBES.len(), |p, q| y_train[p][q]);
-    let board = probe_cells(
+    let xt = DMatrix::from_row_slice(train.positions.len(), k, &board_rows(&train.positions));
+    let yt = DMatrix::from_fn(train.positions.len(), PROBES.len(), |p, q| train.facts[p][q]);
+    probe_cells(
         &(xt.transpose() * &xt),
         &(xt.transpose() * &yt),
-        &Kept { k, x: board_rows(&val_p) },
-        &Kept { k, x: board_rows(&hold_p) },
-        &y_val,
-        &y_hold,
-    );
-    let probes = PROBES
+        &Kept { k, x: board_rows(&val.positions) },
+        &Kept { k, x: board_rows(&hold.positions) },
+        &val.facts,
+        &hold.facts,
+    )
+}
+
+/// What each probe is, with its chance score and base rate on HOLD.
+fn probe_infos(y_hold: &[[f64; 4]]) -> Vec<ProbeInfo> {
+    PROBES
         .iter()
         .enumerate()
         .map(|(p, (name, kind))| {
@@ -380,16 +450,7 @@ pub fn run(
                 },
             }
         })
-        .collect();
-    Ok(ProbeReport {
-        key: key(brain_checksum, homeostasis, dataset, options),
-        brain_checksum: brain_checksum.to_string(),
-        options: options.clone(),
-        probes,
-        regions,
-        board,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+        .collect()
 }
 
 /// Where a report is kept: DATA/probes/KEY.json.

@@ -11,18 +11,19 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move, Position, Square};
 
 use crate::bio::BioBrain;
 use crate::bio::file::DopamineFly;
+use crate::glances::Glances;
 use crate::network::Network;
 use crate::play::look_ahead;
 use crate::players::{Entrant, Seated};
 use flychess_brain::brain::engine::Fallback;
 use flychess_brain::brain::gpu::GpuEngine;
-use flychess_brain::brain::{Brain, cpu};
+use flychess_brain::brain::{Brain, Rates, cpu};
 use flychess_brain::chess::planes;
-use flychess_fly::readout::{Policy, choose, descending_features, policy, think_features};
+use flychess_fly::readout::{Policy, Readout, choose, descending_features, policy, think_features};
 
 /// What the fly thought about one position.
 #[derive(Clone)]
@@ -110,51 +111,11 @@ impl Seated {
             Entrant::Charles { .. } => return charles_think(seat.kit.charles(&seat.entrant)?, baseline, request, started),
             _ => seat.readout()?,
         };
-        let board = [planes(pos)];
         let readout = &fly.readout;
-        // On the GPU the whole think stays in the engine's buffer (the view draws it); only the
-        // descending neurons' read steps come back for the readout.
-        let mut gpu_rates = None;
-        let (features, rates) = match gpu.and_then(|g| {
-            g.attempt(|g| {
-                let buffer = g.think(&board)?.clone();
-                let readings = g.read_current(descending, &readout.read_steps)?;
-                Ok::<_, flychess_brain::Error>((buffer, readings))
-            })
-        }) {
-            Some((buffer, readings)) => {
-                gpu_rates = Some(buffer);
-                (features_from_readings(&readings, descending.len(), readout.read_steps.len()), None)
-            }
-            // No GPU engine, or it failed (said once; the CPU thinks from now on).
-            None => {
-                let rates = cpu::think(brain, &board);
-                (descending_features(&rates, 0, descending, &readout.read_steps), Some(rates))
-            }
-        };
-        let heads = readout.heads(&features);
-        let p = policy(pos, &heads);
-        // Habituation lowers the moves whose boards look like those its side made this game.
-        let habituated = match &seat.entrant {
-            crate::players::Entrant::Fly { habituation: Some(h), .. } if !request.history.is_empty() => {
-                let memory = crate::habituation::Memory::from_game(request.history, pos.turn());
-                let mut lowered = p.clone();
-                memory.habituate(*h, pos, &p.moves, &mut lowered.probability, request.earlier.len());
-                Some(lowered)
-            }
-            _ => None,
-        };
-        // Two glances: the piece the first think likes most looked at again, on the CPU engine.
-        let second_look = match &seat.entrant {
-            crate::players::Entrant::Fly { glances: Some(g), .. } => crate::glances::attended(&p).map(|square| {
-                let seen = crate::glances::eye_square(pos, square);
-                let x = crate::glances::attended_input(brain, &[(planes(pos), seen)], g.gain);
-                let rates = cpu::think_from_input(brain, &x, 1);
-                let again = policy(pos, &readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps)));
-                (square, *g, again, rates)
-            }),
-            _ => None,
-        };
+        let FirstLook { features, rates, gpu_rates } = first_look(brain, descending, &readout.read_steps, pos, gpu);
+        let p = policy(pos, &readout.heads(&features));
+        let habituated = habituated(&seat.entrant, request, &p);
+        let second_look = second_look(&seat.entrant, brain, readout, descending, pos, &p);
         let (index, skipped) = choose(pos, habituated.as_ref().unwrap_or(&p), request.earlier)?;
         let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b]));
         let (chosen, seen) = match (seat.aid(), request.imagination) {
@@ -183,16 +144,9 @@ impl Seated {
             },
         };
         let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
-        let mut after = pos.clone();
-        after.play_unchecked(chosen);
-        let expects = (!after.legal_moves().is_empty()).then(|| {
-            // Imagination has already thought the board after the chosen move.
-            let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k));
-            match imagined {
-                Some(f) => policy(&after, &readout.heads(f)),
-                None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
-            }
-        });
+        // Imagination has already thought the board after the chosen move.
+        let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k)).map(Vec::as_slice);
+        let expects = expected_reply(brain, readout, descending, pos, chosen, imagined);
         let second_glance = second_look.map(|(square, g, again, rates)| {
             Box::new(SecondGlance {
                 square,
@@ -234,6 +188,94 @@ impl Seated {
             second_glance,
         })
     }
+}
+
+/// A readout fly's first look at the board: the readout's features, and every step's rates
+/// when the CPU thought them.
+struct FirstLook {
+    features: Vec<f32>,
+    /// None when the GPU engine thought: the whole think stays in its buffer (`gpu_rates`, which
+    /// the view draws) and only the descending neurons' read steps came back.
+    rates: Option<Rates>,
+    gpu_rates: Option<wgpu::Buffer>,
+}
+
+/// The first look on the GPU engine in `gpu` when given, else (or when it fails: said once, the
+/// CPU thinks from then on) on the CPU engine.
+fn first_look(brain: &Brain, descending: &[u32], read_steps: &[usize], pos: &Chess, gpu: Option<&Fallback<GpuEngine>>) -> FirstLook {
+    let board = [planes(pos)];
+    let on_gpu = gpu.and_then(|g| {
+        g.attempt(|g| {
+            let buffer = g.think(&board)?.clone();
+            let readings = g.read_current(descending, read_steps)?;
+            Ok::<_, flychess_brain::Error>((buffer, readings))
+        })
+    });
+    match on_gpu {
+        Some((buffer, readings)) => FirstLook {
+            features: features_from_readings(&readings, descending.len(), read_steps.len()),
+            rates: None,
+            gpu_rates: Some(buffer),
+        },
+        None => {
+            let rates = cpu::think(brain, &board);
+            FirstLook { features: descending_features(&rates, 0, descending, read_steps), rates: Some(rates), gpu_rates: None }
+        }
+    }
+}
+
+/// With habituation, the policy `p` lowered for the moves whose boards look like those its side
+/// made this game (None without habituation or before any move).
+fn habituated(entrant: &Entrant, request: &Asked, p: &Policy) -> Option<Policy> {
+    match entrant {
+        Entrant::Fly { habituation: Some(h), .. } if !request.history.is_empty() => {
+            let pos = request.position;
+            let memory = crate::habituation::Memory::from_game(request.history, pos.turn());
+            let mut lowered = p.clone();
+            memory.habituate(*h, pos, &p.moves, &mut lowered.probability, request.earlier.len());
+            Some(lowered)
+        }
+        _ => None,
+    }
+}
+
+/// With two glances, the second look: the piece the first think (`p`) likes most looked at
+/// again, on the CPU engine, as (its square, the glances' settings, the policy, the rates).
+fn second_look(
+    entrant: &Entrant,
+    brain: &Brain,
+    readout: &Readout,
+    descending: &[u32],
+    pos: &Chess,
+    p: &Policy,
+) -> Option<(Square, Glances, Policy, Rates)> {
+    let Entrant::Fly { glances: Some(g), .. } = entrant else { return None };
+    crate::glances::attended(p).map(|square| {
+        let seen = crate::glances::eye_square(pos, square);
+        let x = crate::glances::attended_input(brain, &[(planes(pos), seen)], g.gain);
+        let rates = cpu::think_from_input(brain, &x, 1);
+        let again = policy(pos, &readout.heads(&descending_features(&rates, 0, descending, &readout.read_steps)));
+        (square, *g, again, rates)
+    })
+}
+
+/// What the fly expects the opponent to play after `chosen` (None when the opponent has no legal
+/// move): its policy for that position, from the features imagination already worked out for it
+/// when there are some.
+fn expected_reply(
+    brain: &Brain,
+    readout: &Readout,
+    descending: &[u32],
+    pos: &Chess,
+    chosen: Move,
+    imagined: Option<&[f32]>,
+) -> Option<Policy> {
+    let mut after = pos.clone();
+    after.play_unchecked(chosen);
+    (!after.legal_moves().is_empty()).then(|| match imagined {
+        Some(f) => policy(&after, &readout.heads(f)),
+        None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
+    })
 }
 
 /// The readout's features from `GpuEngine::read_current`'s readings of one position

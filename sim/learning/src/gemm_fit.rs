@@ -54,32 +54,46 @@ pub struct GemmFit {
     partials: Vec<f32>,
 }
 
-/// `dst[m × n] = scale · lhs[m × k] · rhs[k × n]`, each matrix given by its start and its strides
-/// (row stride, column stride) in elements.
-#[allow(clippy::too_many_arguments)]
-fn product(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [f32],
-    dst_rs: usize,
-    lhs: &[f32],
-    lhs_rs: usize,
-    lhs_cs: usize,
-    rhs: &[f32],
-    rhs_rs: usize,
-    rhs_cs: usize,
-    scale: f32,
-) {
+/// A matrix read in place: its elements in `data`, element (i, j) at `i · row_stride + j ·
+/// col_stride`.
+#[derive(Clone, Copy)]
+struct Matrix<'a> {
+    data: &'a [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+impl<'a> Matrix<'a> {
+    /// `rows × cols` elements stored row after row.
+    fn row_major(data: &'a [f32], rows: usize, cols: usize) -> Matrix<'a> {
+        Matrix { data, rows, cols, row_stride: cols, col_stride: 1 }
+    }
+
+    /// The same elements read as the transpose (no copy).
+    fn transposed(self) -> Matrix<'a> {
+        Matrix { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
+    }
+
+    /// Whether `data` holds every element (an empty matrix holds none).
+    fn fits(&self) -> bool {
+        self.rows == 0 || self.cols == 0 || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride < self.data.len()
+    }
+}
+
+/// `dst = scale · lhs · rhs`, `dst` an `lhs.rows × rhs.cols` matrix stored row after row.
+fn product(dst: &mut [f32], lhs: Matrix, rhs: Matrix, scale: f32) {
+    assert_eq!(lhs.cols, rhs.rows, "the operands' inner sizes agree");
+    let (m, n, k) = (lhs.rows, rhs.cols, lhs.cols);
     if m == 0 || n == 0 {
         return;
     }
-    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
-    assert!(k == 0 || (last(m, k, lhs_rs, lhs_cs) < lhs.len() && last(k, n, rhs_rs, rhs_cs) < rhs.len()), "the operands hold the product");
-    assert!(last(m, n, dst_rs, 1) < dst.len(), "the destination holds the product");
+    assert!(k == 0 || (lhs.fits() && rhs.fits()), "the operands hold the product");
+    assert!(m * n <= dst.len(), "the destination holds the product");
     if k == 0 {
         for row in 0..m {
-            dst[row * dst_rs..row * dst_rs + n].fill(0.0);
+            dst[row * n..row * n + n].fill(0.0);
         }
         return;
     }
@@ -96,14 +110,14 @@ fn product(
             k,
             dst.as_mut_ptr(),
             1,
-            dst_rs as isize,
+            n as isize,
             false,
-            lhs.as_ptr(),
-            lhs_cs as isize,
-            lhs_rs as isize,
-            rhs.as_ptr(),
-            rhs_cs as isize,
-            rhs_rs as isize,
+            lhs.data.as_ptr(),
+            lhs.col_stride as isize,
+            lhs.row_stride as isize,
+            rhs.data.as_ptr(),
+            rhs.col_stride as isize,
+            rhs.row_stride as isize,
             0.0,
             scale,
             false,
@@ -212,7 +226,7 @@ impl GemmFit {
                 let (first, rows) = (b * ROWS_PER_BLOCK, o.len() / OUTPUTS);
                 let xs = &x[first * d..(first + rows) * d];
                 if d > 0 {
-                    product(rows, OUTPUTS, d, o, OUTPUTS, xs, d, 1, &self.weights, 1, d, 1.0);
+                    product(o, Matrix::row_major(xs, rows, d), Matrix::row_major(&self.weights, OUTPUTS, d).transposed(), 1.0);
                 } else {
                     o.fill(0.0);
                 }
@@ -227,7 +241,7 @@ impl GemmFit {
                     })
                     .collect();
                 if d > 0 {
-                    product(OUTPUTS, d, rows, g, d, o, 1, OUTPUTS, xs, d, 1, 1.0);
+                    product(g, Matrix::row_major(o, rows, OUTPUTS).transposed(), Matrix::row_major(xs, rows, d), 1.0);
                 }
                 losses
             })

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::teacher::{EngineLabels, Teacher};
-use crate::train::{BatchStep, Target, TrainSet, shuffle_with};
+use crate::train::{BatchStep, Examples, Target, TrainSet, shuffle_with};
 use flychess_fly::cache::{Cache, Reading};
 use flychess_fly::data::{Dataset, Row};
 
@@ -52,18 +52,17 @@ pub struct Mixed<'a> {
 
 impl<'a> Mixed<'a> {
     /// Rows `range` of the dataset at `dataset` (their features in `cache`, which must hold them)
-    /// streamed, with `share` of each batch (0 ≤ share < 1) from the fixed rows.
-    #[allow(clippy::too_many_arguments)]
+    /// streamed, with `share` of each batch (0 ≤ share < 1) from the `fixed` rows.
     pub fn new(
         cache: &'a Cache,
         dataset: PathBuf,
         range: Range<usize>,
         reading: Reading,
-        fixed_x: &'a [f32],
-        fixed_t: &'a [Target],
+        fixed: Examples<'a>,
         share: f64,
         seed: u64,
     ) -> Result<Mixed<'a>> {
+        let Examples { x: fixed_x, targets: fixed_t } = fixed;
         if range.end > cache.positions {
             return Err(Error::Invalid(format!("the cache holds {} positions; the fit asks for {}", cache.positions, range.end)));
         }
@@ -321,7 +320,9 @@ mod tests {
         let fixed_t = fixed_targets();
         // Fixed rows read 1.0 on every neuron (no streamed row does).
         let fixed_x = vec![1.0f32; 5 * 3];
-        let mut m = Mixed::new(&cache, path.clone(), 2..22, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).unwrap().with_block(7);
+        let mut m = Mixed::new(&cache, path.clone(), 2..22, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.25, 3)
+            .unwrap()
+            .with_block(7);
         for _pass in 0..2 {
             let mut seen = Vec::new();
             let mut fixed = 0;
@@ -347,7 +348,7 @@ mod tests {
             assert_eq!(fixed, 2 * batches, "a quarter of each batch of 8 is fixed rows");
         }
         // A range past what the cache holds is refused.
-        assert!(Mixed::new(&cache, path, 0..25, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).is_err());
+        assert!(Mixed::new(&cache, path, 0..25, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.25, 3).is_err());
     }
 
     /// With a curriculum, a set share of every batch is curriculum rows (each used in turn), the
@@ -363,7 +364,7 @@ mod tests {
         let curriculum_t: Vec<Target> = fixed_targets().into_iter().take(4).collect();
         let curriculum_x: Vec<f32> = (0..4).flat_map(|k| [2.0 + k as f32; 3]).collect();
         let new = || {
-            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 9)
+            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.25, 9)
                 .unwrap()
                 .with_block(10)
                 .with_curriculum(&curriculum_x, &curriculum_t, 0.25)
@@ -397,7 +398,7 @@ mod tests {
         assert_eq!(record(&mut resumed), second);
         // A curriculum and fixed share of 1 or more leave no room for the streamed rows.
         assert!(
-            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, &fixed_x, &fixed_t, 0.5, 9)
+            Mixed::new(&cache, path.clone(), 0..24, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.5, 9)
                 .unwrap()
                 .with_curriculum(&curriculum_x, &curriculum_t, 0.5)
                 .is_err()
@@ -422,7 +423,9 @@ mod tests {
             every: None,
         };
         let (fixed_x, fixed_t) = (Vec::new(), Vec::new());
-        let new = |range: Range<usize>| Mixed::new(&cache, path.clone(), range, Reading::Mean9To12, &fixed_x, &fixed_t, 0.0, 3).unwrap();
+        let new = |range: Range<usize>| {
+            Mixed::new(&cache, path.clone(), range, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.0, 3).unwrap()
+        };
         let mut m = new(2..22).with_teacher(Some(&labels), Teacher::parse("engine").unwrap()).unwrap();
         let d4_index = fixed_targets()[0].best;
         let mut rows = 0;
@@ -456,7 +459,11 @@ mod tests {
         let fixed_t = fixed_targets();
         // Fixed row i reads 1 + i on every neuron, so a batch's rows name themselves.
         let fixed_x: Vec<f32> = (0..5).flat_map(|i| [1.0 + i as f32; 3]).collect();
-        let new = || Mixed::new(&cache, path.clone(), 2..22, Reading::Mean9To12, &fixed_x, &fixed_t, 0.25, 3).unwrap().with_block(7);
+        let new = || {
+            Mixed::new(&cache, path.clone(), 2..22, Reading::Mean9To12, Examples { x: &fixed_x, targets: &fixed_t }, 0.25, 3)
+                .unwrap()
+                .with_block(7)
+        };
         let third = |m: &mut Mixed| {
             let mut batches: Vec<Vec<u32>> = Vec::new();
             m.pass(8, &mut |x, _| {

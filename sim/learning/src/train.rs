@@ -143,7 +143,14 @@ pub fn fit(
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
     let mut train = InMemory::new(train_x, train_t, start.inputs, options.seed);
-    fit_over(start, &mut train, val_x, val_t, options, record, stop)
+    fit_over(start, &mut train, Examples { x: val_x, targets: val_t }, options, record, stop)
+}
+
+/// Labelled positions held in memory: their features (`[position · inputs + i]`) and targets.
+#[derive(Clone, Copy)]
+pub struct Examples<'a> {
+    pub x: &'a [f32],
+    pub targets: &'a [Target],
 }
 
 /// What a fit passes over: its batches of (features, targets), one pass at a time. `InMemory` is
@@ -219,13 +226,12 @@ impl TrainSet for InMemory<'_> {
     }
 }
 
-/// `fit` over any `TrainSet` (the passes, the halving and the bookkeeping; the steps are burn's).
-#[allow(clippy::too_many_arguments)]
+/// `fit` over any `TrainSet`, watching `val` (the passes, the halving and the bookkeeping; the
+/// steps are burn's).
 pub fn fit_over(
     start: &Readout,
     train: &mut dyn TrainSet,
-    val_x: &[f32],
-    val_t: &[Target],
+    val: Examples,
     options: &FitOptions,
     record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
@@ -234,8 +240,7 @@ pub fn fit_over(
         start,
         None,
         train,
-        val_x,
-        val_t,
+        val,
         options,
         &mut |p, best, _| {
             record(p, best);
@@ -253,17 +258,16 @@ pub type PassRecorder<'r> = dyn FnMut(&PassRecord, &Readout, &dyn Fn() -> Result
 /// (to checkpoint beside the best readout, `Ok` when kept), and a fit given `Some(state)` with the
 /// best readout as `start` goes on after that pass exactly as if it had never stopped. Passes are
 /// numbered from the first pass of the whole fit, and `options.max_passes` counts them all.
-#[allow(clippy::too_many_arguments)]
 pub fn fit_from(
     start: &Readout,
     resume: Option<&FitState>,
     train: &mut dyn TrainSet,
-    val_x: &[f32],
-    val_t: &[Target],
+    val: Examples,
     options: &FitOptions,
     record: &mut PassRecorder,
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
+    let Examples { x: val_x, targets: val_t } = val;
     let (mut best, mut best_val) = (start.clone(), resume.map_or_else(|| evaluate(start, val_x, val_t), |r| r.best_val));
     let mut steps = Steps::resume(start, options, resume.and_then(|r| r.adam.as_deref()))?;
     let mut lr = resume.map_or(options.learning_rate, |r| r.learning_rate);
@@ -421,7 +425,7 @@ mod tests {
             (0..96).map(|i| if i % 3 == 0 { row(START, &[("e2e4", 30)]) } else { row(START, &[("g1f3", 30), ("d2d4", 10)]) }).collect();
         let targets: Vec<Target> = rows.iter().map(|r| Target::of(r).unwrap()).collect();
         let x: Vec<f32> = (0..96).flat_map(|i| [((i * 7) % 11) as f32 / 11.0, (i % 3) as f32, ((i * 5) % 13) as f32 / 13.0]).collect();
-        let (val_x, val_t) = (&x[..48 * 3], &targets[..48]);
+        let val = Examples { x: &x[..48 * 3], targets: &targets[..48] };
         let start = Readout::newborn(3, vec![11], 5);
         // A step size large enough that some passes miss (the halving and the restarts are resumed too).
         let options = FitOptions { batch: 16, max_passes: 9, learning_rate: 0.3, patience: 9, ..Default::default() };
@@ -432,8 +436,7 @@ mod tests {
             &start,
             None,
             &mut InMemory::new(&x, &targets, 3, options.seed),
-            val_x,
-            val_t,
+            val,
             &options,
             &mut |p, best, state| {
                 unbroken_passes.push(without_seconds(p));
@@ -453,8 +456,7 @@ mod tests {
                     best,
                     Some(&state),
                     &mut InMemory::new(&x, &targets, 3, options.seed),
-                    val_x,
-                    val_t,
+                    val,
                     &options,
                     &mut |p, _, _| {
                         resumed_passes.push(without_seconds(p));

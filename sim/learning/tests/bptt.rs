@@ -192,7 +192,7 @@ fn device_or_skip() -> Option<flychess_brain::brain::gpu::Device> {
 
 #[test]
 fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
-    use flychess_learning::bptt::{Reader, gpu::GpuBackward, gradient};
+    use flychess_learning::bptt::{Forward, Reader, gpu::GpuBackward, gradient};
     let all = rows();
     let s = small_brain(5);
     let mut brain = s.brain.clone();
@@ -208,7 +208,7 @@ fn the_gpu_backward_pass_gives_the_cpu_mirror_s_gradient() {
         let heads = Heads::<f32>::of(&s.readout);
         let reader = Reader { descending: &s.descending, steps: &s.read_steps };
         let on_cpu = gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window, false);
-        let on_gpu = gpu.gradient(&model, &x, &rates, batch, &heads, &reader, &targets, window).unwrap();
+        let on_gpu = gpu.gradient(&model, Forward { x: &x, rates: &rates, batch }, &heads, &reader, &targets, window).unwrap();
         for (kind, a, b) in [("θ", &on_gpu.theta, &on_cpu.theta), ("α", &on_gpu.alpha, &on_cpu.alpha), ("β", &on_gpu.beta, &on_cpu.beta)]
         {
             let largest = b.iter().fold(0f32, |m, g| m.max(g.abs()));

@@ -289,7 +289,6 @@ fn baseline_key(bio: &BioBrain, dataset: &flychess_fly::data::Dataset, sizes: Ev
 
 /// The untrained body's figures on `hold` and `harder` (the evaluation pairs of `dataset`'s HOLD):
 /// read back, or measured (minutes) and kept. `progress(stage, done, total)`.
-#[allow(clippy::too_many_arguments)]
 pub fn baseline(
     bio: &BioBrain,
     dataset: &flychess_fly::data::Dataset,

@@ -189,7 +189,8 @@ impl BlankShortcut {
         let n = brain.neurons;
         let no_eye = vec![0f32; brain.eye.len()];
         let mut blank = vec![0f32; n];
-        rows(brain, 0, Stage::Full, None, &no_eye, 1, Skip::default(), Kernels::Fast, &mut blank);
+        let first_step = StepView { brain, t: 0, stage: Stage::Full, r_prev: None, x_eye: &no_eye, batch: 1, skip: Skip::default() };
+        rows(&first_step, Kernels::Fast, &mut blank);
         let mut varies: Vec<bool> = brain.eye_slot.iter().map(|&s| s != NO_EYE).collect();
         // At the first step only the eye's cells hear the board; every other input is 0.
         let mut steps = vec![Some(StepShortcut { varies: varies.clone(), blank_input: vec![0f32; n], blank_rate: blank.clone() })];
@@ -200,7 +201,9 @@ impl BlankShortcut {
                 break;
             }
             let mut blank_input = vec![0f32; n];
-            rows(brain, t, Stage::InputOnly, Some(&blank), &no_eye, 1, Skip::default(), Kernels::Fast, &mut blank_input);
+            let step =
+                StepView { brain, t, stage: Stage::InputOnly, r_prev: Some(&blank), x_eye: &no_eye, batch: 1, skip: Skip::default() };
+            rows(&step, Kernels::Fast, &mut blank_input);
             let mut rates = blank_input.clone();
             activate(brain, t, &blank, 1, &mut rates);
             steps.push(Some(StepShortcut { varies: next.clone(), blank_input, blank_rate: rates.clone() }));
@@ -436,18 +439,8 @@ fn activate_rows(brain: &Brain, t: usize, first: usize, r_prev: Option<&[f32]>, 
 /// fast kernels' row or the plain ones'), then the nonlinearity over the whole block (rows no reader
 /// needs included). The plain kernels' block; the fast kernels' for one position.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn block<const FAST: bool>(
-    brain: &Brain,
-    t: usize,
-    stage: Stage,
-    first: usize,
-    r_prev: Option<&[f32]>,
-    x_eye: &[f32],
-    batch: usize,
-    skip: Skip,
-    out: &mut [f32],
-) {
+fn block<const FAST: bool>(step: &StepView, first: usize, out: &mut [f32]) {
+    let StepView { brain, t, stage, r_prev, x_eye, batch, skip } = *step;
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
         gather::<FAST>(brain, first + k, r_prev, x_eye, batch, skip, acc);
     }
@@ -462,20 +455,10 @@ fn block<const FAST: bool>(
 /// and one no reader needs is left. One position's rows are still activated over the whole block
 /// (its rows are contiguous, so that runs in vector lanes).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn block_fast(
-    brain: &Brain,
-    t: usize,
-    stage: Stage,
-    first: usize,
-    r_prev: Option<&[f32]>,
-    x_eye: &[f32],
-    batch: usize,
-    skip: Skip,
-    out: &mut [f32],
-) {
+fn block_fast(step: &StepView, first: usize, out: &mut [f32]) {
+    let StepView { brain, t, stage, r_prev, x_eye, batch, skip } = *step;
     if stage == Stage::InputOnly || batch == 1 {
-        return block::<true>(brain, t, stage, first, r_prev, x_eye, batch, skip, out);
+        return block::<true>(step, first, out);
     }
     assert!(out.len() <= MOST_BLOCK_ROWS * batch, "a block holds at most {MOST_BLOCK_ROWS} rows");
     let mut work = [RowWork::Left; MOST_BLOCK_ROWS];
@@ -498,19 +481,8 @@ fn block_fast(
 macro_rules! compiled_for {
     ($name:ident, $feature:literal, $block:path) => {
         #[cfg_attr(target_arch = "x86_64", target_feature(enable = $feature))]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn $name(
-            brain: &Brain,
-            t: usize,
-            stage: Stage,
-            first: usize,
-            r_prev: Option<&[f32]>,
-            x_eye: &[f32],
-            batch: usize,
-            skip: Skip,
-            out: &mut [f32],
-        ) {
-            $block(brain, t, stage, first, r_prev, x_eye, batch, skip, out)
+        unsafe fn $name(step: &StepView, first: usize, out: &mut [f32]) {
+            $block(step, first, out)
         }
     };
 }
@@ -529,39 +501,43 @@ struct Skip<'a> {
     needed: Option<&'a [bool]>,
 }
 
-/// `r_prev: None` means every previous rate is 0 (the first step).
-#[allow(clippy::too_many_arguments)]
-fn rows(
-    brain: &Brain,
+/// What every block of rows of one step reads (the kernels' context): the brain, the step `t`
+/// (0-based), what it computes, the previous rates (`None`: every previous rate is 0, the first
+/// step), the eye input (`[cell · batch + position]`), the batch and what the step may leave out.
+#[derive(Clone, Copy)]
+struct StepView<'a> {
+    brain: &'a Brain,
     t: usize,
     stage: Stage,
-    r_prev: Option<&[f32]>,
-    x_eye: &[f32],
+    r_prev: Option<&'a [f32]>,
+    x_eye: &'a [f32],
     batch: usize,
-    skip: Skip,
-    kernels: Kernels,
-    out: &mut [f32],
-) {
+    skip: Skip<'a>,
+}
+
+/// Every row of one step into `out` (batch-inner), block by block on the threads.
+fn rows(step: &StepView, kernels: Kernels, out: &mut [f32]) {
     let (avx2, avx512) = (has_avx2(), has_avx512());
-    let rows = block_rows(batch);
-    out.par_chunks_mut(rows * batch).enumerate().for_each(|(b, chunk)| {
+    let rows = block_rows(step.batch);
+    out.par_chunks_mut(rows * step.batch).enumerate().for_each(|(b, chunk)| {
         let first = b * rows;
         match kernels {
             // SAFETY: the CPU was checked to have AVX-512 (and AVX2).
-            Kernels::Fast if avx512 => unsafe { block_fast_avx512(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
+            Kernels::Fast if avx512 => unsafe { block_fast_avx512(step, first, chunk) },
             // SAFETY: the CPU was checked to have AVX2.
-            Kernels::Fast if avx2 => unsafe { block_fast_avx2(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
-            Kernels::Fast => block_fast(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
+            Kernels::Fast if avx2 => unsafe { block_fast_avx2(step, first, chunk) },
+            Kernels::Fast => block_fast(step, first, chunk),
             // SAFETY: the CPU was checked to have AVX2.
-            Kernels::Plain if avx2 => unsafe { block_avx2(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk) },
-            Kernels::Plain => block::<false>(brain, t, stage, first, r_prev, x_eye, batch, skip, chunk),
+            Kernels::Plain if avx2 => unsafe { block_avx2(step, first, chunk) },
+            Kernels::Plain => block::<false>(step, first, chunk),
         }
     });
 }
 
 /// u = W r + x for every neuron of a batch: `u[neuron · batch + b]`.
 pub fn input_sum(brain: &Brain, r_prev: &[f32], x_eye: &[f32], batch: usize, u: &mut [f32]) {
-    rows(brain, 0, Stage::InputOnly, Some(r_prev), x_eye, batch, Skip::default(), Kernels::Fast, u);
+    let step = StepView { brain, t: 0, stage: Stage::InputOnly, r_prev: Some(r_prev), x_eye, batch, skip: Skip::default() };
+    rows(&step, Kernels::Fast, u);
 }
 
 /// r_new from u (in place: `u` becomes the new rates) at step `t`.
@@ -585,7 +561,8 @@ unsafe fn activate_block_avx2(brain: &Brain, t: usize, first: usize, r_prev: &[f
 
 /// One fused step: r_new = f(W r_prev + x).
 pub fn step(brain: &Brain, t: usize, r_prev: &[f32], x_eye: &[f32], batch: usize, r_new: &mut [f32]) {
-    rows(brain, t, Stage::Full, Some(r_prev), x_eye, batch, Skip::default(), Kernels::Fast, r_new);
+    let step = StepView { brain, t, stage: Stage::Full, r_prev: Some(r_prev), x_eye, batch, skip: Skip::default() };
+    rows(&step, Kernels::Fast, r_new);
 }
 
 /// How the CPU engine lays a think out in memory and which code works out its blocks; never what
@@ -693,7 +670,8 @@ fn walking_from(brain: &Brain, x: &[f32], batch: usize, shortcut: bool, kernels:
         let (done, rest) = data.split_at_mut(t * n * batch);
         let prev = (t > 0).then(|| &done[(t - 1) * n * batch..]);
         let skip = Skip { blank: blank.and_then(|b| b.step(t)), needed: None };
-        rows(brain, t, Stage::Full, prev, x, batch, skip, kernels, &mut rest[..n * batch]);
+        let step = StepView { brain, t, stage: Stage::Full, r_prev: prev, x_eye: x, batch, skip };
+        rows(&step, kernels, &mut rest[..n * batch]);
     }
     Rates { batch, neurons: n, data }
 }
@@ -735,21 +713,20 @@ pub fn run_reading_in(
     layout: Layout,
     visit: impl FnMut(usize, &[f32]),
 ) {
-    read_rows(brain, boards, neurons, first_read, layout, false, visit)
+    read_rows(brain, boards, Reading { neurons, first_read }, layout, false, visit)
+}
+
+/// What a reader asks for: the rates of `neurons` from step `first_read` (0-based) on.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    neurons: &'a [u32],
+    first_read: usize,
 }
 
 /// `run_reading_in` on the exact engine or (`half`) on the half-gather engine: the same rows
 /// worked out, the same readings handed over.
-fn read_rows(
-    brain: &Brain,
-    boards: &[Planes],
-    neurons: &[u32],
-    first_read: usize,
-    layout: Layout,
-    half: bool,
-    visit: impl FnMut(usize, &[f32]),
-) {
-    read_rows_from(brain, &brain.eye_input(boards), boards.len(), neurons, first_read, layout, half, visit)
+fn read_rows(brain: &Brain, boards: &[Planes], reading: Reading, layout: Layout, half: bool, visit: impl FnMut(usize, &[f32])) {
+    read_rows_from(brain, &brain.eye_input(boards), boards.len(), reading, layout, half, visit)
 }
 
 /// `run_reading` from an eye input already worked out (`Brain::eye_input`, `[cell · batch +
@@ -763,20 +740,20 @@ pub fn run_reading_from_input(
     first_read: usize,
     visit: impl FnMut(usize, &[f32]),
 ) {
-    read_rows_from(brain, x, batch, neurons, first_read, default_layout(), false, visit)
+    read_rows_from(brain, x, batch, Reading { neurons, first_read }, default_layout(), false, visit)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `read_rows` from an eye input already worked out (`[cell · batch + position]`).
 fn read_rows_from(
     brain: &Brain,
     x: &[f32],
     batch: usize,
-    neurons: &[u32],
-    first_read: usize,
+    reading: Reading,
     layout: Layout,
     half: bool,
     mut visit: impl FnMut(usize, &[f32]),
 ) {
+    let Reading { neurons, first_read } = reading;
     let local = layout.local_order.then(|| brain.local_order());
     let (inner, rows_read) = match &local {
         Some(l) => (&l.brain, l.places_of(neurons)),
@@ -808,7 +785,8 @@ fn steps(brain: &Brain, x: &[f32], batch: usize, needed: Option<&NeededRows>, la
     let blank = brain.blank_shortcut();
     for t in 0..STEPS {
         let skip = Skip { blank: blank.step(t), needed: needed.and_then(|m| m.steps[t].as_deref()) };
-        rows(brain, t, Stage::Full, (t > 0).then_some(&prev[..]), x, batch, skip, layout.kernels, &mut next);
+        let step = StepView { brain, t, stage: Stage::Full, r_prev: (t > 0).then_some(&prev[..]), x_eye: x, batch, skip };
+        rows(&step, layout.kernels, &mut next);
         visit(t, &next);
         std::mem::swap(&mut prev, &mut next);
     }

@@ -17,18 +17,15 @@
 //! Deterministic from a seed on every machine: one ChaCha8 stream consumed in a fixed order,
 //! integer arithmetic for every choice, and `libm` for the few real functions.
 
+mod tables;
+
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow_array::builder::{Float64Builder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder};
-use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, Int32Array, Int64Array};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
-use super::feather;
-use super::release::{ANNOTATIONS, TRANSMITTERS, TablePaths, VOXEL_UM, WEIGHTS_FULL};
+use super::release::TablePaths;
 use crate::error::{Error, Result};
 
 /// Bumped whenever the generator's output changes; part of the brain's provenance.
@@ -187,21 +184,30 @@ struct Census {
     id_counter: i64,
 }
 
+/// Where a photoreceptor sits: (eye, column), eye 0 the right one.
+type EyeColumn = (usize, usize);
+
+/// What kind of cell a new neuron is: its type, superclass, class and transmitter.
+struct CellKind {
+    cell_type: String,
+    superclass: &'static str,
+    class: &'static str,
+    nt: &'static str,
+}
+
+/// Where a new neuron sits: its side, its cell body (None: outside the imaged volume) and its eye
+/// column (None: not a columnar cell).
+struct Placement {
+    side: &'static str,
+    soma: Option<[f64; 3]>,
+    hex: Option<(i32, i32)>,
+}
+
 impl Census {
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        rng: &mut Rng64,
-        cell_type: String,
-        superclass: &'static str,
-        class: &'static str,
-        side: &'static str,
-        soma: Option<[f64; 3]>,
-        hex: Option<(i32, i32)>,
-        nt: &'static str,
-    ) {
+    fn add(&mut self, rng: &mut Rng64, kind: CellKind, at: Placement) {
         self.id_counter += 1;
         let id = 10_000 + self.id_counter * 10 + rng.below(10) as i64;
+        let (CellKind { cell_type, superclass, class, nt }, Placement { side, soma, hex }) = (kind, at);
         self.bodies.push(Body { id, cell_type, superclass: Some(superclass), class, status: "Traced", side, soma, tosoma: None, hex, nt });
     }
 
@@ -213,8 +219,210 @@ impl Census {
             let t = rng.below(f.types);
             let pos = at(rng);
             let side = if pos[0] > 0.0 { "L" } else { "R" }; // +x is the fly's left
-            self.add(rng, format!("{}{:02}", f.prefix, t + 1), f.superclass, f.class, side, Some(pos), None, nts[t]);
+            let kind = CellKind { cell_type: format!("{}{:02}", f.prefix, t + 1), superclass: f.superclass, class: f.class, nt: nts[t] };
+            self.add(rng, kind, Placement { side, soma: Some(pos), hex: None });
         }
+    }
+
+    /// Photoreceptors: 2,010 per eye on random columns; no cell body in the imaged volume. Returns
+    /// each one's (eye, column).
+    fn photoreceptors(&mut self, rng: &mut Rng64, a: &Anatomy) -> Vec<EyeColumn> {
+        let pr = a.pops.pr;
+        let mut pr_column = Vec::with_capacity(pr.len);
+        for i in 0..pr.len {
+            let eye = i * 2 / pr.len; // 0 = right eye, 1 = left eye
+            let c = rng.below(a.columns.len());
+            let r = rng.below(100);
+            let t =
+                if r < 66 { "R1-R6".to_string() } else { format!("{}{}", if r < 83 { "R7" } else { "R8" }, ["p", "y", "d"][rng.below(3)]) };
+            pr_column.push((eye, c));
+            let kind = CellKind { cell_type: t, superclass: "ol_sensory", class: "photoreceptor", nt: "histamine" };
+            self.add(rng, kind, Placement { side: ["R", "L"][eye], soma: None, hex: None });
+        }
+        pr_column
+    }
+
+    /// Columnar optic lobe: every type in every column of both eyes, on the lobe's surface.
+    fn columnar(&mut self, rng: &mut Rng64, a: &Anatomy) {
+        for eye in 0..2 {
+            for &(h1, h2) in &a.columns {
+                let (u, v) = ((h1 - h2) as f64, (h1 + h2 - 60) as f64);
+                for (t, &(name, nt)) in COLUMNAR.iter().enumerate() {
+                    let depth = if LAMINA.contains(&t) {
+                        330.0
+                    } else if MEDULLA.contains(&t) {
+                        270.0
+                    } else {
+                        215.0
+                    };
+                    let sx = if eye == 1 { 1.0 } else { -1.0 };
+                    let jitter = [rng.unit() * 8.0 - 4.0, rng.unit() * 4.0 - 2.0, rng.unit() * 4.0 - 2.0];
+                    let p = [sx * (depth + jitter[0]), v * 4.5 + jitter[1], u * 4.5 + jitter[2]];
+                    let kind = CellKind { cell_type: name.to_string(), superclass: "ol_intrinsic", class: "", nt };
+                    self.add(rng, kind, Placement { side: ["R", "L"][eye], soma: Some(p), hex: Some((h1, h2)) });
+                }
+            }
+        }
+    }
+
+    /// Every population after the columnar cells, each a family of types placed in its part of
+    /// the cloud (lobes, central brain, paired clusters, nerve cord).
+    fn families(&mut self, rng: &mut Rng64, p: &Populations) {
+        let fam = |superclass, class, prefix, types, mix| Family { superclass, class, prefix, types, mix };
+        let lobe = |rng: &mut Rng64| {
+            let sx = if rng.below(2) == 1 { 1.0 } else { -1.0 };
+            rng.in_ellipsoid([sx * 250.0, 0.0, 0.0], [70.0, 130.0, 90.0])
+        };
+        let brain = |rng: &mut Rng64| rng.in_ellipsoid([0.0, 0.0, 0.0], [150.0, 100.0, 75.0]);
+        let cord = |rng: &mut Rng64| rng.in_ellipsoid([0.0, 650.0, 0.0], [85.0, 330.0, 60.0]);
+        let pair = |c: [f64; 3], r: f64| {
+            move |rng: &mut Rng64| {
+                let sx = if rng.below(2) == 1 { 1.0 } else { -1.0 };
+                rng.in_ellipsoid([sx * c[0], c[1], c[2]], [r, r, r])
+            }
+        };
+        self.family(rng, p.noncolumnar, fam("ol_intrinsic", "", "Dm", 60, [150, 500, 350, 0, 0, 0, 0]), &lobe);
+        self.family(rng, p.vpn, fam("visual_projection", "", "LC", 80, [850, 100, 50, 0, 0, 0, 0]), &pair([185.0, 0.0, 0.0], 35.0));
+        self.family(rng, p.vc, fam("visual_centrifugal", "", "Cm", 30, [200, 500, 300, 0, 0, 0, 0]), &pair([150.0, -20.0, 0.0], 30.0));
+        self.family(rng, p.cb, fam("cb_intrinsic", "", "CB", 400, [550, 250, 150, 10, 20, 20, 0]), &brain);
+        self.family(rng, p.kc, fam("cb_intrinsic", "Kenyon_cell", "KC", 3, [1000, 0, 0, 0, 0, 0, 0]), &pair([60.0, -70.0, 40.0], 25.0));
+        // Kenyon cell type names as the release spells them.
+        for b in &mut self.bodies[p.kc.start..p.kc.start + p.kc.len] {
+            b.cell_type = match b.cell_type.as_str() {
+                "KC01" => "KCg-m",
+                "KC02" => "KCab",
+                _ => "KCa'b'",
+            }
+            .to_string();
+        }
+        self.family(rng, p.mbon, fam("cb_intrinsic", "MBON", "MBON", 35, [400, 300, 300, 0, 0, 0, 0]), &pair([50.0, -10.0, -30.0], 30.0));
+        self.family(rng, p.pam, fam("cb_intrinsic", "DAN", "PAM", 15, [0, 0, 0, 1000, 0, 0, 0]), &pair([40.0, 40.0, -50.0], 20.0));
+        self.family(rng, p.ppl1, fam("cb_intrinsic", "DAN", "PPL1", 6, [0, 0, 0, 1000, 0, 0, 0]), &pair([70.0, -60.0, 50.0], 15.0));
+        self.family(rng, p.other_dan, fam("cb_intrinsic", "DAN", "PPM", 4, [0, 0, 0, 1000, 0, 0, 0]), &pair([20.0, -40.0, 60.0], 15.0));
+        self.family(rng, p.dn, fam("descending_neuron", "", "DNa", 300, [700, 200, 100, 0, 0, 0, 0]), &|rng: &mut Rng64| {
+            rng.in_ellipsoid([0.0, 60.0, 0.0], [120.0, 40.0, 60.0])
+        });
+        self.family(rng, p.asc, fam("ascending_neuron", "", "AN", 200, [750, 150, 100, 0, 0, 0, 0]), &cord);
+        self.family(rng, p.vnc, fam("vnc_intrinsic", "", "IN", 500, [500, 300, 200, 0, 0, 0, 0]), &cord);
+        self.family(rng, p.vnc_sensory, fam("vnc_sensory", "", "SNa", 100, [1000, 0, 0, 0, 0, 0, 0]), &cord);
+        self.family(rng, p.cb_sensory, fam("cb_sensory", "", "ORN", 50, [1000, 0, 0, 0, 0, 0, 0]), &brain);
+        self.family(rng, p.motor, fam("vnc_motor", "", "MN", 60, [0, 0, 1000, 0, 0, 0, 0]), &cord);
+        self.family(rng, p.endocrine, fam("endocrine", "", "DH", 8, [0, 0, 0, 0, 300, 700, 0]), &brain);
+        self.family(rng, p.rest, fam("cb_other", "", "CBo", 20, [500, 500, 0, 0, 0, 0, 0]), &brain);
+    }
+}
+
+/// The stand-in's populations, in index order.
+struct Populations {
+    pr: Pop,
+    columnar: Pop,
+    noncolumnar: Pop,
+    vpn: Pop,
+    vc: Pop,
+    cb: Pop,
+    kc: Pop,
+    mbon: Pop,
+    pam: Pop,
+    ppl1: Pop,
+    other_dan: Pop,
+    dn: Pop,
+    asc: Pop,
+    vnc: Pop,
+    vnc_sensory: Pop,
+    cb_sensory: Pop,
+    motor: Pop,
+    endocrine: Pop,
+    /// The remaining central cells ("other").
+    rest: Pop,
+}
+
+impl Populations {
+    /// The populations one after another, for eyes of `ncol` columns each.
+    fn new(ncol: usize) -> Result<Populations> {
+        let mut next = 0usize;
+        let mut pop = |len: usize| {
+            let p = Pop { start: next, len };
+            next += len;
+            p
+        };
+        let pr = pop(targets::PHOTORECEPTORS);
+        let columnar = pop(2 * ncol * COLUMNAR.len());
+        let noncolumnar = pop(targets::OPTIC_LOBE - columnar.len);
+        let vpn = pop(targets::VISUAL_PROJECTION);
+        let vc = pop(1_100);
+        let cb = pop(targets::CENTRAL_BRAIN);
+        let kc = pop(targets::KENYON);
+        let mbon = pop(targets::MBON);
+        let pam = pop(214);
+        let ppl1 = pop(24);
+        let other_dan = pop(36);
+        let dn = pop(targets::DESCENDING);
+        let asc = pop(2_240);
+        let vnc = pop(14_200);
+        let vnc_sensory = pop(7_400);
+        let cb_sensory = pop(2_800);
+        let motor = pop(820);
+        let endocrine = pop(80);
+        if next > targets::NEURONS {
+            return Err(Error::Invalid(format!("stand-in populations add up to more than {}", targets::NEURONS)));
+        }
+        let rest = Pop { start: next, len: targets::NEURONS - next };
+        Ok(Populations {
+            pr,
+            columnar,
+            noncolumnar,
+            vpn,
+            vc,
+            cb,
+            kc,
+            mbon,
+            pam,
+            ppl1,
+            other_dan,
+            dn,
+            asc,
+            vnc,
+            vnc_sensory,
+            cb_sensory,
+            motor,
+            endocrine,
+            rest,
+        })
+    }
+}
+
+/// What the stand-in's rules look up: its populations and the eyes' hex columns.
+struct Anatomy {
+    pops: Populations,
+    columns: Vec<(i32, i32)>,
+    /// Each column's place in `columns`.
+    col_index: HashMap<(i32, i32), usize>,
+}
+
+impl Anatomy {
+    fn new() -> Result<Anatomy> {
+        let columns = eye_columns();
+        let col_index = columns.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        Ok(Anatomy { pops: Populations::new(columns.len())?, columns, col_index })
+    }
+
+    /// The cell of columnar type `t` in column `c` of eye `eye`.
+    fn columnar_cell(&self, eye: usize, c: usize, t: usize) -> u32 {
+        (self.pops.columnar.start + (eye * self.columns.len() + c) * COLUMNAR.len() + t) as u32
+    }
+
+    /// A column at most `r` hex steps from column `c` in both directions (`c` itself when six
+    /// tries land outside the eye).
+    fn neighbour(&self, rng: &mut Rng64, c: usize, r: i32) -> usize {
+        let (h1, h2) = self.columns[c];
+        for _ in 0..6 {
+            let d1 = rng.below((2 * r + 1) as usize) as i32 - r;
+            let d2 = rng.below((2 * r + 1) as usize) as i32 - r;
+            if let Some(&n) = self.col_index.get(&(h1 + d1, h2 + d2)) {
+                return n;
+            }
+        }
+        c
     }
 }
 
@@ -247,121 +455,34 @@ pub fn eye_columns() -> Vec<(i32, i32)> {
 /// Writes the three tables of the stand-in into `dir` (each atomically) and returns their paths.
 pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Result<Generated> {
     let mut rng = Rng64(ChaCha8Rng::seed_from_u64(seed ^ 0x666c_7963_6865_7373));
-    let columns = eye_columns();
-    let ncol = columns.len();
-    let col_index: HashMap<(i32, i32), usize> = columns.iter().enumerate().map(|(i, &c)| (c, i)).collect();
-
-    // ---- populations, in index order ----
-    let mut next = 0usize;
-    let mut pop = |len: usize| {
-        let p = Pop { start: next, len };
-        next += len;
-        p
-    };
-    let pr = pop(targets::PHOTORECEPTORS);
-    let columnar = pop(2 * ncol * COLUMNAR.len());
-    let noncolumnar = pop(targets::OPTIC_LOBE - columnar.len);
-    let vpn = pop(targets::VISUAL_PROJECTION);
-    let vc = pop(1_100);
-    let cb = pop(targets::CENTRAL_BRAIN);
-    let kc = pop(targets::KENYON);
-    let mbon = pop(targets::MBON);
-    let pam = pop(214);
-    let ppl1 = pop(24);
-    let other_dan = pop(36);
-    let dn = pop(targets::DESCENDING);
-    let asc = pop(2_240);
-    let vnc = pop(14_200);
-    let vnc_sensory = pop(7_400);
-    let cb_sensory = pop(2_800);
-    let motor = pop(820);
-    let endocrine = pop(80);
-    if next > targets::NEURONS {
-        return Err(Error::Invalid(format!("stand-in populations add up to more than {}", targets::NEURONS)));
-    }
-    // The remaining central cells ("other").
-    let rest = Pop { start: next, len: targets::NEURONS - next };
+    let anatomy = Anatomy::new()?;
     progress("generating neurons", 0.0);
+    let (mut bodies, pr_column) = neurons(&mut rng, &anatomy)?;
+    progress("generating connections", 0.0);
+    let mut w = connections(&mut rng, &anatomy, &bodies, &pr_column);
+    rows_to_drop(&mut rng, &mut bodies, &mut w);
+    // Body ids for the neuron rows.
+    let ids: Vec<i64> = bodies.iter().map(|b| b.id).collect();
+    for row in w.index_rows.drain(..) {
+        w.rows.push((ids[row.0 as usize], ids[row.1 as usize], row.2 as i32));
+    }
+    progress("writing tables", 0.0);
+    tables::write_tables(dir, seed, &mut rng, &bodies, &w.rows, progress)
+}
 
-    // ---- bodies ----
+/// Every neuron's body in index order, and each photoreceptor's (eye, column). Cell bodies
+/// outside the imaged volume: all sensory cells, then others at random up to the published
+/// count; a few keep only the "to soma" point the release gives instead.
+fn neurons(rng: &mut Rng64, anatomy: &Anatomy) -> Result<(Vec<Body>, Vec<EyeColumn>)> {
     let mut census = Census { bodies: Vec::with_capacity(targets::NEURONS + 50_000), id_counter: 0 };
-    // Photoreceptors: 2,010 per eye on random columns; no cell body in the imaged volume.
-    let mut pr_column = Vec::with_capacity(pr.len);
-    for i in 0..pr.len {
-        let eye = i * 2 / pr.len; // 0 = right eye, 1 = left eye
-        let c = rng.below(ncol);
-        let r = rng.below(100);
-        let t = if r < 66 { "R1-R6".to_string() } else { format!("{}{}", if r < 83 { "R7" } else { "R8" }, ["p", "y", "d"][rng.below(3)]) };
-        pr_column.push((eye, c));
-        census.add(&mut rng, t, "ol_sensory", "photoreceptor", ["R", "L"][eye], None, None, "histamine");
-    }
-    // Columnar optic lobe: every type in every column of both eyes, on the lobe's surface.
-    for eye in 0..2 {
-        for &(h1, h2) in &columns {
-            let (u, v) = ((h1 - h2) as f64, (h1 + h2 - 60) as f64);
-            for (t, &(name, nt)) in COLUMNAR.iter().enumerate() {
-                let depth = if LAMINA.contains(&t) {
-                    330.0
-                } else if MEDULLA.contains(&t) {
-                    270.0
-                } else {
-                    215.0
-                };
-                let sx = if eye == 1 { 1.0 } else { -1.0 };
-                let jitter = [rng.unit() * 8.0 - 4.0, rng.unit() * 4.0 - 2.0, rng.unit() * 4.0 - 2.0];
-                let p = [sx * (depth + jitter[0]), v * 4.5 + jitter[1], u * 4.5 + jitter[2]];
-                census.add(&mut rng, name.to_string(), "ol_intrinsic", "", ["R", "L"][eye], Some(p), Some((h1, h2)), nt);
-            }
-        }
-    }
-    let fam = |superclass, class, prefix, types, mix| Family { superclass, class, prefix, types, mix };
-    let lobe = |rng: &mut Rng64| {
-        let sx = if rng.below(2) == 1 { 1.0 } else { -1.0 };
-        rng.in_ellipsoid([sx * 250.0, 0.0, 0.0], [70.0, 130.0, 90.0])
-    };
-    let brain = |rng: &mut Rng64| rng.in_ellipsoid([0.0, 0.0, 0.0], [150.0, 100.0, 75.0]);
-    let cord = |rng: &mut Rng64| rng.in_ellipsoid([0.0, 650.0, 0.0], [85.0, 330.0, 60.0]);
-    let pair = |c: [f64; 3], r: f64| {
-        move |rng: &mut Rng64| {
-            let sx = if rng.below(2) == 1 { 1.0 } else { -1.0 };
-            rng.in_ellipsoid([sx * c[0], c[1], c[2]], [r, r, r])
-        }
-    };
-    census.family(&mut rng, noncolumnar, fam("ol_intrinsic", "", "Dm", 60, [150, 500, 350, 0, 0, 0, 0]), &lobe);
-    census.family(&mut rng, vpn, fam("visual_projection", "", "LC", 80, [850, 100, 50, 0, 0, 0, 0]), &pair([185.0, 0.0, 0.0], 35.0));
-    census.family(&mut rng, vc, fam("visual_centrifugal", "", "Cm", 30, [200, 500, 300, 0, 0, 0, 0]), &pair([150.0, -20.0, 0.0], 30.0));
-    census.family(&mut rng, cb, fam("cb_intrinsic", "", "CB", 400, [550, 250, 150, 10, 20, 20, 0]), &brain);
-    census.family(&mut rng, kc, fam("cb_intrinsic", "Kenyon_cell", "KC", 3, [1000, 0, 0, 0, 0, 0, 0]), &pair([60.0, -70.0, 40.0], 25.0));
-    // Kenyon cell type names as the release spells them.
-    for b in &mut census.bodies[kc.start..kc.start + kc.len] {
-        b.cell_type = match b.cell_type.as_str() {
-            "KC01" => "KCg-m",
-            "KC02" => "KCab",
-            _ => "KCa'b'",
-        }
-        .to_string();
-    }
-    census.family(&mut rng, mbon, fam("cb_intrinsic", "MBON", "MBON", 35, [400, 300, 300, 0, 0, 0, 0]), &pair([50.0, -10.0, -30.0], 30.0));
-    census.family(&mut rng, pam, fam("cb_intrinsic", "DAN", "PAM", 15, [0, 0, 0, 1000, 0, 0, 0]), &pair([40.0, 40.0, -50.0], 20.0));
-    census.family(&mut rng, ppl1, fam("cb_intrinsic", "DAN", "PPL1", 6, [0, 0, 0, 1000, 0, 0, 0]), &pair([70.0, -60.0, 50.0], 15.0));
-    census.family(&mut rng, other_dan, fam("cb_intrinsic", "DAN", "PPM", 4, [0, 0, 0, 1000, 0, 0, 0]), &pair([20.0, -40.0, 60.0], 15.0));
-    census.family(&mut rng, dn, fam("descending_neuron", "", "DNa", 300, [700, 200, 100, 0, 0, 0, 0]), &|rng: &mut Rng64| {
-        rng.in_ellipsoid([0.0, 60.0, 0.0], [120.0, 40.0, 60.0])
-    });
-    census.family(&mut rng, asc, fam("ascending_neuron", "", "AN", 200, [750, 150, 100, 0, 0, 0, 0]), &cord);
-    census.family(&mut rng, vnc, fam("vnc_intrinsic", "", "IN", 500, [500, 300, 200, 0, 0, 0, 0]), &cord);
-    census.family(&mut rng, vnc_sensory, fam("vnc_sensory", "", "SNa", 100, [1000, 0, 0, 0, 0, 0, 0]), &cord);
-    census.family(&mut rng, cb_sensory, fam("cb_sensory", "", "ORN", 50, [1000, 0, 0, 0, 0, 0, 0]), &brain);
-    census.family(&mut rng, motor, fam("vnc_motor", "", "MN", 60, [0, 0, 1000, 0, 0, 0, 0]), &cord);
-    census.family(&mut rng, endocrine, fam("endocrine", "", "DH", 8, [0, 0, 0, 0, 300, 700, 0]), &brain);
-    census.family(&mut rng, rest, fam("cb_other", "", "CBo", 20, [500, 500, 0, 0, 0, 0, 0]), &brain);
+    let pr_column = census.photoreceptors(rng, anatomy);
+    census.columnar(rng, anatomy);
+    census.families(rng, &anatomy.pops);
     if census.bodies.len() != targets::NEURONS {
         return Err(Error::Invalid(format!("stand-in made {} neurons, not {}", census.bodies.len(), targets::NEURONS)));
     }
     let mut bodies = census.bodies;
-    // Cell bodies outside the imaged volume: all sensory cells, then others at random up to the
-    // published count; a few keep only the "to soma" point the release gives instead.
-    for p in [vnc_sensory, cb_sensory] {
+    for p in [anatomy.pops.vnc_sensory, anatomy.pops.cb_sensory] {
         for b in &mut bodies[p.start..p.start + p.len] {
             b.soma = None;
         }
@@ -379,29 +500,48 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
             b.tosoma = b.soma.take();
         }
     }
+    Ok((bodies, pr_column))
+}
 
-    // ---- connections ----
-    progress("generating connections", 0.0);
+/// A neuron of population `p`, uniformly.
+fn uniform(rng: &mut Rng64, p: Pop) -> u32 {
+    (p.start + rng.below(p.len)) as u32
+}
+
+/// An in-degree for a population whose mean is `mean` before `DEGREE_SCALE_PER_MILLE`: uniform
+/// from half the scaled mean to one and a half times it.
+fn degree(rng: &mut Rng64, mean: usize) -> usize {
+    let m = (mean as u64 * DEGREE_SCALE_PER_MILLE / 1000) as usize;
+    m / 2 + rng.below(m.max(1))
+}
+
+/// Every connection between neurons, population by population.
+fn connections(rng: &mut Rng64, anatomy: &Anatomy, bodies: &[Body], pr_column: &[EyeColumn]) -> Wiring {
     let mut w = Wiring::default();
-    let columnar_cell = |eye: usize, c: usize, t: usize| (columnar.start + (eye * ncol + c) * COLUMNAR.len() + t) as u32;
-    let neighbour = |rng: &mut Rng64, c: usize, r: i32| -> usize {
-        let (h1, h2) = columns[c];
-        for _ in 0..6 {
-            let d1 = rng.below((2 * r + 1) as usize) as i32 - r;
-            let d2 = rng.below((2 * r + 1) as usize) as i32 - r;
-            if let Some(&n) = col_index.get(&(h1 + d1, h2 + d2)) {
-                return n;
-            }
+    photoreceptor_outputs(rng, &mut w, anatomy, bodies, pr_column);
+    // Per receiving neuron: a degree and a mix of sources, with below-threshold extras.
+    let mut inputs = Inputs::default();
+    columnar_inputs(rng, &mut w, &mut inputs, anatomy);
+    noncolumnar_inputs(rng, &mut w, &mut inputs, anatomy);
+    visual_projection_inputs(rng, &mut w, &mut inputs, anatomy);
+    central_inputs(rng, &mut w, &mut inputs, &anatomy.pops);
+    mbon_inputs(rng, &mut w, &mut inputs, &anatomy.pops);
+    // Photoreceptors hear a little from their lamina (feedback).
+    let pr = anatomy.pops.pr;
+    for (i, &(eye, c)) in pr_column.iter().enumerate().take(pr.len) {
+        inputs.start((pr.start + i) as u32);
+        for t in [3usize, 4] {
+            inputs.add(rng, &mut w, anatomy.columnar_cell(eye, c, t), 5);
         }
-        c
-    };
-    let uniform = |rng: &mut Rng64, p: Pop| (p.start + rng.below(p.len)) as u32;
-    let degree = |rng: &mut Rng64, mean: usize| {
-        let m = (mean as u64 * DEGREE_SCALE_PER_MILLE / 1000) as usize;
-        m / 2 + rng.below(m.max(1))
-    };
-    // Photoreceptors: placeable ones onto their own column's input types (strong), all of them
-    // onto a few non-columnar cells; the unplaceable ones only onto cells without a column.
+    }
+    w
+}
+
+/// Photoreceptors: placeable ones onto their own column's input types (strong), all of them onto
+/// a few non-columnar cells; the unplaceable ones only onto cells without a column. Then some
+/// straight onto visual projection neurons (about 3,000 connections).
+fn photoreceptor_outputs(rng: &mut Rng64, w: &mut Wiring, anatomy: &Anatomy, bodies: &[Body], pr_column: &[EyeColumn]) {
+    let (pr, noncolumnar, vpn) = (anatomy.pops.pr, anatomy.pops.noncolumnar, anatomy.pops.vpn);
     let mut unplaceable = vec![false; pr.len];
     let mut marked = 0;
     while marked < targets::PHOTORECEPTORS_UNPLACEABLE {
@@ -425,27 +565,29 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
             };
             for &tt in targets {
                 let n = 15 + rng.below(45) as u32;
-                w.row(pre, columnar_cell(eye, c, tt), n);
+                w.row(pre, anatomy.columnar_cell(eye, c, tt), n);
             }
         }
         for _ in 0..3 {
-            let post = uniform(&mut rng, noncolumnar);
+            let post = uniform(rng, noncolumnar);
             let n = rng.synapses(5).min(12);
             w.row(pre, post, n);
         }
     }
-    // Photoreceptors straight onto visual projection neurons (about 3,000 connections).
     for _ in 0..3_000 {
-        let pre = uniform(&mut rng, pr);
-        let post = uniform(&mut rng, vpn);
+        let pre = uniform(rng, pr);
+        let post = uniform(rng, vpn);
         w.row(pre, post, 5 + rng.below(4) as u32);
     }
-    // Per receiving neuron: a degree and a mix of sources, with below-threshold extras.
-    let mut inputs = Inputs::default();
+}
+
+/// Columnar cells: mostly from their own or a nearby column's earlier types, else from
+/// non-columnar cells.
+fn columnar_inputs(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, anatomy: &Anatomy) {
     for eye in 0..2 {
-        for c in 0..ncol {
+        for c in 0..anatomy.columns.len() {
             for t in 0..COLUMNAR.len() {
-                let post = columnar_cell(eye, c, t);
+                let post = anatomy.columnar_cell(eye, c, t);
                 let (mean, local_types, radius): (usize, std::ops::Range<usize>, i32) = if LAMINA.contains(&t) {
                     (8, 0..25, 1)
                 } else if MEDULLA.contains(&t) {
@@ -453,137 +595,146 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
                 } else {
                     (30, 5..40, 2)
                 };
-                let k = degree(&mut rng, mean);
+                let k = degree(rng, mean);
                 inputs.start(post);
                 for _ in 0..k {
                     let pre = if rng.chance(880) {
-                        let cc = if rng.chance(600) { c } else { neighbour(&mut rng, c, radius) };
+                        let cc = if rng.chance(600) { c } else { anatomy.neighbour(rng, c, radius) };
                         let tt = local_types.start + rng.below(local_types.len());
-                        columnar_cell(eye, cc, tt)
+                        anatomy.columnar_cell(eye, cc, tt)
                     } else {
-                        uniform(&mut rng, noncolumnar)
+                        uniform(rng, anatomy.pops.noncolumnar)
                     };
-                    inputs.add(&mut rng, &mut w, pre, 5);
+                    inputs.add(rng, w, pre, 5);
                 }
             }
         }
     }
-    // Non-columnar optic lobe: a patch of columns of one eye.
-    for j in 0..noncolumnar.len {
-        let post = (noncolumnar.start + j) as u32;
+}
+
+/// Non-columnar optic lobe: a patch of columns of one eye.
+fn noncolumnar_inputs(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, anatomy: &Anatomy) {
+    let p = &anatomy.pops;
+    for j in 0..p.noncolumnar.len {
+        let post = (p.noncolumnar.start + j) as u32;
         let eye = rng.below(2);
-        let centre = rng.below(ncol);
-        let k = degree(&mut rng, 45);
+        let centre = rng.below(anatomy.columns.len());
+        let k = degree(rng, 45);
         inputs.start(post);
         for _ in 0..k {
             let pre = if rng.chance(850) {
-                columnar_cell(eye, neighbour(&mut rng, centre, 4), rng.below(COLUMNAR.len()))
+                anatomy.columnar_cell(eye, anatomy.neighbour(rng, centre, 4), rng.below(COLUMNAR.len()))
             } else if rng.chance(500) {
-                uniform(&mut rng, noncolumnar)
+                uniform(rng, p.noncolumnar)
             } else {
-                uniform(&mut rng, vc)
+                uniform(rng, p.vc)
             };
-            inputs.add(&mut rng, &mut w, pre, 5);
+            inputs.add(rng, w, pre, 5);
         }
     }
-    // Visual projection neurons: converge from a retinotopic patch of lobula/medulla types.
-    for j in 0..vpn.len {
-        let post = (vpn.start + j) as u32;
+}
+
+/// Visual projection neurons: converge from a retinotopic patch of lobula/medulla types.
+fn visual_projection_inputs(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, anatomy: &Anatomy) {
+    let p = &anatomy.pops;
+    for j in 0..p.vpn.len {
+        let post = (p.vpn.start + j) as u32;
         let eye = rng.below(2);
-        let centre = rng.below(ncol);
-        let k = degree(&mut rng, 60);
+        let centre = rng.below(anatomy.columns.len());
+        let k = degree(rng, 60);
         inputs.start(post);
         for _ in 0..k {
             let r = rng.below(1000);
             let pre = if r < 700 {
                 let t = if rng.chance(700) { LOBULA.start + rng.below(LOBULA.len()) } else { MEDULLA.start + rng.below(MEDULLA.len()) };
-                columnar_cell(eye, neighbour(&mut rng, centre, 3), t)
+                anatomy.columnar_cell(eye, anatomy.neighbour(rng, centre, 3), t)
             } else if r < 850 {
-                uniform(&mut rng, noncolumnar)
+                uniform(rng, p.noncolumnar)
             } else if r < 900 {
-                uniform(&mut rng, vpn)
+                uniform(rng, p.vpn)
             } else {
-                uniform(&mut rng, vc)
+                uniform(rng, p.vc)
             };
-            inputs.add(&mut rng, &mut w, pre, 5);
+            inputs.add(rng, w, pre, 5);
         }
     }
-    // Mixed populations: (population, mean degree, sources with per-mille shares).
-    let half_dn_visual = |j: usize| j.is_multiple_of(2);
+}
+
+/// The mixed populations (each a mean degree and sources with per-mille shares), then the
+/// descending neurons, half of which hear visual projection neurons directly.
+fn central_inputs(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, p: &Populations) {
     type Plan = (Pop, usize, Vec<(Pop, u32)>);
     let plans: Vec<Plan> = vec![
-        (vc, 60, vec![(cb, 700), (vpn, 200), (dn, 100)]),
-        (cb, 80, vec![(vpn, 250), (cb, 500), (mbon, 40), (pam, 10), (asc, 80), (dn, 30), (cb_sensory, 60), (kc, 30)]),
-        (kc, 12, vec![(Pop { start: cb.start, len: 800 }, 600), (vpn, 250), (cb, 150)]),
-        (pam, 60, vec![(cb, 700), (mbon, 200), (asc, 100)]),
-        (ppl1, 60, vec![(cb, 700), (mbon, 200), (asc, 100)]),
-        (other_dan, 60, vec![(cb, 800), (mbon, 200)]),
-        (asc, 80, vec![(vnc, 600), (vnc_sensory, 300), (dn, 100)]),
-        (vnc, 80, vec![(dn, 150), (vnc, 550), (vnc_sensory, 200), (asc, 50), (motor, 50)]),
-        (motor, 100, vec![(vnc, 800), (dn, 200)]),
-        (vnc_sensory, 10, vec![(vnc, 1000)]),
-        (cb_sensory, 10, vec![(cb, 1000)]),
-        (endocrine, 40, vec![(cb, 1000)]),
-        (rest, 40, vec![(cb, 1000)]),
+        (p.vc, 60, vec![(p.cb, 700), (p.vpn, 200), (p.dn, 100)]),
+        (p.cb, 80, vec![(p.vpn, 250), (p.cb, 500), (p.mbon, 40), (p.pam, 10), (p.asc, 80), (p.dn, 30), (p.cb_sensory, 60), (p.kc, 30)]),
+        (p.kc, 12, vec![(Pop { start: p.cb.start, len: 800 }, 600), (p.vpn, 250), (p.cb, 150)]),
+        (p.pam, 60, vec![(p.cb, 700), (p.mbon, 200), (p.asc, 100)]),
+        (p.ppl1, 60, vec![(p.cb, 700), (p.mbon, 200), (p.asc, 100)]),
+        (p.other_dan, 60, vec![(p.cb, 800), (p.mbon, 200)]),
+        (p.asc, 80, vec![(p.vnc, 600), (p.vnc_sensory, 300), (p.dn, 100)]),
+        (p.vnc, 80, vec![(p.dn, 150), (p.vnc, 550), (p.vnc_sensory, 200), (p.asc, 50), (p.motor, 50)]),
+        (p.motor, 100, vec![(p.vnc, 800), (p.dn, 200)]),
+        (p.vnc_sensory, 10, vec![(p.vnc, 1000)]),
+        (p.cb_sensory, 10, vec![(p.cb, 1000)]),
+        (p.endocrine, 40, vec![(p.cb, 1000)]),
+        (p.rest, 40, vec![(p.cb, 1000)]),
     ];
-    for (p, mean, sources) in &plans {
-        for j in 0..p.len {
-            let k = degree(&mut rng, *mean);
-            mixed(&mut rng, &mut w, &mut inputs, (p.start + j) as u32, k, sources);
+    for (pop, mean, sources) in &plans {
+        for j in 0..pop.len {
+            let k = degree(rng, *mean);
+            mixed(rng, w, inputs, (pop.start + j) as u32, k, sources);
         }
     }
-    // Descending neurons: half hear visual projection neurons directly.
-    for j in 0..dn.len {
-        let sources = if half_dn_visual(j) {
-            vec![(vpn, 250), (cb, 550), (mbon, 30), (asc, 70), (dn, 50), (vc, 50)]
+    for j in 0..p.dn.len {
+        let sources = if j.is_multiple_of(2) {
+            vec![(p.vpn, 250), (p.cb, 550), (p.mbon, 30), (p.asc, 70), (p.dn, 50), (p.vc, 50)]
         } else {
-            vec![(cb, 800), (mbon, 50), (asc, 100), (dn, 50)]
+            vec![(p.cb, 800), (p.mbon, 50), (p.asc, 100), (p.dn, 50)]
         };
-        let k = degree(&mut rng, 120);
-        mixed(&mut rng, &mut w, &mut inputs, (dn.start + j) as u32, k, &sources);
+        let k = degree(rng, 120);
+        mixed(rng, w, inputs, (p.dn.start + j) as u32, k, &sources);
     }
-    // Mushroom body: 16 compartments, 0–4 innervated by PPL1, 5–15 by PAM. Each MBON hears about
-    // 900 Kenyon cells and the dopamine neurons of its compartment.
+}
+
+/// Mushroom body: 16 compartments, 0–4 innervated by PPL1, 5–15 by PAM. Each MBON hears about
+/// 900 Kenyon cells and the dopamine neurons of its compartment.
+fn mbon_inputs(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, p: &Populations) {
     let compartment_dans = |comp: usize| -> Vec<u32> {
-        let (p, first, count) = if comp < 5 { (ppl1, comp, 5) } else { (pam, comp - 5, 11) };
-        (0..p.len).filter(|i| i % count == first).map(|i| (p.start + i) as u32).collect()
+        let (dans, first, count) = if comp < 5 { (p.ppl1, comp, 5) } else { (p.pam, comp - 5, 11) };
+        (0..dans.len).filter(|i| i % count == first).map(|i| (dans.start + i) as u32).collect()
     };
-    for j in 0..mbon.len {
-        let post = (mbon.start + j) as u32;
+    for j in 0..p.mbon.len {
+        let post = (p.mbon.start + j) as u32;
         let comp = j % 16;
         inputs.start(post);
-        let k = degree(&mut rng, 900);
+        let k = degree(rng, 900);
         for _ in 0..k {
-            let pre = uniform(&mut rng, kc);
-            inputs.add_count(&mut w, pre, 5 + rng.below(10) as u32);
+            let pre = uniform(rng, p.kc);
+            inputs.add_count(w, pre, 5 + rng.below(10) as u32);
         }
         let dans = compartment_dans(comp);
         for _ in 0..6 {
             let pre = dans[rng.below(dans.len())];
-            inputs.add_count(&mut w, pre, 10 + rng.below(25) as u32);
+            inputs.add_count(w, pre, 10 + rng.below(25) as u32);
         }
-        let k = degree(&mut rng, 90);
+        let k = degree(rng, 90);
         for _ in 0..k {
-            let pre = uniform(&mut rng, cb);
-            inputs.add(&mut rng, &mut w, pre, 5);
+            let pre = uniform(rng, p.cb);
+            inputs.add(rng, w, pre, 5);
         }
     }
-    // Photoreceptors hear a little from their lamina (feedback).
-    for (i, &(eye, c)) in pr_column.iter().enumerate().take(pr.len) {
-        inputs.start((pr.start + i) as u32);
-        for t in [3usize, 4] {
-            inputs.add(&mut rng, &mut w, columnar_cell(eye, c, t), 5);
-        }
-    }
+}
 
-    // ---- rows that the rules must drop ----
+/// The rows the build's rules must drop: glia and untraced bodies, and rows between them and the
+/// neurons.
+fn rows_to_drop(rng: &mut Rng64, bodies: &mut Vec<Body>, w: &mut Wiring) {
     use std::iter::repeat_n;
     let glia_and_untraced: Vec<(Option<&'static str>, &'static str)> = repeat_n((Some("glia"), "Traced"), 2_500)
         .chain(repeat_n((None, "Orphan"), 40_000))
         .chain(repeat_n((None, "Traced"), 3_274))
         .collect();
     for (extra, (superclass, status)) in glia_and_untraced.into_iter().enumerate() {
-        let id = new_id_after(&bodies, extra);
+        let id = new_id_after(bodies, extra);
         bodies.push(Body {
             id,
             cell_type: String::new(),
@@ -603,40 +754,12 @@ pub fn generate(dir: &Path, seed: u64, progress: super::build::Progress) -> Resu
         let (pre, post) = if rng.below(2) == 0 { (a, b) } else { (b, a) };
         w.rows.push((pre, post, rng.synapses(1) as i32));
     }
-    // Body ids for the neuron rows.
-    let ids: Vec<i64> = bodies.iter().map(|b| b.id).collect();
-    for row in w.index_rows.drain(..) {
-        w.rows.push((ids[row.0 as usize], ids[row.1 as usize], row.2 as i32));
-    }
-
-    // ---- tables ----
-    progress("writing tables", 0.0);
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let paths = TablePaths {
-        annotations: dir.join(ANNOTATIONS.file),
-        transmitters: dir.join(TRANSMITTERS.file),
-        weights: dir.join(WEIGHTS_FULL.file),
-    };
-    // Rows in a shuffled order, as a release would not be sorted the way the build needs.
-    let mut order: Vec<usize> = (0..bodies.len()).collect();
-    for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
-    write_annotations(&paths.annotations, &bodies, &order, seed)?;
-    write_transmitters(&paths.transmitters, &bodies, &order, &mut rng, seed)?;
-    let weight_rows = w.rows.len();
-    write_weights(&paths.weights, &w.rows, progress, seed)?;
-    Ok(Generated { paths, annotation_rows: bodies.len(), weight_rows })
 }
 
 /// Schema metadata that marks a table as the stand-in, so a build always labels it as such, even
 /// when a user passes the generated folder as if it were the release.
 pub const SEED_KEY: &str = "flychess.synthetic_seed";
 pub const GENERATOR_KEY: &str = "flychess.generator_version";
-
-fn tag(seed: u64) -> [(&'static str, String); 2] {
-    [(SEED_KEY, seed.to_string()), (GENERATOR_KEY, GENERATOR_VERSION.to_string())]
-}
 
 /// Ids for non-neuron rows continue after the neurons' ids.
 fn new_id_after(bodies: &[Body], extra: usize) -> i64 {
@@ -723,146 +846,4 @@ fn mixed(rng: &mut Rng64, w: &mut Wiring, inputs: &mut Inputs, post: u32, k: usi
         let pre = (from.start + rng.below(from.len)) as u32;
         inputs.add(rng, w, pre, 5);
     }
-}
-
-fn voxels(p: [f64; 3]) -> [i64; 3] {
-    // Release coordinates are positive voxels; the cloud is centred near (500, 300, 200) µm.
-    let offset = [500.0, 300.0, 200.0];
-    [0, 1, 2].map(|i| libm::round((p[i] + offset[i]) / VOXEL_UM) as i64)
-}
-
-fn write_annotations(path: &Path, bodies: &[Body], order: &[usize], seed: u64) -> Result<()> {
-    let mut id = Int64Builder::new();
-    let mut ty = StringDictionaryBuilder::<Int32Type>::new();
-    let mut instance = StringBuilder::new();
-    let mut superclass = StringDictionaryBuilder::<Int32Type>::new();
-    let mut class = StringDictionaryBuilder::<Int32Type>::new();
-    let mut soma_side = StringDictionaryBuilder::<Int32Type>::new();
-    let mut root_side = StringDictionaryBuilder::<Int32Type>::new();
-    let mut status = StringDictionaryBuilder::<Int32Type>::new();
-    let mut soma = ListBuilder::new(Int64Builder::new());
-    let mut tosoma = ListBuilder::new(Int64Builder::new());
-    let mut hex1 = Float64Builder::new();
-    let mut hex2 = Float64Builder::new();
-    for &i in order {
-        let b = &bodies[i];
-        id.append_value(b.id);
-        if b.cell_type.is_empty() {
-            ty.append_null()
-        } else {
-            ty.append_value(&b.cell_type)
-        }
-        instance.append_value(format!("{}_{}", b.cell_type, b.side));
-        match b.superclass {
-            Some(s) => superclass.append_value(s),
-            None => superclass.append_null(),
-        }
-        if b.class.is_empty() {
-            class.append_null()
-        } else {
-            class.append_value(b.class)
-        }
-        // Soma side where a soma is known, root side always.
-        if b.soma.is_some() {
-            soma_side.append_value(b.side)
-        } else {
-            soma_side.append_null()
-        }
-        if b.side.is_empty() {
-            root_side.append_null()
-        } else {
-            root_side.append_value(b.side)
-        }
-        status.append_value(b.status);
-        for (builder, p) in [(&mut soma, b.soma), (&mut tosoma, b.tosoma)] {
-            match p {
-                Some(p) => {
-                    builder.values().append_slice(&voxels(p));
-                    builder.append(true);
-                }
-                None => builder.append_null(),
-            }
-        }
-        match b.hex {
-            Some((a, c)) => {
-                hex1.append_value(a as f64);
-                hex2.append_value(c as f64);
-            }
-            None => {
-                hex1.append_value(f64::NAN);
-                hex2.append_null();
-            }
-        }
-    }
-    let columns: Vec<(&str, ArrayRef)> = vec![
-        ("bodyId", Arc::new(id.finish())),
-        ("type", Arc::new(ty.finish())),
-        ("instance", Arc::new(instance.finish())),
-        ("superclass", Arc::new(superclass.finish())),
-        ("class", Arc::new(class.finish())),
-        ("somaSide", Arc::new(soma_side.finish())),
-        ("rootSide", Arc::new(root_side.finish())),
-        ("status", Arc::new(status.finish())),
-        ("somaLocation", Arc::new(soma.finish())),
-        ("tosomaLocation", Arc::new(tosoma.finish())),
-        ("assignedOlHex1", Arc::new(hex1.finish())),
-        ("assignedOlHex2", Arc::new(hex2.finish())),
-    ];
-    feather::write(path, &[feather::batch(columns)?], &tag(seed))
-}
-
-fn write_transmitters(path: &Path, bodies: &[Body], order: &[usize], rng: &mut Rng64, seed: u64) -> Result<()> {
-    let mut body = Int64Builder::new();
-    let mut consensus = StringBuilder::new();
-    let mut celltype = StringBuilder::new();
-    let mut own = StringBuilder::new();
-    let mut confidence = Float64Builder::new();
-    for &i in order {
-        let b = &bodies[i];
-        if rng.chance(5) {
-            continue; // a few bodies have no row at all: they default to acetylcholine
-        }
-        body.append_value(b.id);
-        if rng.chance(800) {
-            consensus.append_value(b.nt)
-        } else {
-            consensus.append_value("unclear")
-        }
-        if rng.chance(900) {
-            celltype.append_value(b.nt)
-        } else {
-            celltype.append_null()
-        }
-        if rng.chance(900) {
-            own.append_value(b.nt)
-        } else {
-            own.append_value(NT_NAMES[rng.below(3)])
-        }
-        confidence.append_value(0.5 + rng.unit() * 0.5);
-    }
-    let columns: Vec<(&str, ArrayRef)> = vec![
-        ("body", Arc::new(body.finish())),
-        ("consensus_nt", Arc::new(consensus.finish())),
-        ("celltype_predicted_nt", Arc::new(celltype.finish())),
-        ("predicted_nt", Arc::new(own.finish())),
-        ("predicted_nt_confidence", Arc::new(confidence.finish())),
-    ];
-    feather::write(path, &[feather::batch(columns)?], &tag(seed))
-}
-
-fn write_weights(path: &Path, rows: &[(i64, i64, i32)], progress: super::build::Progress, seed: u64) -> Result<()> {
-    const BATCH: usize = 1 << 20;
-    let mut batches = Vec::new();
-    for (k, chunk) in rows.chunks(BATCH).enumerate() {
-        let pre: Int64Array = chunk.iter().map(|r| r.0).collect::<Vec<_>>().into();
-        let post: Int64Array = chunk.iter().map(|r| r.1).collect::<Vec<_>>().into();
-        let weight: Int32Array = chunk.iter().map(|r| r.2).collect::<Vec<_>>().into();
-        batches.push(feather::batch(vec![
-            ("body_pre", Arc::new(pre) as ArrayRef),
-            ("body_post", Arc::new(post)),
-            ("weight", Arc::new(weight)),
-        ])?);
-        progress("writing tables", (k + 1) as f64 * BATCH as f64 / rows.len().max(1) as f64);
-    }
-    feather::write(path, &batches, &tag(seed))
 }

@@ -519,6 +519,16 @@ impl Reader<'_> {
     }
 }
 
+/// The forward pass of a batch that a backward pass goes back through: the eye's input
+/// (`Brain::eye_input`'s layout) and every step's rates (`[(step · neurons + neuron) · batch +
+/// position]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Forward<'a, F> {
+    pub x: &'a [F],
+    pub rates: &'a [F],
+    pub batch: usize,
+}
+
 /// The gradient of the mean loss of a batch, for every kind of learnable number.
 #[derive(Clone, Debug)]
 pub struct Gradient<F> {

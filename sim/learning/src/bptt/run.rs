@@ -19,7 +19,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{Base, Heads, Learnable, Reader, gradient, softplus_inverse};
+use super::{Base, Forward, Gradient, Heads, Learnable, Reader, gradient, softplus_inverse};
 use crate::error::{Error, Result};
 use crate::train::{Metrics, Target};
 use flychess_brain::brain::Brain;
@@ -331,63 +331,21 @@ pub fn run(
     stop: &AtomicBool,
     progress: &dyn Fn(usize, usize, Option<&Point>),
 ) -> Result<Outcome> {
-    let Setup { base, brain, brain_checksum, homeostasis, descending, start, train, val, mut gpu } = setup;
-    if train.is_empty() {
+    if setup.train.is_empty() {
         return Err(Error::Invalid("no TRAIN positions to stream".into()));
     }
     if options.batch == 0 || options.val_every == 0 {
         return Err(Error::Invalid("the batch and the VAL interval must be at least 1".into()));
     }
-    let leash = &options.leash;
-    let adam_brain = leash.brain_optimizer == BrainOptimizer::Adam;
     let path = checkpoint_path(stem);
     let curve_path = stem.with_extension("jsonl");
-    let start_state = State { readout: start.1.clone(), brain: base.start() };
-    let fresh = || {
-        let [readout, synapses, neurons] = optimised_lengths(leash, base, start.1);
-        (
-            vec![start_state.clone(), start_state.clone()],
-            vec![Moments::new(readout, true), Moments::new(synapses, adam_brain), Moments::new(neurons, adam_brain)],
-        )
-    };
-    let (mut states, mut moments, mut header) = if path.exists() {
-        let saved = load(&path, base, start.1)?;
-        let h = &saved.header;
-        if h.options != *options || h.brain_checksum != brain_checksum || h.homeostasis != homeostasis || h.start != start.0 {
-            return Err(Error::Invalid(format!(
-                "{} holds a run with other settings, another brain or another start; choose another name",
-                path.display()
-            )));
-        }
-        let mut moments = saved.moments;
-        for m in moments.iter_mut() {
-            m.steps = (h.done / options.batch) as u64;
-        }
-        (saved.states, moments, saved.header)
-    } else {
-        let (states, moments) = fresh();
-        let header = Header {
-            options: options.clone(),
-            brain_checksum: brain_checksum.to_string(),
-            homeostasis: homeostasis.to_string(),
-            start: start.0.to_string(),
-            done: 0,
-            seconds: 0.0,
-            timing: Timing::default(),
-            curve: Vec::new(),
-            best_positions: 0,
-            best_val_loss: f64::MAX,
-            readout_inputs: start.1.inputs,
-            read_steps: start.1.read_steps.clone(),
-            lengths: Vec::new(),
-        };
-        (states, moments, header)
-    };
-    let n = base.neurons();
-    let (lo, hi) = bounds(base, leash.max_change);
+    let Saved { mut states, mut moments, mut header } = open_run(&path, &setup, options)?;
+    let Setup { base, brain, descending, start, train, val, mut gpu, .. } = setup;
+    let leash = &options.leash;
     let order = stream_order(train.len(), options.seed);
     let reader_steps = start.1.read_steps.clone();
-    let reader = Reader { descending, steps: &reader_steps };
+    let learner =
+        Learner { base, leash, descending, reader: Reader { descending, steps: &reader_steps }, bounds: bounds(base, leash.max_change) };
     let val_rows = &val[..options.val.min(val.len())];
     let started = Instant::now() - std::time::Duration::from_secs_f64(header.seconds);
     let save = |header: &mut Header, states: &[State], moments: &[Moments]| -> Result<()> {
@@ -423,62 +381,10 @@ pub fn run(
         let lr = schedule(header.done as f64 / options.positions as f64) as f32;
         if !boards.is_empty() {
             let state = &mut states[0];
-            let t0 = Instant::now();
-            let (mut gw, mut gb, loss, mut g_theta, mut g_alpha, mut g_beta);
-            if leash.brain_learns() {
-                base.apply(&state.brain, brain);
-                let rates = match gpu.as_deref_mut() {
-                    Some(g) => {
-                        g.engine.retune(brain)?;
-                        g.engine.think_rates(&boards)?
-                    }
-                    None => flychess_brain::brain::cpu::think_walking(brain, &boards, false),
-                };
-                let t1 = Instant::now();
-                header.timing.forward += (t1 - t0).as_secs_f64();
-                let model = base.model_of_brain(brain, &state.brain);
-                let x = brain.eye_input(&boards);
-                let heads = Heads::<f32>::of(&state.readout);
-                let g = match gpu.as_deref_mut() {
-                    Some(gt) => gt.backward.gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, leash.window)?,
-                    None => gradient(&model, &x, &rates.data, boards.len(), &heads, &reader, &targets, leash.window, false),
-                };
-                header.timing.backward += t1.elapsed().as_secs_f64();
-                (gw, gb, loss, g_theta, g_alpha, g_beta) = (g.readout_weights, g.readout_bias, g.loss, g.theta, g.alpha, g.beta);
-            } else {
-                let x = features(brain, &boards, descending, &reader_steps);
-                let t1 = Instant::now();
-                header.timing.forward += (t1 - t0).as_secs_f64();
-                let (l, w, b, _) = super::readout_gradient(&Heads::<f32>::of(&state.readout), &x, &targets);
-                header.timing.backward += t1.elapsed().as_secs_f64();
-                (gw, gb, loss, g_theta, g_alpha, g_beta) = (w, b, l, Vec::new(), Vec::new(), Vec::new());
-            }
+            let g = learner.gradient(brain, gpu.as_deref_mut(), state, (&boards, &targets), &mut header.timing)?;
             let t2 = Instant::now();
-            losses.push(loss);
-            clip(&mut [&mut gw, &mut gb]);
-            let mut readout_values: Vec<f32> = state.readout.weights.iter().chain(&state.readout.bias).copied().collect();
-            let readout_grad: Vec<f32> = gw.into_iter().chain(gb).collect();
-            moments[0].step(&mut readout_values, &readout_grad, leash.lr_readout * lr, true);
-            let w_len = state.readout.weights.len();
-            state.readout.weights.copy_from_slice(&readout_values[..w_len]);
-            state.readout.bias.copy_from_slice(&readout_values[w_len..]);
-            if leash.lr_synapses > 0.0 {
-                clip(&mut [&mut g_theta]);
-                moments[1].step(&mut state.brain.theta, &g_theta, leash.lr_synapses * lr, adam_brain);
-                if let (Some(lo), Some(hi)) = (&lo, &hi) {
-                    state.brain.theta.par_iter_mut().zip(lo.par_iter().zip(hi)).for_each(|(t, (&l, &h))| *t = t.clamp(l, h));
-                }
-            }
-            if leash.lr_neurons > 0.0 {
-                clip(&mut [&mut g_alpha, &mut g_beta]);
-                let mut neuron_values: Vec<f32> = state.brain.alpha.iter().chain(&state.brain.beta).copied().collect();
-                let neuron_grad: Vec<f32> = g_alpha.into_iter().chain(g_beta).collect();
-                moments[2].step(&mut neuron_values, &neuron_grad, leash.lr_neurons * lr, adam_brain);
-                for (a, &v) in state.brain.alpha.iter_mut().zip(&neuron_values[..n]) {
-                    *a = v.max(0.01);
-                }
-                state.brain.beta.copy_from_slice(&neuron_values[n..]);
-            }
+            losses.push(g.loss);
+            learner.step(state, &mut moments, g, lr);
             header.timing.update += t2.elapsed().as_secs_f64();
             header.timing.positions += boards.len();
         }
@@ -521,6 +427,142 @@ pub fn run(
         timing: header.timing,
         finished,
     })
+}
+
+/// The run kept at `path` (refused when it holds other settings, another brain or another
+/// start), or a fresh one from `setup`'s start: both states the start, fresh moments, no point
+/// of the curve yet.
+fn open_run(path: &Path, setup: &Setup, options: &RunOptions) -> Result<Saved> {
+    let (base, start) = (setup.base, setup.start);
+    if path.exists() {
+        let mut saved = load(path, base, start.1)?;
+        let h = &saved.header;
+        if h.options != *options || h.brain_checksum != setup.brain_checksum || h.homeostasis != setup.homeostasis || h.start != start.0 {
+            return Err(Error::Invalid(format!(
+                "{} holds a run with other settings, another brain or another start; choose another name",
+                path.display()
+            )));
+        }
+        let steps = (h.done / options.batch) as u64;
+        for m in saved.moments.iter_mut() {
+            m.steps = steps;
+        }
+        return Ok(saved);
+    }
+    let leash = &options.leash;
+    let adam_brain = leash.brain_optimizer == BrainOptimizer::Adam;
+    let start_state = State { readout: start.1.clone(), brain: base.start() };
+    let [readout, synapses, neurons] = optimised_lengths(leash, base, start.1);
+    let header = Header {
+        options: options.clone(),
+        brain_checksum: setup.brain_checksum.to_string(),
+        homeostasis: setup.homeostasis.to_string(),
+        start: start.0.to_string(),
+        done: 0,
+        seconds: 0.0,
+        timing: Timing::default(),
+        curve: Vec::new(),
+        best_positions: 0,
+        best_val_loss: f64::MAX,
+        readout_inputs: start.1.inputs,
+        read_steps: start.1.read_steps.clone(),
+        lengths: Vec::new(),
+    };
+    Ok(Saved {
+        header,
+        states: vec![start_state.clone(), start_state],
+        moments: vec![Moments::new(readout, true), Moments::new(synapses, adam_brain), Moments::new(neurons, adam_brain)],
+    })
+}
+
+/// What every batch of a run reads besides its positions.
+struct Learner<'a> {
+    base: &'a Base,
+    leash: &'a Leash,
+    descending: &'a [u32],
+    reader: Reader<'a>,
+    /// θ's lower and upper bounds under the leash's `max_change` (None: free).
+    bounds: (Option<Vec<f32>>, Option<Vec<f32>>),
+}
+
+impl Learner<'_> {
+    /// The gradient of a batch of (boards, targets) at `state`: through the brain (put into
+    /// `brain` first, the forward pass on `gpu` when given) when the brain learns, else the
+    /// readout's alone (its θ, α and β empty). Each pass's time goes into `timing`.
+    fn gradient(
+        &self,
+        brain: &mut Brain,
+        mut gpu: Option<&mut super::gpu::GpuTrainer>,
+        state: &State,
+        (boards, targets): (&[Planes], &[Target]),
+        timing: &mut Timing,
+    ) -> Result<Gradient<f32>> {
+        let t0 = Instant::now();
+        if !self.leash.brain_learns() {
+            let x = features(brain, boards, self.descending, self.reader.steps);
+            let t1 = Instant::now();
+            timing.forward += (t1 - t0).as_secs_f64();
+            let (loss, readout_weights, readout_bias, _) = super::readout_gradient(&Heads::<f32>::of(&state.readout), &x, targets);
+            timing.backward += t1.elapsed().as_secs_f64();
+            let (theta, alpha, beta) = (Vec::new(), Vec::new(), Vec::new());
+            return Ok(Gradient { loss, theta, alpha, beta, readout_weights, readout_bias, blame: None });
+        }
+        self.base.apply(&state.brain, brain);
+        let rates = match gpu.as_deref_mut() {
+            Some(g) => {
+                g.engine.retune(brain)?;
+                g.engine.think_rates(boards)?
+            }
+            None => flychess_brain::brain::cpu::think_walking(brain, boards, false),
+        };
+        let t1 = Instant::now();
+        timing.forward += (t1 - t0).as_secs_f64();
+        let model = self.base.model_of_brain(brain, &state.brain);
+        let x = brain.eye_input(boards);
+        let heads = Heads::<f32>::of(&state.readout);
+        let (reader, window) = (&self.reader, self.leash.window);
+        let g = match gpu {
+            Some(gt) => {
+                gt.backward.gradient(&model, Forward { x: &x, rates: &rates.data, batch: boards.len() }, &heads, reader, targets, window)?
+            }
+            None => gradient(&model, &x, &rates.data, boards.len(), &heads, reader, targets, window, false),
+        };
+        timing.backward += t1.elapsed().as_secs_f64();
+        Ok(g)
+    }
+
+    /// One optimiser step of the readout and of each part of the brain with a step size (each
+    /// group's gradient scaled to length ≤ 1 first), `lr` the schedule's share.
+    fn step(&self, state: &mut State, moments: &mut [Moments], g: Gradient<f32>, lr: f32) {
+        let leash = self.leash;
+        let adam_brain = leash.brain_optimizer == BrainOptimizer::Adam;
+        let Gradient { readout_weights: mut gw, readout_bias: mut gb, theta: mut g_theta, alpha: mut g_alpha, beta: mut g_beta, .. } = g;
+        clip(&mut [&mut gw, &mut gb]);
+        let mut readout_values: Vec<f32> = state.readout.weights.iter().chain(&state.readout.bias).copied().collect();
+        let readout_grad: Vec<f32> = gw.into_iter().chain(gb).collect();
+        moments[0].step(&mut readout_values, &readout_grad, leash.lr_readout * lr, true);
+        let w_len = state.readout.weights.len();
+        state.readout.weights.copy_from_slice(&readout_values[..w_len]);
+        state.readout.bias.copy_from_slice(&readout_values[w_len..]);
+        if leash.lr_synapses > 0.0 {
+            clip(&mut [&mut g_theta]);
+            moments[1].step(&mut state.brain.theta, &g_theta, leash.lr_synapses * lr, adam_brain);
+            if let (Some(lo), Some(hi)) = &self.bounds {
+                state.brain.theta.par_iter_mut().zip(lo.par_iter().zip(hi)).for_each(|(t, (&l, &h))| *t = t.clamp(l, h));
+            }
+        }
+        if leash.lr_neurons > 0.0 {
+            let n = self.base.neurons();
+            clip(&mut [&mut g_alpha, &mut g_beta]);
+            let mut neuron_values: Vec<f32> = state.brain.alpha.iter().chain(&state.brain.beta).copied().collect();
+            let neuron_grad: Vec<f32> = g_alpha.into_iter().chain(g_beta).collect();
+            moments[2].step(&mut neuron_values, &neuron_grad, leash.lr_neurons * lr, adam_brain);
+            for (a, &v) in state.brain.alpha.iter_mut().zip(&neuron_values[..n]) {
+                *a = v.max(0.01);
+            }
+            state.brain.beta.copy_from_slice(&neuron_values[n..]);
+        }
+    }
 }
 
 /// VAL (or any rows') metrics of `state`.

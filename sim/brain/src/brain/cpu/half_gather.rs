@@ -14,7 +14,9 @@
 
 use rayon::prelude::*;
 
-use super::{Layout, NeededRows, PREFETCH_AHEAD, PREFETCH_FROM_BATCH, Skip, activate_rows, block_rows, has_avx2, madd, start_row};
+use super::{
+    Layout, NeededRows, PREFETCH_AHEAD, PREFETCH_FROM_BATCH, Skip, Stage, StepView, activate_rows, block_rows, has_avx2, madd, start_row,
+};
 use crate::brain::{Brain, STEPS};
 use crate::chess::Planes;
 
@@ -43,7 +45,7 @@ pub fn run_reading_half(
     layout: Layout,
     visit: impl FnMut(usize, &[f32]),
 ) {
-    super::read_rows(brain, boards, neurons, first_read, layout, true, visit)
+    super::read_rows(brain, boards, super::Reading { neurons, first_read }, layout, true, visit)
 }
 
 /// The 12 steps in two f32 buffers (the new rates, the own previous rate) and two half buffers
@@ -66,13 +68,14 @@ pub(super) fn steps_half(
     for t in 0..STEPS {
         let skip = Skip { blank: blank.step(t), needed: needed.rows_at(t) };
         let (r_prev, h_prev) = if t > 0 { (Some(&prev[..]), Some(&prev_half[..])) } else { (None, None) };
+        let step = StepView { brain, t, stage: Stage::Full, r_prev, x_eye: x, batch, skip };
         next.par_chunks_mut(rows * batch).zip(next_half.par_chunks_mut(rows * batch)).enumerate().for_each(|(b, (out, out_half))| {
             let first = b * rows;
             if hardware {
                 // SAFETY: the CPU was checked to have AVX2 and F16C.
-                unsafe { block_f16c(brain, t, first, r_prev, h_prev, x, batch, skip, out, out_half) }
+                unsafe { block_f16c(&step, h_prev, first, out, out_half) }
             } else {
-                block_half::<false>(brain, t, first, r_prev, h_prev, x, batch, skip, out, out_half)
+                block_half::<false>(&step, h_prev, first, out, out_half)
             }
         });
         visit(t, &next);
@@ -82,38 +85,17 @@ pub(super) fn steps_half(
 }
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,f16c"))]
-#[allow(clippy::too_many_arguments)]
-unsafe fn block_f16c(
-    brain: &Brain,
-    t: usize,
-    first: usize,
-    r_prev: Option<&[f32]>,
-    h_prev: Option<&[u16]>,
-    x: &[f32],
-    batch: usize,
-    skip: Skip,
-    out: &mut [f32],
-    out_half: &mut [u16],
-) {
-    block_half::<true>(brain, t, first, r_prev, h_prev, x, batch, skip, out, out_half)
+unsafe fn block_f16c(step: &StepView, h_prev: Option<&[u16]>, first: usize, out: &mut [f32], out_half: &mut [u16]) {
+    block_half::<true>(step, h_prev, first, out, out_half)
 }
 
-/// Rows `first..` of a block: every row's input from the senders' half rates, the nonlinearity,
-/// then the new rates rounded to half. `HW`: convert with F16C (only inside `block_f16c`).
+/// Rows `first..` of a block: every row's input from the senders' half rates (`h_prev`, the
+/// previous step's rates rounded to half; the step's own `r_prev` feeds only the leak), the
+/// nonlinearity, then the new rates rounded to half. `HW`: convert with F16C (only inside
+/// `block_f16c`).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn block_half<const HW: bool>(
-    brain: &Brain,
-    t: usize,
-    first: usize,
-    r_prev: Option<&[f32]>,
-    h_prev: Option<&[u16]>,
-    x: &[f32],
-    batch: usize,
-    skip: Skip,
-    out: &mut [f32],
-    out_half: &mut [u16],
-) {
+fn block_half<const HW: bool>(step: &StepView, h_prev: Option<&[u16]>, first: usize, out: &mut [f32], out_half: &mut [u16]) {
+    let StepView { brain, t, r_prev, x_eye: x, batch, skip, .. } = *step;
     for (k, acc) in out.chunks_exact_mut(batch).enumerate() {
         gather_half::<HW>(brain, first + k, h_prev, x, batch, skip, acc);
     }
