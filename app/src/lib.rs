@@ -4,6 +4,7 @@
 //! `flychess-lab` crate, re-exported here under its own module names so that the command line
 //! and the tests reach it as before. The `flychess` binary's command line lives in src/main.rs
 //! and src/cli/; the UI tests in tests/ drive this library through egui_kittest.
+#![warn(clippy::too_many_lines)]
 
 pub use flychess_lab::{
     figure_job, finishing, game, game_positions, grader, lab, label, learning_curve, openings, opponent, players, profiling, sound,

@@ -3,6 +3,7 @@
 //! the arguments and reports the outcome. Started under a name beginning `flychess-uci` (a copy or
 //! link of the binary, for chess programs that cannot pass arguments to an engine) it is the UCI
 //! engine: `flychess-uci ARGS…` is `flychess uci ARGS…`.
+#![warn(clippy::too_many_lines)]
 // A front door, not a view: the command line reads and writes files (app/clippy.toml forbids that to the ui only).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 

@@ -78,6 +78,46 @@ fn all_modules() -> Vec<String> {
     files
 }
 
+/// The house's size rules (issue 70), beside clippy's own check of them: every crate root turns
+/// on `clippy::too_many_lines` and each clippy.toml keeps the threshold at 120 lines; no file of
+/// the command line is over 1,000 lines; the workspace allows `clippy::too_many_arguments` at most
+/// five times (a long argument list becomes a struct of what belongs together).
+#[test]
+fn functions_files_and_argument_lists_keep_their_sizes() {
+    let crate_roots: Vec<String> =
+        ROOTS.iter().flat_map(|r| ["lib.rs", "main.rs"].map(|f| format!("{r}/{f}"))).filter(|f| repo().join(f).exists()).collect();
+    assert!(crate_roots.len() >= ROOTS.len(), "{crate_roots:?}");
+    let texts: Vec<(String, String)> =
+        crate_roots.iter().map(|f| (f.clone(), std::fs::read_to_string(repo().join(f)).expect("readable"))).collect();
+    let missing: Vec<&String> = texts.iter().filter(|(_, t)| !t.contains("#![warn(clippy::too_many_lines)]")).map(|(f, _)| f).collect();
+    assert!(missing.is_empty(), "crate roots that do not turn on clippy::too_many_lines: {missing:?}");
+    for config in ["clippy.toml", "app/clippy.toml", "app/lab/clippy.toml"] {
+        let text = std::fs::read_to_string(repo().join(config)).expect("readable");
+        assert!(text.contains("too-many-lines-threshold = 120"), "{config} does not keep functions to 120 lines");
+    }
+    let mut cli = Vec::new();
+    rust_files(&repo().join("app/src/cli"), &mut cli);
+    assert!(cli.len() > 20, "only {} command-line modules found", cli.len());
+    let long: Vec<(String, usize)> = cli
+        .into_iter()
+        .map(|f| {
+            let lines = std::fs::read_to_string(repo().join(&f)).expect("readable").lines().count();
+            (f, lines)
+        })
+        .filter(|(_, n)| *n > 1000)
+        .collect();
+    assert!(long.is_empty(), "command-line files over 1,000 lines: {long:?}");
+    let allowances: Vec<String> = all_modules()
+        .into_iter()
+        .filter(|f| std::fs::read_to_string(repo().join(f)).expect("readable").contains("allow(clippy::too_many_arguments)"))
+        .collect();
+    let count: usize = allowances
+        .iter()
+        .map(|f| std::fs::read_to_string(repo().join(f)).expect("readable").matches("allow(clippy::too_many_arguments)").count())
+        .sum();
+    assert!(count <= 5, "{count} allowances of clippy::too_many_arguments (at most 5): {allowances:?}");
+}
+
 /// The first line of a module that is not blank and not an attribute.
 fn opening(text: &str) -> &str {
     text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("#!")).unwrap_or("")

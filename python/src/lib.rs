@@ -10,6 +10,7 @@
 //!
 //! The pure-Python half (pysrc/flychess) turns the columns into a pyarrow Table, writes Feather
 //! or Parquet (`export_think`) and carries the docstrings' type stubs.
+#![warn(clippy::too_many_lines)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! and benchmarks, and CPU picking (`cloud`); the paint callback that puts it inside egui on
 //! eframe's device (`egui_view`); figures of several frames, the 12 steps at once and the
 //! replay as a GIF (`figure`); and the orbit camera (`camera`).
+#![warn(clippy::too_many_lines)]
 
 pub mod camera;
 pub mod cloud;

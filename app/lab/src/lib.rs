@@ -7,6 +7,7 @@
 //! `players` turns a name into a player for them; `figure_job` draws figures offscreen. Files
 //! and threads live here and in the command line, never in the window's `ui` module (clippy's
 //! `disallowed-methods` in app/clippy.toml makes that a compile error there).
+#![warn(clippy::too_many_lines)]
 
 pub mod figure_job;
 pub mod finishing;

@@ -7,6 +7,7 @@
 //! network such as Charles plays through `network::Network`, which `flychess-charles` (above)
 //! implements. The fits (`flychess-learning`) are beside it, so a change here rebuilds no training
 //! code.
+#![warn(clippy::too_many_lines)]
 
 pub mod bio;
 pub mod breakdown;

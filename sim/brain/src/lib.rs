@@ -6,6 +6,7 @@
 //! layer writes through (`files`). It knows nothing of readouts, training, players or burn: the
 //! crates above (`flychess-fly`, `flychess-charles`, `flychess-arena`, `flychess-learning`) build
 //! those on it (see ARCHITECTURE.md).
+#![warn(clippy::too_many_lines)]
 
 pub mod brain;
 pub mod calibrate;

@@ -13,6 +13,7 @@
 //! and playing live in `run`, its player in `player`. This crate stands above both the arena, whose
 //! `Network` trait it implements so the arena seats Charles without burn, and learning, on whose
 //! burn device (`flychess_learning::burn_device`) it trains.
+#![warn(clippy::too_many_lines)]
 
 pub mod error;
 pub mod player;

@@ -5,6 +5,7 @@
 //! intervals (`stats`). The brain itself is the crate below, `flychess-brain`; the players and their
 //! games (`flychess-arena`) and the fits (`flychess-learning`) are the crates beside each other
 //! above. No burn here.
+#![warn(clippy::too_many_lines)]
 
 pub mod cache;
 pub mod data;

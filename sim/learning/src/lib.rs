@@ -7,6 +7,7 @@
 //! (`burn_device`). It stands on the brain (`flychess-brain`) and the fly (`flychess-fly`: scoring,
 //! datasets, caches); the players and their games (`flychess-arena`) are beside it, and Charles
 //! (`flychess-charles`, trained here on burn's device, played there) above both.
+#![warn(clippy::too_many_lines)]
 
 pub mod bptt;
 pub mod burn_device;

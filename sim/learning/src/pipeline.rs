@@ -331,7 +331,17 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     events(TrainEvent::Stage { text: "fitting the blind baseline (no brain, move popularity only)".into(), fraction: 0.0 });
     let blind = match previous.as_ref().filter(|_| resumable).and_then(|p| p.blind) {
         Some(b) => b,
-        None => fit(&Readout::newborn(0, vec![], 1), &[], &sets.train_t, &[], &sets.val_t, &job.options, &mut |_, _| {}, &|| false)?.1,
+        None => {
+            fit(
+                &Readout::newborn(0, vec![], 1),
+                Examples { x: &[], targets: &sets.train_t },
+                Examples { x: &[], targets: &sets.val_t },
+                &job.options,
+                &mut |_, _| {},
+                &|| false,
+            )?
+            .1
+        }
     };
     let info = RunInfo {
         name: job.name.clone(),

@@ -127,23 +127,20 @@ pub struct PassRecord {
     pub seconds: f64,
 }
 
-/// Fits `start` on (train_x, train_t), watching (val_x, val_t). `record` sees every pass; `stop`
-/// ends the fit early (the best so far is returned). Returns the best readout (never worse on VAL
-/// than `start`) and its VAL metrics. The steps are burn's (autodiff and Adam, `burn_fit`); the
-/// passes, the halving and the bookkeeping are here.
-#[allow(clippy::too_many_arguments)]
+/// Fits `start` on `train`, watching `val`. `record` sees every pass; `stop` ends the fit early
+/// (the best so far is returned). Returns the best readout (never worse on VAL than `start`) and
+/// its VAL metrics. The steps are burn's (autodiff and Adam, `burn_fit`); the passes, the halving
+/// and the bookkeeping are here.
 pub fn fit(
     start: &Readout,
-    train_x: &[f32],
-    train_t: &[Target],
-    val_x: &[f32],
-    val_t: &[Target],
+    train: Examples,
+    val: Examples,
     options: &FitOptions,
     record: &mut dyn FnMut(&PassRecord, &Readout),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Readout, Metrics)> {
-    let mut train = InMemory::new(train_x, train_t, start.inputs, options.seed);
-    fit_over(start, &mut train, Examples { x: val_x, targets: val_t }, options, record, stop)
+    let mut train = InMemory::new(train.x, train.targets, start.inputs, options.seed);
+    fit_over(start, &mut train, val, options, record, stop)
 }
 
 /// Labelled positions held in memory: their features (`[position · inputs + i]`) and targets.
@@ -399,7 +396,15 @@ mod tests {
         let fitted = |on: FitOn| {
             let options = FitOptions { batch: 16, max_passes: 6, learning_rate: 0.05, on, ..Default::default() };
             let mut losses = Vec::new();
-            let (r, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |p, _| losses.push(p.train_loss), &|| false).unwrap();
+            let (r, m) = fit(
+                &start,
+                Examples { x: &x, targets: &targets },
+                Examples { x: &x, targets: &targets },
+                &options,
+                &mut |p, _| losses.push(p.train_loss),
+                &|| false,
+            )
+            .unwrap();
             (r, m, losses)
         };
         let ((cpu, cpu_m, cpu_losses), (gpu, gpu_m, gpu_losses)) = (fitted(FitOn::Cpu), fitted(on));
@@ -493,7 +498,15 @@ mod tests {
         let run = |kernel: FitKernel| {
             let options = FitOptions { kernel, ..base.clone() };
             let mut log = Vec::new();
-            let (_, m) = fit(&start, &train_x, &train_t, &val_x, &val_t, &options, &mut |p, _| log.push(p.val.loss), &|| false).unwrap();
+            let (_, m) = fit(
+                &start,
+                Examples { x: &train_x, targets: &train_t },
+                Examples { x: &val_x, targets: &val_t },
+                &options,
+                &mut |p, _| log.push(p.val.loss),
+                &|| false,
+            )
+            .unwrap();
             (m, log)
         };
         let ((gemm, gemm_log), (burn, burn_log)) = (run(FitKernel::Gemm), run(FitKernel::Burn));
@@ -523,13 +536,23 @@ mod tests {
         let start = Readout::newborn(2, vec![11], 9);
         let options = FitOptions { batch: 16, max_passes: 200, learning_rate: 0.05, ..Default::default() };
         let mut passes = 0;
-        let (best, m) = fit(&start, &x, &targets, &x, &targets, &options, &mut |_, _| passes += 1, &|| false).unwrap();
+        let (best, m) = fit(
+            &start,
+            Examples { x: &x, targets: &targets },
+            Examples { x: &x, targets: &targets },
+            &options,
+            &mut |_, _| passes += 1,
+            &|| false,
+        )
+        .unwrap();
         assert!(m.top1 > 0.99, "{m:?}");
         assert!(m.loss < evaluate(&start, &x, &targets).loss);
         assert!(passes > 0);
         // From an already perfect readout, a fit with a harmful step returns the start unchanged.
         let bad = FitOptions { learning_rate: 50.0, max_passes: 3, ..options };
-        let (again, m2) = fit(&best, &x, &targets, &x, &targets, &bad, &mut |_, _| {}, &|| false).unwrap();
+        let (again, m2) =
+            fit(&best, Examples { x: &x, targets: &targets }, Examples { x: &x, targets: &targets }, &bad, &mut |_, _| {}, &|| false)
+                .unwrap();
         assert!(m2.loss <= m.loss + 1e-12);
         assert!(evaluate(&again, &x, &targets).loss <= m.loss + 1e-12);
     }

@@ -11,7 +11,7 @@ use flychess_fly::cache::{Cache, CacheMeta};
 use flychess_fly::data::{Dataset, HOLD, VAL, shipped_path};
 use flychess_fly::fly::{Fly, shipped_dir};
 use flychess_fly::readout::Readout;
-use flychess_learning::train::{FitOptions, Target, evaluate, fit};
+use flychess_learning::train::{Examples, FitOptions, Target, evaluate, fit};
 
 /// Measures a shipped fly from scratch on HOLD with its brain, checks it gives the figures its
 /// file records, and returns (fly, blind) top-1.
@@ -51,8 +51,15 @@ fn blind_top1() -> f64 {
         let target = |r: &[flychess_fly::data::Row]| -> Vec<Target> { r.iter().map(|r| Target::of(r).unwrap()).collect() };
         let (hold_t, val_t, train_t) =
             (target(&dataset.rows[..HOLD]), target(&dataset.rows[HOLD..HOLD + VAL]), target(&dataset.rows[HOLD + VAL..]));
-        let (blind, _) =
-            fit(&Readout::newborn(0, vec![], 1), &[], &train_t, &[], &val_t, &FitOptions::default(), &mut |_, _| {}, &|| false).unwrap();
+        let (blind, _) = fit(
+            &Readout::newborn(0, vec![], 1),
+            Examples { x: &[], targets: &train_t },
+            Examples { x: &[], targets: &val_t },
+            &FitOptions::default(),
+            &mut |_, _| {},
+            &|| false,
+        )
+        .unwrap();
         evaluate(&blind, &[], &hold_t).top1
     })
 }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use flychess_fly::data::Row;
 use flychess_fly::readout::Readout;
-use flychess_learning::train::{FitOptions, Metrics, PassRecord, Target, fit};
+use flychess_learning::train::{Examples, FitOptions, Metrics, PassRecord, Target, fit};
 
 /// The training targets of `rows` (in parallel).
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {
@@ -58,10 +58,8 @@ pub(crate) fn fit_logged(
     bar.suspend(|| eprintln!("{name}: fitting on {}", options.on.describe().unwrap_or_else(|e| e.to_string())));
     let fitted = fit(
         start,
-        train.0,
-        train.1,
-        val.0,
-        val.1,
+        Examples { x: train.0, targets: train.1 },
+        Examples { x: val.0, targets: val.1 },
         options,
         &mut |p: &PassRecord, _| {
             bar.set_position(p.pass as u64);
