@@ -8,6 +8,7 @@
 # Usage:
 #   tools/every_move_labels.sh run DEPTH ROWS [DATA]    # label (foreground; run it under nohup)
 #   tools/every_move_labels.sh pieces DEPTH [DATA]      # a new piece of the lines since the last
+#                                                       # (at most PIECE_LINES, default 300,000)
 #   tools/every_move_labels.sh rates DEPTHS N [DATA]    # labels a second at each depth, one engine
 #                                                       # (e.g. `rates 4,6,8 200`), measured twice,
 #                                                       # interleaved, on the same N rows
@@ -57,6 +58,10 @@ case "$what" in
     start=$(pieces_end)
     # Whole lines only (the job may be writing the last one).
     total=$(wc -l < "$out/labels.jsonl")
+    # At most PIECE_LINES lines a piece (default 300,000: about 35 MB compressed at depth 4), so no
+    # file in the repository nears a host's size limit; run `pieces` again for the next.
+    cap=$((start + ${PIECE_LINES:-300000}))
+    [ "$total" -gt "$cap" ] && total=$cap
     if [ "$total" -le "$start" ]; then echo "nothing new ($total lines, pieces end at $start)"; exit 0; fi
     piece=$(printf "%s/labels-%07d-%07d.jsonl.zst" "$repo_dir" "$start" "$total")
     tail -n +"$((start + 1))" "$out/labels.jsonl" | head -n "$((total - start))" | zstd -19 -q -o "$piece"

@@ -171,6 +171,9 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
         d.lessons = 128;
     }
     h.step();
+    // The name is looked up aside (is it a readout fly's?); the button waits for the answer.
+    wait(&mut h, "the name looked up", |a| a.train.dopamine.read.name_taken.as_ref().is_some_and(|(n, taken)| *n == name && !taken));
+    h.step();
     h.get_by_label("Start lessons").click();
     h.step();
     assert!(app(&h).train.dopamine.running(), "the run started");
