@@ -836,6 +836,22 @@ impl TeacherRig {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success() && err.contains(bad) && err.contains("seed"), "{bad}: {err}");
         }
+        // Issue 68 (6): a fly the run did not fit is refused, naming both (the controls would stand
+        // beside a fly fitted on other rows).
+        let other = self.with_brain(&[
+            "eval",
+            "--fly",
+            "engine",
+            "--positions",
+            "6208",
+            "--no-controls",
+            "--human-positions",
+            "64",
+            "--controls-at-scale",
+            "both",
+        ]);
+        let err = String::from_utf8_lossy(&other.stderr);
+        assert!(!other.status.success() && err.contains("\"engine\" was not fitted by run both"), "{err}");
         // A run that is not there is named, with where runs are.
         let missing = self.with_brain(&["eval", "--fly", "both", "--positions", "6208", "--no-controls", "--controls-at-scale", "nothing"]);
         let err = String::from_utf8_lossy(&missing.stderr);
@@ -949,6 +965,66 @@ impl TeacherRig {
         let err = String::from_utf8_lossy(&ignored.stderr);
         assert!(!ignored.status.success() && err.contains("--curriculum SHARE"), "{err}");
     }
+
+    /// Issue 68 (6): runs and controls are keyed by the content they read. A killed run whose
+    /// games dataset was replaced under the same name is refused, saying which file changed
+    /// (before, it resumed on the new rows); the controls at scale of a run whose rows changed are
+    /// refused (before, they were fitted on rows the fly never saw).
+    fn changed_rows_refused(&self) {
+        let datasets = self.dir.path().join("datasets");
+        std::fs::copy(datasets.join("g.flyd"), datasets.join("moved.flyd")).unwrap();
+        let train = || {
+            self.with_brain(&[
+                "train",
+                "--name",
+                "moved",
+                "--positions",
+                "6208",
+                "--games",
+                "moved",
+                "--games-positions",
+                "32",
+                "--passes",
+                "2",
+                "--json",
+            ])
+        };
+        let first = train();
+        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        // Another dataset's bytes under the same name (the same games, one more held out).
+        let pgn = twelve_games(self.dir.path());
+        let other = flychess(
+            self.dir.path(),
+            &["data", "games", pgn.to_str().unwrap(), "--out", "other", "--human-games", "3", "--val-games", "2"],
+        );
+        assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
+        std::fs::copy(datasets.join("other.flyd"), datasets.join("moved.flyd")).unwrap();
+        // The controls at scale refuse a run whose rows changed.
+        let controls = self.with_brain(&[
+            "eval",
+            "--fly",
+            "moved",
+            "--positions",
+            "6208",
+            "--no-controls",
+            "--human-positions",
+            "64",
+            "--controls-at-scale",
+            "moved",
+            "--scale-controls",
+            "blind",
+        ]);
+        let err = String::from_utf8_lossy(&controls.stderr);
+        assert!(!controls.status.success() && err.contains("the games file changed"), "{err}");
+        // The run, as if killed before it finished, asked again: refused, not resumed on other rows.
+        let info = self.dir.path().join("runs/moved/run.json");
+        let text = std::fs::read_to_string(&info).unwrap();
+        assert!(text.contains("\"reads\""), "a run records what it reads: {text}");
+        std::fs::write(&info, text.replace("\"finished\": true", "\"finished\": false")).unwrap();
+        let again = train();
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert!(!again.status.success() && err.contains("cannot resume") && err.contains("the games file changed"), "{err}");
+    }
 }
 
 /// Issue 55's teacher: the games rows taught by Stockfish's own moves (labelled by `data label
@@ -966,6 +1042,7 @@ fn stockfish_teaches_the_games_rows_and_the_fly_says_who_taught_how_many() {
     rig.curve_engine_series(&half);
     rig.other_teachers(&half);
     rig.every_move_teacher();
+    rig.changed_rows_refused();
 }
 
 /// Issue 59's smaller defects, each said in words instead of a panic, a silent stand-in or a

@@ -3,8 +3,8 @@
 //! made ready as the app makes it: the neuron table's columns, the incoming connections as CSR
 //! arrays, the 12 steps of rates for a researcher's positions as a float32 numpy array
 //! `[batch, steps, neurons]` from the same engines, bit for bit, with the GIL released), `Fly` (a
-//! readout fly: policy, value and its inputs) and `Player` (any name the command line takes, via
-//! `players::named`), and the edge every call crosses: Rust errors become Python exceptions that
+//! readout fly: policy, value and its inputs) and `Player` (any name the command line takes,
+//! seated by `players::seat`), and the edge every call crosses: Rust errors become Python exceptions that
 //! name their input (`ValueError`, `KeyError`, `FileNotFoundError`), and a panic is caught there
 //! (`guard`) and raised as `RuntimeError`, never unwinding into the interpreter.
 //!
@@ -488,22 +488,22 @@ impl Fly {
 type GamePlayer<'a> = std::sync::Mutex<Option<(u64, flychess_arena::players::Player<'a>)>>;
 
 self_cell::self_cell!(
-    /// A player's kit (its brain and flies) and the player of the game under way, which borrows it.
+    /// A player as every front door seats it (`players::seat`: its entrant and kit) and the player
+    /// of the game under way, which borrows it.
     struct Seat {
-        owner: flychess_arena::players::Kit,
+        owner: flychess_arena::players::Seated,
         #[not_covariant]
         dependent: GamePlayer,
     }
 );
 
-/// Any player the command line names (`flychess_arena::players::named`): random, greedy,
-/// stockfish, stockfish:P, a fly, FLY+imagination, a dopamine fly, charles[:RUN], a fly or Charles
-/// with an aid (+judge, +search, +searchN, +sfD). One game's player is kept between `choose`
+/// Any player the command line names, seated as every front door seats it
+/// (`flychess_arena::players::seat`): random, greedy, stockfish, stockfish:P, a fly,
+/// FLY+imagination, a dopamine fly, charles[:RUN], a fly or Charles with an aid (+judge, +search, +searchN, +sfD). One game's player is kept between `choose`
 /// calls (one Stockfish process, a habituating fly's memory) until `new_game`.
 #[pyclass(module = "flychess._native")]
 struct Player {
     name: String,
-    entrant: flychess_arena::players::Entrant,
     seat: Seat,
     stockfish: Option<PathBuf>,
 }
@@ -517,7 +517,7 @@ impl Player {
     #[pyo3(signature = (name, brain = None, data = None))]
     fn new(py: Python<'_>, name: &str, brain: Option<Py<Brain>>, data: Option<PathBuf>) -> PyResult<Player> {
         guard(|| {
-            use flychess_arena::players::{Kit, Lookup, kit_parts, named};
+            use flychess_arena::players::{Lookup, Venue, seat};
             let folder = folder_of(&brain, data)?;
             let brain = match brain {
                 Some(b) => Some(b),
@@ -528,39 +528,31 @@ impl Player {
             };
             let ready = brain.as_ref().map(|b| b.get());
             py.detach(|| {
-                let lookup = Lookup {
-                    data: &folder,
-                    networks: &flychess_charles::player::Runs,
-                    checksum: ready.map(|b| b.loaded.checksum.as_str()),
-                    brain: ready.map(|b| (&*b.brain, &b.loaded.connectome.groups.descending[..])),
-                    progress: &|_, _, _| {},
+                let mushroom_body = |constants| {
+                    let b = ready.ok_or_else(|| flychess_arena::Error::NeedsBrain(name.to_string()))?;
+                    let (connectome, checksum) = (&b.loaded.connectome, &b.loaded.checksum);
+                    let path = b.spec.brain_path(&b.data);
+                    Ok(Arc::new(flychess_arena::bio::prepare(connectome, checksum, &b.brain, &path, constants, &|_| {})?))
                 };
-                let (entrant, found) = named(name, &lookup).map_err(|e| {
+                let lookup = Lookup {
+                    checksum: ready.map(|b| b.loaded.checksum.as_str()),
+                    venue: ready.map(|b| Venue {
+                        brain: &b.brain,
+                        descending: &b.loaded.connectome.groups.descending,
+                        mushroom_body: &mushroom_body,
+                    }),
+                    ..Lookup::in_folder(&folder, &flychess_charles::player::Runs)
+                };
+                let seated = seat(name, &lookup, None).map_err(|e| {
                     let text = e.to_string();
                     if text.starts_with("no player named") { PyKeyError::new_err(text) } else { PyValueError::new_err(text) }
                 })?;
-                let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
-                let mut kit = match ready {
-                    Some(b) => Kit::new(b.brain.clone(), b.loaded.connectome.groups.descending.clone()),
-                    None => Kit::default(),
-                }
-                .with_flies(&flies)
-                .with_charles(&charles);
-                if let (Some(first), Some(b)) = (dopamine.first(), ready) {
-                    let bio = flychess_arena::bio::prepare(
-                        &b.loaded.connectome,
-                        &b.loaded.checksum,
-                        &b.brain,
-                        &b.spec.brain_path(&b.data),
-                        first.meta.constants,
-                        &|_| {},
-                    )
-                    .map_err(raised)?;
-                    kit = kit.with_dopamine(Arc::new(bio), &dopamine).map_err(raised)?;
-                }
-                let stockfish =
-                    if entrant.needs_stockfish() { Some(flychess_fly::stockfish::find_stockfish(None).map_err(raised)?) } else { None };
-                Ok(Player { name: entrant.name(), entrant, seat: Seat::new(kit, |_| std::sync::Mutex::new(None)), stockfish })
+                let stockfish = if seated.entrant.needs_stockfish() {
+                    Some(flychess_fly::stockfish::find_stockfish(None).map_err(raised)?)
+                } else {
+                    None
+                };
+                Ok(Player { name: seated.entrant.name(), seat: Seat::new(seated, |_| std::sync::Mutex::new(None)), stockfish })
             })
         })
     }
@@ -574,7 +566,7 @@ impl Player {
     /// The id its games are kept under (a fly's content hash, never its name).
     #[getter]
     fn id(&self) -> String {
-        self.entrant.id()
+        self.seat.borrow_owner().entrant.id()
     }
 
     fn __repr__(&self) -> String {
@@ -608,14 +600,14 @@ impl Player {
             if pos.legal_moves().is_empty() {
                 return Err(PyValueError::new_err(format!("the game is over (no legal move) after the moves from {:?}", quoted(fen, 80))));
             }
-            let (entrant, stockfish) = (&self.entrant, &self.stockfish);
+            let stockfish = &self.stockfish;
             let nodes = flychess_arena::ladder::LadderOptions::default().stockfish_nodes;
             let mv = py
                 .detach(|| {
-                    self.seat.with_dependent(|kit, game| -> flychess_arena::Result<shakmaty::Move> {
+                    self.seat.with_dependent(|seated, game| -> flychess_arena::Result<shakmaty::Move> {
                         let mut game = game.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                         if game.as_ref().is_none_or(|(s, _)| *s != seed) {
-                            *game = Some((seed, flychess_arena::players::Player::new(entrant, Some(kit), nodes, seed, stockfish)?));
+                            *game = Some((seed, seated.player(nodes, seed, stockfish)?));
                         }
                         let (_, player) = game.as_mut().expect("seated above");
                         player.choose(&pos, &keys[..keys.len() - 1])

@@ -1,4 +1,4 @@
-//! The opponent of `--watch`: any player the other front doors name (`players::named`: the
+//! The opponent of `--watch`: any player the other front doors seat (`players::seat`: the
 //! random or greedy mover, Stockfish at its lowest UCI_Elo with an optional share of random
 //! moves, another fly of the same brain with or without imagination or an aid, a dopamine fly on
 //! its model of the brain, Charles) on a worker thread of its own, so a slow engine never holds up a frame. The window asks for a
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use shakmaty::{Chess, Move};
 
-use flychess_arena::players::{Entrant, Kit, Lookup, Player, kit_parts, named};
+use flychess_arena::players::{Lookup, Seated};
 use flychess_fly::stockfish::find_stockfish;
 
 struct Ask {
@@ -30,29 +30,18 @@ pub struct Opponent {
 
 impl Opponent {
     /// Starts the worker for `name` on the loaded brain; `wake` is called after each answer. The
-    /// name is resolved as every front door resolves it (`flychess_arena::players::named`): a name
-    /// that is no player is refused here, at once; what takes time (a fly's judge weight chosen
-    /// on VAL, a dopamine fly's model of the brain) is made on the worker, and if it fails every
-    /// move asked is answered with why.
+    /// name is seated as every front door seats it (`flychess_arena::players::seat`): a name that
+    /// is no player is refused here, at once (`players::check`); what takes time (a fly's judge
+    /// weight chosen on VAL, a dopamine fly's model of the brain) is made on the worker, and if it
+    /// fails every move asked is answered with why.
     pub fn start(
         name: &str,
         data: &Path,
         ready: Arc<crate::lab::ReadyBrain>,
         wake: impl Fn() + Send + 'static,
     ) -> Result<Opponent, String> {
-        let unloaded = Lookup {
-            data,
-            networks: &flychess_charles::player::Runs,
-            checksum: Some(&ready.checksum),
-            brain: None,
-            progress: &|_, _, _| {},
-        };
-        if let Err(e) = named(name, &unloaded) {
-            let e = e.to_string();
-            if !e.contains("needs its brain") {
-                return Err(e);
-            }
-        }
+        let unloaded = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&ready.checksum, None);
+        flychess_arena::players::check(name, &unloaded).map_err(|e| e.to_string())?;
         let (data, name_owned) = (data.to_path_buf(), name.to_string());
         let (asks, jobs) = unbounded::<Ask>();
         let (done, answers) = unbounded();
@@ -71,12 +60,12 @@ impl Opponent {
                         wake();
                     }
                 };
-                let (entrant, kit, stockfish) = match seat(&name_owned, &data, &ready) {
+                let (seated, stockfish) = match seat(&name_owned, &data, &ready) {
                     Ok(s) => s,
                     Err(e) => return answer_all(e),
                 };
                 let nodes = flychess_arena::ladder::LadderOptions::default().stockfish_nodes;
-                let mut player = match Player::new(&entrant, Some(&kit), nodes, 1, &stockfish) {
+                let mut player = match seated.player(nodes, 1, &stockfish) {
                     Ok(p) => p,
                     Err(e) => return answer_all(e.to_string()),
                 };
@@ -97,26 +86,16 @@ impl Opponent {
     }
 }
 
-/// The opponent `name` seated on the loaded brain: its entrant, its kit (a dopamine fly's model
-/// made here) and Stockfish's path when it needs one.
-fn seat(name: &str, data: &Path, ready: &crate::lab::ReadyBrain) -> Result<(Entrant, Kit, Option<std::path::PathBuf>), String> {
-    let descending = ready.connectome.groups.descending.clone();
-    let at = Lookup {
-        data,
-        networks: &flychess_charles::player::Runs,
-        checksum: Some(&ready.checksum),
-        brain: Some((&ready.brain, &descending)),
-        progress: &|_, _, _| {},
+/// The opponent `name` seated on the loaded brain (a dopamine fly's mushroom body made here) and
+/// Stockfish's path when it needs one.
+fn seat(name: &str, data: &Path, ready: &crate::lab::ReadyBrain) -> Result<(Seated, Option<std::path::PathBuf>), String> {
+    let mushroom_body = |constants| {
+        ready
+            .dopamine_model(data, constants, &|_| {})
+            .map_err(|e| flychess_arena::Error::Invalid(format!("its mushroom body could not be prepared: {e}")))
     };
-    let (entrant, found) = named(name, &at).map_err(|e| e.to_string())?;
-    let (flies, dopamine, charles) = kit_parts([(found, &entrant)]);
-    let mut kit = Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
-    if let Some(first) = dopamine.first() {
-        let bio = ready
-            .dopamine_model(data, first.meta.constants, &|_| {})
-            .map_err(|e| format!("its mushroom body could not be prepared: {e}"))?;
-        kit = kit.with_dopamine(bio, &dopamine).map_err(|e| e.to_string())?;
-    }
-    let stockfish = if entrant.needs_stockfish() { Some(find_stockfish(None).map_err(|e| e.to_string())?) } else { None };
-    Ok((entrant, kit, stockfish))
+    let at = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&ready.checksum, Some(ready.venue(&mushroom_body)));
+    let seated = flychess_arena::players::seat(name, &at, None).map_err(|e| e.to_string())?;
+    let stockfish = if seated.entrant.needs_stockfish() { Some(find_stockfish(None).map_err(|e| e.to_string())?) } else { None };
+    Ok((seated, stockfish))
 }

@@ -1,13 +1,21 @@
-//! Players for the terminal's front doors (the command line, the UCI engine): a name resolved by
-//! the one resolver, `flychess_arena::players::named`, with a progress bar while it takes time
-//! (`player_on_terminal`), and a brain's roster: its readout flies, its dopamine flies on their
-//! model of the brain, the finished Charles runs.
+//! Players for the terminal's front doors (the command line, the UCI engine): what a name's
+//! lookup says while it takes time (`on_terminal`, a progress bar) and the brain players are
+//! seated on (`Hall`: the `Venue` for `flychess_arena::players::seat`, a dopamine fly's mushroom
+//! body made on it); and a brain's roster: its readout flies, its dopamine flies on their model
+//! of the brain, the finished Charles runs.
 
 use std::path::Path;
+
+use std::sync::Arc;
 
 use anyhow::Result;
 
 use flychess_arena::bio::file::DopamineFly;
+use flychess_arena::bio::{BioBrain, Constants};
+use flychess_arena::players::Venue;
+use flychess_brain::brain::Brain;
+use flychess_brain::connectome::brain_file::Loaded;
+use flychess_brain::store::BrainSpec;
 use flychess_fly::fly::{self, Fly};
 
 /// The flies of the brain `loaded` (the user's first: a shipped fly of the same name is shadowed).
@@ -26,53 +34,21 @@ pub fn flies_of_brain(data: &Path, checksum: &str) -> Vec<Fly> {
     out
 }
 
-/// The dopamine flies of the brain that think on one model (the first's constants; others are
-/// said and left out), and that model.
-pub fn dopamine_of_brain(
-    spec: &flychess_brain::store::BrainSpec,
-    data: &Path,
-    loaded: &flychess_brain::connectome::brain_file::Loaded,
-    brain: &flychess_brain::brain::Brain,
-    wanted: Option<Vec<DopamineFly>>,
-) -> Result<(Vec<DopamineFly>, Option<std::sync::Arc<flychess_arena::bio::BioBrain>>)> {
-    let all = match wanted {
-        Some(w) => w,
-        None => flychess_arena::bio::file::dopamine_flies(&loaded.checksum, data).into_iter().map(|(_, f)| f).collect(),
-    };
-    let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
-    let constants = first.meta.constants;
-    let bio = flychess_arena::bio::prepare(&loaded.connectome, &loaded.checksum, brain, &spec.brain_path(data), constants, &|_| {})?;
-    let mut kept = Vec::new();
-    for f in all {
-        match f.check(&bio) {
-            Ok(()) => kept.push(f),
-            Err(e) => eprintln!("leaving out dopamine fly {}: {e}", f.meta.name),
-        }
-    }
-    Ok((kept, Some(std::sync::Arc::new(bio))))
-}
-
 /// Every finished Charles run that loads (those that do not are said and left out).
-pub fn charles_runs(data: &Path) -> Vec<std::sync::Arc<dyn flychess_arena::network::Network>> {
+pub fn charles_runs(data: &Path) -> Vec<Arc<dyn flychess_arena::network::Network>> {
     let mut out = Vec::new();
     for name in flychess_charles::player::list(data) {
         match flychess_charles::player::Trained::load(&name, data) {
-            Ok(c) => out.push(std::sync::Arc::new(c) as std::sync::Arc<dyn flychess_arena::network::Network>),
+            Ok(c) => out.push(Arc::new(c) as Arc<dyn flychess_arena::network::Network>),
             Err(e) => eprintln!("leaving out Charles {name}: {e}"),
         }
     }
     out
 }
 
-/// `flychess_arena::players::named` on the terminal: the same names and errors, with a progress
-/// bar while a fly's judge weight is chosen on VAL positions the first time. `ready` is the
-/// brain the flies must belong to, when it is loaded.
-pub fn player_on_terminal(
-    name: &str,
-    data: &Path,
-    checksum: Option<&str>,
-    ready: Option<(&flychess_brain::brain::Brain, &[u32])>,
-) -> Result<(flychess_arena::players::Entrant, flychess_arena::players::Named)> {
+/// A name's lookup on the terminal: `work` is given what to say while it takes time (a fly's judge
+/// weight chosen on VAL positions the first time, as a progress bar on stderr, cleared after).
+pub fn on_terminal<T>(work: impl FnOnce(&dyn Fn(&str, usize, usize)) -> T) -> T {
     let bar = indicatif::ProgressBar::hidden();
     bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len}").expect("valid template").progress_chars("=> "));
     let progress = |what: &str, done: usize, total: usize| {
@@ -85,9 +61,51 @@ pub fn player_on_terminal(
             bar.set_position(done as u64);
         }
     };
-    let at =
-        flychess_arena::players::Lookup { data, networks: &flychess_charles::player::Runs, checksum, brain: ready, progress: &progress };
-    let found = flychess_arena::players::named(name, &at);
+    let done = work(&progress);
     bar.finish_and_clear();
-    Ok(found?)
+    done
+}
+
+/// A mushroom body made for a dopamine fly's constants (a `Venue`'s).
+type MushroomBody = dyn Fn(Constants) -> flychess_arena::Result<Arc<BioBrain>> + Send + Sync;
+
+/// A brain loaded on the terminal as players are seated on it (`venue`): the brain file, its rate
+/// model, and the mushroom body a dopamine fly is seated with, made on it when asked.
+pub struct Hall {
+    pub loaded: Arc<Loaded>,
+    pub brain: Arc<Brain>,
+    mushroom_body: Box<MushroomBody>,
+}
+
+impl Hall {
+    /// The brain `loaded` of `spec` in `data`, with its rate model `brain`.
+    pub fn new(spec: &BrainSpec, data: &Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Hall {
+        let (path, l, b) = (spec.brain_path(data), loaded.clone(), brain.clone());
+        let mushroom_body = Box::new(move |constants| {
+            Ok(Arc::new(flychess_arena::bio::prepare(&l.connectome, &l.checksum, &b, &path, constants, &|_| {})?))
+        });
+        Hall { loaded, brain, mushroom_body }
+    }
+
+    /// The brain as `flychess_arena::players::seat` seats players on it.
+    pub fn venue(&self) -> Venue<'_> {
+        Venue { brain: &self.brain, descending: &self.loaded.connectome.groups.descending, mushroom_body: &*self.mushroom_body }
+    }
+
+    /// The dopamine flies of the brain that think on one mushroom body (the first's constants;
+    /// others are said and left out), and that model.
+    pub fn dopamine(&self, data: &Path) -> Result<(Vec<DopamineFly>, Option<Arc<BioBrain>>)> {
+        let all: Vec<DopamineFly> =
+            flychess_arena::bio::file::dopamine_flies(&self.loaded.checksum, data).into_iter().map(|(_, f)| f).collect();
+        let Some(first) = all.first() else { return Ok((Vec::new(), None)) };
+        let bio = (self.mushroom_body)(first.meta.constants)?;
+        let mut kept = Vec::new();
+        for f in all {
+            match f.check(&bio) {
+                Ok(()) => kept.push(f),
+                Err(e) => eprintln!("leaving out dopamine fly {}: {e}", f.meta.name),
+            }
+        }
+        Ok((kept, Some(bio)))
+    }
 }

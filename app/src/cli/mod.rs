@@ -252,12 +252,11 @@ fn open_window(window: WindowArgs, data: PathBuf) -> anyhow::Result<()> {
     let moves = window.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
     let quiet = window.screenshot.is_some();
     let watch = window.watch.map(|opponent| flychess::lab::Watch { opponent, plies: window.plies });
-    // A name that is no player is said before the window opens (the same resolver the
-    // window's opponent uses; what needs the brain is made once it is loaded).
+    // A name that is no player is said before the window opens (`players::check`, as the
+    // window's opponent checks it; what needs the brain is made once it is loaded).
     if let Some(w) = &watch
         && let Err(e) =
-            flychess_arena::players::named(&w.opponent, &flychess_arena::players::Lookup::in_folder(&data, &flychess_charles::player::Runs))
-        && !e.to_string().contains("needs its brain")
+            flychess_arena::players::check(&w.opponent, &flychess_arena::players::Lookup::in_folder(&data, &flychess_charles::player::Runs))
     {
         return Err(anyhow::anyhow!("--watch {}: {e}", w.opponent));
     }

@@ -105,7 +105,7 @@ pub fn serve_loaded(
 ) -> Result<()> {
     let mut session = Session::new(start);
     if let Some(b) = brain {
-        session.ready = Some(Ready::of(&session.start.data, b.loaded, b.brain));
+        session.ready = Some(Ready::of(&session.start.spec, &session.start.data, b.loaded, b.brain));
         session.simulator = b.cpu_engine.map(|sim| (EngineChoice::Cpu, sim));
     }
     // A player named at start-up that cannot play is an error before anything is read (the
@@ -350,7 +350,7 @@ impl Session {
             )?;
             // What the window's New game offers: the brain's flies and dopamine flies, each trained
             // fly with Philidor's aids, every finished Charles run.
-            self.ready = Some(Ready::of(&self.start.data, Arc::new(loaded), Arc::new(brain)));
+            self.ready = Some(Ready::of(&self.start.spec, &self.start.data, Arc::new(loaded), Arc::new(brain)));
         }
         Ok(self.ready.as_ref().expect("made above"))
     }

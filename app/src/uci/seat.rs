@@ -1,6 +1,6 @@
 //! The player a UCI session fields: the brain loaded once with the players it offers (`Ready`),
-//! the player in force made ready for its name (`Seat`: its entrant, kit, and a fly with
-//! imagination's plain self), its engine and thread pool, and its first think made at `isready`,
+//! the player in force seated for its name (`Seat`: the seated player, as every front door seats
+//! it, and a fly with imagination's plain self), its engine and thread pool, and its first think made at `isready`,
 //! which measures what a think costs here (`Costs`).
 
 use std::io::Write;
@@ -11,21 +11,22 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use shakmaty::{Chess, Position};
 
-use flychess_arena::players::{Entrant, Kit, Player};
+use crate::players::Hall;
+use flychess_arena::players::{Entrant, Lookup, Seated};
 use flychess_arena::search::{Aid, Budget, LEAF_BATCH};
 use flychess_brain::brain::Brain;
-use flychess_brain::brain::simulator::{self, EngineChoice, Simulator};
+use flychess_brain::brain::simulator::{EngineChoice, Simulator};
 use flychess_brain::chess::planes;
 use flychess_brain::connectome::brain_file::Loaded;
-use flychess_fly::readout::think_features;
+use flychess_brain::store::BrainSpec;
+use flychess_fly::readout::think_features_on;
 
 use super::clock::{Costs, WIDE};
 use super::{Session, engine_name, with_search};
 
-/// The brain once loaded, with the players it can field.
+/// The brain once loaded (as players are seated on it), with the players it can field.
 pub(super) struct Ready {
-    pub(super) loaded: Arc<Loaded>,
-    pub(super) brain: Arc<Brain>,
+    pub(super) hall: Hall,
     /// Every player the `Player` option offers, the default first.
     pub(super) players: Vec<String>,
 }
@@ -35,7 +36,7 @@ impl Ready {
     /// Charles run, each trained fly with `+judge` and `+search64`), and besides: each trained
     /// fly with `+imagination`, with `+habituation` and `+glances` where they are tuned, with
     /// `+sf4` where Stockfish is installed, and the ladder's `random`, `greedy` and `stockfish`.
-    pub(super) fn of(data: &std::path::Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Ready {
+    pub(super) fn of(spec: &BrainSpec, data: &std::path::Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Ready {
         let mut players = crate::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
         let stockfish = flychess_fly::stockfish::find_stockfish(None).is_ok();
         let trained: Vec<String> = players.iter().filter(|p| players.contains(&format!("{p}+search64"))).cloned().collect();
@@ -57,7 +58,7 @@ impl Ready {
         if stockfish {
             players.push("stockfish".into());
         }
-        Ready { loaded, brain, players }
+        Ready { hall: Hall::new(spec, data, loaded, brain), players }
     }
 }
 
@@ -65,17 +66,18 @@ impl Ready {
 pub(super) struct Seat {
     pub(super) name: String,
     pub(super) imagination: f32,
-    pub(super) entrant: Entrant,
-    pub(super) kit: Kit,
+    /// The player, seated as every front door seats it (on the CPU engine: each think puts the
+    /// session's engine in, `Seated::on`).
+    pub(super) seated: Seated,
     /// A fly with imagination: the same fly without it, what plays a move whose budget cannot
-    /// hold the look-ahead (the kit holds it too).
-    pub(super) plain: Option<Entrant>,
+    /// hold the look-ahead.
+    pub(super) plain: Option<Seated>,
 }
 
 impl Seat {
     /// Whether the player is Philidor's search (it stops at its budget).
     pub(super) fn searches(&self) -> bool {
-        matches!(self.entrant, Entrant::Aided { aid: Aid::Search { .. }, .. })
+        matches!(self.seated.entrant, Entrant::Aided { aid: Aid::Search { .. }, .. })
     }
 }
 
@@ -85,7 +87,7 @@ impl Session {
         if let Some(p) = &self.player {
             return Ok(p.clone());
         }
-        let checksum = self.ready()?.loaded.checksum.clone();
+        let checksum = self.ready()?.hall.loaded.checksum.clone();
         flychess_fly::fly::trained_for(&checksum, &self.start.data)
             .map(|(name, _)| name)
             .ok_or_else(|| anyhow!("this brain has no trained fly yet: train one with `flychess train` or name a player"))
@@ -104,44 +106,18 @@ impl Session {
             self.seat = None;
             let imagination = self.imagination;
             let data = self.start.data.clone();
-            let spec = self.start.spec.clone();
-            let ready = self.ready()?;
-            let descending = ready.loaded.connectome.groups.descending.clone();
-            let (entrant, named) =
-                crate::players::player_on_terminal(&name, &data, Some(&ready.loaded.checksum), Some((&ready.brain, &descending[..])))?;
+            let hall = &self.ready()?.hall;
             // The Imagination option: a readout fly playing its favourite looks one move ahead.
-            let entrant = match (&entrant, &named) {
-                (Entrant::Fly { imagination: None, sample: false, .. }, flychess_arena::players::Named::Fly(f)) if imagination > 0.0 => {
-                    Entrant::fly(f, Some(imagination))
-                }
-                _ => entrant,
+            let at = Lookup {
+                imagination: (imagination > 0.0).then_some(imagination),
+                ..Lookup::in_folder(&data, &flychess_charles::player::Runs).of_brain(&hall.loaded.checksum, Some(hall.venue()))
             };
-            let imagination_ignored = imagination > 0.0 && !matches!(entrant, Entrant::Fly { imagination: Some(_), .. });
+            let seated = crate::players::on_terminal(|progress| flychess_arena::players::seat(&name, &Lookup { progress, ..at }, None))?;
+            let imagination_ignored = imagination > 0.0 && !matches!(seated.entrant, Entrant::Fly { imagination: Some(_), .. });
             // A fly with imagination plays as the plain fly when a move's budget cannot hold
             // the look-ahead.
-            let plain = match (&entrant, &named) {
-                (Entrant::Fly { imagination: Some(_), sample: false, habituation, .. }, flychess_arena::players::Named::Fly(f)) => {
-                    Some(Entrant::fly_with(f, None, *habituation))
-                }
-                _ => None,
-            };
-            let (flies, dopamine, charles) = flychess_arena::players::kit_parts([(named, &entrant)]);
-            let flies: Vec<_> = flies
-                .into_iter()
-                .map(|(f, mut plays_as)| {
-                    plays_as.push(entrant.clone());
-                    plays_as.extend(plain.clone());
-                    (f, plays_as)
-                })
-                .collect();
-            let mut kit = Kit::new(ready.brain.clone(), descending).with_flies(&flies).with_charles(&charles);
-            if !dopamine.is_empty() {
-                let (kept, bio) = crate::players::dopamine_of_brain(&spec, &data, &ready.loaded, &ready.brain, Some(dopamine))?;
-                if let Some(bio) = bio {
-                    kit = kit.with_dopamine(bio, &kept)?;
-                }
-            }
-            self.seat = Some(Seat { name, imagination, entrant, kit, plain });
+            let plain = seated.without_imagination();
+            self.seat = Some(Seat { name, imagination, seated, plain });
             self.imagination_ignored = imagination_ignored;
         }
         Ok(self.seat.as_ref().expect("made above"))
@@ -163,9 +139,12 @@ impl Session {
     /// Makes the seated player's engine and thread pool ready (at `isready`, so the first `go`
     /// spends its budget thinking); returns whether the player thinks with the brain's engine.
     pub(super) fn prepare(&mut self) -> Result<bool> {
-        let uses_brain = self.seat.as_ref().is_some_and(|s| s.kit.fly(&s.entrant).is_some() || matches!(s.entrant, Entrant::Aided { .. }));
+        let uses_brain = self
+            .seat
+            .as_ref()
+            .is_some_and(|s| s.seated.kit.fly(&s.seated.entrant).is_some() || matches!(s.seated.entrant, Entrant::Aided { .. }));
         if uses_brain && self.simulator.as_ref().is_none_or(|(c, _)| *c != self.engine) {
-            let brain = self.ready()?.brain.clone();
+            let brain = self.ready()?.hall.brain.clone();
             let sim = match Simulator::choose(self.engine, &brain) {
                 Ok(sim) => sim,
                 Err(e) => {
@@ -195,18 +174,17 @@ impl Session {
             return Ok(());
         }
         let (Some(seat), Some(ready), Some(pool)) = (self.seat.as_ref(), self.ready.as_ref(), self.pool.as_ref()) else { return Ok(()) };
-        let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
-        let brain = ready.brain.clone();
+        let seated = seat.seated.on(self.simulator.as_ref().map(|(_, s)| s.clone()));
+        let brain = ready.hall.brain.clone();
         let costs = pool.1.install(|| -> Result<Option<Costs>> {
-            let _in_force = sim.map(|sim| simulator::install(&brain, sim));
-            let mut player = Player::new(&seat.entrant, Some(&seat.kit), 20_000, 0, &None)?;
-            if !seat.entrant.needs_stockfish() && seat.kit.brain().is_some() {
+            let mut player = seated.player(20_000, 0, &None)?;
+            if !seated.entrant.needs_stockfish() && seated.kit.brain().is_some() {
                 player.set_budget(Budget { stop: Some(Arc::new(AtomicBool::new(true))), ..Default::default() });
                 player.consider(&Chess::default(), &[])?;
             }
             // What a think of 1, a search's batch and a look-ahead's boards costs, on the engine
             // and threads this player thinks with: the budget of each move is weighed against it.
-            let Some(fly) = seat.kit.fly(&seat.entrant) else { return Ok(None) };
+            let Some(fly) = seated.kit.fly(&seated.entrant) else { return Ok(None) };
             let start = Chess::default();
             let boards: Vec<_> = std::iter::once(start.clone())
                 .chain(start.legal_moves().into_iter().map(|m| {
@@ -220,7 +198,7 @@ impl Session {
                 .collect();
             let time = |n: usize| {
                 let t = Instant::now();
-                think_features(&brain, &boards[..n], seat.kit.descending(), &fly.readout.read_steps);
+                think_features_on(seated.kit.engine(), &brain, &boards[..n], seated.kit.descending(), &fly.readout.read_steps);
                 t.elapsed().as_secs_f64() * 1000.0
             };
             // The think above paid for what a first think builds (a few hundred milliseconds):

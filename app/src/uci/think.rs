@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow};
 use shakmaty::{Chess, Move, Position};
 
-use flychess_arena::players::{Considered, Entrant, Player};
+use flychess_arena::players::{Considered, Entrant};
 use flychess_arena::search::{Budget, LEAF_BATCH};
-use flychess_brain::brain::simulator::{self, EngineChoice};
+use flychess_brain::brain::simulator::EngineChoice;
 use flychess_brain::chess::uci;
 
 use super::Session;
@@ -135,7 +135,7 @@ impl Session {
                     left.unwrap_or_default().as_millis()
                 ));
             }
-        } else if matches!(seat.entrant, Entrant::Fly { glances: None, .. }) {
+        } else if matches!(seat.seated.entrant, Entrant::Fly { glances: None, .. }) {
             plan.expected = Some(plain);
         }
         plan
@@ -146,21 +146,19 @@ impl Session {
     /// ends. What it took corrects `Costs`.
     fn think(&mut self, go: &Go, plan: &Plan, started: Instant, stop: Arc<AtomicBool>, out: &Out) -> Result<Thought> {
         let seat = self.seat.as_ref().expect("seated before the think");
-        let entrant = match (&seat.plain, plan.plain) {
+        let seated = match (&seat.plain, plan.plain) {
             (Some(plain), true) => plain,
-            _ => &seat.entrant,
-        };
+            _ => &seat.seated,
+        }
+        .on(self.simulator.as_ref().map(|(_, s)| s.clone()));
         let sliced = seat.searches() && plan.deadline.is_none();
         let stockfish = flychess_fly::stockfish::find_stockfish(None).ok();
-        let brain = self.ready.as_ref().expect("ready above").brain.clone();
-        let sim = self.simulator.as_ref().map(|(_, s)| s.clone());
         let (position, earlier, multipv, gos, show_wdl) =
             (&self.position, &self.keys[..self.keys.len() - 1], self.multipv, self.gos, self.show_wdl);
         let pool = &self.pool.as_ref().expect("made above").1;
         let (costs, deadline, simulations) = (self.costs, plan.deadline, plan.simulations);
         let (thought, took) = pool.install(|| -> Result<(Thought, Duration)> {
-            let _in_force = sim.map(|sim| simulator::install(&brain, sim));
-            let mut player = Player::new(entrant, Some(&seat.kit), 20_000, gos, &stockfish)?;
+            let mut player = seated.player(20_000, gos, &stockfish)?;
             let searches = player.searches();
             // Boards thought by the slices so far, and the last slice's answer.
             let (mut thought, mut last) = (0, None);

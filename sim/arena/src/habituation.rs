@@ -273,6 +273,7 @@ pub fn tune_in_games(
                 brain,
                 readout,
                 descending,
+                engine: None,
                 imagination: None,
                 habituation: Some((cells[c], Memory::default())),
                 glances: None,

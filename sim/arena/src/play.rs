@@ -11,9 +11,10 @@ use shakmaty::{Chess, Color, Move, Position};
 use crate::error::Result;
 use crate::players::Player;
 use flychess_brain::brain::Brain;
+use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::chess::piece_value as value;
 use flychess_brain::chess::planes;
-use flychess_fly::readout::{Readout, policy, position_key, think_features};
+use flychess_fly::readout::{Readout, policy, position_key, think_features_on};
 
 pub use flychess_fly::stats::Dice;
 
@@ -37,13 +38,14 @@ pub fn look_ahead(
     brain: &Brain,
     readout: &Readout,
     descending: &[u32],
+    engine: Option<&Simulator>,
     pos: &Chess,
     p: &flychess_fly::readout::Policy,
     earlier: &[u64],
 ) -> LookAhead {
     let afters = boards_after(pos, &p.moves);
     look_ahead_with(&afters, p, earlier, || {
-        think_features(brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps)
+        think_features_on(engine, brain, &afters.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps)
     })
     .with_values(readout)
 }
@@ -55,6 +57,7 @@ pub fn think_and_look_ahead(
     brain: &Brain,
     readout: &Readout,
     descending: &[u32],
+    engine: Option<&Simulator>,
     pos: &Chess,
     earlier: &[u64],
 ) -> (flychess_fly::readout::Policy, LookAhead) {
@@ -62,7 +65,7 @@ pub fn think_and_look_ahead(
     let afters = boards_after(pos, &moves);
     let mate = afters.iter().any(|a| a.is_checkmate());
     let boards: Vec<_> = std::iter::once(pos).chain(if mate { &afters[..0] } else { &afters[..] }).map(planes).collect();
-    let mut features = think_features(brain, &boards, descending, &readout.read_steps);
+    let mut features = think_features_on(engine, brain, &boards, descending, &readout.read_steps);
     let p = policy(pos, &readout.heads(&features[0]));
     debug_assert!(p.moves == moves, "the policy lists the legal moves in generation order");
     let after_features = features.split_off(1);
@@ -258,12 +261,16 @@ mod tests {
         (brain, r)
     }
 
+    /// The tiny brain's fly, on the CPU engine, with imagination at `imagination`.
+    fn fly<'a>(brain: &'a Brain, r: &'a Readout, imagination: Option<f32>) -> Player<'a> {
+        Player::Fly { brain, readout: r, descending: &[0, 1, 2, 3], engine: None, imagination, habituation: None, glances: None }
+    }
+
     #[test]
     fn imagination_plays_mate_in_one() {
         let (brain, r) = tiny();
         let pos = position_from_fen("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1").unwrap();
-        let mut fly =
-            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None, glances: None };
+        let mut fly = fly(&brain, &r, Some(1.0));
         let m = fly.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(m);
@@ -277,14 +284,12 @@ mod tests {
         let pos = position_from_fen("k7/8/8/1K6/8/8/8/2Q5 w - - 0 1").unwrap();
         r.bias[usize::from(shakmaty::Square::C1)] = 8.0;
         r.bias[flychess_fly::readout::FROM + usize::from(shakmaty::Square::C7)] = 8.0;
-        let mut plain =
-            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: None, habituation: None, glances: None };
+        let mut plain = fly(&brain, &r, None);
         let favourite = plain.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(favourite);
         assert!(after.is_stalemate(), "the plain fly walks into stalemate");
-        let mut imagining =
-            Player::Fly { brain: &brain, readout: &r, descending: &[0, 1, 2, 3], imagination: Some(1.0), habituation: None, glances: None };
+        let mut imagining = fly(&brain, &r, Some(1.0));
         let m = imagining.choose(&pos, &[]).unwrap();
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -11,8 +11,10 @@
 //! here in each of the two enums and one arm in `Player::new`.
 
 mod naming;
+mod seat;
 
-pub use naming::{KitParts, Lookup, NAME_GRAMMAR, Named, kit_parts, named, needs_brain};
+pub use naming::{Lookup, NAME_GRAMMAR, Named, named, needs_brain};
+pub use seat::{Seating, Venue, check, seat};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,9 +31,10 @@ use crate::network::Network;
 use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
 use crate::search::{Aid, Budget, Evaluator, Searcher};
 use flychess_brain::brain::Brain;
+use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::chess::planes;
 use flychess_fly::fly::Fly;
-use flychess_fly::readout::{Policy, Readout, choose, policy, think_features};
+use flychess_fly::readout::{Policy, Readout, choose, policy, think_features_on};
 use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Who plays: every kind of player, by what it is. Its `name` is what people read, its `id` what
@@ -275,17 +278,31 @@ pub struct Kit {
     bio: Option<Arc<BioBrain>>,
     dopamine: BTreeMap<String, Arc<DopamineFly>>,
     charles: BTreeMap<String, Arc<dyn Network>>,
+    /// The engine its readout flies think on (None: the CPU engine).
+    engine: Option<Arc<Simulator>>,
 }
 
 impl Kit {
-    /// A kit on `brain` read out at its `descending` neurons, with no player in it yet.
-    pub fn new(brain: Arc<Brain>, descending: Vec<u32>) -> Kit {
+    /// A kit on `brain` read out at its `descending` neurons, with no player in it yet (made by
+    /// `Seating`, the one way a door gets a kit).
+    pub(crate) fn new(brain: Arc<Brain>, descending: Vec<u32>) -> Kit {
         Kit { brain: Some(brain), descending: Arc::new(descending), ..Kit::default() }
+    }
+
+    /// The kit with its readout flies thinking on `engine` (None: the CPU engine).
+    pub(crate) fn on(mut self, engine: Option<Arc<Simulator>>) -> Kit {
+        self.engine = engine;
+        self
+    }
+
+    /// The engine its readout flies think on (None: the CPU engine).
+    pub fn engine(&self) -> Option<&Simulator> {
+        self.engine.as_deref()
     }
 
     /// The kit with these flies, each under the ids of the entrants in its list that play with it
     /// (a fly, or a fly with an aid).
-    pub fn with_flies(mut self, flies: &[(Fly, Vec<Entrant>)]) -> Kit {
+    pub(crate) fn with_flies(mut self, flies: &[(Fly, Vec<Entrant>)]) -> Kit {
         for (fly, entrants) in flies {
             let fly = Arc::new(fly.clone());
             for e in entrants {
@@ -302,7 +319,7 @@ impl Kit {
     }
 
     /// The kit with these Charles runs too.
-    pub fn with_charles(mut self, charles: &[Arc<dyn Network>]) -> Kit {
+    pub(crate) fn with_charles(mut self, charles: &[Arc<dyn Network>]) -> Kit {
         for c in charles {
             self.charles.insert(c.id().to_string(), c.clone());
         }
@@ -310,7 +327,7 @@ impl Kit {
     }
 
     /// The kit with dopamine flies too, each checked against `bio`, the model they think on.
-    pub fn with_dopamine(mut self, bio: Arc<BioBrain>, flies: &[DopamineFly]) -> Result<Kit> {
+    pub(crate) fn with_dopamine(mut self, bio: Arc<BioBrain>, flies: &[DopamineFly]) -> Result<Kit> {
         for f in flies {
             f.check(&bio)?;
             self.dopamine.insert(f.player_id(), Arc::new(f.clone()));
@@ -355,7 +372,7 @@ impl Kit {
     }
 
     fn brain_for(&self, e: &Entrant) -> Result<(&Brain, &[u32])> {
-        self.brain.as_deref().map(|b| (b, &self.descending[..])).ok_or_else(|| Error::Invalid(format!("{} needs its brain", e.name())))
+        self.brain.as_deref().map(|b| (b, &self.descending[..])).ok_or_else(|| Error::NeedsBrain(e.name()))
     }
 
     fn readout_of(&self, name: &str, id: &str) -> Result<&Readout> {
@@ -416,6 +433,8 @@ pub enum Player<'a> {
         brain: &'a Brain,
         readout: &'a Readout,
         descending: &'a [u32],
+        /// The engine it thinks on (None: the CPU engine).
+        engine: Option<&'a Simulator>,
         imagination: Option<f32>,
         /// Habituation's parameters and the fly's memory of this game's boards, when switched on.
         habituation: Option<(Habituation, Memory)>,
@@ -428,6 +447,7 @@ pub enum Player<'a> {
         brain: &'a Brain,
         readout: &'a Readout,
         descending: &'a [u32],
+        engine: Option<&'a Simulator>,
         dice: Dice,
     },
     Stockfish {
@@ -512,8 +532,8 @@ impl Player<'_> {
         Ok(match self {
             Player::Random(d) => rung(moves[d.below(moves.len())]),
             Player::Greedy(d) => rung(greedy(pos, &moves, d)),
-            Player::Fly { brain, readout, descending, imagination: Some(w), habituation, .. } => {
-                let (p, mut seen) = think_and_look_ahead(brain, readout, descending, pos, earlier);
+            Player::Fly { brain, readout, descending, engine, imagination: Some(w), habituation, .. } => {
+                let (p, mut seen) = think_and_look_ahead(brain, readout, descending, *engine, pos, earlier);
                 if let Some((h, memory)) = habituation {
                     memory.at_ply(earlier.len());
                     memory.habituate(*h, pos, &p.moves, &mut seen.probability, earlier.len());
@@ -526,8 +546,8 @@ impl Player<'_> {
                 let thinks = 1 + if seen.mate.is_some() { 0 } else { moves.len() };
                 of(p, i, Some(value), thinks)
             }
-            Player::Fly { brain, readout, descending, imagination: None, glances: Some(g), .. } => {
-                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+            Player::Fly { brain, readout, descending, engine, imagination: None, glances: Some(g), .. } => {
+                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let look =
                     crate::glances::second_looks(brain, readout, descending, std::slice::from_ref(pos), std::slice::from_ref(&p), *g)
@@ -536,8 +556,8 @@ impl Player<'_> {
                 let value = look.second.value;
                 of(look.second, i, Some(value), 2)
             }
-            Player::Fly { brain, readout, descending, imagination: None, habituation, .. } => {
-                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+            Player::Fly { brain, readout, descending, engine, imagination: None, habituation, .. } => {
+                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let i = match habituation {
                     Some((h, memory)) => {
@@ -553,8 +573,8 @@ impl Player<'_> {
                 let value = p.value;
                 of(p, i, Some(value), 1)
             }
-            Player::SamplingFly { brain, readout, descending, dice } => {
-                let features = think_features(brain, &[planes(pos)], descending, &readout.read_steps);
+            Player::SamplingFly { brain, readout, descending, engine, dice } => {
+                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
                 let p = policy(pos, &readout.heads(&features[0]));
                 let (i, value) = (dice.sample(&p.probability), p.value);
                 of(p, i, Some(value), 1)
@@ -622,8 +642,9 @@ impl Player<'_> {
         };
         let open: Vec<Chess> = afters.iter().filter(|a| settled(a).is_none()).cloned().collect();
         let values: Vec<f32> = match self {
-            Player::Fly { brain, readout, descending, .. } | Player::SamplingFly { brain, readout, descending, .. } => {
-                let features = think_features(brain, &open.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
+            Player::Fly { brain, readout, descending, engine, .. } | Player::SamplingFly { brain, readout, descending, engine, .. } => {
+                let features =
+                    think_features_on(*engine, brain, &open.iter().map(planes).collect::<Vec<_>>(), descending, &readout.read_steps);
                 features.iter().map(|f| readout.heads(f).value).collect()
             }
             Player::Aided { searcher, .. } => searcher.evaluate(&open)?.into_iter().map(|e| e.value).collect(),
@@ -659,7 +680,7 @@ impl<'a> Player<'a> {
             let path = stockfish.clone().ok_or_else(|| Error::Invalid(flychess_fly::stockfish::INSTALL_HINT.into()))?;
             Ok(Supervised::new(path, ladder_engine(elo, Vec::new())))
         };
-        let kit_for = |e: &Entrant| kit.ok_or_else(|| Error::Invalid(format!("{} needs its brain", e.name())));
+        let kit_for = |e: &Entrant| kit.ok_or_else(|| Error::NeedsBrain(e.name()));
         Ok(match e {
             Entrant::Random => Player::Random(Dice::new(dice)),
             Entrant::Greedy => Player::Greedy(Dice::new(dice)),
@@ -673,13 +694,15 @@ impl<'a> Player<'a> {
                 let kit = kit_for(e)?;
                 let (brain, descending) = kit.brain_for(e)?;
                 let readout = kit.readout_of(name, id)?;
+                let engine = kit.engine();
                 if *sample {
-                    Player::SamplingFly { brain, readout, descending, dice: Dice::new(dice) }
+                    Player::SamplingFly { brain, readout, descending, engine, dice: Dice::new(dice) }
                 } else {
                     Player::Fly {
                         brain,
                         readout,
                         descending,
+                        engine,
                         imagination: *imagination,
                         habituation: habituation.map(|h| (h, Memory::default())),
                         glances: *glances,
@@ -709,7 +732,8 @@ impl<'a> Player<'a> {
                         ..Evaluator::fly(brain, kit.readout_of(fly, fly_id)?, descending)
                     },
                     _ => return Err(Error::Invalid(format!("{} cannot take an aid", base.name()))),
-                };
+                }
+                .on(kit.engine());
                 let engine = match aid {
                     Aid::Select { .. } => Some(engine(None)?),
                     _ => None,

@@ -27,8 +27,9 @@ use shakmaty::{Chess, EnPassantMode, Move, Position};
 use crate::error::{Error, Result};
 use crate::play::LookAhead;
 use flychess_brain::brain::Brain;
+use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::chess::planes;
-use flychess_fly::readout::{Readout, policy, position_key, think_features};
+use flychess_fly::readout::{Readout, policy, position_key, think_features_on};
 use flychess_fly::stockfish::{Limit, Supervised};
 
 /// How many of the policy's moves an aid considers.
@@ -132,18 +133,30 @@ pub struct Evaluator<'a> {
     pub descending: &'a [u32],
     /// Charles's policy as the prior instead of the fly's.
     pub prior: Option<&'a dyn crate::network::Network>,
+    /// The engine the fly thinks on (None: the CPU engine).
+    pub engine: Option<&'a Simulator>,
 }
 
 impl<'a> Evaluator<'a> {
     /// A fly alone: policy and value from one think.
     pub fn fly(brain: &'a Brain, readout: &'a Readout, descending: &'a [u32]) -> Evaluator<'a> {
-        Evaluator { brain, readout, descending, prior: None }
+        Evaluator { brain, readout, descending, prior: None, engine: None }
+    }
+
+    /// The same, thinking on `engine` (None: the CPU engine).
+    pub fn on(self, engine: Option<&'a Simulator>) -> Evaluator<'a> {
+        Evaluator { engine, ..self }
     }
 
     /// Every board's evaluation, the boards thought as one batch.
     pub fn evaluate(&self, boards: &[Chess]) -> Result<Vec<Evaluation>> {
-        let features =
-            think_features(self.brain, &boards.iter().map(planes).collect::<Vec<_>>(), self.descending, &self.readout.read_steps);
+        let features = think_features_on(
+            self.engine,
+            self.brain,
+            &boards.iter().map(planes).collect::<Vec<_>>(),
+            self.descending,
+            &self.readout.read_steps,
+        );
         boards
             .iter()
             .zip(features)

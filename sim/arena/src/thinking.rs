@@ -21,9 +21,10 @@ use crate::play::look_ahead;
 use crate::players::{Entrant, Seated};
 use flychess_brain::brain::engine::Fallback;
 use flychess_brain::brain::gpu::GpuEngine;
+use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::brain::{Brain, Rates, cpu};
 use flychess_brain::chess::planes;
-use flychess_fly::readout::{Policy, Readout, choose, descending_features, policy, think_features};
+use flychess_fly::readout::{Policy, Readout, choose, descending_features, policy, think_features_on};
 
 /// What the fly thought about one position.
 #[derive(Clone)]
@@ -121,7 +122,7 @@ impl Seated {
         let (chosen, seen) = match (seat.aid(), request.imagination) {
             // The aid picks among the fly's five most probable moves (the picture stays the fly's think).
             (Some(aid), _) => {
-                let evaluator = crate::search::Evaluator::fly(brain, readout, descending);
+                let evaluator = crate::search::Evaluator::fly(brain, readout, descending).on(seat.kit.engine());
                 match crate::search::Searcher::new(evaluator).decide(aid, pos, request.earlier, None) {
                     Ok(d) => (d.chosen, None),
                     Err(e) => {
@@ -131,7 +132,8 @@ impl Seated {
                 }
             }
             (_, Some(w)) => {
-                let seen = look_ahead(brain, readout, descending, pos, habituated.as_ref().unwrap_or(&p), request.earlier);
+                let seen =
+                    look_ahead(brain, readout, descending, seat.kit.engine(), pos, habituated.as_ref().unwrap_or(&p), request.earlier);
                 (p.moves[seen.pick(w)], Some(seen))
             }
             (_, None) => match &second_look {
@@ -146,7 +148,7 @@ impl Seated {
         let skipped_favourite = (skipped && chosen == p.moves[index]).then(|| favourite.map(|f| p.moves[f])).flatten();
         // Imagination has already thought the board after the chosen move.
         let imagined = seen.as_ref().zip(p.moves.iter().position(|&m| m == chosen)).and_then(|(s, k)| s.features.get(k)).map(Vec::as_slice);
-        let expects = expected_reply(brain, readout, descending, pos, chosen, imagined);
+        let expects = expected_reply((brain, readout, descending, seat.kit.engine()), pos, chosen, imagined);
         let second_glance = second_look.map(|(square, g, again, rates)| {
             Box::new(SecondGlance {
                 square,
@@ -263,9 +265,7 @@ fn second_look(
 /// move): its policy for that position, from the features imagination already worked out for it
 /// when there are some.
 fn expected_reply(
-    brain: &Brain,
-    readout: &Readout,
-    descending: &[u32],
+    (brain, readout, descending, engine): (&Brain, &Readout, &[u32], Option<&Simulator>),
     pos: &Chess,
     chosen: Move,
     imagined: Option<&[f32]>,
@@ -274,7 +274,7 @@ fn expected_reply(
     after.play_unchecked(chosen);
     (!after.legal_moves().is_empty()).then(|| match imagined {
         Some(f) => policy(&after, &readout.heads(f)),
-        None => policy(&after, &readout.heads(&think_features(brain, &[planes(&after)], descending, &readout.read_steps)[0])),
+        None => policy(&after, &readout.heads(&think_features_on(engine, brain, &[planes(&after)], descending, &readout.read_steps)[0])),
     })
 }
 

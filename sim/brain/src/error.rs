@@ -42,11 +42,12 @@ impl Error {
 /// The error type of a crate above this one (issue 58: each crate has its own): a file that cannot
 /// be read or written (`Io`), a file or table whose contents are wrong (`Table`), input that makes
 /// no sense (`Invalid`), and, shown exactly as they were, the errors of the crates below it
-/// (`name(Type)`, each converted by `?`). Also defines `Result`, and `Error::io` / `Error::table`
+/// (`name(Type)`, each converted by `?`); a crate may name errors of its own first, in
+/// `own { Name(Type) = "its message" }`. Also defines `Result`, and `Error::io` / `Error::table`
 /// as here.
 #[macro_export]
 macro_rules! layer_error {
-    ($($(#[$doc:meta])* $below:ident($ty:ty)),* $(,)?) => {
+    (own { $($(#[$odoc:meta])* $own:ident($oty:ty) = $msg:literal),* $(,)? } $($(#[$doc:meta])* $below:ident($ty:ty)),* $(,)?) => {
         #[derive(Debug, thiserror::Error)]
         pub enum Error {
             #[error("{path}: {cause}")]
@@ -57,6 +58,7 @@ macro_rules! layer_error {
             /// Input (a name, a position, a request) that cannot be acted on, said in words.
             #[error("{0}")]
             Invalid(String),
+            $($(#[$odoc])* #[error($msg)] $own($oty),)*
             $($(#[$doc])* #[error(transparent)] $below(#[from] $ty),)*
         }
 
@@ -70,5 +72,8 @@ macro_rules! layer_error {
                 Error::Table { path: path.to_path_buf(), problem: problem.into() }
             }
         }
+    };
+    ($($(#[$doc:meta])* $below:ident($ty:ty)),* $(,)?) => {
+        $crate::layer_error! { own {} $($(#[$doc])* $below($ty)),* }
     };
 }

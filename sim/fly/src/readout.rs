@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role, uci::UciMove};
 
+use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::brain::{Rates, STEPS};
 
 pub const FROM: usize = 64;
@@ -85,27 +86,50 @@ pub fn descending_features(rates: &Rates, b: usize, descending: &[u32], steps: &
     descending.iter().map(|&j| steps.iter().map(|&t| rates.at(t, j as usize, b)).sum::<f32>() / steps.len().max(1) as f32).collect()
 }
 
-/// The readout's input for a batch of boards without keeping every step of every neuron: the brain
-/// runs with two buffers, working out only what the descending neurons of the read steps depend
-/// on (`cpu::run_reading`), and those are averaged. `[position][descending]`, equal to
-/// `descending_features` of a full think. Calls made at the same time from several threads for
-/// the same brain think as one batch (`together`), with the same results.
+/// The readout's input for a batch of boards without keeping every step of every neuron, on the
+/// CPU engine: `think_features_on` with no simulator.
 pub fn think_features(
     brain: &flychess_brain::brain::Brain,
     boards: &[flychess_brain::chess::Planes],
     descending: &[u32],
     steps: &[usize],
 ) -> Vec<Vec<f32>> {
-    crate::together::think_together(crate::together::Kind::of(brain, descending, steps), boards, |boards| {
-        think_features_alone(brain, boards, descending, steps)
+    think_features_on(None, brain, boards, descending, steps)
+}
+
+/// The readout's input for a batch of boards without keeping every step of every neuron: the brain
+/// runs on `engine` (None: the CPU engine, with two buffers, working out only what the descending
+/// neurons of the read steps depend on, `cpu::run_reading`), and those are averaged.
+/// `[position][descending]`, equal to `descending_features` of a full think. Calls made at the
+/// same time from several threads for the same brain and engine think as one batch (`together`),
+/// with the same results.
+pub fn think_features_on(
+    engine: Option<&Simulator>,
+    brain: &flychess_brain::brain::Brain,
+    boards: &[flychess_brain::chess::Planes],
+    descending: &[u32],
+    steps: &[usize],
+) -> Vec<Vec<f32>> {
+    crate::together::think_together(crate::together::Kind::of(brain, descending, steps, engine), boards, |boards| {
+        features_alone(engine, brain, boards, descending, steps)
     })
 }
 
-/// `think_features` for exactly these boards, in this thread: on the GPU simulator in force for
-/// this brain (`brain::simulator::install`), else on the CPU engine, which works out only the rows
-/// the descending neurons depend on. The read steps are summed in ascending order from 0, then
-/// divided by how many steps were asked for.
+/// `think_features` for exactly these boards, in this thread, on the CPU engine.
 pub fn think_features_alone(
+    brain: &flychess_brain::brain::Brain,
+    boards: &[flychess_brain::chess::Planes],
+    descending: &[u32],
+    steps: &[usize],
+) -> Vec<Vec<f32>> {
+    features_alone(None, brain, boards, descending, steps)
+}
+
+/// `think_features_on` for exactly these boards, in this thread: on `engine` when given, else on
+/// the CPU engine, which works out only the rows the descending neurons depend on. The read steps
+/// are summed in ascending order from 0, then divided by how many steps were asked for.
+fn features_alone(
+    engine: Option<&Simulator>,
     brain: &flychess_brain::brain::Brain,
     boards: &[flychess_brain::chess::Planes],
     descending: &[u32],
@@ -118,7 +142,7 @@ pub fn think_features_alone(
     if read_steps.is_empty() {
         return vec![vec![0f32; k]; b];
     }
-    let readings = match flychess_brain::brain::simulator::installed(brain) {
+    let readings = match engine {
         Some(sim) => sim.read(brain, boards, descending, &read_steps),
         None => flychess_brain::brain::simulator::read_on_cpu(brain, boards, descending, &read_steps),
     }

@@ -16,19 +16,30 @@ use flychess_brain::chess::Planes;
 /// than this still goes through whole).
 const MOST_BOARDS: usize = 32;
 
-/// What two requests must share to think as one batch: the same brain and descending neurons (by
-/// address: every caller holds its own borrowed while it waits, so equal addresses are the same
-/// objects) and the same read steps.
+/// What two requests must share to think as one batch: the same brain, descending neurons and
+/// engine (by address: every caller holds its own borrowed while it waits, so equal addresses are
+/// the same objects; no engine is the CPU engine) and the same read steps.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Kind {
     brain: usize,
     descending: (usize, usize),
+    engine: usize,
     steps: Vec<usize>,
 }
 
 impl Kind {
-    pub fn of(brain: &flychess_brain::brain::Brain, descending: &[u32], steps: &[usize]) -> Kind {
-        Kind { brain: brain as *const _ as usize, descending: (descending.as_ptr() as usize, descending.len()), steps: steps.to_vec() }
+    pub fn of(
+        brain: &flychess_brain::brain::Brain,
+        descending: &[u32],
+        steps: &[usize],
+        engine: Option<&flychess_brain::brain::simulator::Simulator>,
+    ) -> Kind {
+        Kind {
+            brain: brain as *const _ as usize,
+            descending: (descending.as_ptr() as usize, descending.len()),
+            engine: engine.map_or(0, |e| e as *const _ as usize),
+            steps: steps.to_vec(),
+        }
     }
 }
 
@@ -162,7 +173,7 @@ mod tests {
     #[test]
     fn a_leader_that_fails_hands_the_others_back_and_nobody_waits_forever() {
         let brain = Brain::from_parts(3, vec![0, 0, 0, 0], vec![], vec![], vec![]);
-        let kind = Kind::of(&brain, &[], &[11]);
+        let kind = Kind::of(&brain, &[], &[11], None);
         let (thinking, started) = mpsc::channel();
         let (release, go) = mpsc::channel::<()>();
         let outcomes = std::thread::scope(|s| {

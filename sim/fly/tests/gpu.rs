@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use flychess_brain::brain::simulator::{self, EngineChoice, Simulator};
+use flychess_brain::brain::simulator::{EngineChoice, Simulator};
 
 #[path = "../../brain/tests/common/mod.rs"]
 mod common;
@@ -14,7 +14,7 @@ use common::default_brain::{largest_difference, many_boards as dataset_boards};
 fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     use flychess_fly::cache::{Cache, CacheMeta};
     use flychess_fly::data::{Dataset, shipped_path};
-    use flychess_fly::readout::think_features;
+    use flychess_fly::readout::{think_features, think_features_on};
     let brain = common::small_brain::small_brain(21);
     let gpu = match Simulator::choose(EngineChoice::Gpu, &brain) {
         Ok(s) => Arc::new(s),
@@ -26,14 +26,9 @@ fn a_gpu_simulator_gives_the_readout_and_the_dn_cache_what_the_cpu_gives() {
     let boards = dataset_boards(40);
     let steps = [8usize, 9, 10, 11];
     let on_cpu = think_features(&brain, &boards, &descending, &steps);
-    {
-        let _in_force = simulator::install(&brain, gpu.clone());
-        assert!(simulator::installed(&brain).is_some());
-        let on_gpu = think_features(&brain, &boards, &descending, &steps);
-        let w = largest_difference(&on_gpu.concat(), &on_cpu.concat());
-        assert!(w < 1e-4, "readout features differ by up to {w}");
-    }
-    assert!(simulator::installed(&brain).is_none(), "the guard took it out again");
+    let on_gpu = think_features_on(Some(&*gpu), &brain, &boards, &descending, &steps);
+    let w = largest_difference(&on_gpu.concat(), &on_cpu.concat());
+    assert!(w < 1e-4, "readout features differ by up to {w}");
     // The DN cache: the same bytes from either engine, whatever the batch.
     let rows = &Dataset::load(&shipped_path()).unwrap().rows[..30];
     let meta = CacheMeta {

@@ -11,7 +11,7 @@
 mod job;
 
 use job::labels_kept_from;
-pub use job::{CurriculumMix, GamesMix, LabelsUsed, StartFrom, TrainJob, read_engine_labels};
+pub use job::{CurriculumMix, GamesMix, LabelsUsed, Reads, StartFrom, TrainJob, read_engine_labels, reads_differ};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,10 @@ pub struct RunInfo {
     pub curriculum: Option<CurriculumMix>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<StartFrom>,
+    /// What it reads besides the shipped rows, by content, when it started (`TrainJob::reads`);
+    /// absent in the runs of before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<Reads>,
     /// The blind baseline on VAL (move popularity only), for reference lines.
     pub blind: Option<Metrics>,
     pub hold: Option<Metrics>,
@@ -310,6 +314,16 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
     if n <= HOLD + VAL {
         return Err(Error::Invalid(format!("a run needs more than {} positions (HOLD and VAL come first)", HOLD + VAL)));
     }
+    // The same job on files whose content changed since it started: refused, saying which (it
+    // would otherwise resume on other rows), before any cache is filled for them.
+    let reads = job.reads(data)?;
+    let changed = earlier.as_ref().filter(|p| p.resumes(prepared.id(), n, job)).and_then(|p| p.reads.as_ref());
+    if let Some(why) = changed.and_then(|then| reads_differ(then, &reads)) {
+        return Err(Error::Invalid(format!(
+            "the killed run {} cannot resume: {why}; put those files back, or train under another name",
+            job.name
+        )));
+    }
     let stages = Stages { prepared, data, controls, events };
     let Some(sets) = stages.sets(job, &dataset, n)? else {
         events(TrainEvent::Stopped);
@@ -354,6 +368,7 @@ pub fn train(prepared: &Prepared, data: &Path, job: &TrainJob, controls: &Contro
         games: job.games.clone(),
         curriculum: job.curriculum.clone(),
         from: job.from.clone(),
+        reads: Some(reads),
         blind: Some(blind),
         hold: None,
         finished: false,

@@ -95,8 +95,8 @@ fn one_batch_imagination_sees_exactly_what_separate_thinks_see() {
     ] {
         let pos = position_from_fen(fen).unwrap();
         let p = policy(&pos, &r.heads(&think_features(&brain, &[planes(&pos)], descending, &r.read_steps)[0]));
-        let apart = look_ahead(&brain, r, descending, &pos, &p, &[]);
-        let (p1, together) = think_and_look_ahead(&brain, r, descending, &pos, &[]);
+        let apart = look_ahead(&brain, r, descending, None, &pos, &p, &[]);
+        let (p1, together) = think_and_look_ahead(&brain, r, descending, None, &pos, &[]);
         assert_eq!((&p1.moves, &p1.probability), (&p.moves, &p.probability), "{fen}");
         assert_eq!(together.features, apart.features, "{fen}");
         assert_eq!(together.ours, apart.ours, "{fen}");

@@ -588,129 +588,130 @@ struct Seat {
 }
 
 /// Makes the player `name` ready on the brain with `checksum` (the loaded brain `ready`, when it
-/// is that one). The name is resolved as every front door resolves it
-/// (`flychess_arena::players::named`); the board then seats what its thinker shows: a readout fly
+/// is that one). The name is seated as every front door seats it
+/// (`flychess_arena::players::seat`); the board then seats what its thinker shows: a readout fly
 /// (FLY+imagination: the fly, its imagination being the switch under the board), a fly with one
 /// of Philidor's aids, a dopamine fly, Charles or charles:RUN. A plain fly name that cannot play
 /// here (missing, damaged, of another brain) gives this brain's trained fly instead, said in the
 /// status. The error is the status to show; `say` tells the status what takes time.
 fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::path::Path, say: &dyn Fn(String)) -> Result<Seat, String> {
-    use flychess_arena::players::{Entrant, Kit, Lookup, Named, named};
+    use flychess_arena::players::{Entrant, Lookup};
     let ready = ready.filter(|r| r.checksum == checksum);
-    let kit = || match &ready {
-        Some(r) => Kit::new(r.brain.clone(), r.connectome.groups.descending.clone()),
-        None => Kit::default(),
-    };
-    let seated = |entrant: Entrant, kit: Kit| Seated { entrant, kit: Arc::new(kit) };
     let cannot = |e: &dyn std::fmt::Display| format!("{name} cannot play: {e}");
-    // A readout fly plays as `entrant` (plain, with habituation, or with two glances).
-    let readout_fly = |name: String, fly: Fly, status: Option<String>, entrant: Option<Entrant>| {
-        let entrant = entrant.unwrap_or_else(|| Entrant::fly(&fly, None));
-        let tuned = flychess_arena::tuned::imagination_tuned(data, &fly);
-        let imagination_weight = Some(tuned.unwrap_or(flychess_arena::tuned::UNTUNED_IMAGINATION));
-        let imagination_note = tuned.is_none().then(|| flychess_arena::tuned::untuned_imagination_words(&fly.meta.name));
-        let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-        Seat { player: seated(entrant, kit), name, status, imagination_weight, imagination_note }
-    };
     let progress = |what: &str, done: usize, _total: usize| {
         if done == 0 {
             let mut words = what.chars();
             say(words.next().map(|c| c.to_uppercase().chain(words).collect::<String>() + "…").unwrap_or_default());
         }
     };
-    let brain = ready.as_ref().map(|r| (&*r.brain, &r.connectome.groups.descending[..]));
-    let found =
-        named(name, &Lookup { data, networks: &flychess_charles::player::Runs, checksum: Some(checksum), brain, progress: &progress });
-    let plain_fly_name = !name.contains('+') && !name.contains(':') && Entrant::rung(name).is_none() && name != "charles";
-    let (entrant, found) = match found {
-        Ok(found) => found,
-        Err(e) if plain_fly_name => {
-            // This brain's own fly plays instead, and the status says why.
-            let why = match flychess_fly::fly::find(name, data).and_then(|p| Fly::load(&p)) {
-                Ok(f) if f.meta.brain_checksum != checksum => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
-                _ => format!("Fly {name} could not be loaded ({e})"),
-            };
-            return match flychess_fly::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
-                Some((own, Ok(f))) => {
-                    Ok(readout_fly(own.clone(), f, Some(format!("{why}; {own}, this brain's fly, plays instead.")), None))
-                }
-                _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
-            };
-        }
-        Err(e) if e.to_string().contains("needs its brain") => return Err(format!("{name} waits for its brain.")),
-        Err(e) => return Err(cannot(&e)),
+    // A dopamine fly's mushroom body that cannot be made is said as such (its name is no mistake).
+    let unmade = std::cell::RefCell::new(None);
+    let mushroom_body = |constants| {
+        say(format!("Preparing dopamine fly {name}'s mushroom body…"));
+        let ready = ready.as_ref().ok_or_else(|| flychess_arena::Error::NeedsBrain(name.to_string()))?;
+        ready.dopamine_model(data, constants, &|_| {}).inspect_err(|e| *unmade.borrow_mut() = Some(cannot(e)))
     };
-    match (found, &entrant) {
-        (Named::Charles(c), _) => {
-            let status = format!(
-                "{} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks.",
-                c.player_name()
-            );
-            Ok(Seat {
-                player: seated(entrant, kit().with_charles(&[c])),
-                name: name.into(),
-                status: Some(status),
-                imagination_weight: None,
-                imagination_note: None,
-            })
+    let at = Lookup { progress: &progress, ..Lookup::in_folder(data, &flychess_charles::player::Runs) }
+        .of_brain(checksum, ready.as_ref().map(|r| r.venue(&mushroom_body)));
+    let plain_fly_name = !name.contains('+') && !name.contains(':') && Entrant::rung(name).is_none() && name != "charles";
+    let seated = match flychess_arena::players::seat(name, &at, None) {
+        Ok(seated) => seated,
+        Err(flychess_arena::Error::NeedsBrain(_)) => return Err(format!("{name} waits for its brain.")),
+        Err(e) => {
+            return match unmade.take() {
+                Some(said) => Err(said),
+                None if plain_fly_name => own_fly_instead(name, &at, data, &e),
+                None => Err(cannot(&e)),
+            };
         }
-        (Named::Fly(_), Entrant::Aided { aid: flychess_arena::search::Aid::Select { .. }, .. }) => Err(cannot(
-            &"Stockfish picking among the fly's moves (+sfD) plays in `flychess duel`, `rate` and the UCI engine; the board's thinker has no Stockfish",
+    };
+    shown(name, seated, data).map_err(|e| cannot(&e))
+}
+
+/// A plain fly name that could not be seated (`e`): this brain's trained fly plays instead on
+/// the same brain, the status saying why; or, with none, how to train one.
+fn own_fly_instead(
+    name: &str,
+    at: &flychess_arena::players::Lookup,
+    data: &std::path::Path,
+    e: &flychess_arena::Error,
+) -> Result<Seat, String> {
+    let checksum = at.checksum.unwrap_or_default();
+    let why = match flychess_fly::fly::find(name, data).and_then(|p| Fly::load(&p)) {
+        Ok(f) if f.meta.brain_checksum != checksum => format!("Fly {name} was trained on another brain ({})", f.meta.brain),
+        _ => format!("Fly {name} could not be loaded ({e})"),
+    };
+    match flychess_fly::fly::trained_for(checksum, data).map(|(name, p)| (name, Fly::load(&p))) {
+        Some((own, Ok(f))) => {
+            let entrant = flychess_arena::players::Entrant::fly(&f, None);
+            let seated = flychess_arena::players::Seating::new(at).with_flies(&[(f, vec![entrant.clone()])]).seated(entrant);
+            Ok(readout_fly(own.clone(), seated, Some(format!("{why}; {own}, this brain's fly, plays instead.")), data))
+        }
+        _ => Err(format!("{why}, and this brain has no trained fly yet: train one in the Train tab.")),
+    }
+}
+
+/// A readout fly seated to play as `seated` (plain, with habituation, or with two glances), shown
+/// as `name` with `status`, its imagination weight read once.
+fn readout_fly(name: String, seated: Seated, status: Option<String>, data: &std::path::Path) -> Seat {
+    let fly = seated.readout().expect("a readout fly").clone();
+    let tuned = flychess_arena::tuned::imagination_tuned(data, &fly);
+    let imagination_weight = Some(tuned.unwrap_or(flychess_arena::tuned::UNTUNED_IMAGINATION));
+    let imagination_note = tuned.is_none().then(|| flychess_arena::tuned::untuned_imagination_words(&fly.meta.name));
+    Seat { player: seated, name, status, imagination_weight, imagination_note }
+}
+
+/// What the board shows of the player seated for `name`, with what the status says of it; the
+/// error says why the board cannot show it (a rung or Stockfish picking has no think to show;
+/// Charles with an aid is valued by a fly).
+fn shown(name: &str, seated: Seated, data: &std::path::Path) -> Result<Seat, String> {
+    use flychess_arena::players::Entrant;
+    use flychess_arena::search::Aid;
+    let other = |status: String, seated: Seated| Seat {
+        player: seated,
+        name: name.into(),
+        status: Some(status),
+        imagination_weight: None,
+        imagination_note: None,
+    };
+    match &seated.entrant {
+        Entrant::Charles { name: player, .. } => Ok(other(
+            format!("{player} plays: a transformer trained on the flies' positions that never was a fly. The brain stays at rest while it thinks."),
+            seated,
         )),
-        (Named::Fly(fly), Entrant::Aided { aid, .. }) => {
+        Entrant::Aided { value: Some(_), .. } => Err(
+            "the board shows a brain's think, and Charles with an aid is valued by a fly; play it with `flychess duel`, `rate` or the UCI engine".into(),
+        ),
+        Entrant::Aided { aid: Aid::Select { .. }, .. } => Err(
+            "Stockfish picking among the fly's moves (+sfD) plays in `flychess duel`, `rate` and the UCI engine; the board's thinker has no Stockfish".into(),
+        ),
+        Entrant::Aided { aid, .. } => {
             let status = format!("{name} plays: the fly's brain thinks, a {} picks among its five most probable moves.", aid.label());
-            let kit = kit().with_flies(&[(fly, vec![entrant.clone()])]);
-            Ok(Seat {
-                player: seated(entrant, kit),
-                name: name.into(),
-                status: Some(status),
-                imagination_weight: None,
-                imagination_note: None,
-            })
+            Ok(other(status, seated))
         }
-        (Named::Fly(fly), Entrant::Fly { imagination: Some(_), habituation, .. }) => {
-            let status =
-                format!("{name}: here imagination is the switch under the board; tick it and {} looks one move ahead.", fly.meta.name);
-            let shown = if habituation.is_some() { format!("{}+habituation", fly.meta.name) } else { fly.meta.name.clone() };
-            let e = habituation.map(|h| Entrant::fly_with(&fly, None, Some(h)));
-            Ok(readout_fly(shown, fly, Some(status), e))
+        Entrant::Fly { imagination: Some(_), habituation, name: fly, .. } => {
+            let status = format!("{name}: here imagination is the switch under the board; tick it and {fly} looks one move ahead.");
+            let shown = if habituation.is_some() { format!("{fly}+habituation") } else { fly.clone() };
+            Ok(readout_fly(shown, seated.without_imagination().expect("a fly with imagination"), Some(status), data))
         }
-        (Named::Fly(fly), Entrant::Fly { glances: Some(g), .. }) => {
+        Entrant::Fly { glances: Some(g), .. } => {
             let status = format!(
                 "{name} plays: the brain looks twice, the second time with {}× the drive on the piece it liked most; the Brain tab shows either look.",
                 g.gain
             );
-            let e = entrant.clone();
-            Ok(readout_fly(name.into(), fly, Some(status), Some(e)))
+            Ok(readout_fly(name.into(), seated, Some(status), data))
         }
-        (Named::Fly(fly), Entrant::Fly { habituation: Some(h), .. }) => {
+        Entrant::Fly { habituation: Some(h), .. } => {
             let status = format!(
                 "{name} plays: habituation (decay {}, weight {}) lowers the moves whose boards look like those its side made this game.",
                 h.decay, h.weight
             );
-            let e = Entrant::fly_with(&fly, None, Some(*h));
-            Ok(readout_fly(name.into(), fly, Some(status), Some(e)))
+            Ok(readout_fly(name.into(), seated, Some(status), data))
         }
-        (Named::Fly(fly), _) => Ok(readout_fly(name.into(), fly, None, None)),
-        (Named::Dopamine(f), _) => {
-            let ready = ready.as_ref().ok_or_else(|| format!("{name} waits for its brain."))?;
-            say(format!("Preparing dopamine fly {name}'s mushroom body…"));
-            let bio = ready.dopamine_model(data, f.meta.constants, &|_| {}).map_err(|e| cannot(&e))?;
-            let kit = kit().with_dopamine(bio, &[f]).map_err(|e| cannot(&e))?;
-            let status = format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote.");
-            Ok(Seat {
-                player: seated(entrant, kit),
-                name: name.into(),
-                status: Some(status),
-                imagination_weight: None,
-                imagination_note: None,
-            })
+        Entrant::Fly { .. } => Ok(readout_fly(name.into(), seated, None, data)),
+        Entrant::Dopamine { .. } => {
+            Ok(other(format!("Dopamine fly {name} plays: it looks at the board after each of its moves and its MBONs vote."), seated))
         }
-        (Named::ValuedCharles(..), _) => Err(cannot(
-            &"the board shows a brain's think, and Charles with an aid is valued by a fly; play it with `flychess duel`, `rate` or the UCI engine",
-        )),
-        (Named::Rung, _) => Err(cannot(&format!(
-            "it has no brain for the board to show; play it against the fly with `flychess --watch {name}` or `flychess play`"
-        ))),
+        _ => Err(format!("it has no brain for the board to show; play it against the fly with `flychess --watch {name}` or `flychess play`")),
     }
 }

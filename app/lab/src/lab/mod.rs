@@ -78,6 +78,15 @@ pub struct ReadyBrain {
 }
 
 impl ReadyBrain {
+    /// This brain as players are seated on it (`flychess_arena::players::seat`), a dopamine fly's
+    /// mushroom body made by `mushroom_body` (`dopamine_model`, said as the door says it).
+    pub fn venue<'a>(
+        &'a self,
+        mushroom_body: &'a dyn Fn(flychess_arena::bio::Constants) -> flychess_arena::Result<Arc<flychess_arena::bio::BioBrain>>,
+    ) -> flychess_arena::players::Venue<'a> {
+        flychess_arena::players::Venue { brain: &self.brain, descending: &self.connectome.groups.descending, mushroom_body }
+    }
+
     /// The dopamine fly's model of this brain for `constants`, made once (the mushroom body split
     /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
     /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it

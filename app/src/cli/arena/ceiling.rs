@@ -10,17 +10,17 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::players::player_on_terminal;
+use flychess::players::on_terminal;
 use flychess::profiling::games_file;
 use flychess_arena::ceiling::{Ceiling, Selector, measure, middlegames, selectors};
 use flychess_arena::duel::Duel;
 use flychess_arena::ladder::{self, LadderOptions};
-use flychess_arena::players::{Entrant, Kit, Named};
+use flychess_arena::players::{Entrant, Lookup, Named, Seating, named};
 use flychess_arena::search::{Aid, Evaluator};
 use flychess_fly::data::{Dataset, shipped_path};
 use flychess_fly::fly::{self, Fly};
 
-use super::{game_bar, on_game, think_on};
+use super::{engine, game_bar, hall, on_game};
 use crate::cli::{EngineArgs, WhichBrain};
 
 // The arguments of `flychess ceiling` (its help text is the command's doc comment in `cli::Command`).
@@ -52,20 +52,20 @@ pub struct CeilingArgs {
 /// middlegames, and with `duel_games` each aid's duel against the policy alone (the same games
 /// file `flychess duel` keeps, so either reuses the other's games).
 pub fn run(args: &CeilingArgs, data: &Path) -> Result<()> {
-    let CeilingArgs { ref player, positions, depth, simulations, duel_games, json, ref engine, ref which } = *args;
-    let (player, engine) = (player.as_deref(), engine.choice());
+    let CeilingArgs { ref player, positions, depth, simulations, duel_games, json, engine: ref engine_args, ref which } = *args;
+    let (player, engine_choice) = (player.as_deref(), engine_args.choice());
     let stockfish = flychess_fly::stockfish::find_stockfish(None)?;
-    let spec = which.spec(data)?;
-    let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-    let brain = std::sync::Arc::new(brain);
-    let descending = loaded.connectome.groups.descending.clone();
+    let hall = hall(which, data)?;
+    let (loaded, brain) = (&hall.loaded, &hall.brain);
+    let descending = &loaded.connectome.groups.descending;
     let player = match player {
         Some(p) => p.to_string(),
         None => fly::trained_for(&loaded.checksum, data)
             .map(|(n, _)| n)
             .ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
     };
-    let (base, named) = player_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
+    let at = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&loaded.checksum, Some(hall.venue()));
+    let (base, named) = on_terminal(|progress| named(&player, &Lookup { progress, ..at }))?;
     // The value fly: the fly itself, or for Charles the brain's trained fly.
     let (value_fly, charles) = match named {
         Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),
@@ -76,13 +76,14 @@ pub fn run(args: &CeilingArgs, data: &Path) -> Result<()> {
         }
         _ => return Err(anyhow!("{player}: the ceiling is measured for a fly playing its favourite or for Charles")),
     };
-    let _in_force = think_on(engine, &brain)?;
+    let sim = engine(engine_choice, brain)?;
     let evaluator = match &charles {
-        None => Evaluator::fly(&brain, &value_fly.readout, &descending),
-        Some(c) => Evaluator { prior: Some(c.as_ref()), ..Evaluator::fly(&brain, &value_fly.readout, &descending) },
-    };
+        None => Evaluator::fly(brain, &value_fly.readout, descending),
+        Some(c) => Evaluator { prior: Some(c.as_ref()), ..Evaluator::fly(brain, &value_fly.readout, descending) },
+    }
+    .on(Some(&sim));
     // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
-    let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, &brain, &descending)? } else { f32::NAN };
+    let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, brain, descending)? } else { f32::NAN };
     let chosen: Vec<Selector> =
         selectors(simulations).into_iter().filter(|s| charles.is_none() || !matches!(s, Selector::Aided(Aid::Judge { .. }))).collect();
     let dataset = Dataset::load(&shipped_path())?;
@@ -112,9 +113,11 @@ pub fn run(args: &CeilingArgs, data: &Path) -> Result<()> {
             .collect::<std::result::Result<_, _>>()?;
         let mut flies_entrants = vec![Entrant::fly(&value_fly, None)];
         flies_entrants.extend(aided.iter().cloned());
-        let kit = Kit::new(brain.clone(), descending.clone())
+        let kit = Seating::new(&at)
             .with_flies(&[(value_fly.clone(), flies_entrants)])
-            .with_charles(&charles.iter().cloned().collect::<Vec<_>>());
+            .with_charles(&charles.iter().cloned().collect::<Vec<_>>())
+            .on(Some(sim.clone()))
+            .kit();
         let options = LadderOptions { games: duel_games.max(2), seed: 1, dice_by_seat: true, ..Default::default() };
         for first in &aided {
             let file = games_file(data, &format!("duel-{}-{}-", first.id(), base.id()), &loaded.checksum, &options);

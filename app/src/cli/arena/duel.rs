@@ -4,22 +4,19 @@
 //! shardable; the players are any names the front doors take, or the user's UCI engines.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::ProgressBar;
 
-use flychess::players::{dopamine_of_brain, player_on_terminal};
+use flychess::players::Hall;
 use flychess::profiling::games_file;
 use flychess_arena::duel::{Duel, Sprt, SprtState};
 use flychess_arena::ladder::{self, GameRow, LadderOptions};
-use flychess_arena::players::{Entrant, Kit, KitParts, Named, kit_parts};
-use flychess_brain::brain::Brain;
-use flychess_brain::connectome::brain_file::Loaded;
+use flychess_arena::players::{Entrant, Kit, Lookup, Seating};
 
-use super::{game_bar, on_game, think_on};
+use super::{engine, game_bar, hall, on_game, seat};
 use crate::cli::cluster::ShardArgs;
 use crate::cli::{EngineArgs, UciEnginesArgs, WhichBrain};
 
@@ -56,9 +53,6 @@ pub struct DuelArgs {
     pub which: WhichBrain,
 }
 
-/// The brain the duel's players think with, where one of them needs it.
-type Prepared = Option<(Loaded, Arc<Brain>)>;
-
 /// Runs `flychess duel`: the two players seated, their games played (all, one shard, or a round
 /// at a time under --sprt), the result reported as text or JSON.
 pub fn run(args: &DuelArgs, data: &Path) -> Result<()> {
@@ -78,32 +72,25 @@ pub fn run(args: &DuelArgs, data: &Path) -> Result<()> {
     let sprt = sprt.then_some(Sprt { elo0, elo1, alpha, beta });
     // The user's UCI engines, by the names given them here.
     let engines = args.uci.entrants()?;
-    let engine_named = |name: &str| engines.iter().find(|e| e.name() == name).cloned();
-    let needs_no_brain = |name: &str| Entrant::names_rung(name) || engine_named(name).is_some();
-    let prepared: Prepared = if needs_no_brain(a) && needs_no_brain(b) {
-        None
-    } else {
-        let spec = args.which.spec(data)?;
-        let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-        Some((loaded, Arc::new(brain)))
+    let needs_no_brain = |name: &str| Entrant::names_rung(name) || engines.iter().any(|e| e.name() == name);
+    let hall = if needs_no_brain(a) && needs_no_brain(b) { None } else { Some(hall(&args.which, data)?) };
+    let checksum = hall.as_ref().map(|h| h.loaded.checksum.clone());
+    let at = Lookup {
+        checksum: checksum.as_deref(),
+        venue: hall.as_ref().map(Hall::venue),
+        engines: &engines,
+        ..Lookup::in_folder(data, &flychess_charles::player::Runs)
     };
-    let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
-    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
-    let ready = prepared.as_ref().map(|(_, brain)| (&**brain, &descending[..]));
-    let named = |name: &str| match engine_named(name) {
-        Some(e) => Ok((e, Named::Rung)),
-        None => player_on_terminal(name, data, checksum.as_deref(), ready),
-    };
-    let (first, first_fly) = named(a)?;
-    let (second, second_fly) = named(b)?;
+    let mut seating = Seating::new(&at);
+    let first = seat(&mut seating, a, &at)?;
+    let second = seat(&mut seating, b, &at)?;
     if first.id() == second.id() {
         return Err(anyhow!("{a} and {b} are the same player; `flychess rate` runs the clone test"));
     }
-    let _in_force = match &prepared {
-        Some((_, brain)) => Some(think_on(args.engine.choice(), brain)?),
+    let kit = match &hall {
+        Some(h) => Some(seating.on(Some(engine(args.engine.choice(), &h.brain)?)).kit()),
         None => None,
     };
-    let kit = kit(&args.which, data, &prepared, &descending, kit_parts([(first_fly, &first), (second_fly, &second)]))?;
     let options = LadderOptions { games: games.max(2), seed, dice_by_seat: true, ..Default::default() };
     let file = games_file(data, &format!("duel-{}-{}-", &first.id(), &second.id()), checksum.as_deref().unwrap_or("rungs-only"), &options);
     let bar = game_bar();
@@ -129,22 +116,6 @@ pub fn run(args: &DuelArgs, data: &Path) -> Result<()> {
     }
     print_duel(&seats, &rows, &d, (sprt, &state));
     Ok(())
-}
-
-/// The kit the two seats need: the brain with their flies and Charles, and the dopamine flies'
-/// model where one plays; none where neither needs the brain.
-fn kit(which: &WhichBrain, data: &Path, prepared: &Prepared, descending: &[u32], parts: KitParts) -> Result<Option<Kit>> {
-    let (kit_flies, dopamine, charles) = parts;
-    let bio = match (prepared, dopamine.is_empty()) {
-        (Some((loaded, brain)), false) => dopamine_of_brain(&which.spec(data)?, data, loaded, brain, Some(dopamine.clone()))?.1,
-        _ => None,
-    };
-    let Some((_, brain)) = prepared else { return Ok(None) };
-    let kit = Kit::new(brain.clone(), descending.to_vec()).with_flies(&kit_flies).with_charles(&charles);
-    Ok(Some(match bio {
-        Some(bio) => kit.with_dopamine(bio, &dopamine)?,
-        None => kit,
-    }))
 }
 
 /// The duel's games: all at once, or under a sequential test a round of pairs at a time until it

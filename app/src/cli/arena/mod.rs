@@ -2,7 +2,8 @@
 //! (games between any two players), `rate` (the rating ladder), `duel` (two players over paired
 //! openings, optionally a sequential test), `profile` (how a player loses) and `ceiling` (the
 //! selection ceiling of a fly or Charles and its aids). What they share lives here: the games'
-//! progress bar, the line each finished game writes on it, and the engine the flies think on.
+//! progress bar, the line each finished game writes on it, the engine the flies think on and how a
+//! name is seated on the terminal.
 
 pub mod ceiling;
 pub mod duel;
@@ -15,8 +16,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use flychess_arena::players::{Entrant, Lookup, Seating};
 use flychess_brain::brain::Brain;
-use flychess_brain::brain::simulator::{self, EngineChoice, Installed, Simulator};
+use flychess_brain::brain::simulator::{EngineChoice, Simulator};
 
 /// The bar the games of a ladder, a duel or a profile run on.
 fn game_bar() -> ProgressBar {
@@ -38,10 +40,23 @@ fn on_game(bar: &ProgressBar) -> impl Fn(usize, usize, &flychess_arena::ladder::
     }
 }
 
-/// Puts the engine `--engine` chooses under the brain for the flies' thinks while the guard lives
-/// (the GPU one batches the games' moves too), and says which it is.
-fn think_on(engine: EngineChoice, brain: &Brain) -> Result<Installed<'_>> {
-    let sim = Arc::new(Simulator::choose(engine, brain)?);
+/// The engine `--engine` chooses for the flies' thinks (the GPU one batches the games' moves too),
+/// said; it is seated with the players (`players::Seating::new`).
+fn engine(choice: EngineChoice, brain: &Brain) -> Result<Arc<Simulator>> {
+    let sim = Arc::new(Simulator::choose(choice, brain)?);
     eprintln!("the flies think on the {}", sim.describe());
-    Ok(simulator::install(brain, sim))
+    Ok(sim)
+}
+
+/// Seats `name` on `seating` as every front door does (`players::Seating::seat` with `at`), what
+/// takes time said on the terminal.
+fn seat(seating: &mut Seating, name: &str, at: &Lookup) -> Result<Entrant> {
+    Ok(flychess::players::on_terminal(|progress| seating.seat(name, &Lookup { progress, ..*at }))?)
+}
+
+/// The brain of `which`, loaded on the terminal as players are seated on it.
+fn hall(which: &crate::cli::WhichBrain, data: &std::path::Path) -> Result<flychess::players::Hall> {
+    let spec = which.spec(data)?;
+    let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
+    Ok(flychess::players::Hall::new(&spec, data, Arc::new(loaded), Arc::new(brain)))
 }

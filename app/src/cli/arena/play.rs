@@ -8,11 +8,12 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use clap::Args;
 
-use flychess::players::{dopamine_of_brain, player_on_terminal};
+use flychess::players::Hall;
 use flychess_arena::play::play_game;
-use flychess_arena::players::{Entrant, Kit, Named, Player, kit_parts};
+use flychess_arena::players::{Entrant, Lookup, Player, Seating};
 use flychess_fly::stockfish::find_stockfish;
 
+use super::{hall, seat};
 use crate::cli::WhichBrain;
 
 // The arguments of `flychess play` (its help text is the command's doc comment in `cli::Command`).
@@ -47,45 +48,23 @@ pub fn run(args: &PlayArgs, data: &Path) -> Result<()> {
         return Err(anyhow!("play --games 0: nothing to play (give 1 or more; --dry-run seats the players and stops)"));
     }
     let (white, black) = (white.as_str(), black.as_str());
-    let spec = which.spec(data)?;
     // The rungs and plain Charles need no brain; any other name is resolved on it.
     let needs_brain = [white, black].iter().any(|p| flychess_arena::players::needs_brain(p));
-    let prepared = if needs_brain {
-        Some(crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?)
-    } else {
-        None
+    let hall = if needs_brain { Some(hall(which, data)?) } else { None };
+    let at = Lookup {
+        checksum: hall.as_ref().map(|h| h.loaded.checksum.as_str()),
+        venue: hall.as_ref().map(Hall::venue),
+        imagination,
+        ..Lookup::in_folder(data, &flychess_charles::player::Runs)
     };
-    let descending = prepared.as_ref().map(|(l, _)| l.connectome.groups.descending.clone()).unwrap_or_default();
-    let checksum = prepared.as_ref().map(|(l, _)| l.checksum.clone());
     // Every player is the ladder's (`Player::new`): Stockfish at its lowest UCI_Elo on 20,000
     // nodes a move, a fly playing its favourite (with imagination at the weight asked for).
+    let mut seating = Seating::new(&at);
     let mut entrants = std::collections::HashMap::new();
-    let (mut nameds, mut seated) = (Vec::new(), Vec::new());
     for name in [white, black] {
-        let ready = prepared.as_ref().map(|(_, brain)| (brain, &descending[..]));
-        let (entrant, named) = player_on_terminal(name, data, checksum.as_deref(), ready)?;
-        let entrant = match (&entrant, &named, imagination) {
-            (Entrant::Fly { imagination: None, sample: false, .. }, Named::Fly(f), Some(w)) => Entrant::fly(f, Some(w)),
-            _ => entrant,
-        };
-        entrants.insert(name, entrant.clone());
-        nameds.push(named);
-        seated.push(entrant);
+        entrants.insert(name, seat(&mut seating, name, &at)?);
     }
-    let (kit_flies, dopamine, charles) = kit_parts(nameds.into_iter().zip(&seated));
-    let kit = match prepared {
-        Some((loaded, brain)) => {
-            let brain = std::sync::Arc::new(brain);
-            let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
-            let kit = Kit::new(brain, descending.clone()).with_flies(&kit_flies);
-            match bio {
-                Some(bio) => kit.with_dopamine(bio, &dopamine)?,
-                None => kit,
-            }
-        }
-        None => Kit::default(),
-    }
-    .with_charles(&charles);
+    let kit = seating.kit();
     let stockfish = if entrants.values().any(Entrant::needs_stockfish) { Some(find_stockfish(None)?) } else { None };
     let make = |name: &str, dice: u64| Player::new(&entrants[name], Some(&kit), 20_000, dice, &stockfish);
     if dry_run {

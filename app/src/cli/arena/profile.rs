@@ -9,13 +9,12 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::players::{dopamine_of_brain, player_on_terminal};
-use flychess_arena::players::{Kit, kit_parts};
+use flychess_arena::players::{Lookup, Seating};
 use flychess_fly::fly;
 use flychess_fly::stats;
 use flychess_fly::stockfish::find_stockfish;
 
-use super::{game_bar, think_on};
+use super::{game_bar, hall, seat};
 use crate::cli::{EngineArgs, WhichBrain};
 
 // The arguments of `flychess profile` (its help text is the command's doc comment in `cli::Command`).
@@ -43,28 +42,21 @@ pub struct ProfileArgs {
 /// colours swapped), played where missing; the first `games` of them by opening are analysed,
 /// two at a time, each by a fresh engine (the same figures on every run).
 pub fn run(args: &ProfileArgs, data: &Path) -> Result<()> {
-    let ProfileArgs { ref player, games, depth, json, ref engine, ref which } = *args;
-    let (player, engine) = (player.as_deref(), engine.choice());
+    let ProfileArgs { ref player, games, depth, json, engine: ref engine_args, ref which } = *args;
+    let (player, engine_choice) = (player.as_deref(), engine_args.choice());
     let stockfish = find_stockfish(None)?;
-    let spec = which.spec(data)?;
-    let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-    let brain = std::sync::Arc::new(brain);
+    let hall = hall(which, data)?;
+    let loaded = &hall.loaded;
     let player = match player {
         Some(p) => p.to_string(),
         None => fly::trained_for(&loaded.checksum, data)
             .map(|(n, _)| n)
             .ok_or_else(|| anyhow!("no trained fly for {}; name a player with --player", loaded.connectome.provenance.label()))?,
     };
-    let descending = loaded.connectome.groups.descending.clone();
-    let (entrant, named) = player_on_terminal(&player, data, Some(&loaded.checksum), Some((&brain, &descending)))?;
-    let _in_force = think_on(engine, &brain)?;
-    let (kit_flies, dopamine, charles) = kit_parts([(named, &entrant)]);
-    let bio = if dopamine.is_empty() { None } else { dopamine_of_brain(&spec, data, &loaded, &brain, Some(dopamine.clone()))?.1 };
-    let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
-    let kit = match bio {
-        Some(b) => kit.with_dopamine(b, &dopamine)?,
-        None => kit,
-    };
+    let at = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&loaded.checksum, Some(hall.venue()));
+    let mut seating = Seating::new(&at);
+    let entrant = seat(&mut seating, &player, &at)?;
+    let kit = seating.on(Some(super::engine(engine_choice, &hall.brain)?)).kit();
     let bar = game_bar();
     let analysis_bar = ProgressBar::new(0);
     analysis_bar.set_style(

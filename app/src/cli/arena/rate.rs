@@ -6,25 +6,22 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
 
-use flychess::players::{charles_runs, dopamine_of_brain, flies_of_brain};
+use flychess::players::{charles_runs, flies_of_brain};
 use flychess::profiling::games_file;
-use flychess_arena::bio::file::DopamineFly;
 use flychess_arena::ladder::{self, GameRow, LadderOptions, Rating};
-use flychess_arena::network::Network;
-use flychess_arena::players::{Entrant, Kit, Lookup, kit_parts, named};
+use flychess_arena::players::{Entrant, Kit, Lookup, Seating};
 use flychess_arena::search::{Aid, DEFAULT_SIMULATIONS};
 use flychess_brain::brain::Brain;
 use flychess_brain::connectome::brain_file::Loaded;
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::stockfish::find_stockfish;
 
-use super::{game_bar, on_game, think_on};
+use super::{engine, game_bar, hall, on_game};
 use crate::cli::cluster::ShardArgs;
 use crate::cli::{EngineArgs, UciEnginesArgs, WhichBrain};
 
@@ -71,15 +68,6 @@ fn anchor_elo(stockfish: &Path) -> Result<f64> {
 /// Each fly the kit seats, with its entrants.
 type KitFlies = Vec<(Fly, Vec<Entrant>)>;
 
-/// Who plays on the ladder, and what the kit needs to seat them: each fly with its entrants, the
-/// dopamine flies and the Charles runs.
-struct Field {
-    entrants: Vec<Entrant>,
-    kit_flies: KitFlies,
-    dopamine: Vec<DopamineFly>,
-    charles: Vec<Arc<dyn Network>>,
-}
-
 /// `flychess rate`: the ladder (sim::ladder) for every fly of the brain, resumable; the harness
 /// check, the clone test with independent seeds, per-pairing W-D-L, how each player's games
 /// ended, and Bradley–Terry ratings with bootstrap intervals, written to DATA/ratings.json.
@@ -90,11 +78,10 @@ pub fn run(args: &RateArgs, data: &Path) -> Result<()> {
     }
     let stockfish = find_stockfish(None).map_err(|e| anyhow!("the ladder's rungs are Stockfish: {e}"))?;
     let anchor_elo = anchor_elo(&stockfish)?;
-    let spec = args.which.spec(data)?;
-    let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-    let brain = Arc::new(brain);
+    let hall = hall(&args.which, data)?;
+    let (loaded, brain) = (&*hall.loaded, &hall.brain);
     let flies = flies_of_brain(data, &loaded.checksum);
-    let (dopamine, bio) = dopamine_of_brain(&spec, data, &loaded, &brain, None)?;
+    let (dopamine, bio) = hall.dopamine(data)?;
     if flies.is_empty() {
         return Err(anyhow!("no fly of this brain to rate ({}); train one with `flychess train`", loaded.connectome.provenance.label()));
     }
@@ -103,10 +90,9 @@ pub fn run(args: &RateArgs, data: &Path) -> Result<()> {
     } else {
         LadderOptions { games: games.max(2), seed, ..Default::default() }
     };
-    let (mut entrants, kit_flies) = fly_entrants(args, data, &flies, &brain, &loaded)?;
-    let descending = loaded.connectome.groups.descending.clone();
+    let (mut entrants, kit_flies) = fly_entrants(args, data, &flies, brain, loaded)?;
     // The flies' thinks go through the chosen engine (the GPU one batches the games' moves too).
-    let _in_force = think_on(args.engine.choice(), &brain)?;
+    let sim = engine(args.engine.choice(), brain)?;
     // Dopamine flies play as they are (one look per legal move, the highest vote).
     entrants.extend(dopamine.iter().map(Entrant::dopamine));
     // Every finished Charles run, shipped or the user's: the network that never was a fly.
@@ -126,23 +112,20 @@ pub fn run(args: &RateArgs, data: &Path) -> Result<()> {
     // now (a renamed shipped fly's games carry its new name) and the report marks which rows
     // are of a current player and which of an earlier version.
     let mut every = entrants.clone();
-    let mut field = Field { entrants, kit_flies, dopamine, charles };
-    if !args.players.is_empty() {
-        let lookup = Lookup {
-            data,
-            networks: &flychess_charles::player::Runs,
-            checksum: Some(&loaded.checksum),
-            brain: Some((&brain, &descending[..])),
-            progress: &|_, _, _| {},
-        };
-        field.only(&args.players, &lookup)?;
-    }
-    let Field { entrants, kit_flies, dopamine, charles } = field;
-    let kit = Kit::new(brain.clone(), descending.clone()).with_flies(&kit_flies).with_charles(&charles);
-    let kit = match bio {
-        Some(bio) => kit.with_dopamine(bio, &dopamine)?,
-        None => kit,
+    let at = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&loaded.checksum, Some(hall.venue()));
+    let seating = Seating::new(&at).with_flies(&kit_flies).with_charles(&charles);
+    let mut seating = match bio {
+        Some(bio) => seating.with_dopamine(bio, &dopamine)?,
+        None => seating,
     };
+    // Only the players asked for (seated as every front door seats a name) against the rungs.
+    if !args.players.is_empty() {
+        entrants.retain(Entrant::is_rung);
+        for name in &args.players {
+            entrants.push(seating.seat(name, &at)?);
+        }
+    }
+    let kit = seating.on(Some(sim)).kit();
     let file = games_file(data, "", &loaded.checksum, &options);
     let bar = game_bar();
     let started = Instant::now();
@@ -165,7 +148,7 @@ pub fn run(args: &RateArgs, data: &Path) -> Result<()> {
     let checks = Checks::of(&flies[0], &kit, &ladder.options, data, &loaded.checksum)?;
     let mut ratings = ladder::ratings(&ladder.rows, &ladder.anchor, anchor_elo, 300, seed);
     ratings.sort_by(|a, b| b.elo.total_cmp(&a.elo));
-    let report = ladder.report(&loaded, &stockfish, &checks, &ratings, (&file, started.elapsed().as_secs_f64()));
+    let report = ladder.report(loaded, &stockfish, &checks, &ratings, (&file, started.elapsed().as_secs_f64()));
     let text = serde_json::to_string_pretty(&report)?;
     flychess_brain::files::write_atomically(&data.join("ratings.json"), text.as_bytes())?;
     if json {
@@ -208,25 +191,6 @@ fn fly_entrants(args: &RateArgs, data: &Path, flies: &[Fly], brain: &Brain, load
         kit_flies.push((f.clone(), mine));
     }
     Ok((entrants, kit_flies))
-}
-
-impl Field {
-    /// Only the players asked for (resolved as every front door resolves a name) against the
-    /// rungs; what each needs joins the kit's parts.
-    fn only(&mut self, names: &[String], lookup: &Lookup) -> Result<()> {
-        let mut wanted = Vec::new();
-        for name in names {
-            let (e, found) = named(name, lookup)?;
-            let (fs, ds, cs) = kit_parts([(found, &e)]);
-            self.kit_flies.extend(fs);
-            self.dopamine.extend(ds);
-            self.charles.extend(cs);
-            wanted.push(e);
-        }
-        self.entrants.retain(|e| e.is_rung());
-        self.entrants.extend(wanted);
-        Ok(())
-    }
 }
 
 /// The ladder's checks on the harness, with the first fly: against itself (deterministic, dice by

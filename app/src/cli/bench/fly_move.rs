@@ -19,8 +19,15 @@ pub fn fly_move_timing(brain: &Brain, loaded: &Loaded, data: &Path) -> Result<Op
     let fly = Fly::load(&path)?;
     let pos = flychess_brain::chess::position_from_fen("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")?;
     let descending = &loaded.connectome.groups.descending;
-    let player =
-        |imagination: Option<f32>| Player::Fly { brain, readout: &fly.readout, descending, imagination, habituation: None, glances: None };
+    let player = |imagination: Option<f32>| Player::Fly {
+        brain,
+        readout: &fly.readout,
+        descending,
+        engine: None,
+        imagination,
+        habituation: None,
+        glances: None,
+    };
     let time = |imagination: Option<f32>| -> Result<f64> {
         let mut p = player(imagination);
         p.choose(&pos, &[])?; // warm-up

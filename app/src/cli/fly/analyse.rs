@@ -180,7 +180,7 @@ impl Analyst<'_> {
         let (p, seen) = match (self.weight, features) {
             (None, Some(d)) => (policy(pos, &self.readout.heads(d)), None),
             _ => {
-                let (p, seen) = think_and_look_ahead(self.brain, self.readout, self.descending, pos, &[]);
+                let (p, seen) = think_and_look_ahead(self.brain, self.readout, self.descending, None, pos, &[]);
                 (p, Some(seen))
             }
         };

@@ -19,10 +19,11 @@ use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use flychess::training::{self, Controls, Prepared, RunInfo, TrainJob};
+use flychess::training::{self, Controls, Prepared, Reads, RunInfo, TrainJob, reads_differ};
 use flychess_brain::brain::simulator::EngineChoice;
 use flychess_fly::cache::Sensor;
 use flychess_fly::data::{Dataset, HOLD, Row, shipped_path};
+use flychess_fly::fly::FlyMeta;
 use flychess_learning::train::{PositionOutcome, Target, outcomes};
 
 use super::eval::PlayerRow;
@@ -37,8 +38,10 @@ pub(crate) struct AtScale {
     pub human: Vec<PositionOutcome>,
 }
 
-/// The training job a finished run was made by, read from DATA/runs/RUN/run.json.
-fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo)> {
+/// The training job a finished run was made by, read from DATA/runs/RUN/run.json, with what it
+/// reads now by content (`TrainJob::reads`): refused when the files have changed since the run
+/// read them (the controls would be fitted on rows the fly never saw).
+fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo, Reads)> {
     let path = training::runs_dir(data).join(run).join("run.json");
     let bytes =
         std::fs::read(&path).map_err(|e| anyhow!("{}: {e} (name a training run of this data folder: `ls DATA/runs`)", path.display()))?;
@@ -63,24 +66,68 @@ fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo)> {
         curriculum: info.curriculum.clone(),
         from: None,
     };
-    Ok((job, info))
+    let reads = job.reads(data)?;
+    match &info.reads {
+        Some(then) => {
+            if let Some(why) = reads_differ(then, &reads) {
+                return Err(anyhow!(
+                    "run {run} was fitted on other rows than its files hold now ({why}): controls fitted on them would not be the fly's; put those files back"
+                ));
+            }
+        }
+        None => eprintln!(
+            "run {run} was fitted before runs recorded what they read: its files are taken as they are now (sha256 of each in the controls' names)"
+        ),
+    }
+    Ok((job, info, reads))
 }
 
-/// A control's run name: what it reads and the job it repeats, hashed.
-fn control_name(slug: &str, id: &str, job: &TrainJob) -> String {
-    let key = serde_json::json!({ "control": slug, "reads": id, "job": TrainJob { name: String::new(), ..job.clone() } });
+/// Refuses a fly that is not the run's: the run records the fly it saved by its HOLD figures (to
+/// the last digit) and its brain; a renamed fly keeps them, another fit does not.
+fn check_fly_is_runs(run: &str, info: &RunInfo, fly: &FlyMeta) -> Result<()> {
+    let problem = if info.brain_checksum != fly.brain_checksum {
+        Some(format!(
+            "run {run} was trained on brain {} ({}), not on the fly's ({})",
+            info.brain,
+            info.brain_checksum.get(..12).unwrap_or(&info.brain_checksum),
+            fly.brain_checksum.get(..12).unwrap_or(&fly.brain_checksum)
+        ))
+    } else if info.hold.is_none() || info.hold != fly.hold || info.reading != fly.reading || !taught_as_run(info, fly) {
+        Some(format!(
+            "the fly {:?} was not fitted by run {run} (its HOLD figures and reading are not the run's): the controls at scale are fitted on a run's rows to stand beside that run's fly; name the run that made it",
+            fly.name
+        ))
+    } else {
+        None
+    };
+    problem.map_or(Ok(()), |p| Err(anyhow!(p)))
+}
+
+/// The fly's own count of positions by teacher agrees with the run's games rows (a fly fitted on
+/// other rows or by another teacher says so in `positions_by_teacher`).
+fn taught_as_run(info: &RunInfo, fly: &FlyMeta) -> bool {
+    let Some(games) = &info.games else { return true };
+    let Some(by) = &fly.positions_by_teacher else { return false };
+    games.by_teacher().iter().all(|(source, n)| by.get(*source) == Some(n))
+        && by.keys().all(|k| k == "stockfish_multipv" || k == "curriculum" || games.by_teacher().iter().any(|(s, _)| s == k))
+}
+
+/// A control's run name: what it reads (its sensor's id, and the content of the rows' files) and
+/// the job it repeats, hashed: rows that change make another control, never a reused one.
+fn control_name(slug: &str, id: &str, job: &TrainJob, files: &Reads) -> String {
+    let key = serde_json::json!({ "control": slug, "reads": id, "job": TrainJob { name: String::new(), ..job.clone() }, "files": files });
     let hash = flychess_brain::files::hex(&Sha256::digest(serde_json::to_vec(&key).expect("plain json")));
     format!("control-{slug}-{}", &hash[..10])
 }
 
 /// Fits (or reads back) the three controls (or those in `only`, when it names any) on run `run`'s
-/// job and measures them on HOLD and the human test. `brain_checksum` is the fly's brain: the run
-/// must be of the same brain.
+/// job and measures them on HOLD and the human test. `fly` must be the run's own (its brain and
+/// HOLD figures are the run's).
 pub(crate) fn controls_at_scale(
     which: &WhichBrain,
     data: &Path,
     (run, only): (&str, &[String]),
-    brain_checksum: &str,
+    fly: &FlyMeta,
     hold_t: &[Target],
     human_rows: &[Row],
     human_t: &[Target],
@@ -121,15 +168,8 @@ pub(crate) fn controls_at_scale(
     }
     // The brain thinks where `cache` and `train` would (a hardware GPU, else the CPU).
     let engine = EngineChoice::Auto;
-    let (job, info) = job_of(data, run)?;
-    if info.brain_checksum != brain_checksum {
-        return Err(anyhow!(
-            "run {run} was trained on brain {} ({}), not on the fly's ({})",
-            info.brain,
-            info.brain_checksum.get(..12).unwrap_or(&info.brain_checksum),
-            brain_checksum.get(..12).unwrap_or(brain_checksum)
-        ));
-    }
+    let (job, info, files) = job_of(data, run)?;
+    check_fly_is_runs(run, &info, fly)?;
     let shipped = Dataset::load(&shipped_path())?;
     let human_path = flychess_fly::data::human_test_path();
     let controls = Controls::default();
@@ -167,7 +207,7 @@ pub(crate) fn controls_at_scale(
             engine,
             sensor,
         };
-        let control = TrainJob { name: control_name(slug, prepared.id(), &job), ..job.clone() };
+        let control = TrainJob { name: control_name(slug, prepared.id(), &job, &files), ..job.clone() };
         let rows = format!("run {run}'s rows and teachers; {}", prepared.label());
         let fly = super::curve::trained_or_read(&prepared, data, &control, &controls, &bar, player, &rows)?;
         // Its readings of HOLD and of the human test, from its own caches (made by the run, or

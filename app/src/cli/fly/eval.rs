@@ -324,7 +324,7 @@ fn eval(args: &EvalArgs, data: &Path, curriculum: &Path) -> Result<()> {
                 &args.which,
                 data,
                 (run.as_str(), args.scale_controls.as_slice()),
-                &f.meta.brain_checksum,
+                &f.meta,
                 &m.hold_t,
                 &m.human_rows,
                 &m.human_t,

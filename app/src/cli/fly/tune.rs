@@ -108,7 +108,7 @@ fn imagination_hits(
     for row in rows {
         let pos = position_from_fen(&row.fen)?;
         let target = Target::of(row)?;
-        let (p, seen) = think_and_look_ahead(brain, &f.readout, descending, &pos, &[]);
+        let (p, seen) = think_and_look_ahead(brain, &f.readout, descending, None, &pos, &[]);
         let favourite = (0..p.moves.len()).max_by(|&a, &b| p.probability[a].total_cmp(&p.probability[b])).unwrap_or(0);
         out.plain.0 += usize::from(favourite == target.best);
         out.plain.1 += usize::from(target.good.contains(&favourite));

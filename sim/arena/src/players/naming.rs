@@ -1,19 +1,18 @@
 //! From a name to a player: the one grammar every front door takes (`named`, `NAME_GRAMMAR`), a
 //! rung, a fly by name with its switches (+imagination, +habituation, +glances), a dopamine fly,
 //! Charles, or a fly or Charles with one of Philidor's aids; where a name is looked up
-//! (`Lookup`), what a named player brings to a `Kit` (`Named`, `kit_parts`) and which names need
-//! a brain loaded (`needs_brain`).
+//! (`Lookup`), what a named player brings to a `Kit` (`Named`, `kit_parts`, which `Seating`
+//! takes) and which names need a brain loaded (`needs_brain`).
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::Entrant;
+use super::{Entrant, Venue};
 use crate::bio::file::DopamineFly;
 use crate::error::{Error, Result};
 use crate::habituation::Habituation;
 use crate::network::{Network, Networks};
 use crate::search::Aid;
-use flychess_brain::brain::Brain;
 use flychess_fly::fly::Fly;
 
 /// What a named player brings to a `Kit` besides its entrant (`named`): the fly, dopamine fly or
@@ -28,22 +27,34 @@ pub enum Named {
 }
 
 /// Where `named` looks a name up: the data folder, the brain a fly must belong to (None: any),
-/// that brain when it is loaded (the judge's weight is chosen on it the first time), and what
-/// to say while that takes time (`progress(what, done, total)`), and where network players such as
-/// Charles are found (`flychess_charles::player::Runs`; `NoNetworks` refuses them).
+/// that brain when it is loaded (`Venue`: the judge's weight is chosen on it the first time, and
+/// `seat` seats players on it), what to say while that takes time (`progress(what, done,
+/// total)`), where network players such as Charles are found (`flychess_charles::player::Runs`;
+/// `NoNetworks` refuses them), the user's UCI engines by the names given them here (found before
+/// any other name), and the imagination a readout fly playing its favourite is seated with.
+#[derive(Clone, Copy)]
 pub struct Lookup<'a> {
     pub data: &'a Path,
     pub networks: &'a dyn Networks,
     pub checksum: Option<&'a str>,
-    pub brain: Option<(&'a Brain, &'a [u32])>,
+    pub venue: Option<Venue<'a>>,
     pub progress: &'a dyn Fn(&str, usize, usize),
+    pub engines: &'a [Entrant],
+    /// Some(w): `seat` seats a readout fly playing its favourite (no switch, no aid) with
+    /// imagination at weight w (`play --imagination`, the UCI engine's Imagination option).
+    pub imagination: Option<f32>,
 }
 
 impl<'a> Lookup<'a> {
     /// A lookup in `data` for flies of any brain and the networks `networks` finds, with no brain
-    /// loaded and nothing said.
+    /// loaded, no engine of the user's and nothing said.
     pub fn in_folder(data: &'a Path, networks: &'a dyn Networks) -> Lookup<'a> {
-        Lookup { data, networks, checksum: None, brain: None, progress: &|_, _, _| {} }
+        Lookup { data, networks, checksum: None, venue: None, progress: &|_, _, _| {}, engines: &[], imagination: None }
+    }
+
+    /// The same lookup for flies of the brain with `checksum`, loaded as `venue` when it is.
+    pub fn of_brain(self, checksum: &'a str, venue: Option<Venue<'a>>) -> Lookup<'a> {
+        Lookup { checksum: Some(checksum), venue, ..self }
     }
 }
 
@@ -67,6 +78,9 @@ pub const NAME_GRAMMAR: &str = "random, greedy, stockfish, stockfish:P (a share 
 /// +searchN, +sfD; Charles's boards valued by the brain's trained fly). Returns the entrant and
 /// what it plays with; an unknown name's error lists the names there are.
 pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
+    if let Some(engine) = at.engines.iter().find(|e| e.name() == name) {
+        return Ok((engine.clone(), Named::Rung));
+    }
     if let Some(rung) = Entrant::rung(name) {
         return Ok((rung?, Named::Rung));
     }
@@ -83,7 +97,8 @@ pub fn named(name: &str, at: &Lookup) -> Result<(Entrant, Named)> {
             Named::Fly(f) => {
                 let aid = match aid {
                     Aid::Judge { .. } => {
-                        let (brain, descending) = at.brain.ok_or_else(|| Error::Invalid(format!("{name} needs its brain")))?;
+                        let venue = at.venue.ok_or_else(|| Error::NeedsBrain(name.to_string()))?;
+                        let (brain, descending) = (&**venue.brain, venue.descending);
                         let what = format!("choosing {name}'s weight on VAL positions");
                         Aid::Judge {
                             weight: crate::tuned::judge_weight(at.data, &f, brain, descending, &|d, t| (at.progress)(&what, d, t))?,
@@ -272,9 +287,10 @@ fn unknown(name: &str, at: &Lookup) -> Error {
 
 /// What named players bring to a `Kit`: the flies with the entrants each plays as, the dopamine
 /// flies, the Charles runs (rungs bring nothing).
-pub type KitParts = (Vec<(Fly, Vec<Entrant>)>, Vec<DopamineFly>, Vec<Arc<dyn Network>>);
+pub(crate) type KitParts = (Vec<(Fly, Vec<Entrant>)>, Vec<DopamineFly>, Vec<Arc<dyn Network>>);
 
-pub fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e Entrant)>) -> KitParts {
+/// What these named players bring to a `Kit` (`Seating::seat` takes them).
+pub(crate) fn kit_parts<'e>(named: impl IntoIterator<Item = (Named, &'e Entrant)>) -> KitParts {
     let (mut flies, mut dopamine, mut charles) = (Vec::new(), Vec::new(), Vec::new());
     for (n, e) in named {
         match n {

@@ -5,11 +5,8 @@
 //! (`gpu` accepts a software adapter too, which tests use on lavapipe). Both answer in the same
 //! layout, and the CPU engine's answer is the reference the GPU's is checked against.
 //!
-//! Readers that go through `readout::think_features` (players, the ladder) find the simulator of
-//! their brain here: `install` puts one in force for a borrowed brain until the returned guard
-//! goes, and without one the CPU engine thinks.
-
-use std::sync::{Arc, Mutex, PoisonError};
+//! A player's simulator travels with it (the arena's `Kit` holds one, handed to
+//! `readout::think_features_on`); no list of simulators is kept for the process.
 
 use super::Brain;
 use super::cpu;
@@ -118,43 +115,4 @@ impl Simulator {
 /// (`cpu::run_reading`), the same rates bit for bit as a full think.
 pub fn read_on_cpu(brain: &Brain, boards: &[Planes], neurons: &[u32], steps: &[usize]) -> Result<Vec<f32>> {
     super::engine::read_in(brain, boards, neurons, steps, cpu::default_layout())
-}
-
-/// Simulators in force, by the address of the brain they think for.
-type InstalledList = Mutex<Vec<(usize, Arc<Simulator>)>>;
-
-fn installed_list() -> &'static InstalledList {
-    static LIST: std::sync::OnceLock<InstalledList> = std::sync::OnceLock::new();
-    LIST.get_or_init(Default::default)
-}
-
-/// Keeps a simulator in force for a brain; dropping it (at the latest when the brain's borrow
-/// ends) takes it out again, so a later brain at the same address never finds it.
-pub struct Installed<'a> {
-    brain: &'a Brain,
-}
-
-impl Drop for Installed<'_> {
-    fn drop(&mut self) {
-        let key = self.brain as *const Brain as usize;
-        installed_list().lock().unwrap_or_else(PoisonError::into_inner).retain(|(b, _)| *b != key);
-    }
-}
-
-/// Puts `simulator` in force for `brain`'s thinks through `readout::think_features` while the
-/// guard lives (a CPU simulator installs nothing: the CPU engine is the default).
-pub fn install(brain: &Brain, simulator: Arc<Simulator>) -> Installed<'_> {
-    let key = brain as *const Brain as usize;
-    let mut list = installed_list().lock().unwrap_or_else(PoisonError::into_inner);
-    list.retain(|(b, _)| *b != key);
-    if matches!(*simulator, Simulator::Gpu(_)) {
-        list.push((key, simulator));
-    }
-    Installed { brain }
-}
-
-/// The simulator in force for `brain`, if any.
-pub fn installed(brain: &Brain) -> Option<Arc<Simulator>> {
-    let key = brain as *const Brain as usize;
-    installed_list().lock().unwrap_or_else(PoisonError::into_inner).iter().find(|(b, _)| *b == key).map(|(_, s)| s.clone())
 }

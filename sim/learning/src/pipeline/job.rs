@@ -43,6 +43,52 @@ pub struct TrainJob {
     pub from: Option<StartFrom>,
 }
 
+/// What a run reads besides the shipped rows, by content (issue 68): the sha256 of the games
+/// dataset, of each curriculum dataset and of the finishing lessons, by their role ("games",
+/// "curriculum 1", …, "lessons"), never their paths. A run records them when it starts
+/// (`RunInfo::reads`): a killed run resumes only on the same files, and a control at the fly's
+/// size (`eval --controls-at-scale`) is fitted only on the very rows the fly was fitted on.
+pub type Reads = std::collections::BTreeMap<String, String>;
+
+impl TrainJob {
+    /// The content of every file the job reads besides the shipped rows (`Reads`), hashed now.
+    /// The engine labels are keyed already (`LabelsUsed::sha256`).
+    pub fn reads(&self, data: &Path) -> Result<Reads> {
+        let mut reads = Reads::new();
+        if let Some(g) = &self.games {
+            reads.insert("games".into(), sha256_file(&g.dataset)?);
+        }
+        if let Some(c) = &self.curriculum {
+            for (i, d) in c.datasets().enumerate() {
+                reads.insert(format!("curriculum {}", i + 1), sha256_file(d)?);
+            }
+        }
+        if self.lessons > 0.0 {
+            let path = super::lessons_path(data);
+            reads.insert(
+                "lessons".into(),
+                sha256_file(&path).map_err(|e| Error::Invalid(format!("{e} (make them with `flychess lessons`)")))?,
+            );
+        }
+        Ok(reads)
+    }
+}
+
+/// Where two records of what a run reads differ, in words (None: they agree).
+pub fn reads_differ(then: &Reads, now: &Reads) -> Option<String> {
+    let roles: std::collections::BTreeSet<&String> = then.keys().chain(now.keys()).collect();
+    let changed: Vec<String> = roles
+        .into_iter()
+        .filter(|r| then.get(*r) != now.get(*r))
+        .map(|r| match (then.get(r), now.get(r)) {
+            (Some(a), Some(b)) => format!("the {r} file changed (sha256 {} then, {} now)", &a[..12.min(a.len())], &b[..12.min(b.len())]),
+            (Some(_), None) => format!("the {r} file is no longer read"),
+            _ => format!("the {r} file was not read then"),
+        })
+        .collect();
+    (!changed.is_empty()).then(|| changed.join("; "))
+}
+
 /// A finished fly a fit starts from: its file and the sha256 of its bytes, so that a run resumes
 /// only from the very fly it started from (a fly saved again under the same name is another start).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -299,6 +345,7 @@ mod tests {
             games: started.games.clone(),
             curriculum: None,
             from: None,
+            reads: None,
             blind: None,
             hold: None,
             finished: false,

@@ -23,24 +23,14 @@ pub struct Ask {
 pub fn start(wake: Wake, ready: Arc<ReadyBrain>, data: PathBuf, ask: Ask, progress: Arc<[AtomicU32; 3]>) -> Aside<serde_json::Value> {
     aside(wake, "how-it-loses", move || {
         let Ask { fly: name, stockfish, games, depth } = ask;
-        // Resolved as every front door resolves a name (a dopamine fly's model made here).
-        let descending = &ready.connectome.groups.descending;
-        let at = flychess_arena::players::Lookup {
-            data: &data,
-            networks: &flychess_charles::player::Runs,
-            checksum: Some(&ready.checksum),
-            brain: Some((&ready.brain, descending)),
-            progress: &|_, _, _| {},
-        };
-        let (entrant, found) = flychess_arena::players::named(&name, &at)?;
-        let (flies, dopamine, charles) = flychess_arena::players::kit_parts([(found, &entrant)]);
-        let mut kit = flychess_arena::players::Kit::new(ready.brain.clone(), descending.clone()).with_flies(&flies).with_charles(&charles);
-        if let Some(first) = dopamine.first() {
-            kit = kit.with_dopamine(ready.dopamine_model(&data, first.meta.constants, &|_| {})?, &dopamine)?;
-        }
+        // Seated as every front door seats a name (a dopamine fly's model made here).
+        let mushroom_body = |constants| ready.dopamine_model(&data, constants, &|_| {});
+        let at = flychess_arena::players::Lookup::in_folder(&data, &flychess_charles::player::Runs)
+            .of_brain(&ready.checksum, Some(ready.venue(&mushroom_body)));
+        let seated = flychess_arena::players::seat(&name, &at, None)?;
         let job = ProfileJob {
-            player: &entrant,
-            kit: &kit,
+            player: &seated.entrant,
+            kit: &seated.kit,
             brain: ready.connectome.provenance.label(),
             checksum: ready.checksum.clone(),
             stockfish,
