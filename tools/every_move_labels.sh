@@ -48,6 +48,10 @@ case "$what" in
       cat "$repo_dir"/labels-*.jsonl.zst | zstd -dc > "$out/labels.jsonl.tmp" && mv "$out/labels.jsonl.tmp" "$out/labels.jsonl"
       echo "rebuilt $end lines from $repo_dir"
     fi
+    # `nice` alone ranks a process only inside its own session's group: where the kernel groups
+    # processes by session (sched_autogroup), the whole group is niced too, so a build started
+    # from another terminal still comes first.
+    if [ -w /proc/self/autogroup ]; then echo 19 > /proc/self/autogroup || true; fi
     exec nice -n 19 "$bin" --data "$data" data label --dataset games-1200k --out "$out" --every-move --depth "$depth" \
       --positions "$rows" --workers "${WORKERS:-2}"
     ;;
