@@ -477,3 +477,63 @@ fn the_name_check_sees_stale_paths_and_modules_and_leaves_the_world_outside_alon
     );
     assert!(missing[0].starts_with("docs/design.md:1: "), "{}", missing[0]);
 }
+
+/// The crates `krate` depends on to build and run (its `[dependencies]`, for every target, not
+/// its dev- or build-dependencies), and through the workspace's own crates those of theirs: the
+/// normal edges of `cargo tree -p krate -e normal` as far as the workspace's manifests say.
+fn dependency_tree(krate: &str) -> std::collections::BTreeSet<String> {
+    let root = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    // members = ["app", "app/lab", …]: each member's folder by its package's name.
+    let members = root.lines().find(|l| l.starts_with("members = [")).expect("the workspace's members");
+    let folders: Vec<&str> = members.split('"').skip(1).step_by(2).collect();
+    let folder_of = |name: &str| -> Option<&str> {
+        folders.iter().copied().find(|f| {
+            let manifest = std::fs::read_to_string(repo().join(f).join("Cargo.toml")).expect("a member's Cargo.toml");
+            manifest.lines().any(|l| l == format!("name = \"{name}\""))
+        })
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![krate.to_string()];
+    while let Some(name) = todo.pop() {
+        let Some(folder) = folder_of(&name) else { continue };
+        let manifest = std::fs::read_to_string(repo().join(folder).join("Cargo.toml")).expect("a member's Cargo.toml");
+        let mut normal = false;
+        for line in manifest.lines().map(str::trim) {
+            if line.starts_with('[') {
+                normal = line == "[dependencies]" || (line.starts_with("[target.") && line.ends_with(".dependencies]"));
+            } else if normal
+                && let Some(dep) = line.split(['=', '.', ' ']).next().filter(|d| !d.is_empty() && !d.starts_with('#'))
+                && seen.insert(dep.to_string())
+            {
+                todo.push(dep.to_string());
+            }
+        }
+    }
+    seen
+}
+
+/// The lab is the window's door only (issue 70): the command line's own crates (clap for its
+/// arguments, indicatif for its progress bars) are nowhere in the lab's dependency tree, and no
+/// lab module builds a dataset: none makes a `Dataset` of rows or labels positions with
+/// Stockfish's fresh MultiPV search (`analyse_fresh`). The dataset builders live in the simulator
+/// crate whose data they make (`flychess_learning::datasets`), and the progress the lab reports
+/// is drawn by the door that asked (indicatif's bars in the command line, egui's in the window).
+#[test]
+fn the_lab_is_the_windows_door_only_with_no_terminal_crate_and_no_dataset_builder() {
+    let lab = dependency_tree("flychess-lab");
+    assert!(lab.contains("flychess-learning") && lab.contains("burn") && lab.contains("shakmaty"), "the tree was not followed: {lab:?}");
+    let app = dependency_tree("flychess");
+    assert!(app.contains("clap") && app.contains("indicatif"), "the check sees the command line's crates: {app:?}");
+    for terminal in ["clap", "indicatif"] {
+        assert!(!lab.contains(terminal), "flychess-lab depends on {terminal}, a crate of the command line's");
+    }
+    let mut lab_modules = Vec::new();
+    rust_files(&repo().join("app/lab/src"), &mut lab_modules);
+    assert!(lab_modules.len() > 20, "only {} lab modules found", lab_modules.len());
+    for f in &lab_modules {
+        let text = std::fs::read_to_string(repo().join(f)).expect("readable");
+        for builder in ["Dataset { meta", "analyse_fresh("] {
+            assert!(!text.contains(builder), "{f} builds a dataset ({builder}): the dataset builders live in flychess_learning::datasets");
+        }
+    }
+}

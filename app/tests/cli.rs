@@ -255,11 +255,11 @@ fn ratings_follow_what_a_fly_is_not_its_name() {
     let report =
         serde_json::json!({"ratings": [{"name": "mine", "id": fly.player_id(None), "elo": 1234.4, "low": 1200.0, "high": 1260.0}]});
     std::fs::write(t.path().join("ratings.json"), report.to_string()).unwrap();
-    assert_eq!(flychess::lab::flies::read_ratings(t.path()).get("mine").map(String::as_str), Some("1234 [1200, 1260]"));
+    assert_eq!(flychess_lab::lab::flies::read_ratings(t.path()).get("mine").map(String::as_str), Some("1234 [1200, 1260]"));
     // Retrained under the same name: the old fly's rating is not its.
     fly.readout.bias[0] += 1.0;
     fly.save(&t.path().join("flies").join("mine.fly")).unwrap();
-    assert_eq!(flychess::lab::flies::read_ratings(t.path()).get("mine"), None);
+    assert_eq!(flychess_lab::lab::flies::read_ratings(t.path()).get("mine"), None);
 }
 
 #[test]

@@ -398,8 +398,8 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
     let part_sidecar = serde_json::to_vec_pretty(&part_meta).unwrap();
     // A readout fit's checkpoint after a real Adam step (the best fly and the fit's state).
     let checkpoint = {
+        use flychess_fly::scoring::{FitState, Metrics, Target};
         use flychess_learning::burn_fit::{BurnFit, FitOn};
-        use flychess_learning::train::{FitState, Metrics, Target};
         let readout = flychess_fly::readout::Readout::newborn(8, vec![11], 1);
         let targets: Vec<Target> = small.rows.iter().take(4).map(|r| Target::of(r).unwrap()).collect();
         let mut fit = BurnFit::on(&readout, FitOn::Cpu).unwrap();
@@ -530,14 +530,14 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             bases: pgns.clone(),
             damage: Damage::Bytes,
             file: Some(at("import.pgn")),
-            read: Box::new(|_| flychess::lab::read_pgn(&at("import.pgn")).map(|_| ()).map_err(|e| format!("{e:#}"))),
+            read: Box::new(|_| flychess_lab::lab::read_pgn(&at("import.pgn")).map(|_| ()).map_err(|e| format!("{e:#}"))),
         },
         Reader {
             name: "PGN (a game's text)",
             bases: pgns,
             damage: Damage::Bytes,
             file: None,
-            read: Box::new(|b| flychess::game::Game::from_pgn(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| format!("{e:#}"))),
+            read: Box::new(|b| flychess_lab::game::Game::from_pgn(&String::from_utf8_lossy(b)).map(|_| ()).map_err(|e| format!("{e:#}"))),
         },
         Reader {
             name: "fly (.fly)",
@@ -686,7 +686,7 @@ fn every_reader_refuses_damaged_input_by_name_without_panicking_or_allocating_be
             file: Some(at("ratings.json")),
             read: Box::new(|_| {
                 // What the Flies tab reads (it warns once and shows the shipped ladder instead).
-                flychess::lab::flies::read_ratings_file(&at("ratings.json")).map(|_| ()).map_err(|e| format!("{e:#}"))
+                flychess_lab::lab::flies::read_ratings_file(&at("ratings.json")).map(|_| ()).map_err(|e| format!("{e:#}"))
             }),
         },
         Reader {

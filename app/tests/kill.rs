@@ -663,7 +663,7 @@ fn every_long_job_killed_at_random_resumes_to_the_same_result_and_never_leaves_a
 /// resumed, the run's flies and pass log must equal an unbroken run's, snapshot for snapshot.
 #[test]
 fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_files() {
-    use flychess::training::{self, Controls, Prepared, TrainEvent, TrainJob};
+    use flychess_learning::pipeline::{self, Controls, Prepared, TrainEvent, TrainJob};
     use std::sync::atomic::Ordering;
     let t = tempfile::tempdir().unwrap();
     let base = t.path().join("base");
@@ -694,7 +694,7 @@ fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_f
             sensor: flychess_fly::cache::Sensor::Brain,
         };
         let controls = Controls::default();
-        training::train(&prepared, data, &job, &controls, &|e| {
+        pipeline::train(&prepared, data, &job, &controls, &|e| {
             if let (TrainEvent::Pass(p), Some(last)) = (e, stop_after)
                 && p.pass >= last
             {
@@ -709,7 +709,7 @@ fn a_readout_run_cut_between_a_checkpoint_and_its_snapshot_resumes_to_the_same_f
     let cut = t.path().join("cut");
     copy_dir(&base, &cut);
     assert!(run(&cut, Some(1)).is_none(), "the run stops after pass 1");
-    let snapshot = training::snapshots_dir(&cut, "k").join("pass-0001.fly");
+    let snapshot = pipeline::snapshots_dir(&cut, "k").join("pass-0001.fly");
     std::fs::remove_file(&snapshot).expect("pass 1 keeps a snapshot");
     assert!(run(&cut, None).is_some(), "the resumed run ends with a fly");
     let written = |dir: &Path| -> Vec<PathBuf> {

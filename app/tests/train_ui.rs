@@ -10,9 +10,10 @@ mod common;
 use egui_kittest::kittest::Queryable;
 
 use common::*;
-use flychess::lab::{Command, FlyAction};
 use flychess::ui::Tab;
-use flychess_learning::train::{Metrics, PassRecord};
+use flychess_fly::scoring::Metrics;
+use flychess_lab::lab::{Command, FlyAction};
+use flychess_learning::train::PassRecord;
 
 #[test]
 fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
@@ -88,13 +89,13 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     wait(&mut h, "the new fly listed", |a| a.lab.flies().iter().any(|f| f == "ui-short-run"));
     assert!(app(&h).lab.playable().iter().any(|f| f == "ui-short-run"), "and offered in the picker (it belongs to the loaded brain)");
     // Watching it learn: the newborn readout, the best after passes 1 and 2 (the fly at the end).
-    let snaps: Vec<usize> = flychess::training::snapshots(&data, "ui-short-run").into_iter().map(|(p, _)| p).collect();
+    let snaps: Vec<usize> = flychess_learning::pipeline::snapshots(&data, "ui-short-run").into_iter().map(|(p, _)| p).collect();
     assert_eq!(snaps, vec![0, 1, 2]);
     app_mut(&mut h).train.learn.run = "ui-short-run".into();
     h.step();
     wait(&mut h, "the snapshots' answers", |a| a.train.learn.settled());
     let ready = app(&h).ready().unwrap().clone();
-    let answers = flychess::training::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
+    let answers = flychess_lab::training::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
     assert_eq!(answers.len(), 3);
     assert!(answers[0].val.is_none() && answers[2].val.is_some());
     // A snapshot is the best readout so far: it answers differently from the newborn exactly when
@@ -187,12 +188,12 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     assert_eq!((fly.meta.lessons, fly.meta.kind.as_str()), (128, "dopamine"));
     // Renamed from the Flies tab like any fly: the same strengths under the new name.
     let renamed = format!("{name}-renamed");
-    flychess::lab::flies::rename_fly(&data, &name, &renamed).unwrap();
+    flychess_lab::lab::flies::rename_fly(&data, &name, &renamed).unwrap();
     let moved =
         flychess_arena::bio::file::DopamineFly::load(&flychess_brain::files::DataFolder::at(&data).flies().join(format!("{renamed}.fly")))
             .unwrap();
     assert_eq!((moved.meta.name.as_str(), &moved.m), (renamed.as_str(), &fly.m));
-    flychess::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
+    flychess_lab::lab::flies::rename_fly(&data, &renamed, &name).unwrap();
     // The renames went straight to disk, past the lab: tell it, as the Flies tab does after its
     // own rename (a listing begun when the run finished may have seen the fly under its other
     // name; CI once timed out waiting for a list that nothing asked to be read again).
@@ -215,7 +216,7 @@ fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
     wait(&mut h, "the listing of the new fly", |a| a.lab.playable().contains(&name));
     {
         let a = app_mut(&mut h);
-        a.new_game(flychess::game::Game::default(), shakmaty::Color::White, Some(name.clone()));
+        a.new_game(flychess_lab::game::Game::default(), shakmaty::Color::White, Some(name.clone()));
     }
     h.step();
     wait(&mut h, "the dopamine fly's model", |a| !a.lab.play().preparing_fly());
@@ -420,7 +421,7 @@ fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_i
     let data = data();
     let mut h = harness(&data);
     let fly = flychess_fly::fly::Fly::load(&flychess_fly::fly::find("flywire", &data).unwrap()).unwrap();
-    let kept = flychess::profiling::kept_path(&data, &fly.player_id(None), 2, 4);
+    let kept = flychess_lab::profiling::kept_path(&data, &fly.player_id(None), 2, 4);
     let _ = std::fs::remove_file(&kept);
     {
         let app = app_mut(&mut h);
@@ -451,8 +452,8 @@ fn how_a_fly_loses_is_measured_from_the_flies_tab_and_kept_where_the_cli_finds_i
 /// the new name is never removed or overwritten.
 #[test]
 fn a_rename_stopped_halfway_is_finished_by_renaming_again() {
-    use flychess::lab::flies::rename_fly;
     use flychess_fly::fly::Fly;
+    use flychess_lab::lab::flies::rename_fly;
     let t = tempfile::tempdir().unwrap();
     let flies = flychess_brain::files::DataFolder::at(t.path()).flies();
     std::fs::create_dir_all(&flies).unwrap();

@@ -13,9 +13,9 @@ use egui_kittest::kittest::Queryable;
 use shakmaty::{Color, Position, Square};
 
 use common::*;
-use flychess::game::Game;
 use flychess_fly::fly::{Fly, FlyMeta};
 use flychess_fly::readout::{FROM, Readout};
+use flychess_lab::game::Game;
 
 /// A fly whose readout only likes moving from e7 to e5 (black's frame is mirrored: e2 → e4).
 fn write_e5_fly(data: &Path, checksum: &str, descending: usize, name: &str) {
@@ -46,7 +46,7 @@ fn use_fly(h: &mut Harness<'static, App>, name: &str) {
     let checksum = app(h).ready().unwrap().checksum.clone();
     let descending = app(h).ready().unwrap().connectome.groups.descending.len();
     write_e5_fly(&data, &checksum, descending, name);
-    app_mut(h).lab.command(flychess::lab::Command::UseFly(name.into()));
+    app_mut(h).lab.command(flychess_lab::lab::Command::UseFly(name.into()));
     wait(h, "the fly", |a| a.lab.play().fly.is_some() || !a.lab.play().preparing_fly());
     assert!(app(h).lab.play().fly.is_some(), "{}", app(h).lab.play().status());
 }
@@ -95,7 +95,7 @@ fn a_premove_is_played_when_legal_and_dropped_when_not() {
     {
         let a = app_mut(&mut h);
         a.settings.animate = true;
-        a.lab.command(flychess::lab::Command::Replay(true));
+        a.lab.command(flychess_lab::lab::Command::Replay(true));
     }
     // 1. e4, and while the fly's 1... e5 is being replayed, premove e4-e5: blocked, dropped.
     drag(&mut h, Square::E2, Square::E4);
@@ -140,7 +140,7 @@ fn a_game_saved_as_pgn_from_the_ui_reads_back_with_pgn_reader() {
     assert_eq!(app(&h).lab.play().game.san(), back.san());
     // A file far larger than a game is refused before it is read, and the game stays.
     let big = dir.path().join("big.pgn");
-    std::fs::write(&big, vec![b' '; (flychess::lab::PGN_LIMIT + 1) as usize]).unwrap();
+    std::fs::write(&big, vec![b' '; (flychess_lab::lab::PGN_LIMIT + 1) as usize]).unwrap();
     app_mut(&mut h).play.pgn_path = big.display().to_string();
     h.step();
     h.get_by_label("Load PGN").click();
@@ -387,17 +387,17 @@ fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
     assert_eq!(app(&h).lab.play().shown_thought().map(|t| t.id), Some(second));
     // The cursor on the position after the fly's first reply: its first think, in the card and
     // in the sentence alike.
-    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(2)));
+    app_mut(&mut h).lab.command(flychess_lab::lab::Command::Show(Some(2)));
     h.step();
     assert_eq!(app(&h).lab.play().shown_thought().map(|t| t.id), Some(first));
     let reply = app(&h).lab.play().game.san()[1].to_string();
     assert!(h.query_by_label_contains(&format!("\u{201c}{reply}.")).is_some(), "the sentence speaks of {reply}");
     // Before any think: silence.
-    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(0)));
+    app_mut(&mut h).lab.command(flychess_lab::lab::Command::Show(Some(0)));
     h.step();
     assert!(app(&h).lab.play().shown_thought().is_none());
     // Taken back to the user's turn: the earlier think is the one shown, not the one taken back.
-    app_mut(&mut h).lab.command(flychess::lab::Command::Show(None));
+    app_mut(&mut h).lab.command(flychess_lab::lab::Command::Show(None));
     h.step();
     h.get_by_label("Take back").click();
     h.step();
@@ -413,10 +413,10 @@ fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
 
 #[test]
 fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_others_exactly() {
-    use flychess::lab::Watch;
     use flychess::ui::{FlyChessApp, Launch};
     use flychess_brain::brain::cpu;
     use flychess_brain::chess::planes;
+    use flychess_lab::lab::Watch;
     let mut h = harness(&data());
     // The same window, playing by itself against the greedy mover for 14 plies.
     let launch =
@@ -426,27 +426,27 @@ fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_ot
     wait(&mut h, "the last think shown", |a| !a.lab.play().fly_to_move() && a.lab.play().thinking.is_none());
     let a = app(&h);
     let fly_moves = a.lab.play().thoughts.len();
-    assert!(fly_moves >= flychess::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play().status());
+    assert!(fly_moves >= flychess_lab::lab::KEEP_RATES + 2, "{fly_moves} fly moves ({})", a.lab.play().status());
     let with_rates = a.lab.play().thoughts.values().filter(|t| !t.rates.is_empty()).count();
-    assert_eq!(with_rates, flychess::lab::KEEP_RATES, "only the newest thinks keep their rates");
+    assert_eq!(with_rates, flychess_lab::lab::KEEP_RATES, "only the newest thinks keep their rates");
     assert_eq!(a.lab.play().game.plies(), 14, "the fly stops at --plies");
     // Stepping back to the fly's first think (it plays White: ply 0) recalls its rates: the same
     // numbers, bit for bit.
     assert!(a.lab.play().thoughts[&0].rates.is_empty(), "the first think's rates were let go");
-    app_mut(&mut h).lab.command(flychess::lab::Command::Show(Some(1)));
+    app_mut(&mut h).lab.command(flychess_lab::lab::Command::Show(Some(1)));
     wait(&mut h, "the first think's rates", |a| a.lab.play().thoughts.get(&0).is_some_and(|t| !t.rates.is_empty()));
     let a = app(&h);
     let t = &a.lab.play().thoughts[&0];
     let fresh = cpu::think(&a.ready().unwrap().brain, &[planes(&t.position)]);
     assert!(*t.rates == fresh.data, "the recalled rates are the think's own");
     assert_eq!(a.lab.play().shown_thought().map(|s| s.id), Some(t.id));
-    assert!(a.lab.play().thoughts.values().filter(|t| !t.rates.is_empty()).count() <= flychess::lab::KEEP_RATES + 1);
+    assert!(a.lab.play().thoughts.values().filter(|t| !t.rates.is_empty()).count() <= flychess_lab::lab::KEEP_RATES + 1);
 }
 
 #[test]
 fn a_thinker_that_dies_is_replaced_and_the_fly_still_answers() {
     let mut h = harness(&data());
-    app_mut(&mut h).lab.replace_thinker_for_test(flychess::thinker::Thinker::dead());
+    app_mut(&mut h).lab.replace_thinker_for_test(flychess_lab::thinker::Thinker::dead());
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer from a new thinker", |a| a.lab.play().game.plies() == 2);
     let a = app(&h);
@@ -465,7 +465,7 @@ fn a_grader_that_dies_is_replaced_and_grades_what_the_dead_one_owed() {
         return;
     }
     // The grader takes the user's move and dies without grading it.
-    app_mut(&mut h).lab.replace_grader_for_test(flychess::grader::Grader::dies_in(std::time::Duration::from_secs(2)), "about to die");
+    app_mut(&mut h).lab.replace_grader_for_test(flychess_lab::grader::Grader::dies_in(std::time::Duration::from_secs(2)), "about to die");
     drag(&mut h, Square::E2, Square::E4);
     assert!(app(&h).lab.grader().as_ref().is_some_and(|g| !g.died()), "e4 went to the grader that dies");
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
@@ -522,8 +522,8 @@ fn a_click_on_a_window_over_the_board_never_reaches_the_board() {
 
 #[test]
 fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
-    use flychess::lab::Watch;
     use flychess::ui::{FlyChessApp, Launch};
+    use flychess_lab::lab::Watch;
     let mut h = harness(&data());
     // `backprop` is the stand-in's fly: it cannot play on the default brain.
     let launch =

@@ -25,8 +25,8 @@ fn the_gpu_think_reads_back_only_the_readout(
     render_state: &eframe::egui_wgpu::RenderState,
     position: &shakmaty::Chess,
 ) {
-    use flychess::thinker::{ThinkRequest, think};
     use flychess_fly::readout::{descending_features, policy};
+    use flychess_lab::thinker::{ThinkRequest, think};
     let a = app(h);
     let ready = a.ready().unwrap().clone();
     let Some(seat) = a.lab.play().fly.clone() else { panic!("no fly plays") };
@@ -47,7 +47,7 @@ fn the_gpu_think_reads_back_only_the_readout(
         recall: false,
     };
     let baseline = std::sync::Arc::new(Vec::new());
-    let t = think(&ready.brain, &descending, &baseline, &request, Some(&engine)).unwrap();
+    let t = think(&baseline, &request, Some(&engine)).unwrap();
     assert!(engine.alive(), "the GPU engine did not fail");
     assert!(t.gpu_rates.is_some() && t.rates.is_empty() && t.rates_follow, "only the readout's readings came back");
     let whole = engine.attempt(|g| g.read_rates()).expect("the whole buffer read back");

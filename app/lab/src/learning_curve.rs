@@ -1,6 +1,6 @@
 //! The learning curve of the fit at scale (issue 36): what `flychess curve` measures at each
 //! number of training positions and keeps in DATA/learning-curve.json, and what the Train tab and
-//! the PNG in docs draw from it. A point is one fly, fitted like any other (`training::train`:
+//! the PNG in docs draw from it. A point is one fly, fitted like any other (`flychess_learning::pipeline::train`:
 //! the shipped Stockfish-labelled TRAIN rows, then master-move rows of a games dataset streamed
 //! beside them), measured on the shipped HOLD (top-1, good move, loss, each with its 95 %
 //! interval) and on the human test. How fast the curve falls is a slope per doubling of the
@@ -104,6 +104,10 @@ pub struct LearningCurve {
     /// The second series: the same points taught by Stockfish's move (absent: not asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<TeacherSeries>,
+    /// The third series: the same points taught by Stockfish's every move, the seed's whole
+    /// opinion (`curve --every-move-labels DIR`; absent: not asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_move: Option<TeacherSeries>,
 }
 
 /// Where `flychess curve` keeps the latest curve.
@@ -339,8 +343,9 @@ fn panel(svg: &mut String, frame: &Panel, xs: &[usize], series: &[Series]) {
 /// the human test), each point with its 95 % interval.
 pub fn svg(curve: &LearningCurve) -> String {
     let engine = curve.engine.as_ref().filter(|e| !e.points.is_empty());
+    let every = curve.every_move.as_ref().filter(|e| !e.points.is_empty());
     let mut xs: Vec<usize> = curve.points.iter().map(|p| p.positions).collect();
-    xs.extend(engine.iter().flat_map(|e| e.points.iter().map(|p| p.positions)));
+    xs.extend(engine.iter().chain(&every).flat_map(|e| e.points.iter().map(|p| p.positions)));
     // The seed's positions widen the axis; each is labelled unless one of ours is close by.
     let ours = xs.clone();
     let near = |a: usize, b: usize| ((a.max(1) as f64).log2() - (b.max(1) as f64).log2()).abs() < 0.7;
@@ -354,6 +359,9 @@ pub fn svg(curve: &LearningCurve) -> String {
     let mut left = vec![line("HOLD loss, master's move", "#1f6fb4", loss_of(&curve.points))];
     if let Some(e) = engine {
         left.push(line("HOLD loss, Stockfish's move", "#2a9d3a", loss_of(&e.points)));
+    }
+    if let Some(e) = every {
+        left.push(line("HOLD loss, Stockfish's every move", "#7b2cbf", loss_of(&e.points)));
     }
     if let Some(first) = curve.points.first() {
         let at = |p: &CurvePoint| first.loss + curve.seed_loss_per_doubling * (lx(p) - lx(first));
@@ -383,6 +391,9 @@ pub fn svg(curve: &LearningCurve) -> String {
     if let Some(e) = engine {
         right.push(line("HOLD top-1, Stockfish's move", "#2a9d3a", top1_of(&e.points)));
     }
+    if let Some(e) = every {
+        right.push(line("HOLD top-1, Stockfish's every move", "#7b2cbf", top1_of(&e.points)));
+    }
     right.push(line("human test top-1, master's move", "#d9822b", human_of(&curve.points)));
     if let Some(e) = engine {
         right.push(Series { dashed: true, ..line("human test top-1, Stockfish's move", "#d9822b", human_of(&e.points)) });
@@ -408,7 +419,10 @@ pub fn svg(curve: &LearningCurve) -> String {
             s.interval[1],
             curve.seed_loss_per_doubling,
             per(curve.top1).unwrap_or_else(|| "—".into()),
-            engine.map(|e| format!(", Stockfish {}", per(e.top1).unwrap_or_else(|| "—".into()))).unwrap_or_default(),
+            [(engine, "Stockfish"), (every, "every move")]
+                .iter()
+                .filter_map(|(e, who)| e.map(|e| format!(", {who} {}", per(e.top1).unwrap_or_else(|| "—".into()))))
+                .collect::<String>(),
             curve.brain
         ),
         None => format!("{} (one point: no slope yet)", curve.brain),
@@ -508,9 +522,21 @@ mod tests {
                 top1: None,
                 human_top1: None,
             }),
+            every_move: Some(TeacherSeries {
+                teacher: "Stockfish's every move".into(),
+                labels: "labels-every".into(),
+                points: vec![point(75_329, 3.0, 0.166), point(150_000, 2.95, 0.19)],
+                not_labelled: vec![300_000],
+                loss: None,
+                top1: Some(Slope { per_doubling: 0.012, interval: [0.004, 0.02] }),
+                human_top1: None,
+            }),
         };
         let svg = svg(&curve);
         assert!(svg.contains("75k") && svg.contains("300k") && svg.contains("the seed"), "{svg}");
+        // The third series is drawn, named in the legend, and its slope is in the caption.
+        assert!(svg.contains("HOLD top-1, Stockfish's every move"), "{svg}");
+        assert!(svg.contains("every move +1.20 [+0.40, +2.00]"), "{svg}");
         let bytes = png(&curve).unwrap();
         let img = image::load_from_memory(&bytes).unwrap().to_rgba8();
         assert_eq!(img.dimensions(), (1400, 580));

@@ -2,20 +2,18 @@
 //! nothing they draw. `lab` is the views' only door (a command/notice interface over the brain,
 //! the game in play, the flies on disk and the long jobs); `game` holds one game's moves and
 //! rules; the workers run on their own threads (`thinker` for the fly, `grader` for Stockfish,
-//! `opponent` for `--watch`, `sound`); `training`, `label`, `finishing`, `learning_curve`,
-//! `game_positions` and `profiling` are the pipelines the command line and the Train tabs share;
-//! `players` turns a name into a player for them; `figure_job` draws figures offscreen. Files
+//! `opponent` for `--watch`, `sound`); `training`, `learning_curve` and `profiling` are the
+//! pipelines the command line and the Train tabs share (the datasets they learn from are made by
+//! `flychess_learning::datasets`, the command line's alone); `players` seats the terminal's
+//! players on a loaded brain; `figure_job` draws figures offscreen. Files
 //! and threads live here and in the command line, never in the window's `ui` module (clippy's
 //! `disallowed-methods` in app/clippy.toml makes that a compile error there).
 #![warn(clippy::too_many_lines)]
 
 pub mod figure_job;
-pub mod finishing;
 pub mod game;
-pub mod game_positions;
 pub mod grader;
 pub mod lab;
-pub mod label;
 pub mod learning_curve;
 pub mod openings;
 pub mod opponent;

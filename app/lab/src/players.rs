@@ -1,5 +1,4 @@
-//! Players for the terminal's front doors (the command line, the UCI engine): what a name's
-//! lookup says while it takes time (`on_terminal`, a progress bar) and the brain players are
+//! Players for the terminal's front doors (the command line, the UCI engine): the brain players are
 //! seated on (`Hall`: the `Venue` for `flychess_arena::players::seat`, a dopamine fly's mushroom
 //! body made on it); and a brain's roster: its readout flies, its dopamine flies on their model
 //! of the brain, the finished Charles runs.
@@ -44,26 +43,6 @@ pub fn charles_runs(data: &Path) -> Vec<Arc<dyn flychess_arena::network::Network
         }
     }
     out
-}
-
-/// A name's lookup on the terminal: `work` is given what to say while it takes time (a fly's judge
-/// weight chosen on VAL positions the first time, as a progress bar on stderr, cleared after).
-pub fn on_terminal<T>(work: impl FnOnce(&dyn Fn(&str, usize, usize)) -> T) -> T {
-    let bar = indicatif::ProgressBar::hidden();
-    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len}").expect("valid template").progress_chars("=> "));
-    let progress = |what: &str, done: usize, total: usize| {
-        if total > 1 {
-            if bar.is_hidden() {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            }
-            bar.set_message(what.to_string());
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    };
-    let done = work(&progress);
-    bar.finish_and_clear();
-    done
 }
 
 /// A mushroom body made for a dopamine fly's constants (a `Venue`'s).

@@ -43,14 +43,8 @@ pub struct ThinkRequest {
 }
 
 /// Thinks for `request` on the calling thread (the worker's body; tests call it directly): the
-/// seated player's own think (`Seated::think`), whatever its kind.
-pub fn think(
-    brain: &Brain,
-    descending: &[u32],
-    baseline: &Arc<Vec<f32>>,
-    request: &ThinkRequest,
-    gpu: Option<&Fallback<GpuEngine>>,
-) -> Option<Thought> {
+/// seated player's own think (`Seated::think`), whatever its kind, on the brain it is seated on.
+pub fn think(baseline: &Arc<Vec<f32>>, request: &ThinkRequest, gpu: Option<&Fallback<GpuEngine>>) -> Option<Thought> {
     let asked = Asked {
         id: request.id,
         position: &request.position,
@@ -58,7 +52,7 @@ pub fn think(
         imagination: request.imagination,
         history: &request.history,
     };
-    request.fly.think(brain, descending, baseline, &asked, gpu)
+    request.fly.think(baseline, &asked, gpu)
 }
 
 /// The handle the window keeps: send requests, poll answers.
@@ -78,7 +72,7 @@ impl Thinker {
     /// Starts the worker; `wake` is called after each answer (the window's repaint). With `gpu`,
     /// the worker makes the GPU engine on that device (the view's) and the 12 steps run there, the
     /// view binding its rates buffer; it says which engine it thinks with on `engine`.
-    pub fn start(brain: Arc<Brain>, descending: Arc<Vec<u32>>, gpu: Option<GpuDevice>, wake: impl Fn() + Send + 'static) -> Thinker {
+    pub fn start(brain: Arc<Brain>, gpu: Option<GpuDevice>, wake: impl Fn() + Send + 'static) -> Thinker {
         let (requests, jobs) = unbounded::<ThinkRequest>();
         let (done, answers) = unbounded();
         let (said, engine) = unbounded();
@@ -110,7 +104,7 @@ impl Thinker {
                     }
                     for request in [think_next, recall_next].into_iter().flatten() {
                         let engine = if request.recall { None } else { gpu.as_ref() };
-                        if let Some(t) = think(&brain, &descending, &baseline, &request, engine) {
+                        if let Some(t) = think(&baseline, &request, engine) {
                             // A GPU think answers first; its panels' copy follows from the CPU.
                             let follow = t.rates_follow.then(|| (t.clone(), planes(&t.position)));
                             if done.send(t).is_err() {

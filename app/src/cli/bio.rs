@@ -21,7 +21,7 @@ use flychess_arena::bio::{self, BioBrain, Constants};
 use flychess_fly::data::{Dataset, Row, shipped_path};
 use flychess_fly::stats::{self, Estimate};
 
-use crate::cli::{EngineArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, WhichBrain};
 
 pub use measure::EVAL_SEED;
 

@@ -25,7 +25,7 @@ use flychess_learning::bptt::run::{self, BrainOptimizer, Leash, Outcome, RunOpti
 use flychess_learning::bptt::{Base, Heads, Reader, gradient};
 
 use crate::cli::fly::train::TrainArgs;
-use crate::cli::{BrainKind, WhichBrain};
+use crate::cli::options::{BrainKind, WhichBrain};
 
 /// What `train --brain` was asked for.
 struct BrainJob {

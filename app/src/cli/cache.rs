@@ -17,7 +17,7 @@ use flychess_brain::connectome::brain_file::Loaded;
 use crate::cli::cluster::ShardArgs;
 use crate::cli::memory::peak_memory_mb;
 use crate::cli::options::ready;
-use crate::cli::{EngineArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, WhichBrain};
 
 // The arguments of `flychess cache` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]

@@ -2,7 +2,7 @@
 //! a transformer that never was a fly, trained on the flies' positions and labels and measured on
 //! the same HOLD positions, with the blind baseline fitted beside it as `flychess eval` fits it.
 
-use crate::cli::FitOnArg;
+use crate::cli::options::FitOnArg;
 use clap::{Args, Subcommand};
 use std::path::Path;
 use std::time::Instant;
@@ -14,9 +14,10 @@ use flychess_charles::Charles;
 use flychess_charles::run::{self, RunFiles, TrainOptions};
 use flychess_fly::data::{Dataset, shipped_path};
 use flychess_fly::readout::Readout;
+use flychess_fly::scoring::{PositionOutcome, outcomes, summarise};
 use flychess_fly::stats;
 use flychess_learning::burn_device::FitOn;
-use flychess_learning::train::{FitOptions, PositionOutcome, outcomes, summarise};
+use flychess_learning::train::FitOptions;
 
 use crate::cli::fly::eval::PlayerRow;
 
@@ -93,7 +94,7 @@ fn train(args: &TrainArgs, data: &Path) -> Result<()> {
 /// `flychess eval --player charles [--charles NAME]`: HOLD top-1, good move and loss with 95 %
 /// intervals, the blind baseline beside (fitted on the same TRAIN positions as Charles), and one
 /// move's inference time.
-pub fn eval(which: &crate::cli::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
+pub fn eval(which: &crate::cli::options::WhichBrain, data: &Path, name: &str, fit: &FitOptions, json: bool) -> Result<()> {
     let dataset = Dataset::load(&shipped_path())?;
     // The user's run of that name, else the shipped one.
     let files = flychess_charles::player::find(name, data)?;
@@ -188,7 +189,7 @@ fn policy_only(outcomes: &[PositionOutcome]) -> Vec<PositionOutcome> {
 /// The trained fly of the brain asked for (its own shipped one first) on HOLD: its name and
 /// outcomes, from the brain's descending-neuron cache (filled for HOLD on first use). None when
 /// the brain has no trained fly.
-fn fly_on_hold(which: &crate::cli::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
+fn fly_on_hold(which: &crate::cli::options::WhichBrain, data: &Path, dataset: &Dataset) -> Result<Option<(String, Vec<PositionOutcome>)>> {
     use flychess_fly::fly::{self, Fly};
     let spec = which.spec(data)?;
     let loaded = flychess_brain::store::ensure(&spec, data, &|_, _| {})?;

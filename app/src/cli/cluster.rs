@@ -273,7 +273,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
             let merged = flychess_fly::cache::Cache::merge(&args.parts)?;
             (merged.cache.path, merged.cache.positions, merged.bytes)
         }
-        "jsonl" => flychess::label::merge(&args.parts)?,
+        "jsonl" => flychess_learning::datasets::stockfish_labels::merge(&args.parts)?,
         _ => return Err(anyhow!("{}: not a part file this program writes (.dn of cache, .jsonl of data label)", args.parts[0].display())),
     };
     println!(

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-pub use options::*;
+use options::{EngineArgs, WhichBrain};
 
 #[derive(Parser)]
 #[command(name = "flychess", version, about = "A whole fruit-fly connectome learns and plays chess")]
@@ -251,7 +251,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 fn open_window(window: WindowArgs, data: PathBuf) -> anyhow::Result<()> {
     let moves = window.moves.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
     let quiet = window.screenshot.is_some();
-    let watch = window.watch.map(|opponent| flychess::lab::Watch { opponent, plies: window.plies });
+    let watch = window.watch.map(|opponent| flychess_lab::lab::Watch { opponent, plies: window.plies });
     // A name that is no player is said before the window opens (`players::check`, as the
     // window's opponent checks it; what needs the brain is made once it is loaded).
     if let Some(w) = &watch
@@ -287,7 +287,7 @@ fn uci(args: UciArgs, data: PathBuf) -> anyhow::Result<()> {
 /// `flychess rename`: a fly of DATA/flies renamed, as the Flies tab renames one.
 fn rename(args: &RenameArgs, data: &Path) -> anyhow::Result<()> {
     let RenameArgs { old, new } = args;
-    flychess::lab::flies::rename_fly(data, old, new)?;
+    flychess_lab::lab::flies::rename_fly(data, old, new)?;
     println!("renamed {old} to {new} in {}", flychess_brain::files::DataFolder::at(data).flies().display());
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! position), and `flychess figure` (the 12 steps at once as a 4K PNG and the replay as a GIF,
 //! drawn offscreen without a window). The window shows the same figures from the same functions.
 
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 use clap::Args;
 use std::path::Path;
 use std::path::PathBuf;
@@ -209,7 +209,7 @@ pub fn learn(args: &LearnArgs, data: &Path) -> Result<()> {
     position_from_fen(fen)?;
     let spec = which.spec(data)?;
     let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
-    let answers = flychess::training::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
+    let answers = flychess_learning::pipeline::answers_on(&brain, &loaded.connectome.groups.descending, &loaded.checksum, data, run, fen)?;
     if json_out {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"run": run, "fen": fen, "snapshots": answers}))?);
         return Ok(());
@@ -230,7 +230,7 @@ pub fn learn(args: &LearnArgs, data: &Path) -> Result<()> {
 /// think about FEN at once (3840 × 2160) and its replay (960 × 540), drawn offscreen on the best
 /// wgpu adapter there is (lavapipe without a GPU), the camera as the window frames it.
 pub fn figure(args: &FigureArgs, data: &Path) -> Result<()> {
-    use flychess::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
+    use flychess_lab::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
     use flychess_render::cloud::{CloudGeometry, ColourMode};
     use std::sync::Arc;
     let (which, fen, fly_name, white) = (&args.which, args.fen.as_str(), args.fly.as_deref(), args.white);
@@ -243,7 +243,7 @@ pub fn figure(args: &FigureArgs, data: &Path) -> Result<()> {
     let (loaded, brain) = crate::cli::options::ready(&spec, data, CalibrationOptions::default())?;
     let rates = flychess_brain::brain::cpu::think(&brain, &[flychess_brain::chess::planes(&pos)]);
     let blank = flychess_brain::brain::cpu::think(&brain, &[[[false; 64]; 12]]);
-    let summary = flychess::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
+    let summary = flychess_lab::lab::think_summary::ThinkSummary::from_rates(&rates.data, &blank.data, rates.neurons, &loaded.connectome);
     let mover = if shakmaty::Position::turn(&pos) == shakmaty::Color::White { "White" } else { "Black" };
     // The title says what the fly plays when there is a fly for this brain.
     let plays = fly_for(fly_name, &loaded.checksum, data).ok().and_then(|f| {

@@ -11,7 +11,6 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use shakmaty::{Chess, Position};
 
-use crate::players::Hall;
 use flychess_arena::players::{Entrant, Lookup, Seated};
 use flychess_arena::search::{Aid, Budget, LEAF_BATCH};
 use flychess_brain::brain::Brain;
@@ -20,6 +19,7 @@ use flychess_brain::chess::planes;
 use flychess_brain::connectome::brain_file::Loaded;
 use flychess_brain::store::BrainSpec;
 use flychess_fly::readout::think_features_on;
+use flychess_lab::players::Hall;
 
 use super::clock::{Costs, WIDE};
 use super::{Session, engine_name, with_search};
@@ -37,7 +37,7 @@ impl Ready {
     /// fly with `+imagination`, with `+habituation` and `+glances` where they are tuned, with
     /// `+sf4` where Stockfish is installed, and the ladder's `random`, `greedy` and `stockfish`.
     pub(super) fn of(spec: &BrainSpec, data: &std::path::Path, loaded: Arc<Loaded>, brain: Arc<Brain>) -> Ready {
-        let mut players = crate::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
+        let mut players = flychess_lab::lab::flies::read_lists(data, Some(loaded.checksum.clone())).playable;
         let stockfish = flychess_fly::stockfish::find_stockfish(None).is_ok();
         let trained: Vec<String> = players.iter().filter(|p| players.contains(&format!("{p}+search64"))).cloned().collect();
         for name in trained {
@@ -112,7 +112,8 @@ impl Session {
                 imagination: (imagination > 0.0).then_some(imagination),
                 ..Lookup::in_folder(&data, &flychess_charles::player::Runs).of_brain(&hall.loaded.checksum, Some(hall.venue()))
             };
-            let seated = crate::players::on_terminal(|progress| flychess_arena::players::seat(&name, &Lookup { progress, ..at }, None))?;
+            let seated =
+                crate::terminal::with_lookup_bar(|progress| flychess_arena::players::seat(&name, &Lookup { progress, ..at }, None))?;
             let imagination_ignored = imagination > 0.0 && !matches!(seated.entrant, Entrant::Fly { imagination: Some(_), .. });
             // A fly with imagination plays as the plain fly when a move's budget cannot hold
             // the look-ahead.

@@ -33,7 +33,7 @@ impl FlyChessApp {
                 ui.label("Stockfish:");
                 ui.add(
                     egui::TextEdit::singleline(&mut self.stockfish_edit)
-                        .hint_text(format!("search {}", crate::lab::STOCKFISH_SEARCHED))
+                        .hint_text(format!("search {}", flychess_lab::lab::STOCKFISH_SEARCHED))
                         .desired_width(260.0),
                 );
                 let mut chosen = false;

@@ -15,8 +15,8 @@ use std::sync::mpsc::Receiver;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::lab::jobs::blame::{KeptBase, ShownBlame};
-use crate::lab::{ReadyBrain, Region};
+use flychess_lab::lab::jobs::blame::{KeptBase, ShownBlame};
+use flychess_lab::lab::{ReadyBrain, Region};
 use flychess_render::cloud::REGION_PALETTE;
 
 #[derive(Default)]
@@ -60,11 +60,11 @@ impl BlamePanel {
     /// Starts working out the blame of `fen` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, fen: String, of: u64) {
         let (base, stockfish) = (self.base.clone(), self.stockfish.clone());
-        self.job = Some(crate::lab::jobs::blame::start(crate::ui::wake(ctx), ready, data, fen, of, base, stockfish));
+        self.job = Some(flychess_lab::lab::jobs::blame::start(crate::ui::wake(ctx), ready, data, fen, of, base, stockfish));
         self.status = "Labelling the position with Stockfish and sending the error back through the 12 steps…".into();
     }
 
-    pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&crate::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
+    pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&flychess_lab::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
         self.poll();
         ui.label(RichText::new("The error going back").strong()).on_hover_text(
             "d loss / d rate of every neuron at every step for this position: what backprop through time would tell each neuron",

@@ -605,7 +605,7 @@ mod tests {
         assert_eq!(slides(start.board(), after.board()), vec![(Square::E4, Square::E2)]);
         // Stepping back is the same animation the other way.
         assert_eq!(slides(after.board(), start.board()), vec![(Square::E2, Square::E4)]);
-        let castle: Chess = crate::lab::position_from_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        let castle: Chess = flychess_lab::lab::position_from_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
         let mut done = castle.clone();
         let m = castle.legal_moves().into_iter().find(|m| matches!(m, Move::Castle { rook, .. } if *rook == Square::H1)).unwrap();
         assert_eq!(move_squares(&m), (Square::E1, Square::G1));

@@ -12,21 +12,21 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use glam::Vec3;
 
-use crate::lab::Connectome;
-use crate::lab::Region;
-use crate::lab::{Brain, Outgoing, export_path};
+use flychess_lab::lab::Connectome;
+use flychess_lab::lab::Region;
+use flychess_lab::lab::{Brain, Outgoing, export_path};
 use flychess_render::camera::{OrbitCamera, Preset};
 use flychess_render::cloud::{CloudGeometry, ColourMode, REGION_PALETTE, ViewSettings, activity_colour, pick};
 use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
 
 use std::path::Path;
 
-use crate::lab::ReadyBrain;
-pub use crate::lab::jobs::control::ControlThink;
-pub use crate::lab::think_summary::{ThinkSummary, region_means};
-use crate::thinker::Thought;
+use flychess_lab::lab::ReadyBrain;
+pub use flychess_lab::lab::jobs::control::ControlThink;
+pub use flychess_lab::lab::think_summary::{ThinkSummary, region_means};
+use flychess_lab::thinker::Thought;
 
-pub use crate::lab::STEPS;
+pub use flychess_lab::lab::STEPS;
 
 /// A neuron's partners, strongest first: (partner, signed weight).
 pub struct Partners {
@@ -66,7 +66,7 @@ pub struct BrainView {
     pub search: String,
     partners: Option<(u32, Arc<Partners>)>,
     outgoing: Option<Arc<Outgoing>>,
-    outgoing_job: Option<crate::lab::jobs::Aside<Arc<Outgoing>>>,
+    outgoing_job: Option<flychess_lab::lab::jobs::Aside<Arc<Outgoing>>>,
     /// A neuron was picked this frame (the window's frame log reads and clears it).
     pub picked: bool,
     marks: Arc<Vec<f32>>,
@@ -81,9 +81,9 @@ pub struct BrainView {
     viewport: [f32; 2],
     /// Which lab control thinks again (index into `train::lab_controls()`, the loaded brain excluded).
     pub control_choice: usize,
-    control_job: Option<crate::lab::jobs::Aside<ControlThink>>,
+    control_job: Option<flychess_lab::lab::jobs::Aside<ControlThink>>,
     /// The 4K export in flight: its answer (the status line).
-    export_job: Option<crate::lab::jobs::Aside<String>>,
+    export_job: Option<flychess_lab::lab::jobs::Aside<String>>,
     pub control: Option<ControlThink>,
     pub show_control: bool,
     /// A replay drove the step last frame.
@@ -106,7 +106,7 @@ pub struct BrainTabInput<'a> {
     pub ready: &'a Arc<ReadyBrain>,
     pub data: &'a Path,
     pub render_state: Option<&'a eframe::egui_wgpu::RenderState>,
-    pub fly: Option<&'a crate::thinker::Seated>,
+    pub fly: Option<&'a flychess_lab::thinker::Seated>,
 }
 
 impl BrainView {
@@ -223,7 +223,7 @@ impl BrainView {
     /// does not build it on the UI thread.
     pub fn prefetch_outgoing(&mut self, brain: Arc<Brain>) {
         // Nothing to repaint when it is done: the click that wants it waits for it.
-        self.outgoing_job = Some(crate::lab::jobs::window::outgoing_index(brain));
+        self.outgoing_job = Some(flychess_lab::lab::jobs::window::outgoing_index(brain));
     }
 
     /// The outgoing index of `brain`: the prefetched one (waited for if a click comes first),
@@ -561,7 +561,7 @@ impl BrainView {
                 .clicked()
                 && let (Some(t), crate::ui::train::BrainChoice::Control(control)) = (thought, controls[i].clone())
             {
-                let rx = crate::lab::jobs::control::think(
+                let rx = flychess_lab::lab::jobs::control::think(
                     crate::ui::wake(ui.ctx()),
                     ready,
                     data.to_path_buf(),
@@ -706,7 +706,7 @@ impl BrainView {
         let mut view = self.settings(rect, 1.0, false);
         view.point_px = [view.point_px[0] * 2.0, view.point_px[1] * 2.0];
         let bg = if self.white_background { [1.0, 1.0, 1.0, 1.0] } else { [0.03, 0.03, 0.055, 1.0] };
-        let image = crate::lab::jobs::window::CloudImage {
+        let image = flychess_lab::lab::jobs::window::CloudImage {
             device: rs.device.clone(),
             queue: rs.queue.clone(),
             geometry: self.geometry.clone(),
@@ -719,7 +719,7 @@ impl BrainView {
         };
         self.status = format!("Exporting {}…", path.display());
         // Polled every frame while it runs (`poll_export`): nothing else to wake.
-        self.export_job = Some(crate::lab::jobs::window::cloud_png(image, path.to_path_buf()));
+        self.export_job = Some(flychess_lab::lab::jobs::window::cloud_png(image, path.to_path_buf()));
     }
 
     /// The export's answer, when it has come.
@@ -840,7 +840,7 @@ impl BrainView {
     fn save_partners(&mut self, ctx: &egui::Context, connectome: &Connectome, brain: &Brain, path: std::path::PathBuf) {
         let csv = self.partners_csv(connectome, brain);
         self.status = format!("Saving {}…", path.display());
-        self.export_job = Some(crate::lab::jobs::window::save_text(crate::ui::wake(ctx), csv, path));
+        self.export_job = Some(flychess_lab::lab::jobs::window::save_text(crate::ui::wake(ctx), csv, path));
     }
 
     /// The partner list of the selection (or the selected neuron) as CSV.

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
 
-use crate::lab::Region;
-use crate::lab::STEPS;
+use flychess_lab::lab::Region;
+use flychess_lab::lab::STEPS;
 
-use crate::lab::ReadyBrain;
-use crate::thinker::{Seated, Thought};
 use crate::ui::board::{Arrow, BoardState, BoardTheme, BoardView};
 use crate::ui::brain_view::{BrainView, ThinkSummary};
 use crate::ui::looks::Looks;
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::thinker::{Seated, Thought};
 
 /// Slides: the board, 12 steps, what it looks at, its choice.
 pub const SLIDES: usize = STEPS + 3;
@@ -196,7 +196,7 @@ impl BrainView {
         looks.poll();
         match looks.explanation(t.id) {
             Some(e) => {
-                let mut order: Vec<&crate::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
+                let mut order: Vec<&flychess_lab::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
                 order.sort_by(|a, b| a.change.total_cmp(&b.change));
                 let needed: Vec<String> =
                     order.iter().take(2).map(|p| format!("the {} on {} ({:+.1})", p.piece, p.square, 100.0 * p.change)).collect();

@@ -9,10 +9,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::lab::ReadyBrain;
-use crate::lab::jobs::Aside;
-use crate::lab::jobs::doing::{Breakdown, PIECES};
 use eframe::egui::{self, Color32, RichText};
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::jobs::Aside;
+use flychess_lab::lab::jobs::doing::{Breakdown, PIECES};
 
 #[derive(Default)]
 pub struct DoingPanel {
@@ -60,7 +60,7 @@ impl DoingPanel {
             if self.job.is_none() && self.status.is_empty() {
                 let (r, data, n, progress) = (ready.clone(), data.to_path_buf(), name.clone(), self.progress.clone());
                 progress.store(0, Ordering::Relaxed);
-                self.job = Some((name.clone(), crate::lab::jobs::doing::start(crate::ui::wake(ui.ctx()), r, data, n, progress)));
+                self.job = Some((name.clone(), flychess_lab::lab::jobs::doing::start(crate::ui::wake(ui.ctx()), r, data, n, progress)));
             }
             if self.job.is_some() {
                 let f = self.progress.load(Ordering::Relaxed) as f32 / 1000.0;

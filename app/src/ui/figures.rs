@@ -11,16 +11,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-pub use crate::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
-use crate::lab::ReadyBrain;
-use crate::lab::export_path;
-use crate::lab::jobs::Aside;
-use crate::lab::jobs::figures::{ProbeOptions, ProbeReport};
-use crate::lab::{Region, STEPS};
-use crate::thinker::Thought;
 use crate::ui::brain_view::ThinkSummary;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
+pub use flychess_lab::figure_job::{FigureJob, FigureKind, FigureLook, png_bytes};
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::export_path;
+use flychess_lab::lab::jobs::Aside;
+use flychess_lab::lab::jobs::figures::{ProbeOptions, ProbeReport};
+use flychess_lab::lab::{Region, STEPS};
+use flychess_lab::thinker::Thought;
 use flychess_render::cloud::REGION_PALETTE;
 
 /// What the Brain tab's centre shows.
@@ -197,7 +197,7 @@ impl Figures {
             (None, Some(j)) if !t.rates.is_empty() => {
                 if self.grid_job.as_ref().is_none_or(|(k, _)| *k != key) {
                     let job = j.clone();
-                    let rx = crate::lab::jobs::figures::twelve_steps(crate::ui::wake(ui.ctx()), job);
+                    let rx = flychess_lab::lab::jobs::figures::twelve_steps(crate::ui::wake(ui.ctx()), job);
                     self.grid_job = Some((key, rx));
                 }
                 ui.horizontal(|ui| {
@@ -217,7 +217,7 @@ impl Figures {
     fn export(&mut self, ctx: &egui::Context, j: &FigureJob, kind: FigureKind, path: std::path::PathBuf) {
         let job = j.clone();
         self.status = format!("Exporting {}…", path.display());
-        let rx = crate::lab::jobs::figures::export(crate::ui::wake(ctx), job, kind, path);
+        let rx = flychess_lab::lab::jobs::figures::export(crate::ui::wake(ctx), job, kind, path);
         self.export_job = Some(rx);
     }
 
@@ -232,7 +232,7 @@ impl Figures {
             if self.across_signal.as_ref().is_none_or(|(c, _)| *c != ready.checksum) && self.across_job.is_none() {
                 let r = ready.clone();
                 self.across_signal = None;
-                self.across_job = Some(crate::lab::jobs::figures::signal(crate::ui::wake(ui.ctx()), r));
+                self.across_job = Some(flychess_lab::lab::jobs::figures::signal(crate::ui::wake(ui.ctx()), r));
             }
             match &self.across_signal {
                 Some((_, s)) => {
@@ -283,7 +283,7 @@ impl Figures {
             if self.probes_checked.as_deref() != Some(ready.checksum.as_str()) {
                 self.probes_checked = Some(ready.checksum.clone());
                 let (r, d) = (ready.clone(), data.to_path_buf());
-                self.probe_job = Some(crate::lab::jobs::figures::kept_probes(crate::ui::wake(ui.ctx()), r, d));
+                self.probe_job = Some(flychess_lab::lab::jobs::figures::kept_probes(crate::ui::wake(ui.ctx()), r, d));
                 self.looking_for_kept = true;
             }
         }
@@ -314,7 +314,8 @@ impl Figures {
                         let (r, data, done, stop) = (ready.clone(), data.to_path_buf(), self.probe_done.clone(), self.probe_stop.clone());
                         done.store(0, Ordering::Relaxed);
                         stop.store(false, Ordering::Relaxed);
-                        self.probe_job = Some(crate::lab::jobs::figures::probes(crate::ui::wake(ui.ctx()), r, data, options, done, stop));
+                        self.probe_job =
+                            Some(flychess_lab::lab::jobs::figures::probes(crate::ui::wake(ui.ctx()), r, data, options, done, stop));
                     }
                 }
             }
@@ -327,7 +328,7 @@ impl Figures {
         });
         let p = self.probe_choice.min(report.probes.len() - 1);
         let info = &report.probes[p];
-        let unit = if info.score == crate::lab::jobs::figures::ProbeScore::R2 { "R² on HOLD" } else { "ROC AUC on HOLD" };
+        let unit = if info.score == flychess_lab::lab::jobs::figures::ProbeScore::R2 { "R² on HOLD" } else { "ROC AUC on HOLD" };
         let board = &report.board[p];
         let mut text = format!(
             "{} HOLD positions ({} TRAIN, strength chosen on {} VAL), up to {} neurons per region. The board's own 768 planes: {:.3} [{:.3}, {:.3}]; chance {}.",

@@ -3,8 +3,8 @@
 //! ladder's ratings (the user's own, else the ones shipped with the flies), looked up by player id.
 
 use super::*;
-use crate::lab::FlyAction;
-use crate::lab::flies::FlyCard;
+use flychess_lab::lab::FlyAction;
+use flychess_lab::lab::flies::FlyCard;
 
 /// The ladder's ratings as tables (or how to make them): the harness check, the clone test,
 /// every player's rating with its interval and how its games ended, every pairing's W-D-L.
@@ -104,9 +104,9 @@ impl FlyChessApp {
     /// frame.
     fn fly_cards(&mut self) -> Vec<FlyCard> {
         let data = self.launch.data.clone();
-        let key = crate::lab::flies::card_stamps(self.lab.flies(), &data);
+        let key = flychess_lab::lab::flies::card_stamps(self.lab.flies(), &data);
         if self.fly_cards.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.fly_cards = Some((key, crate::lab::flies::read_cards(self.lab.flies(), &data)));
+            self.fly_cards = Some((key, flychess_lab::lab::flies::read_cards(self.lab.flies(), &data)));
         }
         self.fly_cards.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()
     }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
 
-use crate::lab::ReadyBrain;
-use crate::training::Answer;
 use crate::ui::Aside;
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::training::Answer;
 
 /// After 1.e4, the fly (Black) to move.
 pub const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
@@ -44,7 +44,7 @@ impl LearnPanel {
     /// The panel; `runs` are the runs on disk (names), `board_fen` the Play board's position.
     pub fn show(&mut self, ui: &mut egui::Ui, ready: &Arc<ReadyBrain>, data: &Path, runs: &[String], board_fen: &str) {
         ui.heading("Watching it learn");
-        let with: Vec<&String> = runs.iter().filter(|r| !crate::training::snapshots(data, r).is_empty()).collect();
+        let with: Vec<&String> = runs.iter().filter(|r| !flychess_lab::training::snapshots(data, r).is_empty()).collect();
         if with.is_empty() {
             ui.weak("A readout run keeps snapshots of the fly as it learns; start one above and watch its answer change here.");
             return;
@@ -84,7 +84,7 @@ impl LearnPanel {
         let current = self.answers.as_ref().filter(|(k, _)| *k == key).map(|(_, a)| a.clone());
         if current.is_none() && self.job.as_ref().is_none_or(|(k, _)| *k != key) {
             let (r, data, (run, fen)) = (ready.clone(), data.to_path_buf(), key.clone());
-            self.job = Some((key.clone(), crate::lab::jobs::train::answers(crate::ui::wake(ui.ctx()), r, data, run, fen)));
+            self.job = Some((key.clone(), flychess_lab::lab::jobs::train::answers(crate::ui::wake(ui.ctx()), r, data, run, fen)));
             self.status.clear();
         }
         if !self.status.is_empty() {

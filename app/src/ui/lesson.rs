@@ -14,8 +14,8 @@ use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, Plot};
 use shakmaty::{Chess, Move};
 
-use crate::lab::ReadyBrain;
-use crate::lab::jobs::lesson::{LessonComic, ShownLesson};
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::jobs::lesson::{LessonComic, ShownLesson};
 
 #[derive(Default)]
 pub struct LessonPanel {
@@ -45,11 +45,11 @@ impl LessonPanel {
 
     /// Starts working out the lesson of `position` (the think `of`).
     pub fn start(&mut self, ctx: &egui::Context, ready: Arc<ReadyBrain>, data: PathBuf, position: Chess, of: u64, fly_move: Move) {
-        self.job = Some(crate::lab::jobs::lesson::start(crate::ui::wake(ctx), ready, data, position, of, fly_move));
+        self.job = Some(flychess_lab::lab::jobs::lesson::start(crate::ui::wake(ctx), ready, data, position, of, fly_move));
         self.status = "Working out the lesson (the first time, the mushroom body is prepared: a few seconds)…".into();
     }
 
-    pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&crate::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
+    pub fn show(&mut self, ui: &mut egui::Ui, thought: Option<&flychess_lab::thinker::Thought>, ready: &Arc<ReadyBrain>, data: &Path) {
         self.poll();
         ui.label(RichText::new("Dopamine lesson").strong())
             .on_hover_text("This position as a lesson for the dopamine fly: sugar after Stockfish's move, a shock after another");

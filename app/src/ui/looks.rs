@@ -10,11 +10,11 @@ use std::sync::Arc;
 use eframe::egui::{self, Color32};
 use shakmaty::{Chess, Square};
 
-use crate::lab::ReadyBrain;
-use crate::lab::jobs::Aside;
-use crate::lab::jobs::explain::{Explanation, SquareSight};
-use crate::thinker::{Seated, Thought};
 use crate::ui::board::SquareMark;
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::jobs::Aside;
+use flychess_lab::lab::jobs::explain::{Explanation, SquareSight};
+use flychess_lab::thinker::{Seated, Thought};
 
 /// How many thinks keep their board lesion.
 const KEEP: usize = 8;
@@ -91,7 +91,7 @@ impl Looks {
             self.status = "The dopamine fly has no readout to take pieces away from: what it looks at is for readout flies.".into();
             return;
         };
-        let rx = crate::lab::jobs::explain::start(crate::ui::wake(ctx), ready.clone(), readout, thought.position.clone());
+        let rx = flychess_lab::lab::jobs::explain::start(crate::ui::wake(ctx), ready.clone(), readout, thought.position.clone());
         self.job = Some((thought.id, rx));
     }
 
@@ -123,7 +123,7 @@ impl Looks {
 
     /// What the eye sees of `position` on `ready`'s brain.
     pub fn sight(ready: &ReadyBrain, position: &Chess) -> Vec<SquareSight> {
-        crate::lab::jobs::explain::sight(ready, position)
+        flychess_lab::lab::jobs::explain::sight(ready, position)
     }
 }
 

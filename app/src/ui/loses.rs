@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::lab::ReadyBrain;
-use crate::lab::jobs::Aside;
-use crate::profiling;
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::jobs::Aside;
+use flychess_lab::profiling;
 
 /// Games and depth the window measures with unless changed (`flychess profile`'s defaults).
 pub const GAMES: usize = 40;
@@ -49,7 +49,7 @@ impl LosesPanel {
     /// Asks about fly `name` of `data` (its kept profile shown, if any).
     pub fn ask(&mut self, name: &str, data: &Path) {
         self.status.clear();
-        self.fly = match crate::lab::flies::player_id(name, data) {
+        self.fly = match flychess_lab::lab::flies::player_id(name, data) {
             Ok(id) => {
                 self.kept = Some((id.clone(), profiling::kept(data, &id)));
                 Some((name.to_string(), id))
@@ -123,7 +123,7 @@ impl LosesPanel {
     }
 
     fn start(&mut self, ctx: &egui::Context, ready: &Arc<ReadyBrain>, data: &Path, name: &str, stockfish: Option<PathBuf>) {
-        let stockfish = match crate::lab::find_stockfish(stockfish.as_deref()) {
+        let stockfish = match flychess_lab::lab::find_stockfish(stockfish.as_deref()) {
             Ok(p) => p,
             Err(e) => {
                 self.status = format!("The profile needs Stockfish: {e}");
@@ -136,11 +136,11 @@ impl LosesPanel {
             a.store(0, Ordering::Relaxed);
         }
         self.status.clear();
-        self.job = Some(crate::lab::jobs::profile::start(
+        self.job = Some(flychess_lab::lab::jobs::profile::start(
             crate::ui::wake(ctx),
             ready,
             data,
-            crate::lab::jobs::profile::Ask { fly: name, stockfish, games, depth },
+            flychess_lab::lab::jobs::profile::Ask { fly: name, stockfish, games, depth },
             progress,
         ));
     }

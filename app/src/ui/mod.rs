@@ -1,4 +1,4 @@
-//! The desktop window (eframe), a view over the lab (`crate::lab`, which owns the brain, the
+//! The desktop window (eframe), a view over the lab (`flychess_lab::lab`, which owns the brain, the
 //! workers, the flies and the game): the left bar (Play, Brain, Train, Flies, About), the start
 //! screen while the first brain loads (its provenance is always on screen afterwards), the
 //! settings kept across restarts (eframe storage: theme, board colours, sound, Stockfish path,
@@ -33,13 +33,13 @@ use anyhow::{Result, anyhow};
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::Color;
 
-use crate::lab::BrainSpec;
-use crate::lab::Info;
+use flychess_lab::lab::BrainSpec;
+use flychess_lab::lab::Info;
 
-use crate::game::Game;
-use crate::lab::{BrainState, Command, DEFAULT_FLY, Gpu, Lab, LabOptions, Notice, ReadyBrain, Watch};
 use board::BoardTheme;
 use brain_view::BrainView;
+use flychess_lab::game::Game;
+use flychess_lab::lab::{BrainState, Command, DEFAULT_FLY, Gpu, Lab, LabOptions, Notice, ReadyBrain, Watch};
 use play::{PlayContext, PlayTab};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -182,10 +182,10 @@ pub struct Launch {
     pub failed: Arc<std::sync::Mutex<Option<String>>>,
 }
 
-pub use crate::lab::jobs::Aside;
+pub use flychess_lab::lab::jobs::Aside;
 
 /// What the lab's threads call when they have news: a repaint of this window.
-pub fn wake(ctx: &egui::Context) -> crate::lab::Wake {
+pub fn wake(ctx: &egui::Context) -> flychess_lab::lab::Wake {
     let ctx = ctx.clone();
     std::sync::Arc::new(move || ctx.request_repaint())
 }
@@ -202,7 +202,7 @@ pub struct FlyChessApp {
     render_state: Option<eframe::egui_wgpu::RenderState>,
     pub lab: Lab,
     shot: Option<Shot>,
-    fly_cards: Option<crate::lab::flies::FlyCards>,
+    fly_cards: Option<flychess_lab::lab::flies::FlyCards>,
     /// How long frames took, by what ran meanwhile.
     pub frames: FrameLog,
     pub tab: Tab,
@@ -212,7 +212,7 @@ pub struct FlyChessApp {
     moves_applied: bool,
     pub brain_view: Option<BrainView>,
     /// A new brain's view being made aside (its geometry, and its renderer on the window's device).
-    view_job: Option<Aside<crate::lab::jobs::window::MadeCloud>>,
+    view_job: Option<Aside<flychess_lab::lab::jobs::window::MadeCloud>>,
     /// A brain's view was put in place this frame (for the frame log).
     view_arrived: bool,
     pub train: train::TrainTab,
@@ -370,7 +370,7 @@ impl FlyChessApp {
                 Notice::BrainReady => {
                     let Some(ready) = self.lab.ready().cloned() else { continue };
                     let target = self.render_state.as_ref().map(|rs| (rs.device.clone(), rs.target_format));
-                    self.view_job = Some(crate::lab::jobs::window::cloud(wake(ctx), ready, target));
+                    self.view_job = Some(flychess_lab::lab::jobs::window::cloud(wake(ctx), ready, target));
                 }
                 Notice::GameOver(_) => self.play.report_open = true,
                 Notice::GameLoaded(user) => self.play.game_started(user),
@@ -569,7 +569,7 @@ impl FlyChessApp {
         match self.tab {
             Tab::Play => {
                 let view = &mut self.brain_view;
-                let mut card = |ui: &mut egui::Ui, game: &crate::lab::Match| {
+                let mut card = |ui: &mut egui::Ui, game: &flychess_lab::lab::Match| {
                     if let (Some(r), Some(v)) = (&ready, view.as_mut()) {
                         let now = ui.input(|i| i.time);
                         v.card(ui, game.shown_thought(), game.replay_progress(now), &r.connectome, &r.brain);
@@ -590,7 +590,7 @@ impl FlyChessApp {
                         ui.radio_value(&mut showing, true, if let_go { format!("{words} (its rates were let go)") } else { words });
                     });
                     if showing != before {
-                        self.lab.command(crate::lab::Command::SecondGlance(showing));
+                        self.lab.command(flychess_lab::lab::Command::SecondGlance(showing));
                     }
                 }
                 if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
@@ -734,7 +734,7 @@ impl FlyChessApp {
         if let Ok(image) = arrived.try_recv() {
             let [w, h] = image.size;
             let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-            shot.saving = Some(crate::lab::jobs::window::screenshot(wake(ctx), [w, h], bytes, shot.path.clone()));
+            shot.saving = Some(flychess_lab::lab::jobs::window::screenshot(wake(ctx), [w, h], bytes, shot.path.clone()));
         }
     }
 

@@ -13,13 +13,13 @@ use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
 use shakmaty::{Color, Move, Position};
 
-use crate::lab::Verdict;
+use flychess_lab::lab::Verdict;
 
-use crate::game::{Game, parse_move};
-use crate::lab::{CANDIDATES, Command, Lab, Match};
-use crate::openings::Openings;
-use crate::sound::Sound;
 use crate::ui::board::{Arrow, BoardAction, BoardState, BoardTheme, BoardView};
+use flychess_lab::game::{Game, parse_move};
+use flychess_lab::lab::{CANDIDATES, Command, Lab, Match};
+use flychess_lab::openings::Openings;
+use flychess_lab::sound::Sound;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RightTab {
@@ -348,7 +348,7 @@ impl PlayTab {
                         }
                         ui.small(text);
                         egui::CollapsingHeader::new("Each piece taken away").id_salt("looks-at-pieces").show(ui, |ui| {
-                            let mut order: Vec<&crate::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
+                            let mut order: Vec<&flychess_lab::lab::jobs::explain::PieceEffect> = e.pieces.iter().collect();
                             order.sort_by(|a, b| a.change.total_cmp(&b.change));
                             egui::Grid::new("looks-at-grid").num_columns(4).striped(true).show(ui, |ui| {
                                 for h in ["piece", "square", "its move", "descending neurons"] {
@@ -641,7 +641,7 @@ impl PlayTab {
                 egui::ScrollArea::vertical().id_salt("opponents").max_height(most).show(ui, |ui| {
                     for name in cx.lab.playable() {
                         let elo = cx.lab.ratings().get(name).cloned().unwrap_or_else(|| "unrated".into());
-                        let label = crate::lab::flies::opponent_label(name, &elo);
+                        let label = flychess_lab::lab::flies::opponent_label(name, &elo);
                         ui.radio_value(&mut ng.fly, name.clone(), label);
                     }
                 });

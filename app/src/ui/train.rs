@@ -14,12 +14,12 @@ use std::sync::atomic::Ordering;
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::Scan;
-pub use crate::lab::jobs::train::{BrainChoice, lab_controls};
-use crate::lab::jobs::train::{FitOn, FitOptions, HOLD, LearningCurve, Metrics, PassRecord, Reading, Run, VAL, read_learning_curve};
+use flychess_lab::lab::jobs::Scan;
+pub use flychess_lab::lab::jobs::train::{BrainChoice, lab_controls};
+use flychess_lab::lab::jobs::train::{FitOn, FitOptions, HOLD, LearningCurve, Metrics, PassRecord, Reading, Run, VAL, read_learning_curve};
 
-use crate::lab::ReadyBrain;
-use crate::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::training::{self, Controls, RunCurves, TrainEvent, TrainJob, human};
 
 pub struct RunningJob {
     pub name: String,
@@ -133,7 +133,8 @@ impl TrainTab {
             from: None,
         };
         let controls = Arc::new(Controls::default());
-        let talk = crate::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
+        let talk =
+            flychess_lab::lab::jobs::train::start(crate::ui::wake(ctx), ready, data, self.brain.clone(), job, controls.clone(), kind);
         self.job = Some(RunningJob {
             name: self.name.trim().to_string(),
             controls,
@@ -367,6 +368,23 @@ impl TrainTab {
                                     })
                                     .collect(),
                             );
+                            // The same points taught by Stockfish's move and by its every move.
+                            for (series, name, colour) in [
+                                (&curve.engine, "HOLD top-1, Stockfish's move", RUN_COLOURS[2]),
+                                (&curve.every_move, "HOLD top-1, Stockfish's every move", RUN_COLOURS[4]),
+                            ] {
+                                if let Some(s) = series {
+                                    let points = s.points.iter();
+                                    bars(
+                                        plot,
+                                        name,
+                                        colour,
+                                        points
+                                            .map(|p| (x(p.positions), pct(p.top1), pct(p.top1_interval[0]), pct(p.top1_interval[1])))
+                                            .collect(),
+                                    );
+                                }
+                            }
                         });
                 });
             });
@@ -474,7 +492,7 @@ mod tests {
     #[test]
     fn a_training_thread_that_dies_is_reported_not_left_running() {
         let (go, wait) = std::sync::mpsc::channel::<()>();
-        let talk = Run::start(std::sync::Arc::new(|| {}), "dies", crate::lab::jobs::train::DIED, move |send| {
+        let talk = Run::start(std::sync::Arc::new(|| {}), "dies", flychess_lab::lab::jobs::train::DIED, move |send| {
             send(TrainEvent::Stage { text: "pass 3".into(), fraction: 0.5 });
             let _ = wait.recv();
             panic!("a training thread dies");

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_brain::{BrainCurves, BrainOptimizer, Leash, Msg, Point};
+use flychess_lab::lab::jobs::train_brain::{BrainCurves, BrainOptimizer, Leash, Msg, Point};
 
-use crate::lab::ReadyBrain;
-use crate::lab::jobs::{Scan, Talk};
+use flychess_lab::lab::ReadyBrain;
+use flychess_lab::lab::jobs::{Scan, Talk};
 
 /// A brain run in progress (or just ended).
 pub struct BrainJob {
@@ -76,14 +76,14 @@ impl BrainRuns {
         }
         let name = self.name.trim().to_string();
         let (stop, pause) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-        let ask = crate::lab::jobs::train_brain::Ask {
+        let ask = flychess_lab::lab::jobs::train_brain::Ask {
             name: name.clone(),
             positions: self.positions,
             leash: self.leash.clone(),
             stop: stop.clone(),
             pause: pause.clone(),
         };
-        let talk = crate::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
+        let talk = flychess_lab::lab::jobs::train_brain::start(crate::ui::wake(ctx), ready, data, ask);
         self.job = Some(BrainJob { name, stop, pause, talk, stage: "starting".into(), done: 0, target: 2 * self.positions });
         self.curves.refresh();
     }
@@ -105,7 +105,7 @@ impl BrainRuns {
         let every = if self.running() { 1.0 } else { 3.0 };
         self.curves.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
             let data = data.to_path_buf();
-            move || Ok(crate::lab::jobs::train_brain::read_curves(&data))
+            move || Ok(flychess_lab::lab::jobs::train_brain::read_curves(&data))
         });
     }
 

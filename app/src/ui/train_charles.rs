@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, State, TrainOptions};
-use crate::lab::jobs::{Scan, Talk};
 use crate::ui::train::RUN_COLOURS;
+use flychess_lab::lab::jobs::train_charles::{CharlesConfig, CharlesCurve, Msg, Point, State, TrainOptions};
+use flychess_lab::lab::jobs::{Scan, Talk};
 
 /// A Charles run in progress (or just ended).
 pub struct CharlesJob {
@@ -102,7 +102,7 @@ impl CharlesRuns {
         let options = self.options();
         let stop = Arc::new(AtomicBool::new(false));
         let steps = options.steps();
-        let talk = crate::lab::jobs::train_charles::start(crate::ui::wake(ctx), data, name, options, stop.clone());
+        let talk = flychess_lab::lab::jobs::train_charles::start(crate::ui::wake(ctx), data, name, options, stop.clone());
         self.job = Some(CharlesJob { name: self.name.trim().to_string(), stop, talk, step: 0, steps, last: None });
         self.read.refresh();
     }
@@ -134,8 +134,8 @@ impl CharlesRuns {
         self.read.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
             let data = data.to_path_buf();
             move || {
-                let curves = crate::lab::jobs::train_charles::read_curves(&data);
-                let earlier = crate::lab::jobs::train_charles::earlier_run(&data, &name);
+                let curves = flychess_lab::lab::jobs::train_charles::read_curves(&data);
+                let earlier = flychess_lab::lab::jobs::train_charles::earlier_run(&data, &name);
                 Ok(CharlesScan { curves, name, earlier })
             }
         });
@@ -181,7 +181,7 @@ impl CharlesRuns {
                 ui.end_row();
             });
             let name = self.name.trim().to_string();
-            let valid = crate::lab::check_name(&name).is_ok();
+            let valid = flychess_lab::lab::check_name(&name).is_ok();
             // The record read under this name (none yet while a read for a new name runs: Start
             // waits for it, so a damaged run is never started over on top of).
             let checked = self.read.name == name;

@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{HLine, Legend, Line, LineStyle, Plot};
 
-use crate::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, DopamineScan, Msg};
-use crate::lab::jobs::{Scan, Talk};
+use flychess_lab::lab::jobs::train_dopamine::{Constants, CurvePoint, DopamineCurve, DopamineScan, Msg};
+use flychess_lab::lab::jobs::{Scan, Talk};
 
-use crate::lab::ReadyBrain;
 use crate::ui::train::RUN_COLOURS;
+use flychess_lab::lab::ReadyBrain;
 
 /// A dopamine run in progress (or just ended).
 pub struct DopamineJob {
@@ -70,11 +70,11 @@ impl DopamineRuns {
         let name = self.name.trim().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let constants = Constants { pass_share: self.pass_share, ..Constants::default() };
-        let talk = crate::lab::jobs::train_dopamine::start(
+        let talk = flychess_lab::lab::jobs::train_dopamine::start(
             crate::ui::wake(ctx),
             ready,
             data,
-            crate::lab::jobs::train_dopamine::Ask { name, lessons: self.lessons, constants, stop: stop.clone() },
+            flychess_lab::lab::jobs::train_dopamine::Ask { name, lessons: self.lessons, constants, stop: stop.clone() },
         );
         self.job = Some(DopamineJob {
             name: self.name.trim().to_string(),
@@ -118,7 +118,7 @@ impl DopamineRuns {
         self.read.keep_fresh(&crate::ui::wake(ctx), ctx.input(|i| i.time), every, || {
             let (ready, data) = (ready.clone(), data.to_path_buf());
             let name = self.name.trim().to_string();
-            move || Ok(crate::lab::jobs::train_dopamine::scan(&ready, &data, &constants, &name))
+            move || Ok(flychess_lab::lab::jobs::train_dopamine::scan(&ready, &data, &constants, &name))
         });
     }
 

@@ -46,7 +46,7 @@ pub fn app_mut<'h>(h: &'h mut Harness<'static, App>) -> &'h mut FlyChessApp {
 pub fn wait(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&FlyChessApp) -> bool) {
     let start = Instant::now();
     while !done(app(h)) {
-        if let flychess::lab::BrainState::Failed(e) = &app(h).lab.brain() {
+        if let flychess_lab::lab::BrainState::Failed(e) = &app(h).lab.brain() {
             panic!("the brain could not be prepared while waiting for {what}: {e}");
         }
         assert!(

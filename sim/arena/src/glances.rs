@@ -158,12 +158,24 @@ pub fn second_looks(
         .zip(firsts)
         .zip(squares)
         .zip(features)
-        .map(|(((pos, first), square), f)| {
-            let second = policy(pos, &readout.heads(&f));
-            let chosen = pick(first, &second, square, g.among).unwrap_or(0);
-            TwoLooks { first: first.clone(), square, second, chosen }
-        })
+        .map(|(((pos, first), square), f)| two_looks(readout, pos, first, square, &f, g))
         .collect()
+}
+
+/// Two glances at `pos` with its first think `first` made, one position alone: `think` gives
+/// the readout's features of the second look at the attended square (as the board shows it; A1
+/// when nothing is attended), as `attending_features` does.
+pub fn second_look(readout: &Readout, pos: &Chess, first: &Policy, g: Glances, think: impl FnOnce(Square) -> Vec<f32>) -> TwoLooks {
+    let square = attended(first);
+    let features = think(square.unwrap_or(Square::A1));
+    two_looks(readout, pos, first, square, &features, g)
+}
+
+/// What two glances saw, from the second look's features `f`.
+fn two_looks(readout: &Readout, pos: &Chess, first: &Policy, square: Option<Square>, f: &[f32], g: Glances) -> TwoLooks {
+    let second = policy(pos, &readout.heads(f));
+    let chosen = pick(first, &second, square, g.among).unwrap_or(0);
+    TwoLooks { first: first.clone(), square, second, chosen }
 }
 
 #[cfg(test)]

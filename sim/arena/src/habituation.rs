@@ -257,7 +257,8 @@ pub fn tune_in_games(
     max_plies: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<GameTuning> {
-    use crate::play::{Dice, play_game};
+    use crate::play::play_game;
+    use flychess_fly::stats::Dice;
     use crate::players::Player;
     use rayon::prelude::*;
     let cells: Vec<Habituation> =

@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
 use crate::error::{Error, Result};
-use crate::play::{Dice, play_game};
+use crate::play::play_game;
+use flychess_fly::stats::Dice;
 use crate::players::{Entrant, Kit, Player};
 use crate::rating::{Outcome, bootstrap, fit};
 use flychess_fly::stockfish::find_stockfish;

@@ -16,7 +16,7 @@ use flychess_brain::chess::piece_value as value;
 use flychess_brain::chess::planes;
 use flychess_fly::readout::{Readout, policy, position_key, think_features_on};
 
-pub use flychess_fly::stats::Dice;
+use flychess_fly::stats::Dice;
 
 /// What one-move imagination sees (SPEC §4): for each of the fly's legal moves (in the policy's
 /// order) its probability, the value of the board after it from the fly's side, whether it ends

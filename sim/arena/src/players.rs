@@ -5,14 +5,17 @@
 //! names it. What the players of a run share is a `Kit`, owned so a thread can keep it (the
 //! ladder's workers, the window's thinker and its `--watch` opponent, the UCI engine): the brain,
 //! its descending neurons, and every fly, dopamine fly and Charles run by the id it plays under.
-//! `Player::new` makes the player an entrant is, from a kit, and `Player::choose` is its move:
-//! the one door through which games, the ladder and duels, `flychess play`, the dopamine fly's
-//! opponents and the window's opponent get their players. A new kind of player is one variant
-//! here in each of the two enums and one arm in `Player::new`.
+//! `Player::new` makes the player an entrant is, from a kit, and `Player::consider` (in
+//! `players/consider.rs`) is its move: the one way every player plays, for games, the ladder and
+//! duels, `flychess play`, the dopamine fly's opponents, the window's opponent, UCI, Python and
+//! the window's own think (which watches it decide). What a new kind of player touches is listed
+//! in CONTRIBUTING.md.
 
+mod consider;
 mod naming;
 mod seat;
 
+pub use consider::{Considered, Look, Unwatched, Watch};
 pub use naming::{Lookup, NAME_GRAMMAR, Named, named, needs_brain};
 pub use seat::{Seating, Venue, check, seat};
 
@@ -28,13 +31,14 @@ use crate::error::{Error, Result};
 use crate::glances::Glances;
 use crate::habituation::{Habituation, Memory};
 use crate::network::Network;
-use crate::play::{Dice, boards_after, greedy, think_and_look_ahead};
+use crate::play::boards_after;
+use flychess_fly::stats::Dice;
 use crate::search::{Aid, Budget, Evaluator, Searcher};
 use flychess_brain::brain::Brain;
 use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::chess::planes;
 use flychess_fly::fly::Fly;
-use flychess_fly::readout::{Policy, Readout, choose, policy, think_features_on};
+use flychess_fly::readout::{Readout, think_features_on};
 use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Who plays: every kind of player, by what it is. Its `name` is what people read, its `id` what
@@ -513,119 +517,6 @@ impl Player<'_> {
         Ok(self.consider(pos, earlier)?.chosen)
     }
 
-    /// This player's move in `pos` with what it saw: its policy over the legal moves and its
-    /// value of the position, where it has them. A position without a legal move is an error.
-    pub fn consider(&mut self, pos: &Chess, earlier: &[u64]) -> Result<Considered> {
-        let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
-        if moves.is_empty() {
-            return Err(Error::Invalid("the game is over: no legal move to choose".into()));
-        }
-        let over = || Error::Invalid("the game is over: no legal move to choose".into());
-        let rung = |chosen: Move| Considered { moves: Vec::new(), probability: Vec::new(), value: None, chosen, thinks: 0 };
-        let of = |p: Policy, i: usize, value: Option<f32>, thinks: usize| Considered {
-            chosen: p.moves[i],
-            moves: p.moves,
-            probability: p.probability,
-            value,
-            thinks,
-        };
-        Ok(match self {
-            Player::Random(d) => rung(moves[d.below(moves.len())]),
-            Player::Greedy(d) => rung(greedy(pos, &moves, d)),
-            Player::Fly { brain, readout, descending, engine, imagination: Some(w), habituation, .. } => {
-                let (p, mut seen) = think_and_look_ahead(brain, readout, descending, *engine, pos, earlier);
-                if let Some((h, memory)) = habituation {
-                    memory.at_ply(earlier.len());
-                    memory.habituate(*h, pos, &p.moves, &mut seen.probability, earlier.len());
-                }
-                let (i, value) = (seen.pick(*w), p.value);
-                if let Some((_, memory)) = habituation {
-                    memory.remember(earlier.len(), &boards_after(pos, &p.moves[i..=i])[0]);
-                }
-                // The board, and the board after each move unless one mates (then it is played).
-                let thinks = 1 + if seen.mate.is_some() { 0 } else { moves.len() };
-                of(p, i, Some(value), thinks)
-            }
-            Player::Fly { brain, readout, descending, engine, imagination: None, glances: Some(g), .. } => {
-                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
-                let p = policy(pos, &readout.heads(&features[0]));
-                let look =
-                    crate::glances::second_looks(brain, readout, descending, std::slice::from_ref(pos), std::slice::from_ref(&p), *g)
-                        .remove(0);
-                let i = crate::glances::unless_it_repeats(pos, &look.second, look.chosen, earlier);
-                let value = look.second.value;
-                of(look.second, i, Some(value), 2)
-            }
-            Player::Fly { brain, readout, descending, engine, imagination: None, habituation, .. } => {
-                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
-                let p = policy(pos, &readout.heads(&features[0]));
-                let i = match habituation {
-                    Some((h, memory)) => {
-                        memory.at_ply(earlier.len());
-                        let mut lowered = p.clone();
-                        memory.habituate(*h, pos, &p.moves, &mut lowered.probability, earlier.len());
-                        let i = choose(pos, &lowered, earlier).ok_or_else(over)?.0;
-                        memory.remember(earlier.len(), &boards_after(pos, &p.moves[i..=i])[0]);
-                        i
-                    }
-                    None => choose(pos, &p, earlier).ok_or_else(over)?.0,
-                };
-                let value = p.value;
-                of(p, i, Some(value), 1)
-            }
-            Player::SamplingFly { brain, readout, descending, engine, dice } => {
-                let features = think_features_on(*engine, brain, &[planes(pos)], descending, &readout.read_steps);
-                let p = policy(pos, &readout.heads(&features[0]));
-                let (i, value) = (dice.sample(&p.probability), p.value);
-                of(p, i, Some(value), 1)
-            }
-            Player::Dopamine { bio, m } => {
-                let (moves, votes, i) = bio.choose(m, pos, earlier).ok_or_else(over)?;
-                let probability = crate::bio::vote_probabilities(&votes, bio.constants.temperature);
-                let thinks = moves.len();
-                Considered { chosen: moves[i], moves, probability, value: None, thinks }
-            }
-            Player::Charles(c) => {
-                let (p, i) = c.choose(pos, earlier)?;
-                of(p, i, None, 0)
-            }
-            Player::Aided { searcher, aid, engine, .. } => {
-                let decision = searcher.decide(*aid, pos, earlier, engine.as_mut())?;
-                // The base policy and the value the aid worked from (kept from its decision).
-                let root = searcher.evaluate(std::slice::from_ref(pos))?.remove(0);
-                Considered {
-                    moves: root.moves,
-                    probability: root.prior,
-                    value: Some(root.value),
-                    chosen: decision.chosen,
-                    thinks: decision.boards_thought,
-                }
-            }
-            Player::Uci { engine, limit, label } => {
-                let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
-                let answer = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| flychess_brain::chess::uci(m) == u));
-                rung(*chosen.ok_or_else(|| {
-                    Error::Invalid(format!("{label} answered {} in {fen}, not a legal move", answer.as_deref().unwrap_or("no move")))
-                })?)
-            }
-            Player::Stockfish { engine, limit, random_share, dice } => {
-                if *random_share > 0.0 && dice.chance(*random_share) {
-                    rung(moves[dice.below(moves.len())])
-                } else {
-                    let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
-                    // An engine that answers no move or an illegal one is an error, never a random
-                    // move stored as Stockfish's (the game that asked is replayed or left out).
-                    let answer = engine.best_move(&fen, *limit, std::time::Duration::from_secs(60))?;
-                    let chosen = answer.as_deref().and_then(|u| moves.iter().find(|m| flychess_brain::chess::uci(m) == u));
-                    rung(*chosen.ok_or_else(|| {
-                        Error::Invalid(format!("Stockfish answered {} in {fen}, not a legal move", answer.as_deref().unwrap_or("no move")))
-                    })?)
-                }
-            }
-        })
-    }
-
     /// The value of the board after each of `moves` from the mover's side, in [−1, 1] (a mate
     /// +1, a stalemate or a dead position 0, else minus the value head's reading of the board for
     /// the opponent), all thought as one batch; None for a player without a value head.
@@ -653,22 +544,6 @@ impl Player<'_> {
         let mut values = values.into_iter();
         Ok(Some(afters.iter().map(|a| settled(a).unwrap_or_else(|| -values.next().unwrap_or(0.0))).collect()))
     }
-}
-
-/// What a player saw in a position before it moved.
-#[derive(Clone, Debug)]
-pub struct Considered {
-    /// The legal moves (shakmaty's order) with the probability the player gives each: a fly's
-    /// readout, Charles's network, a dopamine fly's vote, an aided player's base policy. Empty
-    /// for the random and greedy movers and Stockfish, which have no policy.
-    pub moves: Vec<Move>,
-    pub probability: Vec<f32>,
-    /// Its value of the position for the side to move, in [−1, 1], where it has a value head.
-    pub value: Option<f32>,
-    /// The move it plays.
-    pub chosen: Move,
-    /// Boards that went through the brain (or the mushroom body) to choose it: UCI's `nodes`.
-    pub thinks: usize,
 }
 
 impl<'a> Player<'a> {

@@ -446,7 +446,7 @@ fn to_byte(rate: f32) -> u8 {
 mod tests {
     use super::*;
 
-    /// A control's cache holds what the control reads: the board's planes as `train::board_features`
+    /// A control's cache holds what the control reads: the board's planes as `scoring::board_features`
     /// gives them (both readings alike), or the blind baseline's single 0.
     #[test]
     fn a_controls_cache_reads_back_the_board_or_nothing() {

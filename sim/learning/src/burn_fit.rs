@@ -13,8 +13,8 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_fly::readout::{FROM, OUTPUTS, Readout, TO};
+use flychess_fly::scoring::Target;
 
 /// Score of a padding slot: its softmax share underflows to exactly 0.
 const PADDING: f32 = -1e9;
@@ -222,7 +222,7 @@ impl BurnFit {
     }
 
     /// Mean loss and its gradient (weights, biases) of a batch at the current weights, as
-    /// `train::gradient` computes them by hand.
+    /// `scoring::gradient` computes them by hand.
     pub fn gradient(&self, x: &[f32], targets: &[Target]) -> Result<(f64, Vec<f32>, Vec<f32>)> {
         let batch = Batch::new(x.to_vec(), &targets.iter().collect::<Vec<_>>(), self.inputs, &self.device);
         let loss = self.module.loss(&batch);

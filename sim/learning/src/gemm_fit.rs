@@ -14,7 +14,7 @@
 //! any number of threads, which a resumed fit needs. (Before: one product for the heads and one
 //! for the gradient across the whole batch, reading the batch's features twice from memory.)
 //! Adam's update is burn's to the letter (β₁ 0.9, β₂ 0.999, ε 1e-8, ε scaled by √(1 − β₂ᵗ) as
-//! burn does), so a fit lands where burn's lands. `train::gradient` (written out position by
+//! burn does), so a fit lands where burn's lands. `scoring::gradient` (written out position by
 //! position) is the reference the gradient here is tested against, and a whole fit against burn's
 //! fit on the same rows.
 //!
@@ -24,8 +24,8 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_fly::readout::{FROM, OUTPUTS, Readout, TO};
+use flychess_fly::scoring::Target;
 
 const BETA_1: f32 = 0.9;
 const BETA_2: f32 = 0.999;
@@ -330,7 +330,7 @@ impl GemmFit {
 
 /// One position: `row` holds its head outputs (biases added) and is overwritten with d loss /
 /// d output; returns the position's loss (cross-entropy over its legal moves against the target
-/// shares, plus the squared value error), as `train::gradient` and burn's loss count it.
+/// shares, plus the squared value error), as `scoring::gradient` and burn's loss count it.
 fn position_delta(row: &mut [f32], t: &Target) -> f64 {
     // A position has at most 218 legal moves: the scores stay on the stack.
     let mut exp = [0f32; 256];
@@ -395,7 +395,7 @@ mod tests {
         let fit = GemmFit::new(&start);
         let refs: Vec<&Target> = targets.iter().collect();
         let (loss, gw, gb) = fit.gradient(&x, &refs).unwrap();
-        let (want_loss, want_w, want_b) = crate::train::gradient(&start, &x, &targets);
+        let (want_loss, want_w, want_b) = flychess_fly::scoring::gradient(&start, &x, &targets);
         assert!((loss - want_loss).abs() < 1e-5 * want_loss.abs().max(1.0), "{loss} vs {want_loss}");
         let worst = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
         assert!(worst(&gw, &want_w) < 1e-5, "weights' gradient off by {}", worst(&gw, &want_w));
@@ -403,7 +403,7 @@ mod tests {
         // The blind baseline (no inputs): only the biases.
         let blind = GemmFit::new(&Readout::newborn(0, vec![], 1));
         let (_, gw0, gb0) = blind.gradient(&[], &refs).unwrap();
-        let (_, _, want_b0) = crate::train::gradient(&Readout::newborn(0, vec![], 1), &[], &targets);
+        let (_, _, want_b0) = flychess_fly::scoring::gradient(&Readout::newborn(0, vec![], 1), &[], &targets);
         assert!(gw0.is_empty() && worst(&gb0, &want_b0) < 1e-6);
     }
 

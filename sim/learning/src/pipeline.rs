@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::teacher::EngineLabels;
-use crate::train::{Examples, FitOptions, FitState, Metrics, PassRecord, Target, evaluate, fit, fit_from};
+use crate::train::{Examples, FitOptions, PassRecord, fit, fit_from};
 use flychess_brain::brain::Brain;
 use flychess_brain::brain::simulator::{EngineChoice, Simulator};
 use flychess_brain::connectome::Connectome;
@@ -31,6 +31,7 @@ use flychess_fly::cache::{Cache, CacheMeta, Reading, Sensor};
 use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly, FlyMeta};
 use flychess_fly::readout::Readout;
+use flychess_fly::scoring::{FitState, Metrics, Target, evaluate};
 
 /// Where `flychess lessons` writes its relabelled won positions.
 pub fn lessons_path(data: &Path) -> PathBuf {

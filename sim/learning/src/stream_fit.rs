@@ -18,9 +18,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::teacher::{EngineLabels, Teacher};
-use crate::train::{BatchStep, Examples, Target, TrainSet, shuffle_with};
+use crate::train::{BatchStep, Examples, TrainSet, shuffle_with};
 use flychess_fly::cache::{Cache, Reading};
 use flychess_fly::data::{Dataset, Row};
+use flychess_fly::scoring::Target;
 
 /// Positions of the streamed part read at once.
 pub const BLOCK: usize = 16_384;

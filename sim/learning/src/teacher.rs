@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_fly::data::{MoveCode, MoveLabel, Row};
 use flychess_fly::grading::Score;
+use flychess_fly::scoring::Target;
 
 /// The weight of each source in a streamed row's policy target. A weight of 0 leaves the source
 /// out; an engine weight needs engine labels.

@@ -19,7 +19,7 @@ use crate::burn_fit::{BurnFit, FitOn};
 use crate::error::Result;
 use flychess_fly::readout::{PROMOTIONS, Readout};
 
-pub use flychess_fly::scoring::*;
+use flychess_fly::scoring::{FitState, Metrics, Target, evaluate};
 
 /// How a fit's steps are worked out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -331,6 +331,7 @@ mod tests {
     use super::*;
     use flychess_fly::data::{MoveCode, MoveLabel, Row};
     use flychess_fly::grading::Score;
+    use flychess_fly::scoring::{board_features, gradient};
 
     fn row(fen: &str, moves: &[(&str, i32)]) -> Row {
         Row {

@@ -11,7 +11,8 @@ use flychess_fly::cache::{Cache, CacheMeta};
 use flychess_fly::data::{Dataset, HOLD, VAL, shipped_path};
 use flychess_fly::fly::{Fly, shipped_dir};
 use flychess_fly::readout::Readout;
-use flychess_learning::train::{Examples, FitOptions, Target, evaluate, fit};
+use flychess_fly::scoring::{Target, evaluate};
+use flychess_learning::train::{Examples, FitOptions, fit};
 
 /// Measures a shipped fly from scratch on HOLD with its brain, checks it gives the figures its
 /// file records, and returns (fly, blind) top-1.

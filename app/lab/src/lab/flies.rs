@@ -174,7 +174,7 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
         if let Ok(f) = flychess_fly::fly::Fly::load(&p) {
             for suffix in crate::lab::AIDED_SUFFIXES {
                 let aid = match flychess_arena::search::Aid::parse(suffix) {
-                    Some(Ok(flychess_arena::search::Aid::Judge { .. })) => match crate::training::judged_weight(data, &f) {
+                    Some(Ok(flychess_arena::search::Aid::Judge { .. })) => match flychess_arena::tuned::judged_weight(data, &f) {
                         Some(weight) => flychess_arena::search::Aid::Judge { weight },
                         None => continue,
                     },

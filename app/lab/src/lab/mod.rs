@@ -835,7 +835,7 @@ impl Lab {
     fn start_thinker(&mut self, ready: &Arc<ReadyBrain>) {
         let wake = self.wake.clone();
         let gpu = self.simulator_device();
-        self.thinker = Some(Thinker::start(ready.brain.clone(), Arc::new(ready.connectome.groups.descending.clone()), gpu, move || wake()));
+        self.thinker = Some(Thinker::start(ready.brain.clone(), gpu, move || wake()));
     }
 
     fn start_grader(&mut self) {

@@ -10,8 +10,7 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::players::on_terminal;
-use flychess::profiling::games_file;
+use flychess::terminal::with_lookup_bar;
 use flychess_arena::ceiling::{Ceiling, Selector, measure, middlegames, selectors};
 use flychess_arena::duel::Duel;
 use flychess_arena::ladder::{self, LadderOptions};
@@ -19,9 +18,10 @@ use flychess_arena::players::{Entrant, Lookup, Named, Seating, named};
 use flychess_arena::search::{Aid, Evaluator};
 use flychess_fly::data::{Dataset, shipped_path};
 use flychess_fly::fly::{self, Fly};
+use flychess_lab::profiling::games_file;
 
 use super::{engine, game_bar, hall, on_game};
-use crate::cli::{EngineArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, WhichBrain};
 
 // The arguments of `flychess ceiling` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -65,7 +65,7 @@ pub fn run(args: &CeilingArgs, data: &Path) -> Result<()> {
             .ok_or_else(|| anyhow!("no trained fly for {}; name one with --player", loaded.connectome.provenance.label()))?,
     };
     let at = Lookup::in_folder(data, &flychess_charles::player::Runs).of_brain(&loaded.checksum, Some(hall.venue()));
-    let (base, named) = on_terminal(|progress| named(&player, &Lookup { progress, ..at }))?;
+    let (base, named) = with_lookup_bar(|progress| named(&player, &Lookup { progress, ..at }))?;
     // The value fly: the fly itself, or for Charles the brain's trained fly.
     let (value_fly, charles) = match named {
         Named::Fly(f) if matches!(base, Entrant::Fly { imagination: None, sample: false, .. }) => (f, None),
@@ -83,7 +83,8 @@ pub fn run(args: &CeilingArgs, data: &Path) -> Result<()> {
     }
     .on(Some(&sim));
     // Charles has no value head of its own: no judge for it (its search borrows the fly's value).
-    let judge_weight = if charles.is_none() { flychess::training::judge_weight(data, &value_fly, brain, descending)? } else { f32::NAN };
+    let judge_weight =
+        if charles.is_none() { flychess::terminal::judge_weight_with_bar(data, &value_fly, brain, descending)? } else { f32::NAN };
     let chosen: Vec<Selector> =
         selectors(simulations).into_iter().filter(|s| charles.is_none() || !matches!(s, Selector::Aided(Aid::Judge { .. }))).collect();
     let dataset = Dataset::load(&shipped_path())?;

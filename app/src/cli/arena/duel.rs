@@ -10,15 +10,15 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::ProgressBar;
 
-use flychess::players::Hall;
-use flychess::profiling::games_file;
 use flychess_arena::duel::{Duel, Sprt, SprtState};
 use flychess_arena::ladder::{self, GameRow, LadderOptions};
 use flychess_arena::players::{Entrant, Kit, Lookup, Seating};
+use flychess_lab::players::Hall;
+use flychess_lab::profiling::games_file;
 
 use super::{engine, game_bar, hall, on_game, seat};
 use crate::cli::cluster::ShardArgs;
-use crate::cli::{EngineArgs, UciEnginesArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, UciEnginesArgs, WhichBrain};
 
 // The arguments of `flychess duel` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]

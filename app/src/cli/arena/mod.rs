@@ -51,12 +51,12 @@ fn engine(choice: EngineChoice, brain: &Brain) -> Result<Arc<Simulator>> {
 /// Seats `name` on `seating` as every front door does (`players::Seating::seat` with `at`), what
 /// takes time said on the terminal.
 fn seat(seating: &mut Seating, name: &str, at: &Lookup) -> Result<Entrant> {
-    Ok(flychess::players::on_terminal(|progress| seating.seat(name, &Lookup { progress, ..*at }))?)
+    Ok(flychess::terminal::with_lookup_bar(|progress| seating.seat(name, &Lookup { progress, ..*at }))?)
 }
 
 /// The brain of `which`, loaded on the terminal as players are seated on it.
-fn hall(which: &crate::cli::WhichBrain, data: &std::path::Path) -> Result<flychess::players::Hall> {
+fn hall(which: &crate::cli::options::WhichBrain, data: &std::path::Path) -> Result<flychess_lab::players::Hall> {
     let spec = which.spec(data)?;
     let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-    Ok(flychess::players::Hall::new(&spec, data, Arc::new(loaded), Arc::new(brain)))
+    Ok(flychess_lab::players::Hall::new(&spec, data, Arc::new(loaded), Arc::new(brain)))
 }

@@ -8,13 +8,13 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use clap::Args;
 
-use flychess::players::Hall;
 use flychess_arena::play::play_game;
 use flychess_arena::players::{Entrant, Lookup, Player, Seating};
 use flychess_fly::stockfish::find_stockfish;
+use flychess_lab::players::Hall;
 
 use super::{hall, seat};
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 // The arguments of `flychess play` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]

@@ -1,4 +1,4 @@
-//! `flychess profile`: how a player loses (Philidor's lesson, `flychess::profiling`). Its ladder
+//! `flychess profile`: how a player loses (Philidor's lesson, `flychess_lab::profiling`). Its ladder
 //! games against the rungs (played where missing, shared with `rate`), every position scored once
 //! by Stockfish at a fixed depth: the centipawns each of its moves lost by phase and outcome, and
 //! each lost game's shape.
@@ -15,7 +15,7 @@ use flychess_fly::stats;
 use flychess_fly::stockfish::find_stockfish;
 
 use super::{game_bar, hall, seat};
-use crate::cli::{EngineArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, WhichBrain};
 
 // The arguments of `flychess profile` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -64,7 +64,7 @@ pub fn run(args: &ProfileArgs, data: &Path) -> Result<()> {
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let job = flychess::profiling::ProfileJob {
+    let job = flychess_lab::profiling::ProfileJob {
         player: &entrant,
         kit: &kit,
         brain: loaded.connectome.provenance.label(),
@@ -73,12 +73,12 @@ pub fn run(args: &ProfileArgs, data: &Path) -> Result<()> {
         games,
         depth,
     };
-    let (p, report) = flychess::profiling::run(&job, data, &|stage, done, total| match stage {
-        flychess::profiling::Stage::Playing => {
+    let (p, report) = flychess_lab::profiling::run(&job, data, &|stage, done, total| match stage {
+        flychess_lab::profiling::Stage::Playing => {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
-        flychess::profiling::Stage::Analysing => {
+        flychess_lab::profiling::Stage::Analysing => {
             bar.finish_and_clear();
             analysis_bar.set_length(total as u64);
             analysis_bar.set_position(done as u64);

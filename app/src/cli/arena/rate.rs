@@ -11,8 +11,6 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use clap::Args;
 
-use flychess::players::{charles_runs, flies_of_brain};
-use flychess::profiling::games_file;
 use flychess_arena::ladder::{self, GameRow, LadderOptions, Rating};
 use flychess_arena::players::{Entrant, Kit, Lookup, Seating};
 use flychess_arena::search::{Aid, DEFAULT_SIMULATIONS};
@@ -20,10 +18,12 @@ use flychess_brain::brain::Brain;
 use flychess_brain::connectome::brain_file::Loaded;
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::stockfish::find_stockfish;
+use flychess_lab::players::{charles_runs, flies_of_brain};
+use flychess_lab::profiling::games_file;
 
 use super::{engine, game_bar, hall, on_game};
 use crate::cli::cluster::ShardArgs;
-use crate::cli::{EngineArgs, UciEnginesArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, UciEnginesArgs, WhichBrain};
 
 // The arguments of `flychess rate` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -169,7 +169,7 @@ fn fly_entrants(args: &RateArgs, data: &Path, flies: &[Fly], brain: &Brain, load
         let mut mine = vec![Entrant::fly(f, None)];
         // Imagination for the trained flies (a newborn's values are noise: only its plain self plays).
         if !args.quick && f.meta.kind == "trained" {
-            mine.push(Entrant::fly(f, Some(flychess::training::tuned_imagination(data, f))));
+            mine.push(Entrant::fly(f, Some(flychess_arena::tuned::imagination(data, f))));
             // Habituation and two glances where they are tuned (issue 56).
             if let Some(h) = flychess_arena::tuned::habituation(data, f) {
                 mine.push(Entrant::fly_with(f, None, Some(h)));
@@ -180,7 +180,7 @@ fn fly_entrants(args: &RateArgs, data: &Path, flies: &[Fly], brain: &Brain, load
         }
         // Philidor's aids, asked for: the fly + judge and + search 64, named as such.
         if args.aided && f.meta.kind == "trained" {
-            let weight = flychess::training::judge_weight(data, f, brain, &loaded.connectome.groups.descending)?;
+            let weight = flychess::terminal::judge_weight_with_bar(data, f, brain, &loaded.connectome.groups.descending)?;
             for aid in [Aid::Judge { weight }, Aid::Search { simulations: DEFAULT_SIMULATIONS }] {
                 mine.push(Entrant::aided(Entrant::fly(f, None), aid, None)?);
             }

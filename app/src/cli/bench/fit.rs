@@ -12,7 +12,8 @@ use flychess_brain::brain::simulator::EngineChoice;
 use flychess_fly::cache::Reading;
 use flychess_fly::data::{Dataset, HOLD, VAL};
 use flychess_fly::readout::Readout;
-use flychess_learning::train::{BatchStep, FitOptions, InMemory, Target, TrainSet};
+use flychess_fly::scoring::Target;
+use flychess_learning::train::{BatchStep, FitOptions, InMemory, TrainSet};
 
 use super::BenchArgs;
 

@@ -20,8 +20,8 @@ use clap::Args;
 use flychess_brain::brain::cpu as cpu_engine;
 use flychess_brain::calibrate::CalibrationOptions;
 
-use crate::cli::WhichBrain;
 use crate::cli::memory::peak_memory_mb;
+use crate::cli::options::WhichBrain;
 use crate::cli::options::ready;
 
 // The arguments of `flychess bench` (its help text is the command's doc comment in `cli::Command`).

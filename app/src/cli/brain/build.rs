@@ -10,7 +10,7 @@ use clap::Args;
 use flychess_brain::connectome::{brain_file, synthetic};
 use flychess_brain::store;
 
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 // The arguments of `flychess brain build` (its help text is the subcommand's doc comment in `BrainCommand`).
 #[derive(Args)]

@@ -12,7 +12,7 @@ use flychess_brain::connectome::download::Outcome;
 use flychess_brain::connectome::release;
 use flychess_brain::store;
 
-use crate::cli::Release;
+use crate::cli::options::Release;
 
 // The arguments of `flychess brain download` (its help text is the subcommand's doc comment in `BrainCommand`).
 #[derive(Args)]

@@ -12,7 +12,7 @@ use flychess_brain::connectome::brain_file;
 use flychess_brain::connectome::column_map::{self, ColumnMap};
 use flychess_brain::store;
 
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 // The arguments of `flychess brain info` (its help text is the subcommand's doc comment in `BrainCommand`).
 #[derive(Args)]

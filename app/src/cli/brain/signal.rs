@@ -13,7 +13,7 @@ use flychess_brain::calibrate::CalibrationOptions;
 use flychess_brain::chess::{Planes, planes, sample_positions};
 use flychess_brain::connectome::rules::Region;
 
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 use crate::cli::options::ready;
 
 // The arguments of `flychess brain signal` (its help text is the subcommand's doc comment in `BrainCommand`).

@@ -1,8 +1,9 @@
-//! `flychess data curriculum`: the curriculum of finishing (`flychess::finishing`). Its positions
-//! are planned once (won TRAIN positions of a games dataset found by its engine labels, the
-//! dataset's human-test positions, basic won endgames, stalemate lessons, and the lessons of a
-//! fly's own games), labelled by Stockfish into DIR/labels.jsonl (resumable, one shard at a time
-//! or the shards' parts joined), then built into DIR/curriculum.flyd.
+//! `flychess data curriculum`: the curriculum of finishing
+//! (`flychess_learning::datasets::finishing`). Its positions are planned once (won TRAIN positions
+//! of a games dataset found by its engine labels, the dataset's human-test positions, basic won
+//! endgames, stalemate lessons, and the lessons of a fly's own games, replayed here by the rules
+//! the window plays by), labelled by Stockfish into DIR/labels.jsonl (resumable, one shard at a
+//! time or the shards' parts joined), then built into DIR/curriculum.flyd.
 
 use std::path::{Path, PathBuf};
 
@@ -10,11 +11,14 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::finishing::{CurriculumKey, OwnGames, Plan, Planned, build, plan, positions as planned_positions};
-use flychess::label::{LabelOptions, Sample, label};
 use flychess_arena::ladder::GameRow;
 use flychess_fly::data::Dataset;
 use flychess_fly::shard::{Part, Shard};
+use flychess_lab::game::Game;
+use flychess_learning::datasets::finishing::{
+    CurriculumKey, OwnGame, OwnGames, Plan, Planned, build, plan, positions as planned_positions,
+};
+use flychess_learning::datasets::stockfish_labels::{LabelOptions, Sample, label};
 use flychess_learning::teacher::EngineLabels;
 
 use super::dataset_path;
@@ -86,7 +90,7 @@ pub struct CurriculumArgs {
 /// Runs `flychess data curriculum`: the parts joined where asked, the plan made or read back,
 /// this run's share labelled, and (unless this run is one shard) the curriculum built.
 pub fn run(args: &CurriculumArgs, data: &Path) -> Result<()> {
-    let dir = args.out.clone().unwrap_or_else(|| flychess::finishing::default_dir(data));
+    let dir = args.out.clone().unwrap_or_else(|| flychess_learning::datasets::finishing::default_dir(data));
     let games_path = dataset_path(&args.games, data)?;
     CurriculumRun { args, dir, games_path }.run()
 }
@@ -106,7 +110,11 @@ impl CurriculumRun<'_> {
         let file = self.dir.join("labels.jsonl");
         let labeller = format!("Stockfish, 1 thread, MultiPV {}, depth {}", args.multipv, args.depth);
         if let Some(count) = args.shards.merge_shards {
-            let (whole, lines, bytes) = flychess::label::merge_shards::<CurriculumKey>(&file, count as usize, "flychess data curriculum")?;
+            let (whole, lines, bytes) = flychess_learning::datasets::stockfish_labels::merge_shards::<CurriculumKey>(
+                &file,
+                count as usize,
+                "flychess data curriculum",
+            )?;
             eprintln!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
         }
         let (planned, the_plan) = self.planned()?;
@@ -139,7 +147,10 @@ impl CurriculumRun<'_> {
             own,
             human_test: !args.no_human_test,
         };
-        let (planned, fresh) = planned_positions(&self.dir, &the_plan, || plan(&games, labels.as_ref(), &the_plan, &own_rows))?;
+        let (planned, fresh) = planned_positions(&self.dir, &the_plan, || -> Result<Vec<Planned>> {
+            let own = replayed(&own_rows, the_plan.own.as_ref())?;
+            Ok(plan(&games, labels.as_ref(), &the_plan, &own)?)
+        })?;
         drop(games);
         let mut origins = std::collections::BTreeMap::<&str, (usize, usize)>::new();
         for p in &planned {
@@ -273,7 +284,72 @@ fn own_games(args: &CurriculumArgs) -> Result<Option<(Vec<GameRow>, OwnGames)>> 
             ));
         }
     };
-    let key =
-        OwnGames { games_sha256: flychess::finishing::games_files_sha256(&texts), player_id, lead: args.own_lead, most: args.own_most };
+    let key = OwnGames {
+        games_sha256: flychess_learning::datasets::finishing::games_files_sha256(&texts),
+        player_id,
+        lead: args.own_lead,
+        most: args.own_most,
+    };
     Ok(Some((games, key)))
+}
+
+/// The own games the player of `key` played, replayed by the rules the window plays by (the lab's
+/// `Game`) for the curriculum to read. A game that does not replay is an error naming the game
+/// (its number among all the own games), never skipped in silence. None without `--own-games`.
+fn replayed(rows: &[GameRow], key: Option<&OwnGames>) -> Result<Vec<OwnGame>> {
+    let Some(key) = key else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for (k, g) in rows.iter().enumerate() {
+        if g.white_id != key.player_id && g.black_id != key.player_id {
+            continue;
+        }
+        let game = Game::from_pgn(&g.pgn).map_err(|e| anyhow!("own game {} ({} – {}): {e}", k + 1, g.white, g.black))?;
+        out.push(OwnGame {
+            white_id: g.white_id.clone(),
+            black_id: g.black_id.clone(),
+            pgn: g.pgn.clone(),
+            positions: game.positions()[..game.plies()].to_vec(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A game of `white_id` against `black_id` from `fen`, its moves in SAN, as a games file holds it.
+    fn own_game(white_id: &str, black_id: &str, fen: &str, moves: &str) -> GameRow {
+        GameRow {
+            white: white_id.into(),
+            black: black_id.into(),
+            white_id: white_id.into(),
+            black_id: black_id.into(),
+            opening: 0,
+            swapped: false,
+            result: "*".into(),
+            termination: "move cap".into(),
+            plies: moves.split_whitespace().filter(|t| !t.ends_with('.')).count(),
+            pgn: format!("[White \"{white_id}\"]\n[Black \"{black_id}\"]\n[SetUp \"1\"]\n[FEN \"{fen}\"]\n[Result \"*\"]\n\n{moves} *\n"),
+        }
+    }
+
+    /// The player's games are replayed (the position before each move, from the game's FEN), the
+    /// others' left alone even when they would not replay; a game of the player's that does not
+    /// replay is refused, naming it by its number among all the own games.
+    #[test]
+    fn the_players_own_games_are_replayed_and_one_that_does_not_replay_is_refused_by_its_number() {
+        let fen = "7k/8/8/8/8/8/8/K2Q4 w - - 0 1";
+        let key = OwnGames { games_sha256: "x".into(), player_id: "fly-1".into(), lead: 5, most: 100 };
+        let fly = own_game("fly-1", "random", fen, "1. Qd2 Kg8 2. Qd3 Kh8 3. Qd4 Kg8");
+        let others_broken = own_game("fly-2", "random", fen, "1. Qd2 Kg8 2. Ke4");
+        let games = replayed(&[others_broken.clone(), fly.clone()], Some(&key)).unwrap();
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].positions.len(), 6);
+        assert_eq!(games[0].positions[0], flychess_brain::chess::position_from_fen(fen).unwrap());
+        assert!(replayed(std::slice::from_ref(&fly), None).unwrap().is_empty());
+        let broken = own_game("fly-1", "random", fen, "1. Qd2 Kg8 2. Ke4");
+        let e = replayed(&[fly, others_broken, broken], Some(&key)).unwrap_err().to_string();
+        assert!(e.starts_with("own game 3 (fly-1 – random): "), "{e}");
+    }
 }

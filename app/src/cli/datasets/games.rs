@@ -10,8 +10,8 @@ use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::game_positions::{GamesOptions, positions_from_games};
 use flychess_fly::data::{Dataset, shipped_path};
+use flychess_learning::datasets::game_positions::{GamesOptions, positions_from_games};
 
 use super::{book_pgn, dataset_path};
 use crate::cli::memory::peak_memory_mb;
@@ -31,10 +31,10 @@ pub struct GamesArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Games whose one position each makes the human test (the dataset's HOLD).
-    #[arg(long, default_value_t = flychess::game_positions::HUMAN_TEST_GAMES)]
+    #[arg(long, default_value_t = flychess_learning::datasets::game_positions::HUMAN_TEST_GAMES)]
     pub human_games: usize,
     /// Games whose one position each makes the dataset's VAL.
-    #[arg(long, default_value_t = flychess::game_positions::HUMAN_VAL_GAMES)]
+    #[arg(long, default_value_t = flychess_learning::datasets::game_positions::HUMAN_VAL_GAMES)]
     pub val_games: usize,
     /// Print the report as JSON.
     #[arg(long)]

@@ -9,8 +9,8 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::label::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, sample};
 use flychess_fly::data::Dataset;
+use flychess_learning::datasets::stockfish_labels::{DatasetLabelKey, LabelKey, LabelOptions, dataset_samples, label, sample};
 
 use super::dataset_path;
 use crate::cli::cluster::ShardArgs;
@@ -51,13 +51,14 @@ pub struct LabelArgs {
 pub fn run(args: &LabelArgs, data: &Path) -> Result<()> {
     let LabelArgs { ref pgn, ref dataset, ref out, positions, depth, multipv, every_move, workers, seed, shards } = *args;
     let ShardArgs { shard, merge_shards } = shards;
-    let multipv = if every_move { flychess::label::EVERY_MOVE } else { multipv };
+    let multipv = if every_move { flychess_learning::datasets::stockfish_labels::EVERY_MOVE } else { multipv };
     if every_move && dataset.is_none() {
         return Err(anyhow!("--every-move labels a dataset's TRAIN rows: give --dataset NAME"));
     }
     let file = out.join("labels.jsonl");
     if let Some(count) = merge_shards {
-        let (whole, lines, bytes) = flychess::label::merge_shards::<LabelKey>(&file, count as usize, "flychess data label")?;
+        let (whole, lines, bytes) =
+            flychess_learning::datasets::stockfish_labels::merge_shards::<LabelKey>(&file, count as usize, "flychess data label")?;
         println!("{}: {lines} labelled positions joined from {count} parts ({bytes} bytes)", whole.display());
         return Ok(());
     }

@@ -19,7 +19,7 @@ use flychess_brain::files::{BoundedLines, Line, quote};
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::readout::{Readout, choose, policy, think_features};
 
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 // The arguments of `flychess analyse` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -90,7 +90,7 @@ pub fn run(args: &AnalyseArgs, data: &Path) -> Result<()> {
         brain: &brain,
         readout: &f.readout,
         descending: &loaded.connectome.groups.descending,
-        weight: args.imagination.map(|w| w.unwrap_or_else(|| flychess::training::tuned_imagination(data, &f))),
+        weight: args.imagination.map(|w| w.unwrap_or_else(|| flychess_arena::tuned::imagination(data, &f))),
     };
     let answer = |v: serde_json::Value| emit(&v, args.json, single);
     let started = Instant::now();

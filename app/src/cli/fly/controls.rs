@@ -8,9 +8,9 @@
 //!   shuffle with `--scale-controls shuffled-wiring:N`), its own DN cache of every row (the long
 //!   part: about as long as the fly's own cache took).
 //!
-//! Each control is an ordinary training run through `flychess::training` (resumable, killed-safe,
-//! its passes logged under DATA/runs), named by a hash of the job and what it reads, so a finished
-//! control is read back instead of fitted again and a stopped one resumes. Each is measured on
+//! Each control is an ordinary training run through `flychess_learning::pipeline` (resumable,
+//! killed-safe, its passes logged under DATA/runs), named by a hash of the job and what it reads,
+//! so a finished control is read back instead of fitted again and a stopped one resumes. Each is measured on
 //! HOLD and on the human test, paired against the fly on the same positions.
 
 use std::path::Path;
@@ -19,15 +19,15 @@ use anyhow::{Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use flychess::training::{self, Controls, Prepared, Reads, RunInfo, TrainJob, reads_differ};
 use flychess_brain::brain::simulator::EngineChoice;
 use flychess_fly::cache::Sensor;
 use flychess_fly::data::{Dataset, HOLD, Row, shipped_path};
 use flychess_fly::fly::FlyMeta;
-use flychess_learning::train::{PositionOutcome, Target, outcomes};
+use flychess_fly::scoring::{PositionOutcome, Target, outcomes};
+use flychess_learning::pipeline::{self, Controls, Prepared, Reads, RunInfo, TrainJob, reads_differ};
 
 use super::eval::PlayerRow;
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 /// One control at the run's size: its run, and its outcomes on HOLD and on the human test.
 pub(crate) struct AtScale {
@@ -42,7 +42,7 @@ pub(crate) struct AtScale {
 /// reads now by content (`TrainJob::reads`): refused when the files have changed since the run
 /// read them (the controls would be fitted on rows the fly never saw).
 fn job_of(data: &Path, run: &str) -> Result<(TrainJob, RunInfo, Reads)> {
-    let path = training::runs_dir(data).join(run).join("run.json");
+    let path = pipeline::runs_dir(data).join(run).join("run.json");
     let bytes =
         std::fs::read(&path).map_err(|e| anyhow!("{}: {e} (name a training run of this data folder: `ls DATA/runs`)", path.display()))?;
     let info: RunInfo = serde_json::from_slice(&bytes).map_err(|e| anyhow!("{}: not a run's description: {e}", path.display()))?;
@@ -213,10 +213,10 @@ pub(crate) fn controls_at_scale(
         // Its readings of HOLD and of the human test, from its own caches (made by the run, or
         // here for the human test).
         let stopped = || anyhow!("stopped");
-        let hold_cache = training::cache(&prepared, data, &shipped, HOLD, &controls, &|_| {})?.ok_or_else(stopped)?;
+        let hold_cache = pipeline::cache(&prepared, data, &shipped, HOLD, &controls, &|_| {})?.ok_or_else(stopped)?;
         let hold_x = hold_cache.read(0..HOLD, fly.meta.reading)?;
         let human_cache =
-            training::streamed_cache(&prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?.ok_or_else(stopped)?;
+            pipeline::streamed_cache(&prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?.ok_or_else(stopped)?;
         let human_x = human_cache.read(0..human_rows.len(), fly.meta.reading)?;
         out.push(AtScale {
             player: player.to_string(),

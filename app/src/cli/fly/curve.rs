@@ -15,17 +15,18 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use flychess::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, TeacherSeries, per_doubling};
-use flychess::training::{self, Controls, GamesMix, Prepared, TrainEvent, TrainJob};
 use flychess_brain::files::DataFolder;
 use flychess_fly::cache::{Cache, CacheMeta, Reading};
 use flychess_fly::data::{Dataset, HOLD, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly};
+use flychess_fly::scoring::{PositionOutcome, Target, outcomes};
 use flychess_fly::stats;
-use flychess_learning::train::{PassRecord, PositionOutcome, Target, outcomes};
+use flychess_lab::learning_curve::{self, CurvePoint, LearningCurve, RESAMPLES, SEED_LOSS_PER_DOUBLING, TeacherSeries, per_doubling};
+use flychess_learning::pipeline::{self, Controls, GamesMix, Prepared, TrainEvent, TrainJob};
+use flychess_learning::train::PassRecord;
 
 use super::targets;
-use crate::cli::{EngineArgs, FitArgs, WhichBrain};
+use crate::cli::options::{EngineArgs, FitArgs, WhichBrain};
 
 // The arguments of `flychess curve` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -51,6 +52,11 @@ pub struct CurveArgs {
     /// series. Points whose rows are not all labelled yet are listed, not fitted.
     #[arg(long, value_name = "DIR")]
     pub engine_labels: Option<PathBuf>,
+    /// Also fit every point with more than the shipped rows taught by Stockfish's whole opinion
+    /// (every legal move's share, labels of `flychess data label --dataset --every-move`): the
+    /// third series. Points whose rows are not all labelled yet are listed, not fitted.
+    #[arg(long, value_name = "DIR")]
+    pub every_move_labels: Option<PathBuf>,
     /// Also draw the curve into this PNG.
     #[arg(long)]
     pub png: Option<PathBuf>,
@@ -81,7 +87,7 @@ pub(crate) fn trained_or_read(
     }
     bar.suspend(|| eprintln!("{what}: fitting {} ({rows})", job.name));
     let name = job.name.clone();
-    training::train(prepared, data, job, controls, &|e| match e {
+    pipeline::train(prepared, data, job, controls, &|e| match e {
         TrainEvent::Stage { text, fraction } => {
             bar.set_position((fraction * 1000.0) as u64);
             bar.set_message(format!("{what}: {text}"));
@@ -147,8 +153,8 @@ fn run_name(checksum: &str, job: &TrainJob, games_sha256: &str, positions: usize
 /// The fly of a finished run of exactly this job, if there is one (`id`: what it read, the brain's
 /// checksum or a control's id).
 pub(crate) fn finished(data: &Path, job: &TrainJob, id: &str) -> Option<Fly> {
-    let info: training::RunInfo =
-        serde_json::from_slice(&std::fs::read(training::runs_dir(data).join(&job.name).join("run.json")).ok()?).ok()?;
+    let info: pipeline::RunInfo =
+        serde_json::from_slice(&std::fs::read(pipeline::runs_dir(data).join(&job.name).join("run.json")).ok()?).ok()?;
     let same = info.finished
         && info.brain_checksum == id
         && info.reading == job.reading
@@ -162,7 +168,7 @@ pub(crate) fn finished(data: &Path, job: &TrainJob, id: &str) -> Option<Fly> {
 
 /// A run's passes and their seconds.
 fn passes(data: &Path, run: &str) -> (usize, f64) {
-    let text = std::fs::read_to_string(training::runs_dir(data).join(run).join("metrics.jsonl")).unwrap_or_default();
+    let text = std::fs::read_to_string(pipeline::runs_dir(data).join(run).join("metrics.jsonl")).unwrap_or_default();
     let records: Vec<PassRecord> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     (records.len(), records.iter().map(|p| p.seconds).sum())
 }
@@ -194,21 +200,21 @@ pub fn run(args: &CurveArgs, data: &Path) -> Result<()> {
     let fits = fit_points(args, data, &prepared, shipped_train, &games)?;
     let judge = Judge::new(&prepared, data, &shipped)?;
     let (curve_points, (loss, top1, human_top1)) = judge.measure(data, &fits.fitted)?;
-    let engine = match &args.engine_labels {
-        Some(dir) => {
-            let (points, (loss, top1, human_top1)) = judge.measure(data, &fits.engine_fitted)?;
-            Some(TeacherSeries {
-                teacher: "Stockfish's move (the games rows; the shipped rows their scored moves as in every point)".into(),
-                labels: dir.display().to_string(),
-                points,
-                not_labelled: fits.not_labelled,
-                loss,
-                top1,
-                human_top1,
-            })
-        }
-        None => None,
+    let series = |dir: &Option<PathBuf>, taught: &Taught, teacher: &str| -> Result<Option<TeacherSeries>> {
+        let Some(dir) = dir else { return Ok(None) };
+        let (points, (loss, top1, human_top1)) = judge.measure(data, &taught.fitted)?;
+        Ok(Some(TeacherSeries {
+            teacher: format!("{teacher} (the games rows; the shipped rows their scored moves as in every point)"),
+            labels: dir.display().to_string(),
+            points,
+            not_labelled: taught.not_labelled.clone(),
+            loss,
+            top1,
+            human_top1,
+        }))
     };
+    let engine = series(&args.engine_labels, &fits.engine, "Stockfish's move")?;
+    let every_move = series(&args.every_move_labels, &fits.every_move, "Stockfish's every move")?;
     let curve = LearningCurve {
         brain: loaded.connectome.provenance.label(),
         brain_checksum: loaded.checksum.clone(),
@@ -225,6 +231,7 @@ pub fn run(args: &CurveArgs, data: &Path) -> Result<()> {
         seed_loss_per_doubling: SEED_LOSS_PER_DOUBLING,
         made: fly::today(),
         engine,
+        every_move,
     };
     flychess_brain::files::write_atomically(&learning_curve::path(data), &serde_json::to_vec_pretty(&curve)?)?;
     if let Some(png) = &args.png {
@@ -285,10 +292,19 @@ impl GamesRows {
 /// The curve's flies by series (shipped rows, games rows, fly), and the points left out.
 struct Fitted {
     fitted: Vec<(usize, usize, Fly)>,
-    engine_fitted: Vec<(usize, usize, Fly)>,
+    /// Taught by Stockfish's move (--engine-labels).
+    engine: Taught,
+    /// Taught by Stockfish's every move (--every-move-labels).
+    every_move: Taught,
     /// Points whose games rows are not cached yet (without --fill).
     not_cached: Vec<usize>,
-    /// Points whose games rows are not all labelled by Stockfish yet (with --engine-labels).
+}
+
+/// A series whose games rows Stockfish taught: its flies, and the points whose games rows are
+/// not all labelled yet.
+#[derive(Default)]
+struct Taught {
+    fitted: Vec<(usize, usize, Fly)>,
     not_labelled: Vec<usize>,
 }
 
@@ -303,9 +319,8 @@ fn fit_points(args: &CurveArgs, data: &Path, prepared: &Prepared, shipped_train:
     points.sort_unstable();
     points.dedup();
     let mut fitted: Vec<(usize, usize, Fly)> = Vec::new();
-    let mut engine_fitted: Vec<(usize, usize, Fly)> = Vec::new();
+    let (mut engine, mut every_move) = (Taught::default(), Taught::default());
     let mut not_cached = Vec::new();
-    let mut not_labelled = Vec::new();
     // Fits (or reads back) one point's fly.
     let fit_point = |p: usize, shipped_n: usize, games_n: usize, games: Option<GamesMix>, series: &str| -> Result<Fly> {
         let mut job = TrainJob {
@@ -337,24 +352,28 @@ fn fit_points(args: &CurveArgs, data: &Path, prepared: &Prepared, shipped_train:
         }
         let games = (games_n > 0).then(|| GamesMix::master(games_rows.path.clone(), games_n, args.stockfish_share));
         let fly = fit_point(p, shipped_n, games_n, games, "")?;
-        // The second series: the games rows taught by Stockfish's move; a point of the shipped
-        // rows alone is the same fly in both.
-        if let Some(dir) = &args.engine_labels {
+        // The second and third series: the games rows taught by Stockfish's move, and by its
+        // every move; a point of the shipped rows alone is the same fly in all.
+        for (labels, teacher, series, what) in [
+            (&args.engine_labels, "engine", &mut engine, " (Stockfish's move)"),
+            (&args.every_move_labels, "every-move", &mut every_move, " (Stockfish's every move)"),
+        ] {
+            let Some(dir) = labels else { continue };
             if games_n == 0 {
-                engine_fitted.push((shipped_n, 0, fly.clone()));
+                series.fitted.push((shipped_n, 0, fly.clone()));
+                continue;
+            }
+            let taught = GamesMix::taught(games_rows.path.clone(), games_n, args.stockfish_share, Some(dir.clone()), Some(teacher))?;
+            if taught.positions < games_n {
+                series.not_labelled.push(p);
             } else {
-                let taught = GamesMix::taught(games_rows.path.clone(), games_n, args.stockfish_share, Some(dir.clone()), Some("engine"))?;
-                if taught.positions < games_n {
-                    not_labelled.push(p);
-                } else {
-                    engine_fitted.push((shipped_n, games_n, fit_point(p, shipped_n, games_n, Some(taught), " (Stockfish's move)")?));
-                }
+                series.fitted.push((shipped_n, games_n, fit_point(p, shipped_n, games_n, Some(taught), what)?));
             }
         }
         fitted.push((shipped_n, games_n, fly));
     }
     bar.finish_and_clear();
-    Ok(Fitted { fitted, engine_fitted, not_cached, not_labelled })
+    Ok(Fitted { fitted, engine, every_move, not_cached })
 }
 
 /// A series' slopes per doubling: loss, top-1, and top-1 on the human test.
@@ -373,13 +392,13 @@ struct Judge {
 impl Judge {
     fn new(prepared: &Prepared, data: &Path, shipped: &Dataset) -> Result<Judge> {
         let controls = Controls::default();
-        let hold_cache = training::cache(prepared, data, shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
+        let hold_cache = pipeline::cache(prepared, data, shipped, HOLD, &controls, &|_| {})?.ok_or_else(|| anyhow!("stopped"))?;
         let hold_x = hold_cache.read(0..HOLD, Reading::Mean9To12)?;
         let hold_t = targets(&shipped.rows[..HOLD])?;
         let human_path = flychess_fly::data::human_test_path();
         let human = Dataset::load(&human_path)?;
         let human_rows = human.hold();
-        let human_cache = training::streamed_cache(prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?
+        let human_cache = pipeline::streamed_cache(prepared, &human_path, data, human_rows.len(), &controls, &|_| {})?
             .ok_or_else(|| anyhow!("stopped"))?;
         let human_x = human_cache.read(0..human_rows.len(), Reading::Mean9To12)?;
         let human_t = targets(human_rows)?;
@@ -446,14 +465,14 @@ fn print_curve(args: &CurveArgs, curve: &LearningCurve, (cached_train, games_tra
         println!("{}", point_line(p));
     }
     print_slopes(curve.loss, curve.top1, curve.human_top1, &format!(" (the seed: {SEED_LOSS_PER_DOUBLING:+.3})"));
-    if let Some(e) = &curve.engine {
+    for e in curve.engine.iter().chain(&curve.every_move) {
         println!("  taught by {}:", e.teacher);
         for p in &e.points {
             println!("{}", point_line(p));
         }
         print_slopes(e.loss, e.top1, e.human_top1, "");
         if !e.not_labelled.is_empty() {
-            println!("  not fitted with Stockfish's move yet (their games rows are not all labelled): {:?}", e.not_labelled);
+            println!("  not fitted with this teacher yet (their games rows are not all labelled): {:?}", e.not_labelled);
         }
     }
     if !curve.not_cached.is_empty() {

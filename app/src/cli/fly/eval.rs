@@ -12,17 +12,18 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use rayon::prelude::*;
 
-use flychess::finishing::Finishing;
 use flychess_brain::brain::simulator::EngineChoice;
 use flychess_fly::cache::{Cache, Reading};
 use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly};
 use flychess_fly::readout::Readout;
+use flychess_fly::scoring::{PositionOutcome, Target, board_features, outcomes, summarise};
 use flychess_fly::stats;
-use flychess_learning::train::{FitOptions, PositionOutcome, Target, board_features, outcomes, summarise};
+use flychess_learning::datasets::finishing::Finishing;
+use flychess_learning::train::FitOptions;
 
 use super::{fit_logged, targets};
-use crate::cli::{FitArgs, WhichBrain};
+use crate::cli::options::{FitArgs, WhichBrain};
 
 // The arguments of `flychess eval` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -91,7 +92,8 @@ pub fn run(args: &EvalArgs, data: &Path) -> Result<()> {
             named.display()
         ));
     }
-    let curriculum = args.curriculum.clone().unwrap_or_else(|| flychess::finishing::default_dir(data).join("curriculum.flyd"));
+    let curriculum =
+        args.curriculum.clone().unwrap_or_else(|| flychess_learning::datasets::finishing::default_dir(data).join("curriculum.flyd"));
     eval(args, data, &curriculum)
 }
 
@@ -235,7 +237,7 @@ fn curriculum_held(which: &WhichBrain, data: &Path, curriculum: &Path) -> Result
     if !curriculum.exists() {
         return Ok(None);
     }
-    let c = flychess::finishing::load(curriculum)?;
+    let c = flychess_learning::datasets::finishing::load(curriculum)?;
     let held = c.hold().to_vec();
     let (cc, _) = crate::cli::cache::cache_of(which, data, curriculum, Some(held.len()), None, EngineChoice::Auto)?;
     Ok(Some((held, cc)))
@@ -313,7 +315,9 @@ fn eval(args: &EvalArgs, data: &Path, curriculum: &Path) -> Result<()> {
     // and a reader of its readings for the flies it is compared with.
     let held = curriculum_held(&args.which, data, curriculum)?;
     let finishing = match &held {
-        Some((held, cc)) => Some(flychess::finishing::judge(&f.readout, &cc.read(0..held.len(), f.meta.reading)?, held)?),
+        Some((held, cc)) => {
+            Some(flychess_learning::datasets::finishing::judge(&f.readout, &cc.read(0..held.len(), f.meta.reading)?, held)?)
+        }
         None => None,
     };
     let mut finishing = FinishingFigures { held, finishing, won, fastest, against: Vec::new() };
@@ -392,7 +396,7 @@ fn against_other_flies(
         tables.hold.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &x, &m.hold_t), &m.fly_o));
         tables.human.push(PlayerRow::of(format!("fly {other}"), &outcomes(&o.readout, &hx, &m.human_t), &m.fly_h));
         if let (Some((held, cc)), Some(mine)) = (&finishing.held, &finishing.finishing) {
-            let theirs = flychess::finishing::judge(&o.readout, &cc.read(0..held.len(), o.meta.reading)?, held)?;
+            let theirs = flychess_learning::datasets::finishing::judge(&o.readout, &cc.read(0..held.len(), o.meta.reading)?, held)?;
             let d = stats::paired_difference(&mine.fastest, &theirs.fastest);
             finishing.against.push(serde_json::json!({
                 "fly": other,

@@ -9,10 +9,10 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use shakmaty::Position;
 
-use flychess::label::{LabelOptions, Sample, label};
 use flychess_brain::chess::position_from_fen;
 use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_fly::grading::Score;
+use flychess_learning::datasets::stockfish_labels::{LabelOptions, Sample, label};
 
 // The arguments of `flychess lessons` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -66,7 +66,7 @@ pub fn run(args: &LessonsArgs, data: &Path) -> Result<()> {
     bar.set_style(
         ProgressStyle::with_template("lessons [{bar:40}] {pos}/{len}, {per_sec}, eta {eta}").expect("valid template").progress_chars("=> "),
     );
-    let file = flychess::training::lessons_path(data);
+    let file = flychess_learning::pipeline::lessons_path(data);
     let options =
         LabelOptions { first_index: 0, depth, multipv: 255, workers, positions, seed: 0, stockfish, compact: false, every_move: false };
     let done = label(&samples, &file, &options, &|d, _| bar.set_position(d as u64))?;

@@ -19,7 +19,8 @@ use rayon::prelude::*;
 
 use flychess_fly::data::Row;
 use flychess_fly::readout::Readout;
-use flychess_learning::train::{Examples, FitOptions, Metrics, PassRecord, Target, fit};
+use flychess_fly::scoring::{Metrics, Target};
+use flychess_learning::train::{Examples, FitOptions, PassRecord, fit};
 
 /// The training targets of `rows` (in parallel).
 pub(crate) fn targets(rows: &[Row]) -> Result<Vec<Target>> {

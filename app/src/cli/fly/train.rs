@@ -11,13 +11,13 @@ use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use flychess::training::{self, Controls, CurriculumMix, GamesMix, Prepared, StartFrom, TrainEvent, TrainJob};
 use flychess_fly::cache::Reading;
 use flychess_fly::fly::{self, Fly};
+use flychess_learning::pipeline::{self, Controls, CurriculumMix, GamesMix, Prepared, StartFrom, TrainEvent, TrainJob};
 
 use super::pass_line;
 use crate::cli::brain_training::BrainTrainArgs;
-use crate::cli::{BrainKind, EngineArgs, FitArgs, WhichBrain};
+use crate::cli::options::{BrainKind, EngineArgs, FitArgs, WhichBrain};
 
 // The arguments of `flychess train` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -159,7 +159,7 @@ fn curriculum_mix(args: &TrainArgs, data: &Path) -> Result<Option<CurriculumMix>
     Ok((curriculum > 0.0).then(|| {
         let mut paths = args.curriculum_dataset.clone().into_iter();
         CurriculumMix {
-            dataset: paths.next().unwrap_or_else(|| flychess::finishing::default_dir(data).join("curriculum.flyd")),
+            dataset: paths.next().unwrap_or_else(|| flychess_learning::datasets::finishing::default_dir(data).join("curriculum.flyd")),
             share: curriculum,
             more: paths.collect(),
         }
@@ -185,7 +185,7 @@ fn readout(args: &TrainArgs, data: &Path) -> Result<()> {
     bar.set_style(ProgressStyle::with_template("[{bar:30}] {elapsed} {wide_msg}").expect("valid template").progress_chars("=> "));
     let started = Instant::now();
     let controls = Controls::default();
-    let fly = training::train(&prepared, data, &job, &controls, &|e| match e {
+    let fly = pipeline::train(&prepared, data, &job, &controls, &|e| match e {
         TrainEvent::Stage { text, fraction } => {
             bar.set_position((fraction * 1000.0) as u64);
             bar.set_message(text);
@@ -243,7 +243,7 @@ fn newborn(args: &TrainArgs, data: &Path) -> Result<()> {
     }
     let spec = args.which.spec(data)?;
     let (loaded, brain) = crate::cli::options::ready(&spec, data, flychess_brain::calibrate::CalibrationOptions::default())?;
-    let path = flychess::lab::flies::save_newborn(&loaded.connectome, &loaded.checksum, &brain, data, name)?;
+    let path = flychess_lab::lab::flies::save_newborn(&loaded.connectome, &loaded.checksum, &brain, data, name)?;
     if ship {
         Fly::load(&path)?.save(&flychess_brain::shipped::repository_models().join(format!("{name}.fly")))?;
     }

@@ -15,11 +15,11 @@ use flychess_arena::glances::{Among, Glances, second_looks};
 use flychess_arena::habituation::{GameTuning, Tuning, TuningGame, tune};
 use flychess_fly::data::{Dataset, HOLD, Row, VAL, shipped_path};
 use flychess_fly::fly::{self, Fly};
+use flychess_fly::scoring::Target;
 use flychess_fly::stats;
-use flychess_learning::train::Target;
 
 use super::targets;
-use crate::cli::WhichBrain;
+use crate::cli::options::WhichBrain;
 
 // The arguments of `flychess imagine-tune` (its help text is the command's doc comment in `cli::Command`).
 #[derive(Args)]
@@ -215,7 +215,7 @@ pub fn habituation(args: &HabituationTuneArgs, data: &Path) -> Result<()> {
     }
     let pgn = crate::cli::datasets::book_pgn();
     eprintln!("reading {} VAL games from {}…", wanted.len(), pgn.display());
-    let played = flychess::game_positions::games_numbered(&pgn, &wanted)?;
+    let played = flychess_learning::datasets::game_positions::games_numbered(&pgn, &wanted)?;
     let tuning_games: Vec<TuningGame> = played
         .into_values()
         .filter(|g| !g.broken && !g.moves.is_empty())

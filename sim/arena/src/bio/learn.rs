@@ -17,7 +17,8 @@ use shakmaty::{Chess, Color, Move, Position, Role};
 
 use super::{BioBrain, sigmoid, vote_probabilities};
 use crate::error::{Error, Result};
-use crate::play::{Dice, rules_ending};
+use crate::play::rules_ending;
+use flychess_fly::stats::Dice;
 use crate::players::Player;
 use flychess_brain::chess::{Planes, planes_from, position_from_fen};
 use flychess_fly::data::Row;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::BioBrain;
 use super::learn::{Lesson, after, legal_move, lesson};
 use crate::error::Result;
-use crate::play::Dice;
+use flychess_fly::stats::Dice;
 use flychess_brain::chess::{Planes, position_from_fen};
 use flychess_fly::data::Row;
 use flychess_fly::stats::{self, Estimate};

@@ -14,7 +14,7 @@ use super::file::{CurvePoint, DopamineFly};
 use super::learn::{self, Lesson};
 use super::measure;
 use crate::error::Result;
-use crate::play::Dice;
+use flychess_fly::stats::Dice;
 use crate::players::{Entrant, Player};
 use flychess_fly::data::Row;
 

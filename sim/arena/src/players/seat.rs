@@ -142,6 +142,20 @@ impl Seated {
         kit.flies.insert(plain.id(), fly.clone());
         Some(Seated { entrant: plain, kit: Arc::new(kit) })
     }
+
+    /// A readout fly playing its favourite seated with one-move imagination at weight `w` instead
+    /// (with its habituation; imagination, not a second glance, then picks the move), on the same
+    /// kit: the window's switch under the board. Any other player is itself.
+    pub fn with_imagination(&self, w: f32) -> Seated {
+        let (Entrant::Fly { imagination: None, sample: false, habituation, .. }, Some(fly)) = (&self.entrant, self.kit.fly(&self.entrant))
+        else {
+            return self.clone();
+        };
+        let imagining = Entrant::fly_with(fly, Some(w), *habituation);
+        let mut kit = (*self.kit).clone();
+        kit.flies.insert(imagining.id(), fly.clone());
+        Seated { entrant: imagining, kit: Arc::new(kit) }
+    }
 }
 
 #[cfg(test)]

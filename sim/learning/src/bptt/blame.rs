@@ -7,13 +7,13 @@ use serde::Serialize;
 
 use super::{Base, Heads, Reader, gradient};
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_brain::brain::{Brain, STEPS};
 use flychess_brain::chess::{planes, position_from_fen};
 use flychess_brain::connectome::rules::Region;
 use flychess_fly::data::{MoveCode, MoveLabel, Row};
 use flychess_fly::grading::Score;
 use flychess_fly::readout::Readout;
+use flychess_fly::scoring::Target;
 
 /// The blame of one think.
 #[derive(Clone, Debug)]

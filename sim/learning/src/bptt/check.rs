@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use super::{Base, Gradient, Heads, Learnable, LearnableF64, Reader, gradient};
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_brain::brain::{Brain, Homeostasis, STEPS};
 use flychess_brain::chess::Planes;
 use flychess_brain::eye::{EyeCell, EyeRole};
 use flychess_fly::data::Row;
 use flychess_fly::readout::{OUTPUTS, Readout};
+use flychess_fly::scoring::Target;
 
 /// A small brain to check gradients on: its model, the readout and what it reads, and the
 /// learnable numbers moved off their start (so every kind has a gradient of its own).

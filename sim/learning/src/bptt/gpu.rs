@@ -9,9 +9,9 @@
 
 use super::{Forward, Gradient, Heads, Model, Reader, readout_gradient};
 use crate::error::{Error, Result};
-use crate::train::Target;
 use flychess_brain::brain::gpu::{Device, pipeline, storage, storage_with, workgroups};
 use flychess_brain::brain::{Brain, STEPS};
+use flychess_fly::scoring::Target;
 
 pub const SHADER: &str =
     concat!(include_str!("../../../../shaders/brain_backward.wgsl"), include_str!("../../../../shaders/rate_math.wgsl"));

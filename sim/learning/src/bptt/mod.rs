@@ -29,9 +29,9 @@ use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 use rayon::prelude::*;
 
-use crate::train::Target;
 use flychess_brain::brain::{Brain, NO_EYE, STEPS};
 use flychess_fly::readout::{FROM, OUTPUTS, Readout, TO};
+use flychess_fly::scoring::Target;
 
 /// The floats the backward pass runs in.
 pub trait Real:

@@ -21,12 +21,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{Base, Forward, Gradient, Heads, Learnable, Reader, gradient, softplus_inverse};
 use crate::error::{Error, Result};
-use crate::train::{Metrics, Target};
 use flychess_brain::brain::Brain;
 use flychess_brain::chess::{Planes, planes, position_from_fen};
 use flychess_brain::container;
 use flychess_fly::data::Row;
 use flychess_fly::readout::Readout;
+use flychess_fly::scoring::{Metrics, Target};
 
 const MAGIC: &[u8; 8] = b"FLYBPTT1";
 const VERSION: u32 = 1;
@@ -200,11 +200,17 @@ pub fn features(brain: &Brain, boards: &[Planes], descending: &[u32], steps: &[u
 }
 
 /// Each position's outcome of `state` on `rows` (the brain put into `brain` first).
-pub fn outcomes(base: &Base, brain: &mut Brain, state: &State, descending: &[u32], rows: &[Row]) -> Vec<crate::train::PositionOutcome> {
+pub fn outcomes(
+    base: &Base,
+    brain: &mut Brain,
+    state: &State,
+    descending: &[u32],
+    rows: &[Row],
+) -> Vec<flychess_fly::scoring::PositionOutcome> {
     base.apply(&state.brain, brain);
     let (boards, targets) = boards_and_targets(rows);
     let x = features(brain, &boards, descending, &state.readout.read_steps);
-    crate::train::outcomes(&state.readout, &x, &targets)
+    flychess_fly::scoring::outcomes(&state.readout, &x, &targets)
 }
 
 /// What the run needs besides its options.
@@ -567,7 +573,7 @@ impl Learner<'_> {
 
 /// VAL (or any rows') metrics of `state`.
 pub fn summarise_on(base: &Base, brain: &mut Brain, state: &State, descending: &[u32], rows: &[Row]) -> Metrics {
-    crate::train::summarise(&outcomes(base, brain, state, descending, rows))
+    flychess_fly::scoring::summarise(&outcomes(base, brain, state, descending, rows))
 }
 
 /// Writes the curve (one JSON line a point) atomically.

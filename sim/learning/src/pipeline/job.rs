@@ -130,7 +130,7 @@ impl StartFrom {
     }
 }
 
-/// The curriculum of finishing in a run (`flychess data curriculum`, `flychess::finishing`): the
+/// The curriculum of finishing in a run (`flychess data curriculum`, `datasets::finishing`): the
 /// TRAIN rows of the curriculum dataset at `dataset` (never its held-out HOLD), each taught the
 /// quickest win (`Target::lesson`), making `share` of every batch.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

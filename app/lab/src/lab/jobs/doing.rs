@@ -12,7 +12,8 @@ use flychess_fly::data::{Dataset, HOLD, shipped_path};
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
-use crate::training::{Controls, Prepared, TrainEvent};
+use crate::training::{Controls, TrainEvent};
+use flychess_learning::pipeline::Prepared;
 
 /// Starts the breakdown of fly `name` (its content id and the breakdown arrive); `progress` is the
 /// share of the HOLD cache filled, ×1000.
@@ -41,7 +42,7 @@ pub fn breakdown_of(ready: &ReadyBrain, data: &Path, name: &str, progress: &Atom
             progress.store((fraction * 1000.0) as u32, Ordering::Relaxed);
         }
     };
-    let cache = crate::training::cache(&prepared, data, &dataset, HOLD, &controls, &events)?
+    let cache = flychess_learning::pipeline::cache(&prepared, data, &dataset, HOLD, &controls, &events)?
         .ok_or_else(|| anyhow::anyhow!("the HOLD readings stopped"))?;
     let rows = dataset.hold();
     let targets: Vec<flychess_fly::scoring::Target> =

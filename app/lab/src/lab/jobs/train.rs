@@ -10,12 +10,14 @@ use flychess_brain::calibrate::CalibrationOptions;
 pub use flychess_fly::cache::Reading;
 pub use flychess_fly::data::{HOLD, VAL};
 pub use flychess_learning::burn_device::FitOn;
-pub use flychess_learning::train::{FitOptions, Metrics, PassRecord};
+pub use flychess_fly::scoring::Metrics;
+pub use flychess_learning::train::{FitOptions, PassRecord};
 
 pub use crate::learning_curve::{LearningCurve, read as read_learning_curve};
 
 use crate::lab::{BrainSpec, Control, ReadyBrain, Wake};
-use crate::training::{self, Controls, Prepared, TrainEvent, TrainJob};
+use crate::training::{self, Controls, TrainEvent, TrainJob};
+use flychess_learning::pipeline::Prepared;
 
 /// Which brain a run trains on.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +92,7 @@ fn run_job(
                 engine: EngineChoice::Auto,
                 sensor: flychess_fly::cache::Sensor::Brain,
             };
-            training::train(&prepared, data, job, controls, events)?
+            flychess_learning::pipeline::train(&prepared, data, job, controls, events)?
         }
         BrainChoice::Control(control) => {
             let spec = BrainSpec { tables: ready.spec.tables.clone(), control: control.clone() };
@@ -105,7 +107,7 @@ fn run_job(
                 engine: EngineChoice::Auto,
                 sensor: flychess_fly::cache::Sensor::Brain,
             };
-            training::train(&prepared, data, job, controls, events)?
+            flychess_learning::pipeline::train(&prepared, data, job, controls, events)?
         }
     };
     let Some(mut f) = fly else { return Ok(None) };

@@ -19,7 +19,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{Result, anyhow};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
@@ -30,6 +29,8 @@ use flychess_fly::readout::position_key;
 use flychess_fly::shard::PartFile;
 use flychess_fly::stats::Dice;
 use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
+
+use crate::{Error, Result};
 
 /// A position picked from a game.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,12 +45,12 @@ pub struct Sample {
 
 /// Samples positions from every game of `pgn` (see the module header), then shuffles them.
 pub fn sample(pgn: &Path, seed: u64) -> Result<Vec<Sample>> {
-    let file = std::fs::File::open(pgn).map_err(|e| anyhow!("{}: {e}", pgn.display()))?;
+    let file = std::fs::File::open(pgn).map_err(|e| Error::io(pgn, e))?;
     let mut reader = pgn_reader::Reader::new(BufReader::new(file));
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut game = 0u32;
-    while let Some(positions) = reader.read_game(&mut crate::game_positions::GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? {
+    while let Some(positions) = reader.read_game(&mut super::game_positions::GameVisitor).map_err(|e| Error::io(pgn, e))? {
         game += 1;
         let mut dice = Dice::new(seed ^ (game as u64).wrapping_mul(0x9E37_79B9));
         let takes = if dice.chance(0.2) { 2 } else { 1 };
@@ -120,12 +121,12 @@ pub struct LabelOptions {
 /// damaged line before it is an error naming the file and the line, never a shorter file.
 /// (the lines when `keep`, else none; how many; the bytes they take.)
 pub fn whole_lines(path: &Path, keep: bool) -> Result<(Vec<String>, usize, u64)> {
-    let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?);
+    let mut reader = BufReader::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
     let (mut kept, mut count, mut bytes) = (Vec::new(), 0usize, 0u64);
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::io(path, e))?;
         if n == 0 {
             return Ok((kept, count, bytes));
         }
@@ -140,13 +141,13 @@ pub fn whole_lines(path: &Path, keep: bool) -> Result<(Vec<String>, usize, u64)>
                 bytes += n as u64;
             }
             // The last line, torn: left out (it is labelled again).
-            _ if reader.fill_buf().map_err(|e| anyhow!("{}: {e}", path.display()))?.is_empty() => return Ok((kept, count, bytes)),
+            _ if reader.fill_buf().map_err(|e| Error::io(path, e))?.is_empty() => return Ok((kept, count, bytes)),
             _ => {
-                return Err(anyhow!(
+                return Err(Error::Invalid(format!(
                     "{} line {}: damaged (not a whole JSON line) before the end of the file; nothing was changed",
                     path.display(),
                     count + 1
-                ));
+                )));
             }
         }
     }
@@ -159,8 +160,8 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
         // Keep the whole lines; a torn last line from a kill is cut off (damage before it is an
         // error, the file left as it was).
         let (_, good, bytes) = whole_lines(out, false)?;
-        if std::fs::metadata(out)?.len() != bytes {
-            std::fs::OpenOptions::new().write(true).open(out)?.set_len(bytes)?;
+        if std::fs::metadata(out).map_err(|e| Error::io(out, e))?.len() != bytes {
+            std::fs::OpenOptions::new().write(true).open(out).and_then(|f| f.set_len(bytes)).map_err(|e| Error::io(out, e))?;
         }
         good
     } else {
@@ -171,13 +172,13 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
         return Ok(done);
     }
     if let Some(dir) = out.parent() {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(out)?);
+    let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(out).map_err(|e| Error::io(out, e))?);
     // Results wait here until every earlier line is written: the file stays in sample order.
     let pending: Mutex<(usize, BTreeMap<usize, String>)> = Mutex::new((done, BTreeMap::new()));
     let next = Mutex::new(done);
-    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..options.workers.max(1) {
             s.spawn(|| {
@@ -200,11 +201,11 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                                 line(options.first_index + i, sample, options.depth, &lines, options.compact, options.every_move)
                             }
                             Ok(_) => {
-                                *failure.lock().expect("lock") = Some(anyhow!("no analysis for {}", sample.fen));
+                                *failure.lock().expect("lock") = Some(Error::Invalid(format!("no analysis for {}", sample.fen)));
                                 break;
                             }
                             Err(e) => {
-                                *failure.lock().expect("lock") = Some(anyhow!("{e}"));
+                                *failure.lock().expect("lock") = Some(e.into());
                                 break;
                             }
                         };
@@ -214,7 +215,7 @@ pub fn label(samples: &[Sample], out: &Path, options: &LabelOptions, progress: &
                     let mut f = file.lock().expect("lock");
                     while let Some(t) = waiting.remove(written) {
                         if let Err(e) = writeln!(f, "{t}").and_then(|_| f.flush()) {
-                            *failure.lock().expect("lock") = Some(e.into());
+                            *failure.lock().expect("lock") = Some(Error::io(out, e));
                             return;
                         }
                         *written += 1;
@@ -275,7 +276,7 @@ pub fn merge_shards<K: Serialize + serde::de::DeserializeOwned + PartialEq>(
     let parts: Vec<PathBuf> =
         flychess_fly::shard::Shard::all(count).map(|s| flychess_fly::shard::part_path(whole, s)).filter(|p| p.exists()).collect();
     if parts.is_empty() {
-        return Err(anyhow!("no part of {} cut {count} ways (run `{job} --shard I/{count}` first)", whole.display()));
+        return Err(Error::Invalid(format!("no part of {} cut {count} ways (run `{job} --shard I/{count}` first)", whole.display())));
     }
     merge_keyed::<K>(&parts)
 }

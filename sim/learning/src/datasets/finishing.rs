@@ -2,12 +2,13 @@
 //! (`flychess_learning::curriculum`), their Stockfish labels and the dataset a fit and `eval` read.
 //! Besides made endgames, stalemate lessons and won game positions, a curriculum can take the
 //! positions a fly meets in its own games while far ahead (`--own-games`, `OwnGames`): the
-//! lessons of imitation learning's DAgger, taught where the fly's own play goes.
+//! lessons of imitation learning's DAgger, taught where the fly's own play goes. Those games are
+//! the arena's, replayed by the caller (`OwnGame`), so learning needs no arena.
 //!
 //! A run plans its positions once (`plan`) and keeps them in DIR/positions.jsonl, with what they
 //! were planned from in DIR/positions.json (the games dataset by content, the engine labels
 //! searched, the seed and the counts): a rerun with the same plan reuses them, another plan
-//! starts afresh. Stockfish then ranks each position's best moves (`label::label`, MultiPV,
+//! starts afresh. Stockfish then ranks each position's best moves (`stockfish_labels::label`, MultiPV,
 //! fixed depth, resumable, sharded like `data label`) into DIR/labels.jsonl. `build` joins the
 //! two: a position stays when Stockfish calls it won for the mover; the held-out ones come first
 //! (the dataset's HOLD, never trained on), the rest are TRAIN; the dataset goes to
@@ -16,19 +17,18 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 
-use flychess_arena::ladder::GameRow;
 use flychess_fly::data::{Dataset, Labels, Meta, Row};
 use flychess_fly::readout::position_key;
 use flychess_fly::stats::Dice;
-use flychess_learning::curriculum::{Endgame, endgame_position, held_out, is_won, kind_of, rank_score, stalemate_lesson};
-use flychess_learning::teacher::EngineLabels;
 
-use crate::label::Sample;
+use super::stockfish_labels::Sample;
+use crate::curriculum::{Endgame, endgame_position, held_out, is_won, kind_of, rank_score, stalemate_lesson};
+use crate::teacher::EngineLabels;
+use crate::{Error, Result};
 
 /// What a curriculum's positions were planned from: a different plan is a different curriculum.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,6 +77,19 @@ pub struct OwnGames {
     pub most: usize,
 }
 
+/// One game of the player's own as the curriculum reads it: who played White and Black (by
+/// `Entrant::id`), its PGN (which decides whether the game is held out) and the position before
+/// each of its moves. The games are the arena's (a `duel` or `rate` games file): the caller
+/// replays them, by the rules it plays by, and says which does not replay.
+#[derive(Clone, Debug)]
+pub struct OwnGame {
+    pub white_id: String,
+    pub black_id: String,
+    pub pgn: String,
+    /// The position before each move, from the game's start.
+    pub positions: Vec<shakmaty::Chess>,
+}
+
 /// What a curriculum's labels depend on: its plan and the search (a shard's sidecar key).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurriculumKey {
@@ -122,7 +135,7 @@ fn planned(pos: &shakmaty::Chess, game: u32, ply: u16, held: bool, origin: &str)
 /// `plan.stalemates` stalemate lessons (a tenth of the made ones held out, `curriculum::held_out`),
 /// and with `plan.own` the positions of the fly's own games in `own` (`own_positions`).
 /// A position planned twice is kept once.
-pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan, own: &[GameRow]) -> Result<Vec<Planned>> {
+pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan, own: &[OwnGame]) -> Result<Vec<Planned>> {
     use flychess_brain::chess::position_from_fen;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -145,11 +158,12 @@ pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan, own: &[
             if taken >= plan.won {
                 break;
             }
-            let row = games.rows.get(labels.first_row + k).ok_or_else(|| anyhow!("an engine label past the dataset's end"))?;
+            let row =
+                games.rows.get(labels.first_row + k).ok_or_else(|| Error::Invalid("an engine label past the dataset's end".to_string()))?;
             if labels.first_row + k < first || (label.game, label.ply) != (row.game, row.ply) {
-                return Err(anyhow!("engine label {} does not belong to TRAIN row {}", k, labels.first_row + k));
+                return Err(Error::Invalid(format!("engine label {} does not belong to TRAIN row {}", k, labels.first_row + k)));
             }
-            if rank_score(label.score) < flychess_learning::curriculum::WON_SCORE {
+            if rank_score(label.score) < crate::curriculum::WON_SCORE {
                 continue;
             }
             let pos = position_from_fen(&row.fen)?;
@@ -178,7 +192,7 @@ pub fn plan(games: &Dataset, labels: Option<&EngineLabels>, plan: &Plan, own: &[
         }
     }
     if let Some(o) = &plan.own {
-        for (pos, ply, held) in own_positions(own, o, plan.seed)? {
+        for (pos, ply, held) in own_positions(own, o, plan.seed) {
             keep(planned(&pos, 0, ply, held, "own games"), &pos, &mut out);
         }
     }
@@ -212,11 +226,10 @@ pub fn games_files_sha256(texts: &[Vec<u8>]) -> String {
 
 /// The positions of `own`'s games where the player `o.player_id` is to move, the game not over,
 /// and it is at least `o.lead` points of material ahead: each with its ply and whether its game
-/// is held out. At most `o.most`, a sample seeded by `seed` (kept in the games' order). A game
-/// whose PGN does not replay is an error naming the game, never skipped in silence.
-pub fn own_positions(own: &[GameRow], o: &OwnGames, seed: u64) -> Result<Vec<(shakmaty::Chess, u16, bool)>> {
+/// is held out. At most `o.most`, a sample seeded by `seed` (kept in the games' order).
+pub fn own_positions(own: &[OwnGame], o: &OwnGames, seed: u64) -> Vec<(shakmaty::Chess, u16, bool)> {
     let mut found = Vec::new();
-    for (k, g) in own.iter().enumerate() {
+    for g in own {
         let side = if g.white_id == o.player_id {
             shakmaty::Color::White
         } else if g.black_id == o.player_id {
@@ -224,10 +237,8 @@ pub fn own_positions(own: &[GameRow], o: &OwnGames, seed: u64) -> Result<Vec<(sh
         } else {
             continue;
         };
-        let game = crate::game::Game::from_pgn(&g.pgn).map_err(|e| anyhow!("own game {} ({} – {}): {e}", k + 1, g.white, g.black))?;
         let held = game_held_out(&g.pgn);
-        for ply in 0..game.plies() {
-            let pos = game.position(ply);
+        for (ply, pos) in g.positions.iter().enumerate() {
             if pos.turn() == side && material(pos, side) - material(pos, !side) >= o.lead {
                 found.push((pos.clone(), ply.min(u16::MAX as usize) as u16, held));
             }
@@ -244,7 +255,7 @@ pub fn own_positions(own: &[GameRow], o: &OwnGames, seed: u64) -> Result<Vec<(sh
         chosen.sort_unstable();
         found = chosen.into_iter().map(|i| found[i].clone()).collect();
     }
-    Ok(found)
+    found
 }
 
 /// Whether a whole own game is held out: one in `HELD_OUT_ONE_IN`, by a hash of its PGN.
@@ -254,13 +265,17 @@ fn game_held_out(pgn: &str) -> bool {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    flychess_learning::curriculum::held_out_by_hash(h)
+    crate::curriculum::held_out_by_hash(h)
 }
 
 /// The positions of the curriculum in `dir` for `the_plan`: read back when the plan is the one
-/// kept there, else planned now (`make`) and kept (atomically). Returns them and whether they
-/// were planned now.
-pub fn positions(dir: &Path, the_plan: &Plan, make: impl FnOnce() -> Result<Vec<Planned>>) -> Result<(Vec<Planned>, bool)> {
+/// kept there, else planned now (`make`, whose error is the caller's own: replaying its own games
+/// may fail in its words) and kept (atomically). Returns them and whether they were planned now.
+pub fn positions<E: From<Error>>(
+    dir: &Path,
+    the_plan: &Plan,
+    make: impl FnOnce() -> std::result::Result<Vec<Planned>, E>,
+) -> std::result::Result<(Vec<Planned>, bool), E> {
     let (list, key) = (dir.join("positions.jsonl"), dir.join("positions.json"));
     let kept: Option<Plan> = std::fs::read(&key).ok().and_then(|b| serde_json::from_slice(&b).ok());
     if kept.as_ref() == Some(the_plan)
@@ -270,21 +285,21 @@ pub fn positions(dir: &Path, the_plan: &Plan, make: impl FnOnce() -> Result<Vec<
             .lines()
             .enumerate()
             .map(|(n, l)| {
-                let l = l?;
-                serde_json::from_str(&l).map_err(|e| anyhow!("{} line {}: {e}", list.display(), n + 1))
+                let l = l.map_err(|e| Error::io(&list, e))?;
+                serde_json::from_str(&l).map_err(|e| Error::Invalid(format!("{} line {}: {e}", list.display(), n + 1)))
             })
             .collect::<Result<_>>()?;
         return Ok((read, false));
     }
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let made = make()?;
     let mut text = String::new();
     for p in &made {
-        text.push_str(&serde_json::to_string(p)?);
+        text.push_str(&serde_json::to_string(p).expect("plain data"));
         text.push('\n');
     }
-    flychess_brain::files::write_atomically(&list, text.as_bytes())?;
-    flychess_brain::files::write_atomically(&key, &serde_json::to_vec_pretty(the_plan)?)?;
+    flychess_brain::files::write_atomically(&list, text.as_bytes()).map_err(Error::from)?;
+    flychess_brain::files::write_atomically(&key, &serde_json::to_vec_pretty(the_plan).expect("plain data")).map_err(Error::from)?;
     Ok((made, true))
 }
 
@@ -309,20 +324,31 @@ pub fn build(dir: &Path, planned: &[Planned], labeller: &str) -> Result<Built> {
     use flychess_brain::chess::position_from_fen;
     let labels = dir.join("labels.jsonl");
     if !labels.exists() {
-        return Err(anyhow!("{}: not there (label the curriculum first)", labels.display()));
+        return Err(Error::Invalid(format!("{}: not there (label the curriculum first)", labels.display())));
     }
     // Whole lines only: a running job's last line may be unfinished; damage before it is an error.
-    let text: String = crate::label::whole_lines(&labels, true)?.0.into_iter().map(|l| l + "\n").collect();
+    let text: String = super::stockfish_labels::whole_lines(&labels, true)?.0.into_iter().map(|l| l + "\n").collect();
     let labelled = Dataset::from_jsonl(text.as_bytes(), "curriculum", labeller)?;
     if labelled.rows.len() > planned.len() {
-        return Err(anyhow!("{}: {} labelled lines for {} planned positions", labels.display(), labelled.rows.len(), planned.len()));
+        return Err(Error::Invalid(format!(
+            "{}: {} labelled lines for {} planned positions",
+            labels.display(),
+            labelled.rows.len(),
+            planned.len()
+        )));
     }
     let (mut held, mut train) = (Vec::new(), Vec::new());
     let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
     let mut by_origin = std::collections::BTreeMap::<String, (usize, usize)>::new();
     for (k, (row, p)) in labelled.rows.into_iter().zip(planned).enumerate() {
         if row.fen != p.fen {
-            return Err(anyhow!("{} line {}: a label for {} where {} was planned", labels.display(), k + 1, row.fen, p.fen));
+            return Err(Error::Invalid(format!(
+                "{} line {}: a label for {} where {} was planned",
+                labels.display(),
+                k + 1,
+                row.fen,
+                p.fen
+            )));
         }
         if !is_won(&row) {
             continue;
@@ -372,7 +398,7 @@ pub fn default_dir(data: &Path) -> PathBuf {
 /// The curriculum's rows as the fit reads them: the dataset at `path` with its HOLD (held out)
 /// and TRAIN rows.
 pub fn load(path: &Path) -> Result<Dataset> {
-    Ok(flychess_learning::pipeline::load_curriculum(path)?)
+    crate::pipeline::load_curriculum(path)
 }
 
 /// A row's kind in the curriculum (`curriculum::kind_of`).
@@ -399,11 +425,11 @@ pub struct Finishing {
 /// `Finishing` of the readout `readout` on won `rows` whose readings are `x` (`readout.inputs`
 /// per row, in order).
 pub fn judge(readout: &flychess_fly::readout::Readout, x: &[f32], rows: &[Row]) -> Result<Finishing> {
+    use crate::curriculum::finish;
     use flychess_brain::chess::position_from_fen;
-    use flychess_learning::curriculum::finish;
     let d = readout.inputs;
     if x.len() != rows.len() * d {
-        return Err(anyhow!("{} readings for {} positions of {d} inputs", x.len(), rows.len()));
+        return Err(Error::Invalid(format!("{} readings for {} positions of {d} inputs", x.len(), rows.len())));
     }
     let (mut fastest, mut traps, mut stalemated) = (Vec::<bool>::new(), Vec::new(), Vec::new());
     let mut by_kind = std::collections::BTreeMap::<String, (usize, usize)>::new();
@@ -522,19 +548,20 @@ mod tests {
         assert!(e.contains("line 1"), "{e}");
     }
 
-    /// A game row of `white_id` against `black_id` from `fen`, its moves in SAN.
-    fn own_game(white_id: &str, black_id: &str, fen: &str, moves: &str) -> GameRow {
-        GameRow {
-            white: white_id.into(),
-            black: black_id.into(),
+    /// A game of `white_id` against `black_id` from `fen`, its moves in SAN, replayed.
+    fn own_game(white_id: &str, black_id: &str, fen: &str, moves: &str) -> OwnGame {
+        let mut pos = flychess_brain::chess::position_from_fen(fen).unwrap();
+        let mut positions = Vec::new();
+        for san in moves.split_whitespace().filter(|t| !t.ends_with('.')) {
+            let mv = san.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+            positions.push(pos.clone());
+            pos.play_unchecked(mv);
+        }
+        OwnGame {
             white_id: white_id.into(),
             black_id: black_id.into(),
-            opening: 0,
-            swapped: false,
-            result: "*".into(),
-            termination: "move cap".into(),
-            plies: moves.split_whitespace().filter(|t| !t.ends_with('.')).count(),
             pgn: format!("[White \"{white_id}\"]\n[Black \"{black_id}\"]\n[SetUp \"1\"]\n[FEN \"{fen}\"]\n[Result \"*\"]\n\n{moves} *\n"),
+            positions,
         }
     }
 
@@ -548,16 +575,16 @@ mod tests {
         // Another fly under the same name but another id: not the player's positions.
         let other = own_game("fly-2", "random", fen, "1. Qd2 Kg8");
         let o = OwnGames { games_sha256: "x".into(), player_id: "fly-1".into(), lead: 5, most: 100 };
-        let found = own_positions(&[fly_white.clone(), fly_black, other], &o, 1).unwrap();
+        let found = own_positions(&[fly_white.clone(), fly_black, other], &o, 1);
         assert_eq!(found.iter().map(|f| f.1).collect::<Vec<_>>(), vec![0, 2, 4]);
         assert!(found.iter().all(|(p, _, _)| p.turn() == shakmaty::Color::White));
         // A lead of 10 is more than the queen: none.
-        assert!(own_positions(std::slice::from_ref(&fly_white), &OwnGames { lead: 10, ..o.clone() }, 1).unwrap().is_empty());
+        assert!(own_positions(std::slice::from_ref(&fly_white), &OwnGames { lead: 10, ..o.clone() }, 1).is_empty());
         // Capped: two of the three, in the games' order, the same two for the same seed.
-        let capped = own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1).unwrap();
+        let capped = own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1);
         assert_eq!(capped.len(), 2);
         assert!(capped[0].1 < capped[1].1);
-        assert_eq!(capped, own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1).unwrap());
+        assert_eq!(capped, own_positions(std::slice::from_ref(&fly_white), &OwnGames { most: 2, ..o.clone() }, 1));
         // In a plan: origin "own games", held out game by game.
         let p = Plan {
             games_sha256: "x".into(),
@@ -574,9 +601,5 @@ mod tests {
         assert!(planned.iter().all(|x| x.origin == "own games"));
         let held: std::collections::BTreeSet<bool> = planned.iter().map(|x| x.held).collect();
         assert_eq!(held.len(), 1, "one game's positions are all held out or all trained on");
-        // A game that does not replay is refused, naming it.
-        let broken = own_game("fly-1", "random", fen, "1. Qd2 Kg8 2. Ke4");
-        let e = own_positions(&[broken], &o, 1).unwrap_err().to_string();
-        assert!(e.contains("own game 1"), "{e}");
     }
 }

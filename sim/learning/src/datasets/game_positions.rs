@@ -29,7 +29,6 @@ use std::io::{BufReader, Read};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use shakmaty::fen::Fen;
@@ -38,6 +37,9 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, KnownOutcome, Move, Ou
 
 use flychess_fly::data::{Dataset, Labels, Meta, MoveCode, Result3, Row, master_label};
 use flychess_fly::readout::position_key;
+
+use super::during;
+use crate::{Error, Result};
 
 /// Games in the human test (the new dataset's HOLD) and in its VAL, one position each.
 pub const HUMAN_TEST_GAMES: usize = 4_096;
@@ -59,7 +61,7 @@ pub struct PlayedGame {
     pub outcome: Option<KnownOutcome>,
 }
 
-/// The pgn-reader visitor of `PlayedGame`s (also `label::sample`'s).
+/// The pgn-reader visitor of `PlayedGame`s (also `stockfish_labels::sample`'s).
 pub struct GameVisitor;
 
 impl pgn_reader::Visitor for GameVisitor {
@@ -153,12 +155,12 @@ type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
 /// The PGN's text as a stream (zstd when the name ends in .zst), with a counter of the file's
 /// bytes read and the file's size.
 fn open(pgn: &Path) -> Result<(Box<dyn Read>, std::sync::Arc<std::sync::atomic::AtomicU64>, u64)> {
-    let file = std::fs::File::open(pgn).with_context(|| format!("opening {}", pgn.display()))?;
+    let file = std::fs::File::open(pgn).map_err(during(format!("opening {}", pgn.display())))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counted = BufReader::new(Counted { inner: file, read: read.clone() });
     let text: Box<dyn Read> = if pgn.extension().is_some_and(|e| e == "zst") {
-        Box::new(zstd::stream::read::Decoder::with_buffer(counted).with_context(|| format!("{}: not zstd", pgn.display()))?)
+        Box::new(zstd::stream::read::Decoder::with_buffer(counted).map_err(during(format!("{}: not zstd", pgn.display())))?)
     } else {
         Box::new(counted)
     };
@@ -174,7 +176,7 @@ pub fn games_numbered(pgn: &Path, wanted: &std::collections::BTreeSet<u32>) -> R
     let mut number = 0u32;
     let last = wanted.last().copied().unwrap_or(0);
     while number < last {
-        let Some(game) = reader.read_game(&mut GameVisitor).map_err(|e| anyhow!("{}: {e}", pgn.display()))? else { break };
+        let Some(game) = reader.read_game(&mut GameVisitor).map_err(|e| Error::io(pgn, e))? else { break };
         number += 1;
         if wanted.contains(&number) {
             found.insert(number, game);
@@ -283,7 +285,7 @@ fn positions_from_games_of(
     out: &Path,
     progress: Progress,
 ) -> Result<GamesReport> {
-    let pgn_bytes = std::fs::metadata(pgn).with_context(|| format!("opening {}", pgn.display()))?.len();
+    let pgn_bytes = std::fs::metadata(pgn).map_err(during(format!("opening {}", pgn.display())))?.len();
     let key = {
         let mut d = Sha256::new();
         d.update(serde_json::to_vec(&(RULES, options, shipped.content_hash(), pgn_bytes)).expect("plain data"));
@@ -295,17 +297,17 @@ fn positions_from_games_of(
         Some(p) if p.key == key => p,
         _ => {
             if parts.exists() {
-                std::fs::remove_dir_all(&parts).with_context(|| format!("clearing {}", parts.display()))?;
+                std::fs::remove_dir_all(&parts).map_err(during(format!("clearing {}", parts.display())))?;
             }
             let plan = plan(pgn, book, shipped, options, key, progress)?;
-            flychess_brain::files::write_atomically(&plan_path, &serde_json::to_vec(&plan)?)?;
+            flychess_brain::files::write_atomically(&plan_path, &serde_json::to_vec(&plan).expect("plain data"))?;
             plan
         }
     };
     write_parts(pgn, &plan, options, &parts, progress)?;
     let dataset = merge(&plan, options, &parts, pgn)?;
     dataset.save(out)?;
-    std::fs::remove_dir_all(&parts).with_context(|| format!("removing {}", parts.display()))?;
+    std::fs::remove_dir_all(&parts).map_err(during(format!("removing {}", parts.display())))?;
     Ok(plan.report)
 }
 
@@ -317,9 +319,9 @@ fn each_game(pgn: &Path, pass: &str, progress: Progress, mut each: impl FnMut(u3
     let mut reader = pgn_reader::Reader::new(hashed);
     let mut game = 0u32;
     loop {
-        let next = reader.read_game(&mut GameVisitor).map_err(|e| anyhow!("{}: after game {game}: {e}", pgn.display()))?;
+        let next = reader.read_game(&mut GameVisitor).map_err(during(format!("{}: after game {game}", pgn.display())))?;
         let Some(g) = next else { break };
-        game = game.checked_add(1).ok_or_else(|| anyhow!("{}: more games than fit a u32", pgn.display()))?;
+        game = game.checked_add(1).ok_or_else(|| Error::Invalid(format!("{}: more games than fit a u32", pgn.display())))?;
         each(game, g)?;
         if game.is_multiple_of(1024) {
             progress(pass, read.load(std::sync::atomic::Ordering::Relaxed), size);
@@ -328,7 +330,7 @@ fn each_game(pgn: &Path, pass: &str, progress: Progress, mut each: impl FnMut(u3
     progress(pass, size, size);
     // The reader may stop before the end of its buffer: hash what is left.
     let mut hashed = reader.into_inner();
-    std::io::copy(&mut hashed, &mut std::io::sink()).with_context(|| format!("reading {}", pgn.display()))?;
+    std::io::copy(&mut hashed, &mut std::io::sink()).map_err(during(format!("reading {}", pgn.display())))?;
     Ok(flychess_brain::files::hex(&hashed.hash.finalize()))
 }
 
@@ -396,12 +398,12 @@ fn plan(pgn: &Path, book: &str, shipped: &Dataset, options: &GamesOptions, key: 
     })?;
     report.same_games_as_shipped = sha == book;
     if report.same_games_as_shipped && report.shipped_rows_not_found > 0 {
-        return Err(anyhow!(
+        return Err(Error::Invalid(format!(
             "{}: {} of the shipped rows are not where their game and ply say in this book: the games are numbered otherwise, and \
              held-out games cannot be left out by number",
             pgn.display(),
             report.shipped_rows_not_found
-        ));
+        )));
     }
     if !report.same_games_as_shipped {
         // Game numbers of another PGN say nothing about the shipped rows: only equal positions
@@ -411,12 +413,12 @@ fn plan(pgn: &Path, book: &str, shipped: &Dataset, options: &GamesOptions, key: 
     fresh.sort_unstable();
     let (nh, nv) = (options.human_games, options.val_games);
     if fresh.len() < nh + nv {
-        return Err(anyhow!(
+        return Err(Error::Invalid(format!(
             "{}: {} games no shipped row came from; the human test and its VAL need {}",
             pgn.display(),
             fresh.len(),
             nh + nv
-        ));
+        )));
     }
     let human: Vec<(u32, u16)> = fresh[..nh].iter().map(|f| (f.1, f.2)).collect();
     let val: Vec<(u32, u16)> = fresh[nh..nh + nv].iter().map(|f| (f.1, f.2)).collect();
@@ -560,7 +562,7 @@ fn merge(plan: &Plan, options: &GamesOptions, parts: &Path, pgn: &Path) -> Resul
     let blocks = plan.report.games.div_ceil(BLOCK_GAMES).max(1);
     for block in 0..blocks {
         let path = part_path(parts, block);
-        let part = Dataset::load(&path).with_context(|| format!("reading part {}", path.display()))?;
+        let part = Dataset::load(&path).map_err(during(format!("reading part {}", path.display())))?;
         for r in part.rows {
             if let Some(&i) = human_at.get(&r.game) {
                 human[i] = Some(r);
@@ -574,7 +576,10 @@ fn merge(plan: &Plan, options: &GamesOptions, parts: &Path, pgn: &Path) -> Resul
     train.sort_unstable_by_key(|t| (t.0, t.1.game, t.1.ply));
     let missing = human.iter().chain(&val).filter(|r| r.is_none()).count();
     if missing > 0 {
-        return Err(anyhow!("{}: {missing} held-out positions were not found on the second pass (was the file changed?)", pgn.display()));
+        return Err(Error::Invalid(format!(
+            "{}: {missing} held-out positions were not found on the second pass (was the file changed?)",
+            pgn.display()
+        )));
     }
     let (hold, valn) = (human.len(), val.len());
     let rows: Vec<Row> = human.into_iter().chain(val).flatten().chain(train.into_iter().map(|t| t.1)).collect();
