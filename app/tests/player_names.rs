@@ -1,7 +1,8 @@
-//! Issue 58: one way from a name to a player. The same names go to the four front doors — the
+//! Issue 58: one way from a name to a player. The same names go to the five front doors — the
 //! command line (`flychess play`), the UCI engine (`setoption name Player`), the window's board
-//! (a new game against the name) and its `--watch` opponent — and each takes or refuses the
-//! same ones, an unknown name with the same words (the resolver's, listing the names there are).
+//! (a new game against the name), its `--watch` opponent and the Python package's `Player`
+//! (issue 70) — and each takes or refuses the same ones, an unknown name with the same words (the
+//! resolver's, listing the names there are).
 //! The one difference is the window's board by design: it shows a brain's think, so a rung
 //! (random, greedy, Stockfish) is refused there, saying where it plays.
 // Tests may touch files, threads and processes; app/clippy.toml forbids them to the window only.
@@ -41,7 +42,7 @@ fn uci(data: &Path, name: &str) -> Door {
 }
 
 fn window(h: &mut egui_kittest::Harness<'static, App>, name: &str) -> Door {
-    app_mut(h).new_game(flychess::game::Game::default(), shakmaty::Color::White, Some(name.to_string()));
+    app_mut(h).new_game(flychess_lab::game::Game::default(), shakmaty::Color::White, Some(name.to_string()));
     h.step();
     wait(h, "the player to be seated", |a| !a.lab.play().preparing_fly());
     let play = app(h).lab.play();
@@ -55,10 +56,43 @@ fn window(h: &mut egui_kittest::Harness<'static, App>, name: &str) -> Door {
 
 fn watch(h: &egui_kittest::Harness<'static, App>, data: &Path, name: &str) -> Door {
     let ready = app(h).ready().expect("the brain is loaded").clone();
-    match flychess::opponent::Opponent::start(name, data, ready, || {}) {
+    match flychess_lab::opponent::Opponent::start(name, data, ready, || {}) {
         Ok(_) => Door::Took,
         Err(e) => Door::Refused(e),
     }
+}
+
+/// The fifth door: the Python package's `Player(name, brain=…)` (`pip install ./python`, which
+/// `.ci/run` does before the tests), every name in one Python process on one loaded brain. None,
+/// said, where the package is not installed, which CI (FLYCHESS_CI) never allows.
+fn python(data: &Path, names: &[&str]) -> Option<Vec<Door>> {
+    const SEAT_EACH: &str = r#"
+import json, sys
+try:
+    import flychess
+except ImportError:
+    print(json.dumps("no package")); sys.exit(0)
+brain = flychess.Brain.load(data=sys.argv[1])
+said = []
+for name in sys.argv[2:]:
+    try:
+        flychess.Player(name, brain=brain)
+        said.append(None)
+    except Exception as e:
+        said.append(f"{type(e).__name__}: {e.args[0] if e.args else e}")
+print(json.dumps(said))
+"#;
+    let out = Command::new(common::python()).arg("-c").arg(SEAT_EACH).arg(data).args(names).output().expect("python runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the script's JSON");
+    if said == "no package" {
+        assert!(std::env::var_os("FLYCHESS_CI").is_none(), "CI installs the Python package (pip install ./python) before the tests");
+        eprintln!("skipped the Python door: the flychess package is not installed (pip install ./python)");
+        return None;
+    }
+    let said = said.as_array().expect("one answer a name");
+    assert_eq!(said.len(), names.len());
+    Some(said.iter().map(|s| s.as_str().map_or(Door::Took, |e| Door::Refused(e.to_string()))).collect())
 }
 
 #[test]
@@ -97,13 +131,15 @@ fn every_front_door_takes_and_refuses_the_same_names() {
         "stockfish:2",
         "random",
     ];
+    let mut python = python(&data, &names).map(Vec::into_iter);
     for name in names {
-        let doors = [
+        let mut doors = vec![
             ("command line", cli(&data, name)),
             ("UCI", uci(&data, name)),
             ("window", window(&mut h, name)),
             ("--watch", watch(&h, &data, name)),
         ];
+        doors.extend(python.as_mut().map(|p| ("Python", p.next().expect("an answer a name"))));
         let said = format!("{name}: {doors:#?}");
         for (door, d) in &doors {
             match name {
