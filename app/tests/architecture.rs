@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The crates' source folders the map covers.
-const ROOTS: [&str; 9] = [
+const ROOTS: [&str; 10] = [
     "sim/brain/src",
     "sim/fly/src",
     "sim/charles/src",
@@ -20,6 +20,7 @@ const ROOTS: [&str; 9] = [
     "sim/learning/src",
     "render/src",
     "app/lab/src",
+    "app/window/src",
     "app/src",
     "python/src",
 ];
@@ -134,7 +135,7 @@ fn every_module_opens_with_a_paragraph_saying_what_it_owns() {
 
 #[test]
 fn the_views_name_no_simulator_crate_and_keep_clippys_file_and_thread_lints_on() {
-    let views: Vec<String> = all_modules().into_iter().filter(|f| f.starts_with("app/src/ui/")).collect();
+    let views: Vec<String> = all_modules().into_iter().filter(|f| f.starts_with("app/window/src/ui/")).collect();
     assert!(views.len() > 10, "only {} views found", views.len());
     for f in &views {
         let text = std::fs::read_to_string(repo().join(f)).expect("readable");
@@ -147,7 +148,9 @@ fn the_views_name_no_simulator_crate_and_keep_clippys_file_and_thread_lints_on()
         // What clippy's list cannot see (a path it was never told, a `use` that renames): a view
         // names no file, thread or process API at all. `File::create`/`File::open` are std's; the
         // chess board's `File::G` is shakmaty's column.
-        for disk in ["std::fs", "fs::", "std::thread", "std::process", "write_atomically", "OpenOptions", "File::create", "File::open", "tempfile"] {
+        for disk in
+            ["std::fs", "fs::", "std::thread", "std::process", "write_atomically", "OpenOptions", "File::create", "File::open", "tempfile"]
+        {
             assert!(!text.contains(disk), "{f} names {disk}: a view reaches no disk, thread or process; a lab job does");
         }
     }
@@ -177,7 +180,7 @@ const TOP: [&str; 11] = ["app", "sim", "render", "shaders", "assets", "models", 
 const ENDINGS: [&str; 6] = [".rs", ".md", ".toml", ".wgsl", ".py", ".sh"];
 
 /// The workspace's library crates by the name Rust code calls them, and their sources.
-const CRATES: [(&str, &str); 8] = [
+const CRATES: [(&str, &str); 9] = [
     ("flychess_brain", "sim/brain/src"),
     ("flychess_fly", "sim/fly/src"),
     ("flychess_charles", "sim/charles/src"),
@@ -185,6 +188,7 @@ const CRATES: [(&str, &str); 8] = [
     ("flychess_learning", "sim/learning/src"),
     ("flychess_render", "render/src"),
     ("flychess_lab", "app/lab/src"),
+    ("flychess_window", "app/window/src"),
     ("flychess", "app/src"),
 ];
 
@@ -519,7 +523,8 @@ fn dependency_tree(krate: &str) -> std::collections::BTreeSet<String> {
 }
 
 /// The lab is the window's door only (issue 70): the command line's own crates (clap for its
-/// arguments, indicatif for its progress bars) are nowhere in the lab's dependency tree, and no
+/// arguments, indicatif for its progress bars, tempfile for its scratch files) are nowhere in the
+/// lab's dependency tree nor in the window's (`flychess-window`, issue 69), and no
 /// lab module builds a dataset: none makes a `Dataset` of rows or labels positions with
 /// Stockfish's fresh MultiPV search (`analyse_fresh`). The dataset builders live in the simulator
 /// crate whose data they make (`flychess_learning::datasets`), and the progress the lab reports
@@ -530,8 +535,11 @@ fn the_lab_is_the_windows_door_only_with_no_terminal_crate_and_no_dataset_builde
     assert!(lab.contains("flychess-learning") && lab.contains("burn") && lab.contains("shakmaty"), "the tree was not followed: {lab:?}");
     let app = dependency_tree("flychess");
     assert!(app.contains("clap") && app.contains("indicatif"), "the check sees the command line's crates: {app:?}");
-    for terminal in ["clap", "indicatif"] {
+    let window = dependency_tree("flychess-window");
+    assert!(window.contains("flychess-lab") && window.contains("eframe"), "the tree was not followed: {window:?}");
+    for terminal in ["clap", "indicatif", "tempfile"] {
         assert!(!lab.contains(terminal), "flychess-lab depends on {terminal}, a crate of the command line's");
+        assert!(!window.contains(terminal), "flychess-window depends on {terminal}, a crate of the command line's");
     }
     let mut lab_modules = Vec::new();
     rust_files(&repo().join("app/lab/src"), &mut lab_modules);

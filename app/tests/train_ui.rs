@@ -10,10 +10,10 @@ mod common;
 use egui_kittest::kittest::Queryable;
 
 use common::*;
-use flychess::ui::Tab;
 use flychess_fly::scoring::Metrics;
 use flychess_lab::lab::{Command, FlyAction};
 use flychess_learning::train::PassRecord;
+use flychess_window::ui::Tab;
 
 #[test]
 fn a_metrics_file_written_outside_the_app_shows_up_as_a_curve() {
@@ -95,7 +95,7 @@ fn a_short_run_started_from_the_train_tab_trains_a_fly_with_a_curve() {
     h.step();
     wait(&mut h, "the snapshots' answers", |a| a.train.learn.settled());
     let ready = app(&h).ready().unwrap().clone();
-    let answers = flychess_lab::training::answers(&ready, &data, "ui-short-run", flychess::ui::learn::AFTER_E4).unwrap();
+    let answers = flychess_lab::training::answers(&ready, &data, "ui-short-run", flychess_window::ui::learn::AFTER_E4).unwrap();
     assert_eq!(answers.len(), 3);
     assert!(answers[0].val.is_none() && answers[2].val.is_some());
     // A snapshot is the best readout so far: it answers differently from the newborn exactly when
@@ -158,7 +158,7 @@ fn flies_are_renamed_and_deleted_and_a_newborn_lab_fly_is_built_with_a_click() {
 
 #[test]
 fn a_dopamine_run_from_the_train_tab_learns_and_the_brain_tab_shows_a_lesson() {
-    use flychess::ui::train::RunKind;
+    use flychess_window::ui::train::RunKind;
     let data = data();
     let name = format!("ui-dopamine-{}", std::process::id());
     let mut h = harness(&data);
@@ -282,7 +282,7 @@ fn a_brain_run_from_the_train_tab_pauses_resumes_and_draws_beside_its_control() 
     let mut h = harness(&data);
     let name = format!("ui-brain-{}", std::process::id());
     app_mut(&mut h).tab = Tab::Train;
-    app_mut(&mut h).train.kind = flychess::ui::train::RunKind::Brain;
+    app_mut(&mut h).train.kind = flychess_window::ui::train::RunKind::Brain;
     h.step();
     {
         let b = &mut app_mut(&mut h).train.brain_runs;

@@ -177,7 +177,7 @@ fn threefold_repetition_is_called_on_the_third_occurrence_only() {
 #[test]
 fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() {
     let mut h = harness(&data());
-    app_mut(&mut h).tab = flychess::ui::Tab::About;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::About;
     h.step();
     app_mut(&mut h).stockfish_edit = "/nonexistent/stockfish".into();
     h.step();
@@ -190,7 +190,7 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
         app(&h).lab.grader_status()
     );
     // Playing does not need Stockfish.
-    app_mut(&mut h).tab = flychess::ui::Tab::Play;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::Play;
     h.step();
     drag(&mut h, Square::E2, Square::E4);
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
@@ -199,7 +199,7 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
         assert!(std::env::var("FLYCHESS_CI").is_err(), "CI installs Stockfish");
         return;
     };
-    app_mut(&mut h).tab = flychess::ui::Tab::About;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::About;
     h.step();
     app_mut(&mut h).stockfish_edit = real.display().to_string();
     h.step();
@@ -207,7 +207,7 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
     h.step();
     wait(&mut h, "Stockfish to be ready", |a| a.lab.grader_status().starts_with("Grades: Stockfish"));
     // New moves are graded again.
-    app_mut(&mut h).tab = flychess::ui::Tab::Play;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::Play;
     h.step();
     drag(&mut h, Square::G1, Square::F3);
     // The moves played while there was no Stockfish are graded too, and so is the new one.
@@ -218,8 +218,8 @@ fn without_stockfish_the_game_goes_on_and_a_fixed_path_brings_the_grades_back() 
 
 #[test]
 fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
-    use flychess::ui::Tab;
     use flychess_render::cloud::project;
+    use flychess_window::ui::Tab;
     let mut h = harness(&data());
     // A think to inspect: 1. e4 and the fly's answer.
     drag(&mut h, Square::E2, Square::E4);
@@ -294,8 +294,8 @@ fn the_brain_tab_finds_steps_undoes_exports_and_picks_neurons() {
 
 #[test]
 fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
-    use flychess::ui::Tab;
     use flychess_brain::connectome::rules::Region;
+    use flychess_window::ui::Tab;
     let mut h = harness(&data());
     drag(&mut h, Square::D2, Square::D4);
     wait(&mut h, "the fly's answer", |a| a.lab.play().game.plies() == 2);
@@ -314,7 +314,7 @@ fn a_lesioned_brain_thinks_again_on_the_same_board_from_the_brain_tab() {
     let t = app(&h).lab.play().shown_thought().unwrap();
     assert_eq!(c.of, t.id, "the same board");
     let ready = app(&h).ready().unwrap().clone();
-    let intact = flychess::ui::brain_view::region_means(&t.rates, &ready.connectome);
+    let intact = flychess_window::ui::brain_view::region_means(&t.rates, &ready.connectome);
     // Cutting the optic lobe's outputs changes what the visual projection neurons do.
     let vp = Region::VisualProjection as usize;
     assert!((c.mean[11][vp] - intact[11][vp]).abs() > 1e-3, "{} vs {}", c.mean[11][vp], intact[11][vp]);
@@ -350,7 +350,7 @@ fn the_hint_is_stockfishs_best_move_and_a_mate_opens_the_graded_report() {
 
 #[test]
 fn the_brain_picker_loads_the_stand_in_and_its_own_fly_takes_over() {
-    use flychess::ui::Tab;
+    use flychess_window::ui::Tab;
     let mut h = harness(&data());
     assert!(app(&h).ready().unwrap().info.source.starts_with("FlyWire v783"), "the default brain");
     assert_eq!(app(&h).lab.play().fly_name, "flywire", "and its shipped fly");
@@ -413,10 +413,10 @@ fn a_takeback_and_the_move_cursor_show_that_positions_think_everywhere() {
 
 #[test]
 fn a_watched_game_keeps_rates_only_for_the_thinks_it_can_show_and_recalls_the_others_exactly() {
-    use flychess::ui::{FlyChessApp, Launch};
     use flychess_brain::brain::cpu;
     use flychess_brain::chess::planes;
     use flychess_lab::lab::Watch;
+    use flychess_window::ui::{FlyChessApp, Launch};
     let mut h = harness(&data());
     // The same window, playing by itself against the greedy mover for 14 plies.
     let launch =
@@ -522,8 +522,8 @@ fn a_click_on_a_window_over_the_board_never_reaches_the_board() {
 
 #[test]
 fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
-    use flychess::ui::{FlyChessApp, Launch};
     use flychess_lab::lab::Watch;
+    use flychess_window::ui::{FlyChessApp, Launch};
     let mut h = harness(&data());
     // `backprop` is the stand-in's fly: it cannot play on the default brain.
     let launch =
@@ -541,7 +541,7 @@ fn a_watch_opponent_of_another_brain_is_refused_once_and_said() {
 
 #[test]
 fn a_brain_without_a_fly_offers_to_train_one() {
-    use flychess::ui::Tab;
+    use flychess_window::ui::Tab;
     let mut h = harness(&data());
     // As on a newly built brain with no fly of its own.
     app_mut(&mut h).lab.forget_fly_for_test();
@@ -600,7 +600,7 @@ fn the_views_what_it_looks_at_its_eye_every_move_and_the_classroom_are_driven_fr
     h.step();
     assert_eq!(app(&h).play.hovered, Some(other), "the hovered candidate's arrow is drawn");
     // The classroom: slides on arrow keys, the steps in large type, Esc leaves.
-    app_mut(&mut h).tab = flychess::ui::Tab::Brain;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::Brain;
     h.step();
     h.get_by_label("Classroom").click();
     h.step();
@@ -656,7 +656,7 @@ fn a_fly_with_two_glances_shows_both_looks_and_the_brain_tab_steps_between_them(
     assert_ne!(first_policy, second_policy);
     assert_eq!(chosen, second_chosen, "the move played is the second look's");
     // The Brain tab shows the first look, then the second, then the first again.
-    app_mut(&mut h).tab = flychess::ui::Tab::Brain;
+    app_mut(&mut h).tab = flychess_window::ui::Tab::Brain;
     h.step();
     assert!(std::sync::Arc::ptr_eq(&app(&h).lab.play().shown_thought().unwrap().rates, &first_rates));
     h.get_by_label_contains("second look").click();

@@ -15,7 +15,7 @@ use egui_kittest::kittest::Queryable;
 use shakmaty::Square;
 
 use common::*;
-use flychess::ui::{FlyChessApp, Launch, Tab};
+use flychess_window::ui::{FlyChessApp, Launch, Tab};
 
 /// The thinker's GPU path on its own, on the window's device: the move is read from the
 /// descending neurons' read steps alone (no rates come back with the answer), and its policy is

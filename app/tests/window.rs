@@ -114,9 +114,9 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
         }),
         description: "Validation Error".into(),
     };
-    assert!(flychess::ui::is_surface_busy(&busy()));
+    assert!(flychess_window::ui::is_surface_busy(&busy()));
     let ctx = eframe::egui::Context::default();
-    flychess::ui::on_device_error(busy(), &ctx);
+    flychess_window::ui::on_device_error(busy(), &ctx);
     // Another surface error, and the same error from another call, stay fatal.
     let other = wgpu::Error::Validation {
         source: Box::new(wgc::error::ContextError {
@@ -126,10 +126,13 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
         }),
         description: "Validation Error".into(),
     };
-    assert!(!flychess::ui::is_surface_busy(&other));
+    assert!(!flychess_window::ui::is_surface_busy(&other));
     assert!(
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flychess::ui::on_device_error(other, &eframe::egui::Context::default())))
-            .is_err()
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flychess_window::ui::on_device_error(
+            other,
+            &eframe::egui::Context::default()
+        )))
+        .is_err()
     );
     // On a real device (lavapipe without a GPU) with the handler installed, a real validation
     // error still panics. A machine with no graphics adapter at all skips this part (CI has one).
@@ -140,7 +143,7 @@ fn a_resize_that_loses_the_race_with_the_engine_is_not_fatal_and_other_wgpu_erro
     }
     let rs =
         egui_kittest::wgpu::create_render_state(egui_kittest::wgpu::default_wgpu_setup(), eframe::egui_wgpu::RendererOptions::PREDICTABLE);
-    flychess::ui::install_device_error_handler(&rs.device, ctx);
+    flychess_window::ui::install_device_error_handler(&rs.device, ctx);
     let device = rs.device.clone();
     let bad = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         // A size that is not a multiple of 4 cannot be mapped at creation.

@@ -260,9 +260,9 @@ fn open_window(window: WindowArgs, data: PathBuf) -> anyhow::Result<()> {
     {
         return Err(anyhow::anyhow!("--watch {}: {e}", w.opponent));
     }
-    let view = window.view.as_deref().map(flychess::ui::View::parse).transpose()?;
-    window.tab.as_deref().map(flychess::ui::Tab::parse).transpose().and_then(|tab| {
-        flychess::ui::run(flychess::ui::Launch {
+    let view = window.view.as_deref().map(flychess_window::ui::View::parse).transpose()?;
+    window.tab.as_deref().map(flychess_window::ui::Tab::parse).transpose().and_then(|tab| {
+        flychess_window::ui::run(flychess_window::ui::Launch {
             data,
             screenshot: window.screenshot,
             moves,

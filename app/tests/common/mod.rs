@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use shakmaty::Square;
 
-use flychess::ui::{FlyChessApp, Launch};
+use flychess_window::ui::{FlyChessApp, Launch};
 
 pub type App = Option<FlyChessApp>;
 

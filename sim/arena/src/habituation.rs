@@ -258,8 +258,8 @@ pub fn tune_in_games(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<GameTuning> {
     use crate::play::play_game;
-    use flychess_fly::stats::Dice;
     use crate::players::Player;
+    use flychess_fly::stats::Dice;
     use rayon::prelude::*;
     let cells: Vec<Habituation> =
         DECAYS.iter().flat_map(|&decay| GAME_WEIGHTS.iter().map(move |&weight| Habituation { decay, weight })).collect();

@@ -27,9 +27,9 @@ use shakmaty::{Chess, Position};
 
 use crate::error::{Error, Result};
 use crate::play::play_game;
-use flychess_fly::stats::Dice;
 use crate::players::{Entrant, Kit, Player};
 use crate::rating::{Outcome, bootstrap, fit};
+use flychess_fly::stats::Dice;
 use flychess_fly::stockfish::find_stockfish;
 
 /// The fixed rungs, weakest first; the last is the anchor.

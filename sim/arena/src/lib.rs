@@ -6,7 +6,7 @@
 //! stands on the brain (`flychess-brain`) and the fly (`flychess-fly`) and has no burn: a trained
 //! network such as Charles plays through `network::Network`, which `flychess-charles` (above)
 //! implements. The fits (`flychess-learning`) are beside it, so a change here rebuilds no training
-//! code.
+//! code. Its `native` feature turns on the brain's and the fly's; a page (wasm32) builds without.
 #![warn(clippy::too_many_lines)]
 
 pub mod bio;

@@ -32,13 +32,13 @@ use crate::glances::Glances;
 use crate::habituation::{Habituation, Memory};
 use crate::network::Network;
 use crate::play::boards_after;
-use flychess_fly::stats::Dice;
 use crate::search::{Aid, Budget, Evaluator, Searcher};
 use flychess_brain::brain::Brain;
 use flychess_brain::brain::simulator::Simulator;
 use flychess_brain::chess::planes;
 use flychess_fly::fly::Fly;
 use flychess_fly::readout::{Readout, think_features_on};
+use flychess_fly::stats::Dice;
 use flychess_fly::stockfish::{EngineOptions, Limit, Supervised};
 
 /// Who plays: every kind of player, by what it is. Its `name` is what people read, its `id` what

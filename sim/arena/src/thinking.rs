@@ -10,9 +10,9 @@
 //! `Seated::think`.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use shakmaty::{Chess, Move, Position, Square};
+use web_time::Instant;
 
 use crate::players::{Considered, Look, Seated, Watch};
 use flychess_brain::brain::Rates;

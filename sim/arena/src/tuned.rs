@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::search::{Evaluator, JUDGE_TUNING_POSITIONS, JudgeTuning, tune_judge};
 use flychess_brain::brain::Brain;
-use flychess_fly::data::{Dataset, VAL, shipped_path};
+use flychess_fly::data::{Dataset, VAL};
 use flychess_fly::fly::Fly;
 
 /// The imagination weight `flychess imagine-tune` chose for this fly (in DATA/imagination.json,
@@ -79,7 +79,7 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], p
     }
     let path = data.join("judge.json");
     let mut all = judge_tunings(data);
-    let dataset = Dataset::load(&shipped_path())?;
+    let dataset = shipped_positions()?;
     let rows = &dataset.val()[..JUDGE_TUNING_POSITIONS.min(VAL)];
     let done = std::sync::atomic::AtomicUsize::new(0);
     let tuning = tune_judge(Evaluator::fly(brain, &fly.readout, descending), rows, &|| {
@@ -90,6 +90,15 @@ pub fn judge_weight(data: &Path, fly: &Fly, brain: &Brain, descending: &[u32], p
     let text = serde_json::to_string_pretty(&all).map_err(|e| Error::Invalid(e.to_string()))?;
     flychess_brain::files::write_atomically(&path, text.as_bytes())?;
     Ok(chosen)
+}
+
+/// The shipped labelled positions, which the judge's weight is chosen on: a page (no `native`)
+/// has none, and says so.
+fn shipped_positions() -> Result<Dataset> {
+    #[cfg(feature = "native")]
+    return Ok(Dataset::load(&flychess_fly::data::shipped_path())?);
+    #[cfg(not(feature = "native"))]
+    Err(Error::Invalid("the judge's weight is chosen on the shipped positions, which only the desktop program has".into()))
 }
 
 /// The shipped flies' imagination, habituation and two-glances tunings (`flychess

@@ -24,6 +24,8 @@ pub const UNREACHED_VARIANCE: f64 = 1e-10;
 pub const CALIBRATION_POSITIONS: usize = 256;
 const MAGIC: &[u8; 8] = b"FLYHOMEO";
 const FORMAT_VERSION: u32 = 3;
+/// What errors call a homeostasis file.
+const WHAT: &str = "homeostasis";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CalibrationOptions {
@@ -134,14 +136,27 @@ pub fn load(path: &Path, brain_checksum: &str, neurons: usize, options: Calibrat
 /// number of neurons or other options (measured again, never used), an error naming the file
 /// for one that cannot be read or whose arrays do not fit its header.
 pub fn read(path: &Path, brain_checksum: &str, neurons: usize, options: CalibrationOptions) -> Result<Option<Homeostasis>> {
-    let (header, body): (Header, Vec<u8>) = container::read(path, MAGIC, FORMAT_VERSION, "homeostasis")?;
+    let bytes = container::file_bytes(path, MAGIC, FORMAT_VERSION, WHAT, u64::MAX)?;
+    read_bytes(&bytes, path, brain_checksum, neurons, options)
+}
+
+/// `read` on a homeostasis file's bytes (read whole, or fetched by a page); `name` is what errors
+/// call it. The values are sized by the brain the caller holds (`neurons`), never by the file.
+pub fn read_bytes(
+    bytes: &[u8],
+    name: &Path,
+    brain_checksum: &str,
+    neurons: usize,
+    options: CalibrationOptions,
+) -> Result<Option<Homeostasis>> {
+    let (header, body): (Header, &[u8]) = container::read_bytes(bytes, name, MAGIC, FORMAT_VERSION, WHAT, u64::MAX)?;
     if header.brain_checksum != brain_checksum || header.neurons != neurons || header.steps != STEPS || header.options != options {
         return Ok(None);
     }
-    let values = container::f32_values(&body);
-    if values.len() != 2 * STEPS * neurons {
+    let values = container::f32_values(body);
+    if Some(values.len()) != neurons.checked_mul(2 * STEPS) {
         return Err(crate::error::Error::table(
-            path,
+            name,
             format!("{} values where its header says {} neurons × {STEPS} steps × 2", values.len(), neurons),
         ));
     }

@@ -5,7 +5,10 @@
 //! its homeostasis, the data that ships inside the binary (`shipped`) and the file helpers every
 //! layer writes through (`files`). It knows nothing of readouts, training, players or burn: the
 //! crates above (`flychess-fly`, `flychess-charles`, `flychess-arena`, `flychess-learning`) build
-//! those on it (see ARCHITECTURE.md).
+//! those on it (see ARCHITECTURE.md). What only a desktop build does (the table readers and
+//! builders, downloads, the shipped data, peaks, the building half of `store`) is the `native`
+//! feature's, on by default; without it the crate compiles for a page (wasm32), which reads its
+//! brain from fetched bytes (`store::ready_brain_from_bytes`) and thinks on the CPU engine.
 #![warn(clippy::too_many_lines)]
 
 pub mod brain;
@@ -16,6 +19,7 @@ pub mod container;
 pub mod error;
 pub mod eye;
 pub mod files;
+#[cfg(feature = "native")]
 pub mod shipped;
 pub mod store;
 

@@ -4,19 +4,28 @@
 //! the user's data folder (`$FLYCHESS_DATA`, else the platform's data dir) under
 //! `brains/NAME.brain`, and carries the fingerprint of its inputs; `ensure` loads it when the
 //! fingerprint still matches and otherwise (re)generates the stand-in tables and rebuilds it,
-//! reporting progress. This is the one entry point the CLI and the app use.
+//! reporting progress. This is the one entry point the CLI and the app use. All of that is the
+//! `native` feature's; a page (wasm32), which cannot build brains, gets its brain ready from the
+//! bytes of the files it fetched (`ready_brain_from_bytes`), never calibrating.
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "native")]
 use sha2::{Digest, Sha256};
 
 use crate::connectome::brain_file::{self, Loaded};
+#[cfg(feature = "native")]
 use crate::connectome::build::{self, BuildOptions, Progress, RULES_VERSION};
+#[cfg(feature = "native")]
 use crate::connectome::flywire::{self, FlyWirePaths};
+#[cfg(feature = "native")]
 use crate::connectome::release::{RELEASE, TablePaths};
+#[cfg(feature = "native")]
 use crate::connectome::synthetic::{self, GENERATOR_VERSION};
+#[cfg(feature = "native")]
 use crate::connectome::{Control, Source};
 use crate::error::{Error, Result};
+#[cfg(feature = "native")]
 use crate::files::hex;
 
 /// The user's data folder: `$FLYCHESS_DATA` when set, else e.g. `~/.local/share/flychess`
@@ -26,6 +35,7 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// Which tables a brain is built from.
+#[cfg(feature = "native")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tables {
     /// FlyWire v783 tables: the bundle shipped in the binary (None, the default brain), or a
@@ -37,6 +47,7 @@ pub enum Tables {
     Release { dir: PathBuf },
 }
 
+#[cfg(feature = "native")]
 impl Tables {
     /// The FlyWire tables' folder (the shipped bundle when none is given).
     fn flywire_dir(dir: &Option<PathBuf>) -> PathBuf {
@@ -44,12 +55,14 @@ impl Tables {
     }
 }
 
+#[cfg(feature = "native")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrainSpec {
     pub tables: Tables,
     pub control: Control,
 }
 
+#[cfg(feature = "native")]
 impl Default for BrainSpec {
     /// The embedded default: FlyWire v783 (the shipped bundle), no control.
     fn default() -> Self {
@@ -57,6 +70,7 @@ impl Default for BrainSpec {
     }
 }
 
+#[cfg(feature = "native")]
 impl BrainSpec {
     /// The stand-in from its default seed, no control.
     pub fn standin() -> BrainSpec {
@@ -157,6 +171,7 @@ impl BrainSpec {
 }
 
 /// Every table in `paths` exists, else an error naming the first missing one and how to get it.
+#[cfg(feature = "native")]
 fn require<'a>(paths: impl IntoIterator<Item = &'a Path>, how: &str) -> Result<()> {
     match paths.into_iter().find(|p| !p.exists()) {
         Some(p) => Err(Error::Invalid(format!("{} is missing: {how}", p.display()))),
@@ -164,6 +179,7 @@ fn require<'a>(paths: impl IntoIterator<Item = &'a Path>, how: &str) -> Result<(
     }
 }
 
+#[cfg(feature = "native")]
 fn require_flywire(paths: &FlyWirePaths) -> Result<()> {
     require(
         paths.required(),
@@ -171,27 +187,32 @@ fn require_flywire(paths: &FlyWirePaths) -> Result<()> {
     )
 }
 
+#[cfg(feature = "native")]
 fn require_tables(paths: &TablePaths) -> Result<()> {
     require(paths.all(), "run `flychess brain download` first, or point --tables at the folder that holds the release tables")
 }
 
 /// Where `brain download` puts the MaleCNS tables (and where the window looks for them).
+#[cfg(feature = "native")]
 pub fn malecns_dir(data: &Path) -> PathBuf {
     crate::files::DataFolder::at(data).connectome().join(format!("malecns-{RELEASE}"))
 }
 
 /// Where `brain download --release flywire783` puts the full FlyWire release (and where the
 /// window looks for it).
+#[cfg(feature = "native")]
 pub fn flywire_full_dir(data: &Path) -> PathBuf {
     crate::files::DataFolder::at(data).connectome().join("flywire783")
 }
 
 /// Whether a full FlyWire release's required tables are all in `dir` (the window offers it then).
+#[cfg(feature = "native")]
 pub fn flywire_full_present(dir: &Path) -> bool {
     FlyWirePaths::in_dir(dir).required().iter().all(|p| p.exists())
 }
 
 /// Whether the MaleCNS tables are all in `dir` (the window offers the brain then).
+#[cfg(feature = "native")]
 pub fn malecns_present(dir: &Path) -> bool {
     crate::connectome::release::TablePaths::in_dir(dir).all().iter().all(|p| p.exists())
 }
@@ -199,6 +220,7 @@ pub fn malecns_present(dir: &Path) -> bool {
 /// Downloads the MaleCNS tables into `dir` from `base_url` (the release's own by default), each
 /// resumable and checked by size and sha256; `progress(file, done, total)` as bytes arrive.
 /// The one download path for the CLI and the window. Returns each file's outcome.
+#[cfg(feature = "native")]
 pub fn download_malecns(
     dir: &Path,
     base_url: &str,
@@ -224,18 +246,22 @@ pub fn download_malecns(
 
 /// Held while a brain is prepared: threads of one process (the window's start-up, a training run,
 /// parallel tests) must not generate, build or calibrate the same brain at the same time.
+#[cfg(feature = "native")]
 static PREPARING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+#[cfg(feature = "native")]
 fn preparing() -> std::sync::MutexGuard<'static, ()> {
     PREPARING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Loads the brain of `spec`, building it first when its file is missing, damaged or stale.
+#[cfg(feature = "native")]
 pub fn ensure(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<Loaded> {
     let _guard = preparing();
     ensure_unlocked(spec, data, progress)
 }
 
+#[cfg(feature = "native")]
 fn ensure_unlocked(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<Loaded> {
     let path = spec.brain_path(data);
     let key = spec.inputs_key(data)?;
@@ -255,6 +281,7 @@ fn ensure_unlocked(spec: &BrainSpec, data: &Path, progress: Progress) -> Result<
 }
 
 /// Builds (never loads) the brain of `spec`, generating the stand-in tables when missing.
+#[cfg(feature = "native")]
 pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress) -> Result<crate::connectome::Connectome> {
     if let Tables::FlyWire { dir } = &spec.tables {
         let paths = FlyWirePaths::in_dir(&Tables::flywire_dir(dir));
@@ -276,6 +303,7 @@ pub fn build_spec(spec: &BrainSpec, data: &Path, key: String, progress: Progress
 
 /// A brain ready to think: its file loaded (built when needed) and its homeostasis measured (or
 /// read back). `progress` sees the build stages, then "calibrating homeostasis" step by step.
+#[cfg(feature = "native")]
 pub fn ready_brain(
     spec: &BrainSpec,
     data: &Path,
@@ -289,6 +317,31 @@ pub fn ready_brain(
     let h = crate::calibrate::ensure(&brain, &spec.brain_path(data), &loaded.checksum, options, &|t| {
         progress("calibrating homeostasis", t as f64 / steps)
     })?;
+    brain.set_homeostasis(h);
+    Ok((loaded, brain))
+}
+
+/// What errors call the brain and homeostasis of `ready_brain_from_bytes` (they have no file).
+pub const BRAIN_FROM_BYTES: &str = "brain (bytes)";
+pub const HOMEOSTASIS_FROM_BYTES: &str = "homeostasis (bytes)";
+
+/// A brain ready to think from the bytes of its brain file and of its homeostasis file (a page
+/// fetches both): the brain verified and read (`brain_file::load_bytes`), then the homeostasis
+/// verified, refused unless it was measured on this very brain with the window's options
+/// (`CalibrationOptions::default()`), and set. It never calibrates: a homeostasis that does not
+/// fit is an error, not a reason to measure one.
+pub fn ready_brain_from_bytes(brain_bytes: &[u8], homeostasis_bytes: &[u8]) -> Result<(Loaded, crate::brain::Brain)> {
+    let loaded = brain_file::load_bytes(brain_bytes, Path::new(BRAIN_FROM_BYTES))?;
+    let neurons = loaded.connectome.neurons.len();
+    let options = crate::calibrate::CalibrationOptions::default();
+    let name = Path::new(HOMEOSTASIS_FROM_BYTES);
+    let h = crate::calibrate::read_bytes(homeostasis_bytes, name, &loaded.checksum, neurons, options)?.ok_or_else(|| {
+        Error::Invalid(format!(
+            "{HOMEOSTASIS_FROM_BYTES}: measured on another brain, or with other options, than brain {}: it cannot be used with it",
+            loaded.checksum.get(..16).unwrap_or(&loaded.checksum)
+        ))
+    })?;
+    let mut brain = crate::brain::Brain::new(&loaded.connectome);
     brain.set_homeostasis(h);
     Ok((loaded, brain))
 }

@@ -147,10 +147,10 @@ fn the_seeds_size_is_its_parameter_count() {
 fn a_finished_run_plays_under_an_id_of_its_weights_and_an_unfinished_one_does_not() {
     use flychess_arena::network::{Network, NoNetworks, run_name};
     use flychess_arena::play::play_game;
-    use flychess_fly::stats::Dice;
     use flychess_arena::players::Player;
     use flychess_arena::players::{Lookup, named};
     use flychess_charles::player::{self, Runs, Trained};
+    use flychess_fly::stats::Dice;
     let dataset = Dataset::load(&shipped_path()).unwrap();
     let options =
         TrainOptions { config: tiny(), positions: 32, epochs: 1, batch: 16, warmup: 1, val: 16, val_every: 1, ..Default::default() };

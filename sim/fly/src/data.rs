@@ -246,7 +246,7 @@ impl Dataset {
         let body = self.encode_rows();
         // The highest level for the small shipped files; a quicker one where it would take minutes.
         let level = if self.rows.len() > 200_000 { 9 } else { 19 };
-        let packed = zstd::encode_all(&body[..], level).map_err(|e| Error::io(path, e))?;
+        let packed = pack(&body, level).map_err(|e| Error::io(path, e))?;
         Ok(container::write(path, MAGIC, FORMAT_VERSION, &Meta { rows: self.rows.len(), ..self.meta.clone() }, &packed)?)
     }
 
@@ -273,10 +273,38 @@ impl Dataset {
 /// names the body in errors.
 pub fn unpack_at_most(path: &Path, packed: &[u8], limit: u64, what: &str) -> Result<Option<Vec<u8>>> {
     let mut body = Vec::new();
-    let decoder = zstd::stream::read::Decoder::new(packed).map_err(|e| Error::io(path, e))?;
+    let decoder = unpacker(packed).map_err(|e| Error::io(path, e))?;
     std::io::Read::read_to_end(&mut std::io::Read::take(decoder, limit + 1), &mut body)
         .map_err(|e| Error::table(path, format!("damaged {what}: {e}")))?;
     Ok((body.len() as u64 <= limit).then_some(body))
+}
+
+/// Packs a dataset's rows (zstd at `level`). zstd is the `native` feature's: a page, without it,
+/// neither writes nor reads a dataset, and says so.
+#[cfg(feature = "native")]
+fn pack(body: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    zstd::encode_all(body, level)
+}
+
+/// The rows of a packed body as they unpack (zstd).
+#[cfg(feature = "native")]
+fn unpacker<'a>(packed: impl BufRead + Send + 'a) -> std::io::Result<impl std::io::Read + Send + 'a> {
+    zstd::stream::read::Decoder::with_buffer(packed)
+}
+
+#[cfg(not(feature = "native"))]
+fn pack(_: &[u8], _: i32) -> std::io::Result<Vec<u8>> {
+    Err(no_zstd())
+}
+
+#[cfg(not(feature = "native"))]
+fn unpacker<'a>(_: impl BufRead + Send + 'a) -> std::io::Result<std::io::Empty> {
+    Err(no_zstd())
+}
+
+#[cfg(not(feature = "native"))]
+fn no_zstd() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Unsupported, "datasets are zstd-packed, which only the desktop program reads and writes")
 }
 
 /// Reads one row as `encode_rows` wrote it; the error says what is wrong ("rows end early" when
@@ -329,7 +357,7 @@ impl Dataset {
         let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         f.seek(std::io::SeekFrom::Start(offset)).map_err(|e| Error::io(path, e))?;
         let packed = std::io::BufReader::new(f.take(end - offset));
-        let decoder = zstd::stream::read::Decoder::with_buffer(packed).map_err(|e| Error::io(path, e))?;
+        let decoder = unpacker(packed).map_err(|e| Error::io(path, e))?;
         // As in `load`: the rows unpack to at most what the header's count of rows can hold.
         let limit = (meta.rows as u64).saturating_mul(LARGEST_ROW).min((end - offset).saturating_mul(256) + (1 << 20));
         Ok(RowStream { path: path.to_path_buf(), left: meta.rows, meta, rows: Box::new(std::io::BufReader::new(decoder.take(limit))) })
@@ -376,12 +404,14 @@ impl Iterator for RowStream {
 /// The human test shipped with the project: 4,096 positions (HOLD) and 2,048 (VAL), one from
 /// each of 6,144 master games no shipped row came from, labelled with the master's move and the
 /// result (`flychess data games --positions 0 --out sim/brain/data/human-test.flyd`).
+#[cfg(feature = "native")]
 pub fn human_test_path() -> std::path::PathBuf {
     flychess_brain::shipped::dir().join("human-test.flyd")
 }
 
 /// The labelled positions shipped with the project (from ../shared/data, converted and committed;
 /// embedded in the binary and written out by `shipped`).
+#[cfg(feature = "native")]
 pub fn shipped_path() -> std::path::PathBuf {
     flychess_brain::shipped::dir().join("positions.flyd")
 }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 
 const MAGIC: &[u8; 8] = b"FLYFLY01";
 const FORMAT_VERSION: u32 = 1;
+/// What errors call a fly file.
+const WHAT: &str = "fly";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlyMeta {
@@ -53,12 +55,22 @@ impl Fly {
         Ok(container::write(path, MAGIC, FORMAT_VERSION, &header, &body)?)
     }
 
+    /// Reads a fly file: refused before it is read when it is larger than any fly
+    /// (`LARGEST_FLY`), else `from_bytes` on its bytes.
     pub fn load(path: &Path) -> Result<Fly> {
-        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), Vec<u8>) =
-            container::read_at_most(path, MAGIC, FORMAT_VERSION, "fly", LARGEST_FLY)?;
-        let values = container::f32_values(&body);
-        if values.len() != OUTPUTS * inputs + OUTPUTS {
-            return Err(Error::table(path, "the weights do not match the readout's size"));
+        let bytes = container::file_bytes(path, MAGIC, FORMAT_VERSION, WHAT, LARGEST_FLY)?;
+        Fly::from_bytes(&bytes, path)
+    }
+
+    /// Reads a fly from the bytes of its file (read whole, or fetched by a page); `name` is what
+    /// errors call it. Refused, with the reason, when over `LARGEST_FLY`, damaged, or when its
+    /// weights do not fit the readout its header describes.
+    pub fn from_bytes(bytes: &[u8], name: &Path) -> Result<Fly> {
+        let ((meta, inputs, read_steps), body): ((FlyMeta, usize, Vec<usize>), &[u8]) =
+            container::read_bytes(bytes, name, MAGIC, FORMAT_VERSION, WHAT, LARGEST_FLY)?;
+        let values = container::f32_values(body);
+        if Some(values.len()) != OUTPUTS.checked_mul(inputs).and_then(|w| w.checked_add(OUTPUTS)) {
+            return Err(Error::table(name, "the weights do not match the readout's size"));
         }
         let (weights, bias) = values.split_at(OUTPUTS * inputs);
         Ok(Fly { meta, readout: Readout { inputs, read_steps, weights: weights.to_vec(), bias: bias.to_vec() } })
@@ -168,15 +180,26 @@ impl Fly {
 }
 
 /// The flies shipped with the project (embedded in the binary and written out by `shipped`).
+#[cfg(feature = "native")]
 pub fn shipped_dir() -> PathBuf {
     flychess_brain::shipped::dir().join("flies")
+}
+
+/// The folder of the flies this build ships (`shipped_dir`) and their names; None without
+/// `native`: a page embeds no flies (it fetches them and reads them with `Fly::from_bytes`).
+pub fn shipped_flies() -> Option<(PathBuf, Vec<&'static str>)> {
+    #[cfg(feature = "native")]
+    return Some((shipped_dir(), flychess_brain::shipped::fly_names()));
+    #[cfg(not(feature = "native"))]
+    None
 }
 
 /// Every fly on this machine by name: the data folder's (`DATA/flies`), then the shipped ones
 /// not shadowed by a user's fly of the same name, each folder in name order.
 pub fn list(data: &Path) -> Vec<String> {
     let mut names = Vec::new();
-    for dir in [flychess_brain::files::DataFolder::at(data).flies(), shipped_dir()] {
+    let shipped = shipped_flies().map(|(dir, _)| dir);
+    for dir in [Some(flychess_brain::files::DataFolder::at(data).flies()), shipped].into_iter().flatten() {
         if let Ok(entries) = std::fs::read_dir(&dir) {
             let mut found: Vec<String> =
                 entries.flatten().filter_map(|e| e.path().file_name()?.to_str()?.strip_suffix(".fly").map(str::to_owned)).collect();
@@ -217,7 +240,7 @@ pub fn short_checksum(checksum: &str) -> &str {
 /// developers' `--ship`, which replaces the shipped fly itself, checks `check_name` alone.
 pub fn check_new_name(name: &str) -> Result<()> {
     check_name(name)?;
-    if flychess_brain::shipped::fly_names().contains(&name) {
+    if shipped_flies().is_some_and(|(_, names)| names.contains(&name)) {
         return Err(Error::Invalid(format!(
             "{name:?} is the name of a fly shipped with Fly Chess; a fly of yours under it would hide that one, so name yours otherwise (e.g. my-{name})"
         )));
@@ -234,9 +257,13 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
         Error::Invalid(format!("{name:?} is not a fly's name (a name, not a path: none of / \\ : * ? \" < > | +, not starting with a dot)"))
     })?;
     let file = format!("{name}.fly");
-    let own = flychess_brain::files::DataFolder::at(data).flies().join(&file);
-    let shipped = shipped_dir().join(&file);
-    if flychess_brain::shipped::fly_names().contains(&name) && shipped.exists() {
+    let own_dir = flychess_brain::files::DataFolder::at(data).flies();
+    let own = own_dir.join(&file);
+    // (the shipped fly's path, whether the name is a shipped fly's, the shipped folder); None in a page.
+    let shipped = shipped_flies().map(|(dir, names)| (dir.join(&file), names.contains(&name), dir));
+    if let Some((path, true, _)) = &shipped
+        && path.exists()
+    {
         if own.exists() {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
@@ -246,15 +273,18 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
                 )
             });
         }
-        return Ok(shipped);
+        return Ok(path.clone());
     }
-    [own, shipped].into_iter().find(|p| p.exists()).ok_or_else(|| {
-        Error::Invalid(format!(
-            "no fly named {name:?} (looked in {} and {})",
-            flychess_brain::files::DataFolder::at(data).flies().display(),
-            shipped_dir().display()
-        ))
-    })
+    let looked_in = match &shipped {
+        Some((_, _, dir)) => format!("{} and {}", own_dir.display(), dir.display()),
+        None => own_dir.display().to_string(),
+    };
+    let shipped = shipped.map(|(path, _, _)| path);
+    [Some(own), shipped]
+        .into_iter()
+        .flatten()
+        .find(|p| p.exists())
+        .ok_or_else(|| Error::Invalid(format!("no fly named {name:?} (looked in {looked_in})")))
 }
 
 /// The brain's own trained fly: among the shipped flies of the brain with this checksum (else the
@@ -262,7 +292,8 @@ pub fn find(name: &str, data: &Path) -> Result<PathBuf> {
 /// date, then the first by name), so an older fly shipped beside a newer one for comparison
 /// (`flywire-75k`, `flywire-1200k` beside `flywire`) is never taken for it. (name, path).
 pub fn trained_for(brain_checksum: &str, data: &Path) -> Option<(String, PathBuf)> {
-    for dir in [shipped_dir(), flychess_brain::files::DataFolder::at(data).flies()] {
+    let shipped = shipped_flies().map(|(dir, _)| dir);
+    for dir in [shipped, Some(flychess_brain::files::DataFolder::at(data).flies())].into_iter().flatten() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly")).collect();
         found.sort();
@@ -301,6 +332,41 @@ pub fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page reads its fly from fetched bytes (issue 69): the fly of the same file read from its
+    /// path, and damaged, truncated, oversized or foreign bytes, or weights that do not fit the
+    /// header's readout (however large the header says it is), refused naming what was read.
+    #[test]
+    fn a_fly_from_its_bytes_is_the_fly_of_its_file_and_damage_is_refused() {
+        let path = flychess_brain::shipped::repository_models().join("flywire.fly");
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(Fly::from_bytes(&bytes, Path::new("page.fly")).unwrap(), Fly::load(&path).unwrap());
+        let refused = |bytes: &[u8]| Fly::from_bytes(bytes, Path::new("page.fly")).expect_err("refused").to_string();
+        for end in [0, 16, 47, 48, bytes.len() / 2, bytes.len() - 1] {
+            let e = refused(&bytes[..end]);
+            assert!(e.contains("page.fly") && (e.contains("not a Fly Chess fly") || e.contains("damaged")), "{end}: {e}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[bytes.len() / 2] ^= 0x10;
+        assert!(refused(&flipped).contains("checksum mismatch"));
+        let mut oversized = bytes[..16].to_vec();
+        oversized.resize(LARGEST_FLY as usize + 1, 0);
+        assert!(refused(&oversized).contains("more than a fly can be"));
+        // Whole files whose weights do not fit: one value short, and a header claiming so many
+        // inputs that the readout's size does not fit in a number.
+        let dir = tempfile::tempdir().unwrap();
+        let fly = Fly::load(&path).unwrap();
+        let header = (&fly.meta, fly.readout.inputs, &fly.readout.read_steps);
+        let short = container::f32_bytes(fly.readout.weights.iter().chain(&fly.readout.bias).skip(1).copied());
+        for (what, header_inputs, body) in
+            [("one value short", fly.readout.inputs, short), ("inputs past any size", usize::MAX / 2, Vec::new())]
+        {
+            let file = dir.path().join("x.fly");
+            container::write(&file, MAGIC, FORMAT_VERSION, &(header.0, header_inputs, header.2), &body).unwrap();
+            let e = refused(&std::fs::read(&file).unwrap());
+            assert!(e.contains("page.fly") && e.contains("do not match the readout's size"), "{what}: {e}");
+        }
+    }
 
     /// A name is a name, never a path; a shipped fly's name is the shipped fly even where the
     /// data folder has a fly under it, and no new fly may take it (issue 71).

@@ -4,7 +4,9 @@
 //! (`grading`, `stockfish`), scoring a readout against its teacher (`scoring`) and the 95 %
 //! intervals (`stats`). The brain itself is the crate below, `flychess-brain`; the players and their
 //! games (`flychess-arena`) and the fits (`flychess-learning`) are the crates beside each other
-//! above. No burn here.
+//! above. No burn here. The datasets' zstd and the shipped data's paths are the `native`
+//! feature's, on by default; a page (wasm32) builds without it and reads its flies from bytes
+//! (`fly::Fly::from_bytes`).
 #![warn(clippy::too_many_lines)]
 
 pub mod cache;

@@ -389,16 +389,21 @@ pub struct Supervised {
 /// by the system call itself (a fresh Debian has no `kill` program: procps is not installed, and a
 /// hung engine then stayed, found by `installer/fresh-debian-check`).
 pub fn kill_process(pid: u32) {
-    if pid == 0 {
-        return;
-    }
+    // 0: none runs (and kill(2) would signal our whole process group).
     #[cfg(windows)]
-    let _ = std::process::Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).status();
+    if pid != 0 {
+        let _ = std::process::Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).status();
+    }
     #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
+    if pid != 0
+        && let Ok(pid) = libc::pid_t::try_from(pid)
+    {
         // SAFETY: kill(2) with a positive pid signals that one process; it touches no memory of ours.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
+    // A page (wasm32) starts no process, so has none to kill.
+    #[cfg(not(any(windows, unix)))]
+    let _ = pid;
 }
 
 impl Supervised {

@@ -99,9 +99,10 @@ impl Drop for Leading<'_> {
 
 /// `think(boards)` (one result per board, in order), in one batch with the requests of the same
 /// kind other threads make meanwhile. A rayon worker thinks alone: waiting there could hold up the
-/// very pool the leader's think runs on.
+/// very pool the leader's think runs on. So does a page (wasm32): it has one thread, so no other
+/// request can be waiting, and it cannot wait.
 pub fn think_together(kind: Kind, boards: &[Planes], think: impl Fn(&[Planes]) -> Vec<Vec<f32>>) -> Vec<Vec<f32>> {
-    if rayon::current_thread_index().is_some() || boards.is_empty() {
+    if cfg!(target_arch = "wasm32") || rayon::current_thread_index().is_some() || boards.is_empty() {
         return think(boards);
     }
     let (m, cv) = state();

@@ -125,15 +125,16 @@ impl Match {
     pub fn load_fly(&mut self, data: &std::path::Path, checksum: &str, ready: Option<&Arc<ReadyBrain>>) {
         let (tx, rx) = std::sync::mpsc::channel();
         let (name, checksum, ready, data) = (self.fly_name.clone(), checksum.to_string(), ready.cloned(), data.to_path_buf());
-        std::thread::Builder::new()
-            .name("fly-loading".into())
-            .spawn(move || {
-                let say = |status: String| {
-                    let _ = tx.send(Loading::Saying(status));
-                };
-                let _ = tx.send(Loading::Done(seat(&name, &checksum, ready, &data, &say)));
-            })
-            .expect("a thread can be started");
+        let unstarted = tx.clone();
+        let loading = super::jobs::runner::spawn("fly-loading", move || {
+            let say = |status: String| {
+                let _ = tx.send(Loading::Saying(status));
+            };
+            let _ = tx.send(Loading::Done(seat(&name, &checksum, ready, &data, &say)));
+        });
+        if let Err(e) = loading {
+            let _ = unstarted.send(Loading::Done(Err(e)));
+        }
         self.fly = None;
         self.fly_job = Some(rx);
     }

@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::thread;
 
 use shakmaty::{Color, Move};
 
@@ -389,8 +388,8 @@ impl Lab {
 
     /// Runs `work` on a thread of its own; a thread that cannot start is said in the workers' status.
     fn aside(&mut self, name: &str, work: impl FnOnce() + Send + 'static) {
-        if let Err(e) = thread::Builder::new().name(name.into()).spawn(work) {
-            self.workers_status = format!("Could not start the {name} thread: {e}");
+        if let Err(e) = jobs::runner::spawn(name, work) {
+            self.workers_status = e;
         }
     }
 
@@ -647,7 +646,7 @@ impl Lab {
         self.flies_job = true;
         let checksum = self.ready().map(|r| r.checksum.clone());
         let (data, tx, wake) = (self.data.clone(), self.sender.clone(), self.wake.clone());
-        let spawned = thread::Builder::new().name("flies".into()).spawn(move || {
+        let spawned = jobs::runner::spawn("flies", move || {
             let _ = tx.send(Report::Flies(Box::new(flies::read_lists(&data, checksum))));
             wake();
         });
@@ -851,7 +850,7 @@ impl Lab {
         let dir = store::malecns_dir(&data);
         let (tx, wake) = (self.sender.clone(), self.wake.clone());
         self.download = Some(("starting".into(), 0.0));
-        thread::spawn(move || {
+        let downloading = jobs::runner::spawn("download", move || {
             let progress = |file: &str, done: u64, total: Option<u64>| {
                 let fraction = total.map(|t| done as f64 / t.max(1) as f64).unwrap_or(0.0);
                 let _ = tx.send(Report::Progress { stage: format!("downloading {file}"), fraction });
@@ -864,6 +863,10 @@ impl Lab {
             }
             start_brain_job(BrainSpec { tables: Tables::Release { dir }, control: Default::default() }, data, tx, wake);
         });
+        if let Err(e) = downloading {
+            self.download = None;
+            self.workers_status = e;
+        }
     }
 
     /// The players the loaded brain can field are listed again when the brain changes.
@@ -949,7 +952,8 @@ impl Lab {
 
 /// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
 fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wake) {
-    thread::spawn(move || {
+    let (failed, failed_wake) = (tx.clone(), wake.clone());
+    let started = jobs::runner::spawn("brain", move || {
         let progress = std::sync::Mutex::new({
             let tx = tx.clone();
             let wake = wake.clone();
@@ -976,6 +980,10 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wak
         let _ = tx.send(report);
         wake();
     });
+    if let Err(e) = started {
+        let _ = failed.send(Report::Failed(e));
+        failed_wake();
+    }
 }
 
 /// Reads one game from a PGN file of at most `PGN_LIMIT` bytes (a larger file is refused before

@@ -155,7 +155,8 @@ pub fn is_dopamine_fly(path: &Path) -> bool {
 /// in name order.
 pub fn dopamine_flies(brain_checksum: &str, data: &Path) -> Vec<(std::path::PathBuf, DopamineFly)> {
     let mut out: Vec<(std::path::PathBuf, DopamineFly)> = Vec::new();
-    for dir in [flychess_fly::fly::shipped_dir(), flychess_brain::files::DataFolder::at(data).flies()] {
+    let shipped = flychess_fly::fly::shipped_flies().map(|(dir, _)| dir);
+    for dir in [shipped, Some(flychess_brain::files::DataFolder::at(data).flies())].into_iter().flatten() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<std::path::PathBuf> =
             entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "fly") && is_dopamine_fly(p)).collect();

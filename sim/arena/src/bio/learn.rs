@@ -18,11 +18,11 @@ use shakmaty::{Chess, Color, Move, Position, Role};
 use super::{BioBrain, sigmoid, vote_probabilities};
 use crate::error::{Error, Result};
 use crate::play::rules_ending;
-use flychess_fly::stats::Dice;
 use crate::players::Player;
 use flychess_brain::chess::{Planes, planes_from, position_from_fen};
 use flychess_fly::data::Row;
 use flychess_fly::readout::position_key;
+use flychess_fly::stats::Dice;
 
 /// What a lesson shows: the board after the good move and after the bad one, both from the side
 /// that moved.

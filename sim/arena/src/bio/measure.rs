@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use super::BioBrain;
 use super::learn::{Lesson, after, legal_move, lesson};
 use crate::error::Result;
-use flychess_fly::stats::Dice;
 use flychess_brain::chess::{Planes, position_from_fen};
 use flychess_fly::data::Row;
+use flychess_fly::stats::Dice;
 use flychess_fly::stats::{self, Estimate};
 use shakmaty::Position;
 
@@ -301,7 +301,7 @@ pub fn baseline(
     let key = baseline_key(bio, dataset, sizes);
     let path = flychess_brain::files::DataFolder::at(data).bio().join(format!("baseline-{key}.json"));
     // Measured here before, or shipped (the default brain's, measured before the release).
-    for known in [path.clone(), flychess_brain::shipped::dir().join("bio").join(format!("baseline-{key}.json"))] {
+    for known in baseline_folders(data).iter().map(|dir| dir.join(format!("baseline-{key}.json"))) {
         if let Ok(b) = std::fs::read(&known)
             && let Ok(b) = serde_json::from_slice::<Baseline>(&b)
             && b.key == key
@@ -349,10 +349,20 @@ pub fn baseline(
     Ok(out)
 }
 
+/// Where baselines are kept: the data folder's `bio/`, then the shipped one (`native` only: a page
+/// ships none in its binary).
+fn baseline_folders(data: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let own = flychess_brain::files::DataFolder::at(data).bio();
+    #[cfg(feature = "native")]
+    return vec![own, flychess_brain::shipped::dir().join("bio")];
+    #[cfg(not(feature = "native"))]
+    vec![own]
+}
+
 /// The baselines measured for this brain and model (the Train tab's ceiling line), the user's and
 /// the shipped ones, the most pairs first.
 pub fn read_baselines(data: &std::path::Path, brain_checksum: &str, constants: &super::Constants) -> Vec<Baseline> {
-    let mut out: Vec<Baseline> = [flychess_brain::files::DataFolder::at(data).bio(), flychess_brain::shipped::dir().join("bio")]
+    let mut out: Vec<Baseline> = baseline_folders(data)
         .iter()
         .filter_map(|dir| std::fs::read_dir(dir).ok())
         .flat_map(|entries| entries.flatten())

@@ -14,9 +14,9 @@ use super::file::{CurvePoint, DopamineFly};
 use super::learn::{self, Lesson};
 use super::measure;
 use crate::error::Result;
-use flychess_fly::stats::Dice;
 use crate::players::{Entrant, Player};
 use flychess_fly::data::Row;
+use flychess_fly::stats::Dice;
 
 /// How a run goes.
 #[derive(Clone, Debug)]

@@ -85,8 +85,21 @@ pub struct Device {
     pub hardware: bool,
 }
 
+/// In a page (wasm32) there is no headless GPU engine: an adapter is asked for without blocking
+/// there, and the page thinks on the CPU engine.
+#[cfg(target_arch = "wasm32")]
+const NO_HEADLESS_GPU: &str = "no headless GPU engine in a page: it thinks on the CPU";
+
+/// The best adapter there is, without a window: a real GPU (high performance preferred), else
+/// Mesa lavapipe. In a page, an error (`NO_HEADLESS_GPU`).
+#[cfg(target_arch = "wasm32")]
+pub fn best_adapter() -> Result<wgpu::Adapter> {
+    Err(Error::Invalid(NO_HEADLESS_GPU.into()))
+}
+
 /// The best adapter there is, without a window: a real GPU (high performance preferred), else
 /// Mesa lavapipe.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn best_adapter() -> Result<wgpu::Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
     pollster::block_on(
@@ -98,8 +111,15 @@ pub fn best_adapter() -> Result<wgpu::Adapter> {
     .map_err(|e| Error::Invalid(format!("no GPU adapter: {e}")))
 }
 
+/// A headless device: in a page (wasm32), an error (`NO_HEADLESS_GPU`), before anything blocks.
+#[cfg(target_arch = "wasm32")]
+pub fn headless_device() -> Result<Device> {
+    Err(Error::Invalid(NO_HEADLESS_GPU.into()))
+}
+
 /// A headless device on the best adapter there is (a real GPU, else Mesa lavapipe), with the
 /// adapter's own limits so slabs can be as large as it binds.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn headless_device() -> Result<Device> {
     let adapter = best_adapter()?;
     let info = adapter.get_info();

@@ -21,6 +21,7 @@ pub mod cpu;
 pub mod engine;
 pub mod gpu;
 pub mod local_order;
+#[cfg(feature = "native")]
 pub mod peaks;
 pub mod signal;
 pub mod simulator;

@@ -17,10 +17,10 @@
 use std::fs::{self, File};
 use std::io::Read;
 use std::path::Path;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use web_time::Instant;
 
 use super::rules::{Region, Side, Transmitter};
 use super::{Connectome, Csr, Groups, Neurons, Provenance};
@@ -130,20 +130,31 @@ fn check_prefix(path: &Path, head: &[u8]) -> Result<usize> {
     Ok(u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as usize)
 }
 
-/// Reads and verifies a brain file.
+/// Reads and verifies a brain file (`load_bytes` on the file's bytes; `load_seconds` counts the
+/// reading too).
 pub fn load(path: &Path) -> Result<Loaded> {
     let started = Instant::now();
     let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
-    let bad = |problem: &str| Error::brain_file(path, problem.to_string());
+    let loaded = load_bytes(&bytes, path)?;
+    Ok(Loaded { load_seconds: started.elapsed().as_secs_f64(), ..loaded })
+}
+
+/// Verifies and reads a brain from its bytes (a file read whole, or fetched by a page); `name` is
+/// what errors call it. Every array's length is checked against the header and against the bytes
+/// there are before anything is set aside for it.
+pub fn load_bytes(bytes: &[u8], name: &Path) -> Result<Loaded> {
+    let started = Instant::now();
+    let bad = |problem: &str| Error::brain_file(name, problem.to_string());
     if bytes.len() < 16 {
         return Err(bad("too short to be a brain file"));
     }
-    let header_len = check_prefix(path, &bytes[..16])?;
-    let mut cursor = Cursor { bytes: &bytes, at: 16, path };
+    let header_len = check_prefix(name, &bytes[..16])?;
+    let mut cursor = Cursor { bytes, at: 16, path: name };
     let header_bytes = cursor.take(header_len)?;
-    let header: Header = serde_json::from_slice(header_bytes).map_err(|e| Error::brain_file(path, format!("damaged header: {e}")))?;
-    let n = header.neurons as usize;
-    let e = header.connections as usize;
+    let header: Header = serde_json::from_slice(header_bytes).map_err(|e| Error::brain_file(name, format!("damaged header: {e}")))?;
+    // Counts this machine can index (a 32-bit page included), else refused, never truncated.
+    let counts = usize::try_from(header.neurons).ok().zip(usize::try_from(header.connections).ok());
+    let (n, e) = counts.ok_or_else(|| bad("more neurons or connections than this machine can hold"))?;
     let body_id = cursor.array(n, i64::from_le_bytes)?;
     let cell_type = cursor.array(n, u32::from_le_bytes)?;
     let class = cursor.array(n, u32::from_le_bytes)?;

@@ -8,16 +8,23 @@
 //! summarises a built brain for `flychess brain info`.
 
 pub mod brain_file;
+#[cfg(feature = "native")]
 pub mod build;
 pub mod column_map;
+#[cfg(feature = "native")]
 pub mod download;
+#[cfg(feature = "native")]
 pub mod feather;
+#[cfg(feature = "native")]
 pub mod flywire;
+#[cfg(feature = "native")]
 pub mod flywire_release;
 pub mod layout;
+#[cfg(feature = "native")]
 pub mod release;
 pub mod retina;
 pub mod rules;
+#[cfg(feature = "native")]
 pub mod synthetic;
 
 use std::collections::BTreeMap;

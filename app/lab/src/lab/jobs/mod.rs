@@ -13,6 +13,7 @@ pub mod explain;
 pub mod figures;
 pub mod lesson;
 pub mod profile;
+pub mod runner;
 pub mod train;
 pub mod train_brain;
 pub mod train_charles;
@@ -32,12 +33,12 @@ pub type Aside<T> = std::sync::mpsc::Receiver<Result<T, String>>;
 pub fn aside<T: Send + 'static>(wake: Wake, name: &str, work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> Aside<T> {
     let (tx, rx) = std::sync::mpsc::channel();
     let answer = tx.clone();
-    let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+    let spawned = runner::spawn(name, move || {
         let _ = tx.send(work().map_err(|e| format!("{e:#}")));
         wake();
     });
     if let Err(e) = spawned {
-        let _ = answer.send(Err(format!("could not start the {name} thread: {e}")));
+        let _ = answer.send(Err(e));
     }
     rx
 }
@@ -71,7 +72,7 @@ impl<M: Send + 'static, T: Send + 'static> Talk<M, T> {
     ) -> Talk<M, T> {
         let (tx, said) = channel();
         let (answer, unstarted) = (tx.clone(), wake.clone());
-        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+        let spawned = runner::spawn(name, move || {
             let send = |m: M| {
                 let _ = tx.send(Said::Says(m));
                 wake();
@@ -81,7 +82,7 @@ impl<M: Send + 'static, T: Send + 'static> Talk<M, T> {
             wake();
         });
         if let Err(e) = spawned {
-            let _ = answer.send(Said::Ended(Err(format!("could not start the {name} thread: {e}"))));
+            let _ = answer.send(Said::Ended(Err(e)));
             unstarted();
         }
         Talk { said, outcome: None, died: died.to_string() }

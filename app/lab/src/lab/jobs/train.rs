@@ -9,8 +9,8 @@ use flychess_brain::brain::simulator::EngineChoice;
 use flychess_brain::calibrate::CalibrationOptions;
 pub use flychess_fly::cache::Reading;
 pub use flychess_fly::data::{HOLD, VAL};
-pub use flychess_learning::burn_device::FitOn;
 pub use flychess_fly::scoring::Metrics;
+pub use flychess_learning::burn_device::FitOn;
 pub use flychess_learning::train::{FitOptions, PassRecord};
 
 pub use crate::learning_curve::{LearningCurve, read as read_learning_curve};

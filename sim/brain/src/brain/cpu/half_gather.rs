@@ -14,9 +14,7 @@
 
 use rayon::prelude::*;
 
-use super::{
-    Layout, NeededRows, PREFETCH_AHEAD, PREFETCH_FROM_BATCH, Skip, Stage, StepView, activate_rows, block_rows, has_avx2, madd, start_row,
-};
+use super::{Layout, NeededRows, PREFETCH_AHEAD, PREFETCH_FROM_BATCH, Skip, Stage, StepView, activate_rows, block_rows, madd, start_row};
 use crate::brain::{Brain, STEPS};
 use crate::chess::Planes;
 
@@ -26,7 +24,7 @@ fn has_f16c() -> bool {
     *F16C.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            std::arch::is_x86_feature_detected!("f16c") && has_avx2()
+            std::arch::is_x86_feature_detected!("f16c") && super::has_avx2()
         }
         #[cfg(not(target_arch = "x86_64"))]
         {

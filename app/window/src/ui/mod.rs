@@ -496,7 +496,7 @@ impl FlyChessApp {
     /// The whole window for one frame, timed: the slowest frame seen during each kind of
     /// background work is kept in `frames` (and logged when a new slowest one passes 50 ms).
     pub fn show(&mut self, ui: &mut egui::Ui) {
-        let started = std::time::Instant::now();
+        let started = web_time::Instant::now();
         self.show_frame(ui);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let picked = self.brain_view.as_mut().is_some_and(|v| std::mem::take(&mut v.picked));

@@ -11,18 +11,18 @@ fn svg(piece: Piece) -> &'static [u8] {
     use Color::*;
     use Role::*;
     match (piece.color, piece.role) {
-        (White, Pawn) => include_bytes!("../../assets/pieces/cburnett/wP.svg"),
-        (White, Knight) => include_bytes!("../../assets/pieces/cburnett/wN.svg"),
-        (White, Bishop) => include_bytes!("../../assets/pieces/cburnett/wB.svg"),
-        (White, Rook) => include_bytes!("../../assets/pieces/cburnett/wR.svg"),
-        (White, Queen) => include_bytes!("../../assets/pieces/cburnett/wQ.svg"),
-        (White, King) => include_bytes!("../../assets/pieces/cburnett/wK.svg"),
-        (Black, Pawn) => include_bytes!("../../assets/pieces/cburnett/bP.svg"),
-        (Black, Knight) => include_bytes!("../../assets/pieces/cburnett/bN.svg"),
-        (Black, Bishop) => include_bytes!("../../assets/pieces/cburnett/bB.svg"),
-        (Black, Rook) => include_bytes!("../../assets/pieces/cburnett/bR.svg"),
-        (Black, Queen) => include_bytes!("../../assets/pieces/cburnett/bQ.svg"),
-        (Black, King) => include_bytes!("../../assets/pieces/cburnett/bK.svg"),
+        (White, Pawn) => include_bytes!("../../../assets/pieces/cburnett/wP.svg"),
+        (White, Knight) => include_bytes!("../../../assets/pieces/cburnett/wN.svg"),
+        (White, Bishop) => include_bytes!("../../../assets/pieces/cburnett/wB.svg"),
+        (White, Rook) => include_bytes!("../../../assets/pieces/cburnett/wR.svg"),
+        (White, Queen) => include_bytes!("../../../assets/pieces/cburnett/wQ.svg"),
+        (White, King) => include_bytes!("../../../assets/pieces/cburnett/wK.svg"),
+        (Black, Pawn) => include_bytes!("../../../assets/pieces/cburnett/bP.svg"),
+        (Black, Knight) => include_bytes!("../../../assets/pieces/cburnett/bN.svg"),
+        (Black, Bishop) => include_bytes!("../../../assets/pieces/cburnett/bB.svg"),
+        (Black, Rook) => include_bytes!("../../../assets/pieces/cburnett/bR.svg"),
+        (Black, Queen) => include_bytes!("../../../assets/pieces/cburnett/bQ.svg"),
+        (Black, King) => include_bytes!("../../../assets/pieces/cburnett/bK.svg"),
     }
 }
 
