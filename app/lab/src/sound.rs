@@ -4,8 +4,10 @@
 //! plays them on Windows and macOS, while on Linux the system's ALSA library is loaded at run time
 //! (`alsa_output`), so building needs no ALSA headers nor pkg-config. A machine without a sound
 //! library or device stays silent — the reason is logged once and shown under About's sound
-//! setting, nothing else changes — and mute is the app's setting.
+//! setting, nothing else changes — and mute is the app's setting. Without the `native` feature
+//! (a page) the speaker is silent.
 
+#[cfg(feature = "native")]
 use std::io::Cursor;
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -23,6 +25,7 @@ pub enum Sound {
 }
 
 impl Sound {
+    #[cfg(feature = "native")]
     fn wav(self) -> &'static [u8] {
         match self {
             Sound::Move => include_bytes!("../../../assets/sounds/move.wav"),
@@ -56,6 +59,8 @@ impl Sound {
 /// thread that died (its channel closed) is noticed on the next sound and started again, at most
 /// `MAX_RESTARTS` times; after that the app stays silent and says so (`status`).
 pub struct Speaker {
+    /// The audio thread's channel (a page, without `native`, has no audio thread).
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     tx: Option<Sender<Sound>>,
     pub muted: bool,
     /// How many times the sound thread was found dead and started again.
@@ -94,6 +99,16 @@ impl Speaker {
         if self.muted || self.restarts > MAX_RESTARTS {
             return;
         }
+        #[cfg(feature = "native")]
+        self.play_on_thread(sound);
+        // A page is silent (its sounds would go through WebAudio, a later step).
+        #[cfg(not(feature = "native"))]
+        let _ = sound;
+    }
+
+    /// Sends `sound` to the audio thread, starting it (again) when needed.
+    #[cfg(feature = "native")]
+    fn play_on_thread(&mut self, sound: Sound) {
         let output = Arc::clone(&self.output);
         let tx = self.tx.get_or_insert_with(|| start_thread(output));
         if tx.send(sound).is_ok() {
@@ -126,6 +141,7 @@ impl Speaker {
 
 /// The audio thread: opens the default output (or drains the channel silently without one,
 /// saying why in `output`) and plays each sound sent.
+#[cfg(feature = "native")]
 fn start_thread(output: Arc<Mutex<Option<String>>>) -> Sender<Sound> {
     let (tx, rx) = channel::<Sound>();
     let _ = std::thread::Builder::new().name("sound".into()).spawn(move || {
@@ -178,6 +194,7 @@ fn start_thread(output: Arc<Mutex<Option<String>>>) -> Sender<Sound> {
 }
 
 /// A sound as 16-bit samples (interleaved), with its sample rate and channel count.
+#[cfg(feature = "native")]
 pub fn decode(sound: Sound) -> Result<(u32, u16, Vec<i16>), String> {
     use rodio::Source;
     let d = rodio::Decoder::new_wav(Cursor::new(sound.wav())).map_err(|e| e.to_string())?;
@@ -190,7 +207,7 @@ pub fn decode(sound: Sound) -> Result<(u32, u16, Vec<i16>), String> {
 /// linked at build time: a machine without it, or without a device, is told so and stays silent.
 /// Only the simple PCM calls are used: open, `snd_pcm_set_params` (ALSA converts the rate and
 /// format for the device), prepare, write, recover from an underrun, drain, close.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "native"))]
 pub mod alsa_output {
     use std::ffi::{CStr, CString, c_char, c_int, c_long, c_uint, c_ulong, c_void};
 

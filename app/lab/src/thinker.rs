@@ -10,7 +10,9 @@
 //! (the same rates, bit for bit), never on the GPU, whose one rates buffer belongs to the newest
 //! think. Of the requests waiting, only the newest think and the newest recall are answered. When
 //! the window goes, the request channel closes and the worker ends after the think in hand; a
-//! worker that died is noticed (`alive`) and the window starts another.
+//! worker that died is noticed (`alive`) and the window starts another. In a page (wasm32),
+//! which has one thread, there is no worker: each request queues a drain (`jobs::runner::spawn`)
+//! that answers the newest think and the newest recall waiting, on the CPU engine.
 
 use std::sync::Arc;
 
@@ -22,7 +24,6 @@ pub use flychess_arena::thinking::{SecondGlance, Thought};
 use flychess_brain::brain::engine::Fallback;
 use flychess_brain::brain::gpu::GpuEngine;
 use flychess_brain::brain::{Brain, cpu};
-use flychess_brain::chess::planes;
 
 /// Who thinks: a player with the kit it plays from (`sim::players`), of any kind.
 pub use flychess_arena::players::Seated;
@@ -62,16 +63,74 @@ pub struct Thinker {
     /// Which engine the worker thinks with, in words, once it has started it (the GPU engine's
     /// brain upload and pipelines are made on the worker, never on the UI thread).
     pub engine: Receiver<String>,
+    #[cfg(not(target_arch = "wasm32"))]
     worker: std::thread::JoinHandle<()>,
+    /// A page's drain, queued once per request.
+    #[cfg(target_arch = "wasm32")]
+    drain: Arc<Drain>,
+}
+
+/// What a page's thinker drains its requests with (one at a time, in the page's one thread).
+#[cfg(target_arch = "wasm32")]
+struct Drain {
+    brain: Arc<Brain>,
+    jobs: Receiver<ThinkRequest>,
+    done: Sender<Thought>,
+    wake: std::sync::Mutex<Box<dyn Fn() + Send>>,
+    /// The brain at rest (an empty board's think), made at the first request.
+    baseline: std::sync::OnceLock<Arc<Vec<f32>>>,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drain {
+    /// Answers the newest think and the newest recall waiting (none: an earlier drain took them).
+    fn drain(&self) {
+        let (mut think_next, mut recall_next) = (None, None);
+        for request in self.jobs.try_iter() {
+            if request.recall {
+                recall_next = Some(request);
+            } else {
+                think_next = Some(request);
+            }
+        }
+        if think_next.is_none() && recall_next.is_none() {
+            return;
+        }
+        let baseline = self.baseline.get_or_init(|| Arc::new(cpu::think(&self.brain, &[[[false; 64]; 12]]).data));
+        for request in [think_next, recall_next].into_iter().flatten() {
+            if let Some(t) = think(baseline, &request, None) {
+                let _ = self.done.send(t);
+                if let Ok(wake) = self.wake.lock() {
+                    wake();
+                }
+            }
+        }
+    }
 }
 
 /// The GPU engine the thinker is asked to make on its own thread: eframe's device and queue.
 pub type GpuDevice = (wgpu::Device, wgpu::Queue);
 
 impl Thinker {
+    /// A page's thinker: no worker, each request queues a drain (`ask`); `gpu` is let go (no GPU
+    /// engine in a page) and `engine` says the CPU engine thinks.
+    #[cfg(target_arch = "wasm32")]
+    pub fn start(brain: Arc<Brain>, gpu: Option<GpuDevice>, wake: impl Fn() + Send + 'static) -> Thinker {
+        // No GPU engine in a page: the CPU engine thinks, in the page's one thread.
+        drop(gpu);
+        let (requests, jobs) = unbounded::<ThinkRequest>();
+        let (done, answers) = unbounded();
+        let (said, engine) = unbounded();
+        let _ = said.send("CPU engine, in the page's one thread".to_string());
+        let drain =
+            Arc::new(Drain { brain, jobs, done, wake: std::sync::Mutex::new(Box::new(wake)), baseline: std::sync::OnceLock::new() });
+        Thinker { requests, answers, engine, drain }
+    }
+
     /// Starts the worker; `wake` is called after each answer (the window's repaint). With `gpu`,
     /// the worker makes the GPU engine on that device (the view's) and the 12 steps run there, the
     /// view binding its rates buffer; it says which engine it thinks with on `engine`.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn start(brain: Arc<Brain>, gpu: Option<GpuDevice>, wake: impl Fn() + Send + 'static) -> Thinker {
         let (requests, jobs) = unbounded::<ThinkRequest>();
         let (done, answers) = unbounded();
@@ -106,7 +165,7 @@ impl Thinker {
                         let engine = if request.recall { None } else { gpu.as_ref() };
                         if let Some(t) = think(&baseline, &request, engine) {
                             // A GPU think answers first; its panels' copy follows from the CPU.
-                            let follow = t.rates_follow.then(|| (t.clone(), planes(&t.position)));
+                            let follow = t.rates_follow.then(|| (t.clone(), flychess_brain::chess::planes(&t.position)));
                             if done.send(t).is_err() {
                                 return;
                             }
@@ -128,12 +187,20 @@ impl Thinker {
 
     /// False once the worker has ended (it died: the window holds the request channel open).
     pub fn alive(&self) -> bool {
-        !self.worker.is_finished()
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            !self.worker.is_finished()
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            true
+        }
     }
 
     /// A thinker whose worker has already ended, as one that died would be (tests of the
     /// window's recovery).
     #[doc(hidden)]
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn dead() -> Thinker {
         let (requests, _) = unbounded();
         let (_, answers) = unbounded();
@@ -147,5 +214,12 @@ impl Thinker {
 
     pub fn ask(&self, request: ThinkRequest) {
         let _ = self.requests.send(request);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let drain = self.drain.clone();
+            if let Err(e) = crate::lab::jobs::runner::spawn("fly-thinker", move || drain.drain()) {
+                tracing::error!("{e}");
+            }
+        }
     }
 }

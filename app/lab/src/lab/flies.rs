@@ -199,21 +199,6 @@ fn ratings_by_fly(data: &Path, report: Option<&(serde_json::Value, String)>) -> 
     out
 }
 
-/// How the New game picker names a player: Charles as a network that never was a fly, an aided
-/// fly as the fly's brain with a search's help (never its own play), a fly by its name; each with
-/// its rating (`elo`).
-pub fn opponent_label(name: &str, elo: &str) -> String {
-    if flychess_arena::network::run_name(name).is_some() {
-        format!("Charles — a network that never was a fly ({name}, {elo})")
-    } else if let Some((base, suffix)) = name.rsplit_once('+')
-        && let Some(Ok(aid)) = flychess_arena::search::Aid::parse(suffix)
-    {
-        format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
-    } else {
-        format!("{name} ({elo})")
-    }
-}
-
 /// One row of the Flies tab.
 #[derive(Clone)]
 pub struct FlyCard {

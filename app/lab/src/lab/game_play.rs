@@ -86,6 +86,9 @@ pub struct Match {
     pub stop_at: Option<usize>,
     /// Who plays the user's side when the window plays by itself (`--watch`).
     pub opponent_name: Option<String>,
+    /// The flies a page fetched, by name (seated from memory: a page has no flies on disk).
+    #[cfg(not(feature = "native"))]
+    pub(in crate::lab) fetched: Vec<(String, Arc<Vec<u8>>)>,
 }
 
 impl Match {
@@ -114,6 +117,8 @@ impl Match {
             status: String::new(),
             stop_at: None,
             opponent_name: None,
+            #[cfg(not(feature = "native"))]
+            fetched: Vec::new(),
         }
     }
 
@@ -126,11 +131,17 @@ impl Match {
         let (tx, rx) = std::sync::mpsc::channel();
         let (name, checksum, ready, data) = (self.fly_name.clone(), checksum.to_string(), ready.cloned(), data.to_path_buf());
         let unstarted = tx.clone();
+        #[cfg(not(feature = "native"))]
+        let fetched = self.fetched.clone();
         let loading = super::jobs::runner::spawn("fly-loading", move || {
             let say = |status: String| {
                 let _ = tx.send(Loading::Saying(status));
             };
-            let _ = tx.send(Loading::Done(seat(&name, &checksum, ready, &data, &say)));
+            #[cfg(feature = "native")]
+            let seated = seat(&name, &checksum, ready, &data, &say);
+            #[cfg(not(feature = "native"))]
+            let seated = seat_fetched(&name, &checksum, ready, &fetched, &data, &say);
+            let _ = tx.send(Loading::Done(seated));
         });
         if let Err(e) = loading {
             let _ = unstarted.send(Loading::Done(Err(e)));
@@ -595,6 +606,7 @@ struct Seat {
 /// of Philidor's aids, a dopamine fly, Charles or charles:RUN. A plain fly name that cannot play
 /// here (missing, damaged, of another brain) gives this brain's trained fly instead, said in the
 /// status. The error is the status to show; `say` tells the status what takes time.
+#[cfg(feature = "native")]
 fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::path::Path, say: &dyn Fn(String)) -> Result<Seat, String> {
     use flychess_arena::players::{Entrant, Lookup};
     let ready = ready.filter(|r| r.checksum == checksum);
@@ -629,8 +641,47 @@ fn seat(name: &str, checksum: &str, ready: Option<Arc<ReadyBrain>>, data: &std::
     shown(name, seated, data).map_err(|e| cannot(&e))
 }
 
+/// Makes the fly `name` ready from the flies a page fetched (`fetched`: name and file bytes) on
+/// the page's brain (`ready`, the one with `checksum`): a readout fly, seated from memory; a name
+/// the page did not fetch gives its first fly instead, said in the status. A page has no dopamine
+/// flies, Charles or aids (`NoNetworks`): those need the desktop program.
+#[cfg(not(feature = "native"))]
+fn seat_fetched(
+    name: &str,
+    checksum: &str,
+    ready: Option<Arc<ReadyBrain>>,
+    fetched: &[(String, Arc<Vec<u8>>)],
+    data: &std::path::Path,
+    say: &dyn Fn(String),
+) -> Result<Seat, String> {
+    use flychess_arena::players::{Entrant, Lookup, Seating};
+    let Some(ready) = ready.filter(|r| r.checksum == checksum) else { return Err(format!("{name} waits for its brain.")) };
+    let (own, bytes) = match fetched.iter().find(|(n, _)| n == name).or_else(|| fetched.first()) {
+        Some(f) => f,
+        None => return Err("No fly came with the page.".into()),
+    };
+    say(format!("Reading fly {own}…"));
+    let fly = Fly::from_bytes(bytes, std::path::Path::new(own)).map_err(|e| format!("{own} cannot play: {e}"))?;
+    if fly.meta.brain_checksum != checksum {
+        return Err(format!("Fly {own} was trained on another brain ({})", fly.meta.brain));
+    }
+    let no_body = |_: flychess_arena::bio::Constants| -> flychess_arena::Result<Arc<flychess_arena::bio::BioBrain>> {
+        Err(flychess_arena::Error::Invalid(format!("a dopamine fly: {}", crate::lab::NEEDS_DESKTOP)))
+    };
+    let at = Lookup::in_folder(data, &flychess_arena::network::NoNetworks).of_brain(checksum, Some(ready.venue(&no_body)));
+    let entrant = Entrant::fly(&fly, None);
+    let seated = Seating::new(&at).with_flies(&[(fly, vec![entrant.clone()])]).seated(entrant);
+    let status = (own != name).then(|| format!("{name} did not come with the page; {own} plays instead."));
+    let mut seat = shown(own, seated, data).map_err(|e| format!("{own} cannot play: {e}"))?;
+    if status.is_some() {
+        seat.status = status;
+    }
+    Ok(seat)
+}
+
 /// A plain fly name that could not be seated (`e`): this brain's trained fly plays instead on
 /// the same brain, the status saying why; or, with none, how to train one.
+#[cfg(feature = "native")]
 fn own_fly_instead(
     name: &str,
     at: &flychess_arena::players::Lookup,

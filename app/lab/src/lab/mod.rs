@@ -6,8 +6,11 @@
 //! (`game_play::Match`). Tabs are views over it: they read its state, send it a `Command`, and
 //! the window hands them the `Notice`s that `poll` returns each frame. It never draws and knows
 //! no egui widget; the connectome's tables stay behind `sim::store`, reached only through the
-//! brain it loads (`ReadyBrain`).
+//! brain it loads (`ReadyBrain`). Without the `native` feature (a page, wasm32) there is one
+//! brain and its flies, from the bytes the page fetched (`Fetched`), no flies on disk, no
+//! Stockfish process, no `--watch` and no sound.
 
+#[cfg(feature = "native")]
 pub mod flies;
 pub mod game_play;
 pub mod jobs;
@@ -20,7 +23,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 
 use shakmaty::{Color, Move};
 
-use flychess_brain::store::{self, Tables};
+use flychess_brain::store;
+#[cfg(feature = "native")]
+use flychess_brain::store::Tables;
 
 // The plain types and helpers the views are handed: the window names nothing of the simulator
 // itself, only what the lab gives it.
@@ -29,6 +34,7 @@ pub use flychess_brain::chess::position_from_fen;
 pub use flychess_brain::connectome::rules::Region;
 pub use flychess_brain::connectome::{Connectome, Control, Info};
 pub use flychess_brain::files::DataFolder;
+#[cfg(feature = "native")]
 pub use flychess_brain::store::BrainSpec;
 pub use flychess_fly::fly::check_name;
 pub use flychess_fly::grading::Verdict;
@@ -47,9 +53,16 @@ pub const DEFAULT_FLY: &str = "flywire";
 /// search over its own top five moves.
 pub const AIDED_SUFFIXES: [&str; 2] = ["judge", "search64"];
 
+/// What a page says where the desktop program would do more (train, change flies, open files).
+pub const NEEDS_DESKTOP: &str = "This needs the desktop program (flychess).";
+
+/// What a page's grades say until Stockfish comes to the page.
+pub const NO_PAGE_GRADES: &str = "Stockfish's grades load with the page: not in this build";
+
 /// How many times a worker that died is started again before the lab gives up on it.
 pub const RESTARTS: u32 = 3;
 
+#[cfg(feature = "native")]
 /// DATA/exports/NAME-<unix seconds>.EXT, for saving without a file dialog; two exports within
 /// one second never overwrite each other.
 pub fn export_path(data: &Path, name: &str, ext: &str) -> PathBuf {
@@ -59,6 +72,31 @@ pub fn export_path(data: &Path, name: &str, ext: &str) -> PathBuf {
         .map(|k| if k == 1 { dir.join(format!("{name}-{secs}.{ext}")) } else { dir.join(format!("{name}-{secs}-{k}.{ext}")) })
         .find(|p| !p.exists())
         .expect("an unused name")
+}
+
+/// The brain a page plays on: the one whose bytes it fetched (`Fetched`). The desktop program
+/// names a brain by its tables and control (`flychess_brain::store::BrainSpec`); a page cannot
+/// build another, so there is nothing to choose.
+#[cfg(not(feature = "native"))]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BrainSpec;
+
+#[cfg(not(feature = "native"))]
+impl BrainSpec {
+    /// The name the page's brain goes by.
+    pub fn name(&self) -> String {
+        "flywire783".into()
+    }
+}
+
+/// What a page fetched for the lab (without the `native` feature): the brain file's bytes, its
+/// homeostasis's (measured on that brain, `store::ready_brain_from_bytes`), and the flies that
+/// play on it, by name.
+#[derive(Clone, Debug, Default)]
+pub struct Fetched {
+    pub brain: Arc<Vec<u8>>,
+    pub homeostasis: Arc<Vec<u8>>,
+    pub flies: Vec<(String, Arc<Vec<u8>>)>,
 }
 
 /// Called from worker threads when they have news (the window's repaint).
@@ -73,6 +111,7 @@ pub struct ReadyBrain {
     pub checksum: String,
     pub info: Info,
     /// The dopamine fly's models of this brain, by constants (`dopamine_model`).
+    #[cfg(feature = "native")]
     dopamine_models: std::sync::Mutex<Vec<(flychess_arena::bio::Constants, Arc<flychess_arena::bio::BioBrain>)>>,
 }
 
@@ -86,6 +125,7 @@ impl ReadyBrain {
         flychess_arena::players::Venue { brain: &self.brain, descending: &self.connectome.groups.descending, mushroom_body }
     }
 
+    #[cfg(feature = "native")]
     /// The dopamine fly's model of this brain for `constants`, made once (the mushroom body split
     /// off, its homeostasis read back or measured) and shared by the Play tab, the lesson comic,
     /// the `--watch` opponent and the Train tab's runs. Called from worker threads only: making it
@@ -121,12 +161,14 @@ enum Report {
     Ready(Box<ReadyBrain>),
     Failed(String),
     /// What the flies job read off the disk.
+    #[cfg(feature = "native")]
     Flies(Box<flies::FlyLists>),
     /// A PGN file read (its path, the game or why not).
     Pgn(PathBuf, Result<Box<Game>, String>),
     /// A PGN file written, or why not (in words).
     Saved(String),
     /// What became of a `FlyAction` (in words).
+    #[cfg(feature = "native")]
     FlyDone(String),
 }
 
@@ -249,6 +291,9 @@ pub struct LabOptions {
     pub stockfish: String,
     pub fly: String,
     pub user: Color,
+    /// The brain and flies a page fetched (the desktop program reads them from `data`).
+    #[cfg(not(feature = "native"))]
+    pub source: Fetched,
 }
 
 pub struct Lab {
@@ -267,7 +312,9 @@ pub struct Lab {
     pub(in crate::lab) thinker: Option<Thinker>,
     pub(in crate::lab) grader: Option<Grader>,
     pub(in crate::lab) grader_status: String,
-    /// The Stockfish path the grader was started with (empty: the usual places).
+    /// The Stockfish path the grader was started with (empty: the usual places; a page has no
+    /// Stockfish to run).
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     stockfish: String,
     grader_restarts: u32,
     pub(in crate::lab) speaker: Speaker,
@@ -287,12 +334,14 @@ pub struct Lab {
     playable_for: Option<String>,
     /// The flies job is reading the disk; `flies_again`: something changed meanwhile, read again.
     flies_job: bool,
+    #[cfg(feature = "native")]
     flies_again: bool,
     pub(in crate::lab) ratings: HashMap<String, String>,
     /// The ladder's ratings file and where it came from, read with the flies.
     pub(in crate::lab) ratings_report: Option<(serde_json::Value, String)>,
     pub(in crate::lab) watch: Option<Watch>,
     /// `--watch`: the opponent playing the user's side, and the move asked of it (id, ply).
+    #[cfg(feature = "native")]
     opponent: Option<crate::opponent::Opponent>,
     pub(in crate::lab) opponent_asked: Option<(u64, usize)>,
     /// Why the `--watch` opponent could not start or play (then the lab stops asking it).
@@ -307,7 +356,10 @@ impl Lab {
     /// Starts the lab: the default brain loads (or is built) in the background, the grader starts.
     pub fn new(options: LabOptions, wake: Wake) -> Lab {
         let (sender, reports) = channel();
+        #[cfg(feature = "native")]
         start_brain_job(BrainSpec::default(), options.data.clone(), sender.clone(), wake.clone());
+        #[cfg(not(feature = "native"))]
+        start_page_brain_job(options.source.clone(), sender.clone(), wake.clone());
         let mut lab = Lab {
             brain: BrainState::Loading { stage: "starting".into(), fraction: 0.0 },
             reports,
@@ -331,10 +383,12 @@ impl Lab {
             charles: Vec::new(),
             playable_for: None,
             flies_job: false,
+            #[cfg(feature = "native")]
             flies_again: false,
             ratings: HashMap::new(),
             ratings_report: None,
             watch: None,
+            #[cfg(feature = "native")]
             opponent: None,
             opponent_asked: None,
             opponent_failed: None,
@@ -343,12 +397,23 @@ impl Lab {
             wake,
             data: options.data,
         };
+        #[cfg(not(feature = "native"))]
+        {
+            lab.play.fetched = options.source.flies;
+        }
         lab.read_flies();
         lab.start_grader();
         lab
     }
 
+    /// A page has no flies on disk to change.
+    #[cfg(not(feature = "native"))]
+    fn fly_action(&mut self, _action: FlyAction) {
+        self.flies_said = NEEDS_DESKTOP.into();
+    }
+
     /// Does `action` on a thread of its own; its outcome comes back as `Report::FlyDone`.
+    #[cfg(feature = "native")]
     fn fly_action(&mut self, action: FlyAction) {
         let (tx, wake, data) = (self.sender.clone(), self.wake.clone(), self.data.clone());
         let ready = self.ready().cloned();
@@ -551,7 +616,10 @@ impl Lab {
             }
             Command::Hint => self.play.ask_hint(self.grader.as_ref()),
             Command::SwitchBrain(spec) => self.switch_brain(spec),
+            #[cfg(feature = "native")]
             Command::DownloadMaleCns => self.start_download(),
+            #[cfg(not(feature = "native"))]
+            Command::DownloadMaleCns => self.brain_job_error = Some(NEEDS_DESKTOP.into()),
             Command::UseStockfish(path) => {
                 self.stockfish = path;
                 self.grader_restarts = 0;
@@ -608,9 +676,16 @@ impl Lab {
         true
     }
 
+    /// A page's one brain: the one it fetched.
+    #[cfg(not(feature = "native"))]
+    pub fn brain_choices(&self) -> Vec<(&'static str, BrainSpec)> {
+        vec![("FlyWire v783: real wiring within hemispheres (fetched with the page)", BrainSpec)]
+    }
+
     /// The brains the window can run: FlyWire v783 (shipped), the full FlyWire release once
     /// `flychess brain download --release flywire783` has fetched it (its own positions in the
     /// cloud when Codex had them), the stand-in, and MaleCNS once its tables are downloaded.
+    #[cfg(feature = "native")]
     pub fn brain_choices(&self) -> Vec<(&'static str, BrainSpec)> {
         let malecns = store::malecns_dir(&self.data);
         let mut choices = vec![
@@ -638,6 +713,7 @@ impl Lab {
     /// field, on a thread of its own (every fly file is opened and checked: never on the UI
     /// thread); the answer arrives as a report. Asked again while it runs, it reads once more
     /// when it is done.
+    #[cfg(feature = "native")]
     fn read_flies(&mut self) {
         if self.flies_job {
             self.flies_again = true;
@@ -654,6 +730,15 @@ impl Lab {
             self.flies_job = false;
             self.workers_status = format!("The flies on disk could not be read: {e}");
         }
+    }
+
+    /// A page's flies are the ones it fetched, each playable on its brain; nothing is on disk.
+    #[cfg(not(feature = "native"))]
+    fn read_flies(&mut self) {
+        let names: Vec<String> = self.play.fetched.iter().map(|(name, _)| name.clone()).collect();
+        (self.flies, self.playable) = (names.clone(), names);
+        self.playable_for = self.ready().map(|r| r.checksum.clone());
+        self.flies_job = false;
     }
 
     /// Per frame (`now`: the window's clock in seconds; `board_still`: no piece is sliding, so the
@@ -696,10 +781,14 @@ impl Lab {
                     let ready: Arc<ReadyBrain> = Arc::from(ready);
                     self.start_thinker(&ready);
                     self.play.load_fly(&self.data, &ready.checksum, Some(&ready));
-                    self.opponent = None;
+                    #[cfg(feature = "native")]
+                    {
+                        self.opponent = None;
+                    }
                     self.brain = BrainState::Ready(ready);
                     self.notices.push(Notice::BrainReady);
                 }
+                #[cfg(feature = "native")]
                 Report::Flies(lists) => {
                     self.flies_job = false;
                     let flies::FlyLists { flies, charles, ratings, ratings_report, playable, checksum } = *lists;
@@ -719,6 +808,7 @@ impl Lab {
                 }
                 Report::Pgn(path, Err(e)) => self.play.status = format!("Could not load {}: {e}", path.display()),
                 Report::Saved(said) => self.play.status = said,
+                #[cfg(feature = "native")]
                 Report::FlyDone(said) => {
                     self.flies_said = said;
                     self.read_flies();
@@ -788,10 +878,18 @@ impl Lab {
         (grades, hints)
     }
 
+    /// A page's thinker has no GPU engine: the CPU engine thinks, in the page's one thread.
+    #[cfg(not(feature = "native"))]
+    fn simulator_device(&mut self) -> Option<crate::thinker::GpuDevice> {
+        self.engine = "CPU engine, in the page's one thread".into();
+        None
+    }
+
     /// The window's own device for the GPU engine when that is a real GPU (or when
     /// FLYCHESS_ENGINE=gpu asks for it); None: the CPU engine (software adapters, no wgpu,
     /// FLYCHESS_ENGINE=cpu). The thinker makes the engine on its own thread and says whether it
     /// started (a device too small for the brain: the CPU engine); said in the log and in About.
+    #[cfg(feature = "native")]
     fn simulator_device(&mut self) -> Option<crate::thinker::GpuDevice> {
         let forced = std::env::var("FLYCHESS_ENGINE").ok();
         let cpu_threads = format!("CPU engine ({} threads)", rayon::current_num_threads());
@@ -819,8 +917,15 @@ impl Lab {
         Some((rs.device.clone(), rs.queue.clone()))
     }
 
+    /// A page has its one brain: another needs the desktop program.
+    #[cfg(not(feature = "native"))]
+    fn switch_brain(&mut self, _spec: BrainSpec) {
+        self.brain_job_error = Some(NEEDS_DESKTOP.into());
+    }
+
     /// Loads (or builds) `spec` in the background. The current brain and its game stay until the
     /// new one is ready; if it fails, they stay and the failure is said.
+    #[cfg(feature = "native")]
     fn switch_brain(&mut self, spec: BrainSpec) {
         if self.ready().is_some() {
             self.brain_job = Some(("starting".into(), 0.0));
@@ -837,6 +942,15 @@ impl Lab {
         self.thinker = Some(Thinker::start(ready.brain.clone(), gpu, move || wake()));
     }
 
+    /// A page has no Stockfish process; its grades are said to be missing (until a Web Worker
+    /// grades there).
+    #[cfg(not(feature = "native"))]
+    fn start_grader(&mut self) {
+        self.grader = None;
+        self.grader_status = format!("No grades: {NO_PAGE_GRADES}");
+    }
+
+    #[cfg(feature = "native")]
     fn start_grader(&mut self) {
         let setting = Some(PathBuf::from(self.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
         let wake = self.wake.clone();
@@ -845,6 +959,7 @@ impl Lab {
         self.grader = Some(Grader::start(setting, move || wake()));
     }
 
+    #[cfg(feature = "native")]
     fn start_download(&mut self) {
         let data = self.data.clone();
         let dir = store::malecns_dir(&data);
@@ -877,9 +992,18 @@ impl Lab {
         }
     }
 
+    /// A page plays no `--watch` opponent: said once.
+    #[cfg(not(feature = "native"))]
+    fn watch_step(&mut self, _board_still: bool) {
+        if self.watch.is_some() && self.opponent_failed.is_none() {
+            self.opponent_failed = Some(format!("--watch: {NEEDS_DESKTOP}"));
+        }
+    }
+
     /// `--watch`: starts the opponent once the brain is ready, asks it for a move whenever it is
     /// its turn (the fly's think and replay finished, the board still), and plays its answer. An
     /// opponent that cannot start is said once (`opponent_failed`) and never asked again.
+    #[cfg(feature = "native")]
     fn watch_step(&mut self, board_still: bool) {
         let (Some(watch), Some(ready)) = (self.watch.clone(), self.ready().cloned()) else { return };
         if self.opponent_failed.is_some() {
@@ -950,7 +1074,35 @@ impl Lab {
     }
 }
 
+/// Reads the brain a page fetched (`store::ready_brain_from_bytes`: never built, never
+/// calibrated) aside, reporting to `tx`.
+#[cfg(not(feature = "native"))]
+fn start_page_brain_job(source: Fetched, tx: Sender<Report>, wake: Wake) {
+    let (failed, failed_wake) = (tx.clone(), wake.clone());
+    let started = jobs::runner::spawn("brain", move || {
+        let _ = tx.send(Report::Progress { stage: "reading the brain".into(), fraction: 0.5 });
+        wake();
+        let report = match store::ready_brain_from_bytes(&source.brain, &source.homeostasis) {
+            Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
+                spec: BrainSpec,
+                info: loaded.connectome.info(),
+                connectome: Arc::new(loaded.connectome),
+                brain: Arc::new(brain),
+                checksum: loaded.checksum,
+            })),
+            Err(e) => Report::Failed(e.to_string()),
+        };
+        let _ = tx.send(report);
+        wake();
+    });
+    if let Err(e) = started {
+        let _ = failed.send(Report::Failed(e));
+        failed_wake();
+    }
+}
+
 /// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
+#[cfg(feature = "native")]
 fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wake) {
     let (failed, failed_wake) = (tx.clone(), wake.clone());
     let started = jobs::runner::spawn("brain", move || {
@@ -1002,7 +1154,23 @@ pub fn read_pgn(path: &Path) -> anyhow::Result<Game> {
     Game::from_pgn(&text).with_context(named)
 }
 
+/// How the New game picker names a player: Charles as a network that never was a fly, an aided
+/// fly as the fly's brain with a search's help (never its own play), a fly by its name; each with
+/// its rating (`elo`).
+pub fn opponent_label(name: &str, elo: &str) -> String {
+    if flychess_arena::network::run_name(name).is_some() {
+        format!("Charles — a network that never was a fly ({name}, {elo})")
+    } else if let Some((base, suffix)) = name.rsplit_once('+')
+        && let Some(Ok(aid)) = flychess_arena::search::Aid::parse(suffix)
+    {
+        format!("{base} + {} — the fly's brain with a search's help, not its own play ({elo})", aid.label())
+    } else {
+        format!("{name} ({elo})")
+    }
+}
+
 /// The finished Charles runs there are, by the names they play under (`charles`, `charles:RUN`).
+#[cfg(feature = "native")]
 pub fn charles_players(data: &Path) -> Vec<String> {
     flychess_charles::player::list(data).iter().map(|run| flychess_arena::network::player_name(run)).collect()
 }

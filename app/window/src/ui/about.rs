@@ -36,7 +36,11 @@ impl FlyChessApp {
                         .hint_text(format!("search {}", flychess_lab::lab::STOCKFISH_SEARCHED))
                         .desired_width(260.0),
                 );
+                #[cfg(not(feature = "native"))]
+                let chosen = false;
+                #[cfg(feature = "native")]
                 let mut chosen = false;
+                #[cfg(feature = "native")]
                 if ui.button("Choose…").on_hover_text("Pick the Stockfish program (stockfish.exe on Windows)").clicked()
                     && let Some(path) = rfd::FileDialog::new().set_title("The Stockfish program").pick_file()
                 {
@@ -55,6 +59,9 @@ impl FlyChessApp {
             if let Some(r) = self.ready().cloned() {
                 brain_summary(ui, &r.info, &r.checksum);
             }
+            #[cfg(not(feature = "native"))]
+            ui.weak("Other brains (MaleCNS, the stand-in, controls) need the desktop program (flychess).");
+            #[cfg(feature = "native")]
             match &self.lab.download() {
                 Some((stage, fraction)) => {
                     ui.label(stage);

@@ -5,7 +5,9 @@
 //! inspecting a neuron (identity, degrees, strongest partners to jump to, its 12-step rate plot),
 //! finding neurons by type or class with an undoable selection and a partner-list CSV export,
 //! a classroom mode with one computed sentence per step, and a high-resolution image export.
-//! Shown full size in the Brain tab and as a card in the Play tab.
+//! Shown full size in the Brain tab and as a card in the Play tab. The panes that need the
+//! desktop program (control brains, the lesson, the error going back, the figures, every export
+//! to a file) are the `native` feature's; a page says so where they would be.
 
 use std::sync::Arc;
 
@@ -14,7 +16,9 @@ use glam::Vec3;
 
 use flychess_lab::lab::Connectome;
 use flychess_lab::lab::Region;
-use flychess_lab::lab::{Brain, Outgoing, export_path};
+#[cfg(feature = "native")]
+use flychess_lab::lab::export_path;
+use flychess_lab::lab::{Brain, Outgoing};
 use flychess_render::camera::{OrbitCamera, Preset};
 use flychess_render::cloud::{CloudGeometry, ColourMode, REGION_PALETTE, ViewSettings, activity_colour, pick};
 use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
@@ -22,6 +26,7 @@ use flychess_render::egui_view::{CloudCallback, FrameRates, callback};
 use std::path::Path;
 
 use flychess_lab::lab::ReadyBrain;
+#[cfg(feature = "native")]
 pub use flychess_lab::lab::jobs::control::ControlThink;
 pub use flychess_lab::lab::think_summary::{ThinkSummary, region_means};
 use flychess_lab::thinker::Thought;
@@ -80,19 +85,27 @@ pub struct BrainView {
     pub gpu: bool,
     viewport: [f32; 2],
     /// Which lab control thinks again (index into `train::lab_controls()`, the loaded brain excluded).
+    #[cfg(feature = "native")]
     pub control_choice: usize,
+    #[cfg(feature = "native")]
     control_job: Option<flychess_lab::lab::jobs::Aside<ControlThink>>,
     /// The 4K export in flight: its answer (the status line).
+    #[cfg(feature = "native")]
     export_job: Option<flychess_lab::lab::jobs::Aside<String>>,
+    #[cfg(feature = "native")]
     pub control: Option<ControlThink>,
+    #[cfg(feature = "native")]
     pub show_control: bool,
     /// A replay drove the step last frame.
     replaying: bool,
     /// The position as a dopamine-fly lesson (`ui::lesson`).
+    #[cfg(feature = "native")]
     pub lesson: crate::ui::lesson::LessonPanel,
     /// The error going back for the shown position (`ui::blame`).
+    #[cfg(feature = "native")]
     pub blame: crate::ui::blame::BlamePanel,
     /// The panes beside the cloud: the 12 steps at once, the eye, the signal chart, the probes.
+    #[cfg(feature = "native")]
     pub figures: crate::ui::figures::Figures,
     /// The classroom's presenter (`classroom` on).
     pub presenter: crate::ui::classroom::Presenter,
@@ -145,14 +158,22 @@ impl BrainView {
             status: String::new(),
             gpu,
             viewport: [1.0, 1.0],
+            #[cfg(feature = "native")]
             control_choice: 1,
+            #[cfg(feature = "native")]
             control_job: None,
+            #[cfg(feature = "native")]
             export_job: None,
+            #[cfg(feature = "native")]
             control: None,
+            #[cfg(feature = "native")]
             show_control: false,
             replaying: false,
+            #[cfg(feature = "native")]
             lesson: Default::default(),
+            #[cfg(feature = "native")]
             blame: Default::default(),
+            #[cfg(feature = "native")]
             figures: Default::default(),
             presenter: Default::default(),
         }
@@ -285,15 +306,66 @@ impl BrainView {
             let per_step = 1.3 / STEPS as f64 / self.speed.max(0.05) as f64;
             if now - self.step_clock >= per_step {
                 // The error going back plays from step 12 down to step 1.
-                self.step = if self.blame.showing && self.blame.shown.is_some() {
-                    (self.step + STEPS - 1) % STEPS
-                } else {
-                    (self.step + 1) % STEPS
-                };
+                self.step = if self.blame_showing() { (self.step + STEPS - 1) % STEPS } else { (self.step + 1) % STEPS };
                 self.step_clock = now;
             }
         }
         self.step
+    }
+
+    /// The error going back is shown (it plays from step 12 down to step 1).
+    fn blame_showing(&self) -> bool {
+        #[cfg(feature = "native")]
+        {
+            self.blame.showing && self.blame.shown.is_some()
+        }
+        #[cfg(not(feature = "native"))]
+        {
+            false
+        }
+    }
+
+    /// What the error going back says at `step` for the shown think (None: it is not shown).
+    fn blame_line(&self, thought: Option<&Thought>, step: usize) -> Option<String> {
+        #[cfg(feature = "native")]
+        {
+            let b = thought.and_then(|t| self.blame.drawn_for(t.id))?;
+            let top = Region::ALL
+                .into_iter()
+                .max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize]))
+                .expect("regions");
+            Some(format!(
+                "d loss / d rate after step {}: up to {:.1e}; most blame per neuron: {}.",
+                step + 1,
+                b.blame.largest[step],
+                top.name()
+            ))
+        }
+        #[cfg(not(feature = "native"))]
+        {
+            let _ = (thought, step);
+            None
+        }
+    }
+
+    /// The rates the cloud shows instead of the think's own, when the error going back (true) or
+    /// a control brain's think of the same board (false) is shown: (think id, rates, blame).
+    fn shown_instead(&self, thought: Option<&Thought>, card: bool) -> Option<(u64, Arc<Vec<f32>>, bool)> {
+        #[cfg(feature = "native")]
+        {
+            let blame = thought.filter(|_| !card).and_then(|t| self.blame.drawn_for(t.id)).map(|b| (b.id, b.view.clone(), true));
+            blame.or_else(|| {
+                self.control
+                    .as_ref()
+                    .filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of))
+                    .map(|c| (c.id, c.rates.clone(), false))
+            })
+        }
+        #[cfg(not(feature = "native"))]
+        {
+            let _ = (thought, card);
+            None
+        }
     }
 
     fn settings(&self, rect: egui::Rect, ppp: f32, card: bool) -> ViewSettings {
@@ -312,11 +384,7 @@ impl BrainView {
 
     /// The cloud in `rect` with mouse control; returns nothing, updates the selection on click.
     pub(crate) fn cloud(&mut self, ui: &mut egui::Ui, size: egui::Vec2, thought: Option<&Thought>, step: usize, card: bool) {
-        let control = self
-            .control
-            .as_ref()
-            .filter(|c| self.show_control && !card && thought.is_some_and(|t| t.id == c.of))
-            .map(|c| (c.id, c.rates.clone()));
+        let instead = self.shown_instead(thought, card);
         let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "brain view"));
         let bg = if self.white_background { Color32::WHITE } else { Color32::from_rgb(8, 8, 14) };
@@ -337,8 +405,7 @@ impl BrainView {
         }
         let ppp = ui.ctx().pixels_per_point();
         let mut view = self.settings(rect, ppp, card);
-        let blame = thought.filter(|_| !card).and_then(|t| self.blame.drawn_for(t.id)).map(|b| (b.id, b.view.clone()));
-        if blame.is_some() {
+        if instead.as_ref().is_some_and(|(_, _, blame)| *blame) {
             view.mode = ColourMode::Blame;
         }
         self.viewport = view.viewport_px;
@@ -360,12 +427,8 @@ impl BrainView {
             return;
         }
         let rates = match thought {
-            _ if blame.is_some() => {
-                let (id, rates) = blame.expect("checked");
-                FrameRates::Upload { id, rates }
-            }
-            _ if control.is_some() => {
-                let (id, rates) = control.expect("checked");
+            _ if instead.is_some() => {
+                let (id, rates, _) = instead.expect("checked");
                 FrameRates::Upload { id, rates }
             }
             Some(Thought { gpu_rates: Some(buffer), .. }) => FrameRates::Buffer(buffer.clone()),
@@ -404,8 +467,11 @@ impl BrainView {
     pub fn full(&mut self, ui: &mut egui::Ui, tab: BrainTabInput<'_>, looks: &mut crate::ui::looks::Looks) {
         let BrainTabInput { thought, replay, ready, data, render_state, fly } = tab;
         let (connectome, brain) = (&*ready.connectome, &*ready.brain);
-        self.poll_control(connectome);
-        self.poll_export();
+        #[cfg(feature = "native")]
+        {
+            self.poll_control(connectome);
+            self.poll_export();
+        }
         self.refresh_marks(brain);
         let summary = thought.map(|t| self.summary(t, connectome));
         if self.classroom {
@@ -426,12 +492,20 @@ impl BrainView {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.controls(ui, step, render_state, thought, data);
                 ui.separator();
-                self.control_panel(ui, thought, ready, data, summary.as_deref(), step);
-                ui.separator();
-                self.lesson.show(ui, thought, ready, data);
-                ui.separator();
-                self.blame.show(ui, thought, ready, data);
-                ui.separator();
+                #[cfg(feature = "native")]
+                {
+                    self.control_panel(ui, thought, ready, data, summary.as_deref(), step);
+                    ui.separator();
+                    self.lesson.show(ui, thought, ready, data);
+                    ui.separator();
+                    self.blame.show(ui, thought, ready, data);
+                    ui.separator();
+                }
+                #[cfg(not(feature = "native"))]
+                {
+                    ui.weak("Control brains, the dopamine lesson and the error going back need the desktop program (flychess).");
+                    ui.separator();
+                }
                 self.legend(ui, summary.as_deref(), step);
                 ui.separator();
                 self.find_panel(ui, connectome, brain, data);
@@ -441,37 +515,28 @@ impl BrainView {
         });
         egui::CentralPanel::default().show(ui, |ui| {
             let size = if self.classroom { 20.0 } else { 14.0 };
-            ui.horizontal(|ui| {
-                for (pane, label) in crate::ui::figures::Pane::ALL {
-                    ui.selectable_value(&mut self.figures.pane, pane, RichText::new(label).size(size));
+            #[cfg(feature = "native")]
+            {
+                ui.horizontal(|ui| {
+                    for (pane, label) in crate::ui::figures::Pane::ALL {
+                        ui.selectable_value(&mut self.figures.pane, pane, RichText::new(label).size(size));
+                    }
+                });
+                if self.figures.pane != crate::ui::figures::Pane::Cloud {
+                    let job = self.figure_job(thought, summary.as_deref(), render_state);
+                    let on = crate::ui::figures::PaneInput { thought, summary: summary.as_deref(), ready, data };
+                    self.figures.show(ui, on, job, size);
+                    return;
                 }
-            });
-            if self.figures.pane != crate::ui::figures::Pane::Cloud {
-                let job = self.figure_job(thought, summary.as_deref(), render_state);
-                let on = crate::ui::figures::PaneInput { thought, summary: summary.as_deref(), ready, data };
-                self.figures.show(ui, on, job, size);
-                return;
             }
-            let blaming = thought.is_some_and(|t| self.blame.drawn_for(t.id).is_some());
+            let blaming = self.shown_instead(thought, false).is_some_and(|(_, _, blame)| blame);
             ui.label(
                 RichText::new(format!("Step {} of {STEPS}{}", step + 1, if blaming { ": the error going back" } else { "" }))
                     .size(size + 4.0)
                     .strong(),
             );
-            if blaming && let Some(b) = thought.and_then(|t| self.blame.drawn_for(t.id)) {
-                let top = Region::ALL
-                    .into_iter()
-                    .max_by(|a, c| b.blame.region_mean[step][*a as usize].total_cmp(&b.blame.region_mean[step][*c as usize]))
-                    .expect("regions");
-                ui.label(
-                    RichText::new(format!(
-                        "d loss / d rate after step {}: up to {:.1e}; most blame per neuron: {}.",
-                        step + 1,
-                        b.blame.largest[step],
-                        top.name()
-                    ))
-                    .size(size),
-                );
+            if let Some(line) = self.blame_line(thought, step).filter(|_| blaming) {
+                ui.label(RichText::new(line).size(size));
             } else if let Some(s) = &summary {
                 ui.label(RichText::new(s.sentence(step)).size(size));
             } else {
@@ -482,6 +547,7 @@ impl BrainView {
         });
     }
 
+    #[cfg(feature = "native")]
     /// What a figure of the shown think needs: the device, the cloud's geometry and marks, the
     /// think's rates, the view as it is now, a title and a caption per step.
     pub fn figure_job(
@@ -519,6 +585,7 @@ impl BrainView {
         ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
     }
 
+    #[cfg(feature = "native")]
     fn poll_control(&mut self, connectome: &Connectome) {
         let Some(rx) = &self.control_job else { return };
         if let Ok(result) = rx.try_recv() {
@@ -536,6 +603,7 @@ impl BrainView {
     }
 
     /// Lesion a region or shuffle the wiring, think again on the shown board, compare.
+    #[cfg(feature = "native")]
     fn control_panel(
         &mut self,
         ui: &mut egui::Ui,
@@ -670,25 +738,10 @@ impl BrainView {
             if ui.checkbox(&mut classroom, "Classroom").on_hover_text("Presenter mode: the think told slide by slide in large type, full screen (space or arrows to go on, A on its own, Esc to leave)").changed() {
                 self.set_classroom(ui.ctx(), classroom);
             }
-            let idle = !self.exporting();
-            if ui.add_enabled(idle, egui::Button::new("Export image…")).on_hover_text("3840 × 2160 PNG for slides").clicked() {
-                match (render_state, rfd::FileDialog::new().add_filter("PNG", &["png"]).set_file_name("brain.png").save_file()) {
-                    (Some(rs), Some(path)) => self.export_image(rs, thought, step, &path),
-                    (None, _) => self.status = "No wgpu device to render with.".into(),
-                    (_, None) => self.status = "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into(),
-                }
-            }
-            if ui.add_enabled(idle, egui::Button::new("PNG into the data folder").small()).clicked() {
-                let path = export_path(data, "brain", "png");
-                match render_state {
-                    Some(rs) => self.export_image(rs, thought, step, &path),
-                    None => self.status = "No wgpu device to render with.".into(),
-                }
-            }
-            if !idle {
-                ui.spinner();
-                ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
-            }
+            #[cfg(not(feature = "native"))]
+            let _ = (render_state, thought, step, data);
+            #[cfg(feature = "native")]
+            self.export_buttons(ui, step, render_state, thought, data);
         });
         ui.small("Drag: orbit. Right-drag: pan. Wheel: zoom. Click a neuron to inspect it.");
         ui.small(format!("Positions: {}.", self.positions));
@@ -697,9 +750,44 @@ impl BrainView {
         }
     }
 
+    /// The image export's buttons: a PNG where the user chooses, or into the data folder.
+    #[cfg(feature = "native")]
+    fn export_buttons(
+        &mut self,
+        ui: &mut egui::Ui,
+        step: usize,
+        render_state: Option<&eframe::egui_wgpu::RenderState>,
+        thought: Option<&Thought>,
+        data: &Path,
+    ) {
+        let idle = !self.exporting();
+        if ui.add_enabled(idle, egui::Button::new("Export image…")).on_hover_text("3840 × 2160 PNG for slides").clicked() {
+            match (render_state, rfd::FileDialog::new().add_filter("PNG", &["png"]).set_file_name("brain.png").save_file()) {
+                (Some(rs), Some(path)) => self.export_image(rs, thought, step, &path),
+                (None, _) => self.status = "No wgpu device to render with.".into(),
+                (_, None) => {
+                    self.status =
+                        "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into()
+                }
+            }
+        }
+        if ui.add_enabled(idle, egui::Button::new("PNG into the data folder").small()).clicked() {
+            let path = export_path(data, "brain", "png");
+            match render_state {
+                Some(rs) => self.export_image(rs, thought, step, &path),
+                None => self.status = "No wgpu device to render with.".into(),
+            }
+        }
+        if !idle {
+            ui.spinner();
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Renders the view at 3840×2160 offscreen and saves it as PNG, on a thread of its own (a 4K
     /// render and PNG encoding take seconds on a software GPU): the answer arrives through
     /// `export_job`, polled each frame.
+    #[cfg(feature = "native")]
     pub fn export_image(&mut self, rs: &eframe::egui_wgpu::RenderState, thought: Option<&Thought>, step: usize, path: &std::path::Path) {
         let size = [3840u32, 2160u32];
         let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size[0] as f32, size[1] as f32));
@@ -723,6 +811,7 @@ impl BrainView {
     }
 
     /// The export's answer, when it has come.
+    #[cfg(feature = "native")]
     fn poll_export(&mut self) {
         let Some(rx) = &self.export_job else { return };
         match rx.try_recv() {
@@ -740,7 +829,14 @@ impl BrainView {
 
     /// True while an export runs.
     pub fn exporting(&self) -> bool {
-        self.export_job.is_some()
+        #[cfg(feature = "native")]
+        {
+            self.export_job.is_some()
+        }
+        #[cfg(not(feature = "native"))]
+        {
+            false
+        }
     }
 
     fn legend(&self, ui: &mut egui::Ui, summary: Option<&ThinkSummary>, step: usize) {
@@ -815,28 +911,46 @@ impl BrainView {
             if ui.add_enabled(!self.history.is_empty(), egui::Button::new("Undo (Ctrl+Z)")).clicked() {
                 self.undo();
             }
-            let exportable = !self.selection.is_empty() || self.selected.is_some();
-            if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
-                match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
-                    Some(path) => self.save_partners(ui.ctx(), connectome, brain, path),
-                    None => {
-                        self.status =
-                            "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one."
-                                .into()
-                    }
+            #[cfg(not(feature = "native"))]
+            {
+                // A page writes no files: the list goes to the clipboard.
+                let _ = data;
+                let exportable = !self.selection.is_empty() || self.selected.is_some();
+                if ui.add_enabled(exportable, egui::Button::new("Copy partners CSV")).clicked() {
+                    let csv = self.partners_csv(connectome, brain);
+                    ui.ctx().copy_text(csv);
+                    self.status = "Partners CSV copied.".into();
                 }
             }
-            if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
-                self.save_partners(ui.ctx(), connectome, brain, export_path(data, "partners", "csv"));
-            }
+            #[cfg(feature = "native")]
+            self.partner_exports(ui, connectome, brain, data);
         });
         if !self.selection.is_empty() {
             ui.small(format!("{} selected; showing {} of them", self.selection.len(), self.cursor + 1));
         }
     }
 
+    /// The partner list's exports: a CSV where the user chooses, or into the data folder.
+    #[cfg(feature = "native")]
+    fn partner_exports(&mut self, ui: &mut egui::Ui, connectome: &Connectome, brain: &Brain, data: &Path) {
+        let exportable = !self.selection.is_empty() || self.selected.is_some();
+        if ui.add_enabled(exportable, egui::Button::new("Export partners CSV…")).clicked() {
+            match rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("partners.csv").save_file() {
+                Some(path) => self.save_partners(ui.ctx(), connectome, brain, path),
+                None => {
+                    self.status =
+                        "No file chosen (or no file dialog on this desktop): the \"into the data folder\" button saves without one.".into()
+                }
+            }
+        }
+        if ui.add_enabled(exportable, egui::Button::new("CSV into the data folder").small()).clicked() {
+            self.save_partners(ui.ctx(), connectome, brain, export_path(data, "partners", "csv"));
+        }
+    }
+
     /// Writes the partner list as CSV to `path` on a lab thread; the answer arrives through
     /// `export_job` (polled each frame) and is said in the status line.
+    #[cfg(feature = "native")]
     fn save_partners(&mut self, ctx: &egui::Context, connectome: &Connectome, brain: &Brain, path: std::path::PathBuf) {
         let csv = self.partners_csv(connectome, brain);
         self.status = format!("Saving {}…", path.display());

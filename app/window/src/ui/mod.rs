@@ -5,24 +5,37 @@
 //! larger UI, the current game), the lab's notices taken each frame (a new brain's view, a
 //! finished game's report), frame times by activity, `--screenshot`, `--moves`, `--view` and
 //! `--watch`. Each tab lives in its own module (`play`, `brain_view`, `train`, `flies`, `about`)
-//! and changes the lab only through `Lab::command`; this one wires them together.
+//! and changes the lab only through `Lab::command`; this one wires them together. Without the
+//! `native` feature (a page) the Train and Flies tabs say that they need the desktop program, and
+//! no view opens a file dialog.
 
 mod about;
+#[cfg(feature = "native")]
 pub mod blame;
 pub mod board;
 pub mod brain_view;
 pub mod classroom;
+#[cfg(feature = "native")]
 pub mod doing;
+#[cfg(feature = "native")]
 pub mod figures;
+#[cfg(feature = "native")]
 mod flies;
+#[cfg(feature = "native")]
 pub mod learn;
+#[cfg(feature = "native")]
 pub mod lesson;
 pub mod looks;
+#[cfg(feature = "native")]
 pub mod loses;
 pub mod play;
+#[cfg(feature = "native")]
 pub mod train;
+#[cfg(feature = "native")]
 pub mod train_brain;
+#[cfg(feature = "native")]
 pub mod train_charles;
+#[cfg(feature = "native")]
 pub mod train_dopamine;
 
 use std::path::PathBuf;
@@ -180,6 +193,9 @@ pub struct Launch {
     /// Set by the window when what it was asked to do failed (a `--watch` opponent that cannot
     /// play): `run` returns it as an error after the window closes, so the exit status says so.
     pub failed: Arc<std::sync::Mutex<Option<String>>>,
+    /// The brain and flies a page fetched (the desktop program reads them from `data`).
+    #[cfg(not(feature = "native"))]
+    pub source: flychess_lab::lab::Fetched,
 }
 
 pub use flychess_lab::lab::jobs::Aside;
@@ -202,6 +218,7 @@ pub struct FlyChessApp {
     render_state: Option<eframe::egui_wgpu::RenderState>,
     pub lab: Lab,
     shot: Option<Shot>,
+    #[cfg(feature = "native")]
     fly_cards: Option<flychess_lab::lab::flies::FlyCards>,
     /// How long frames took, by what ran meanwhile.
     pub frames: FrameLog,
@@ -215,18 +232,24 @@ pub struct FlyChessApp {
     view_job: Option<Aside<flychess_lab::lab::jobs::window::MadeCloud>>,
     /// A brain's view was put in place this frame (for the frame log).
     view_arrived: bool,
+    #[cfg(feature = "native")]
     pub train: train::TrainTab,
     /// Fly management in the Flies tab: (fly asked to delete, rename field).
+    #[cfg(feature = "native")]
     pub delete_asked: Option<String>,
+    #[cfg(feature = "native")]
     pub rename: Option<(String, String)>,
+    #[cfg(feature = "native")]
     pub flies_status: String,
     /// The Stockfish path being typed in the settings.
     pub stockfish_edit: String,
     /// What the fly looks at and what its eye sees (the Play board's overlays, the Brain tab).
     pub looks: looks::Looks,
     /// The Flies tab's "how it's doing".
+    #[cfg(feature = "native")]
     pub doing: doing::DoingPanel,
     /// The Flies tab's "how it loses".
+    #[cfg(feature = "native")]
     pub loses: loses::LosesPanel,
     view_applied: bool,
 }
@@ -296,6 +319,8 @@ impl FlyChessApp {
                 stockfish: settings.stockfish.clone(),
                 fly: settings.fly.clone(),
                 user,
+                #[cfg(not(feature = "native"))]
+                source: launch.source.clone(),
             },
             Arc::new(move || waker.request_repaint()),
         );
@@ -321,6 +346,7 @@ impl FlyChessApp {
             adapter,
             render_state,
             lab,
+            #[cfg(feature = "native")]
             fly_cards: None,
             frames: FrameLog::default(),
             shot: launch.screenshot.clone().map(|path| Shot { path, arrived: None, saving: None, settle: 0 }),
@@ -331,13 +357,19 @@ impl FlyChessApp {
             brain_view: None,
             view_job: None,
             view_arrived: false,
+            #[cfg(feature = "native")]
             train: train::TrainTab::default(),
+            #[cfg(feature = "native")]
             delete_asked: None,
+            #[cfg(feature = "native")]
             rename: None,
+            #[cfg(feature = "native")]
             flies_status: String::new(),
             stockfish_edit,
             looks: Default::default(),
+            #[cfg(feature = "native")]
             doing: Default::default(),
+            #[cfg(feature = "native")]
             loses: Default::default(),
             view_applied: false,
             launch,
@@ -446,6 +478,28 @@ impl FlyChessApp {
             return;
         }
         self.view_applied = true;
+        match view {
+            View::LooksAt => self.looks.overlay = looks::Overlay::LooksAt,
+            View::Eye => self.looks.overlay = looks::Overlay::Eye,
+            View::AllMoves => self.play.all_moves = true,
+            View::Classroom => {
+                if let Some(v) = &mut self.brain_view {
+                    // Opened on the first step, in the window as it is (no full screen for a picture).
+                    v.classroom = true;
+                    v.presenter.slide = 6;
+                }
+            }
+            #[cfg(feature = "native")]
+            other => self.apply_desktop_view(other),
+            // A page has no figures, training or flies' panels: the tab says so.
+            #[cfg(not(feature = "native"))]
+            _ => {}
+        }
+    }
+
+    /// `--view` for the views only the desktop program has (the figures, Train and Flies panels).
+    #[cfg(feature = "native")]
+    fn apply_desktop_view(&mut self, view: View) {
         use figures::Pane;
         let pane = |app: &mut FlyChessApp, pane: Pane| {
             if let Some(v) = &mut app.brain_view {
@@ -453,9 +507,6 @@ impl FlyChessApp {
             }
         };
         match view {
-            View::LooksAt => self.looks.overlay = looks::Overlay::LooksAt,
-            View::Eye => self.looks.overlay = looks::Overlay::Eye,
-            View::AllMoves => self.play.all_moves = true,
             View::Steps => pane(self, Pane::Steps),
             View::BrainEye => pane(self, Pane::Eye),
             View::Chart => pane(self, Pane::Chart),
@@ -468,14 +519,7 @@ impl FlyChessApp {
             }
             View::Doing => self.doing.ask(&self.lab.play().fly_name.clone()),
             View::Loses => self.loses.ask(&self.lab.play().fly_name.clone(), &self.launch.data.clone()),
-            View::Classroom => {
-                if let Some(v) = &mut self.brain_view {
-                    // Opened on the first step, in the window as it is (no full screen for a picture).
-                    v.classroom = true;
-                    v.presenter.slide = 6;
-                }
-            }
-            View::Learn => {}
+            View::Learn | View::LooksAt | View::Eye | View::AllMoves | View::Classroom => {}
         }
     }
 
@@ -485,9 +529,13 @@ impl FlyChessApp {
         match self.launch.view {
             None => true,
             Some(View::LooksAt) => thought.is_some_and(|t| self.looks.explanation(t.id).is_some()),
+            #[cfg(feature = "native")]
             Some(View::Steps | View::Chart | View::Probes) => self.brain_view.as_ref().is_some_and(|v| v.figures.settled(thought)),
+            #[cfg(feature = "native")]
             Some(View::Learn) => self.train.learn.settled(),
+            #[cfg(feature = "native")]
             Some(View::Doing) => self.doing.settled(),
+            #[cfg(feature = "native")]
             Some(View::Loses) => self.loses.settled(),
             Some(_) => true,
         }
@@ -506,7 +554,7 @@ impl FlyChessApp {
             "a neuron click"
         } else if self.brain_view.as_ref().is_some_and(|v| v.exporting()) {
             "an export"
-        } else if self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() || self.train.brain_runs.running() {
+        } else if self.training() {
             "a training run"
         } else if self.lab.play().thinking.is_some() || self.lab.play().replaying() {
             "a think"
@@ -514,6 +562,18 @@ impl FlyChessApp {
             "idle"
         };
         self.frames.record(activity, ms);
+    }
+
+    /// Whether a training run is under way (only the desktop program trains).
+    fn training(&self) -> bool {
+        #[cfg(feature = "native")]
+        {
+            self.train.job.as_ref().is_some_and(|j| j.running()) || self.train.dopamine.running() || self.train.brain_runs.running()
+        }
+        #[cfg(not(feature = "native"))]
+        {
+            false
+        }
     }
 
     /// The whole window for one frame.
@@ -534,6 +594,7 @@ impl FlyChessApp {
             *f = Some(e.clone());
         }
         // A finished run's fly joins the list, then the picker, in the same frame.
+        #[cfg(feature = "native")]
         if self.train.poll() {
             self.lab.command(Command::ReadFlies);
         }
@@ -596,7 +657,10 @@ impl FlyChessApp {
                 if let (Some(r), Some(v)) = (self.ready().cloned(), self.brain_view.as_mut()) {
                     let now = ui.input(|i| i.time);
                     // The error going back labels its position with the Stockfish the settings name.
-                    v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
+                    #[cfg(feature = "native")]
+                    {
+                        v.blame.stockfish = Some(PathBuf::from(self.settings.stockfish.trim())).filter(|p| !p.as_os_str().is_empty());
+                    }
                     let game = &self.lab.play();
                     let tab = crate::ui::brain_view::BrainTabInput {
                         thought: game.shown_thought(),
@@ -609,6 +673,13 @@ impl FlyChessApp {
                     v.full(ui, tab, &mut self.looks);
                 }
             }
+            #[cfg(not(feature = "native"))]
+            Tab::Train | Tab::Flies => {
+                egui::CentralPanel::default().show(ui, |ui| {
+                    ui.label(RichText::new(NEEDS_DESKTOP_TAB).size(16.0));
+                });
+            }
+            #[cfg(feature = "native")]
             Tab::Train => {
                 let ready = self.ready().cloned();
                 let data = self.launch.data.clone();
@@ -621,6 +692,7 @@ impl FlyChessApp {
                     });
                 });
             }
+            #[cfg(feature = "native")]
             Tab::Flies => {
                 egui::CentralPanel::default().show(ui, |ui| self.flies_tab(ui));
             }
@@ -766,7 +838,7 @@ impl eframe::App for FlyChessApp {
 /// eframe's device, asked for everything the adapter offers: the simulator's rates buffer (12
 /// steps × 163,803 neurons × the batch) outgrows the default 128 MiB binding, and burn needs the
 /// adapter's features — except MAPPABLE_PRIMARY_BUFFERS, which would slow every buffer down.
-fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
+pub fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
     use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup, WgpuSetupCreateNew};
     use eframe::wgpu;
     let mut setup = WgpuSetupCreateNew::without_display_handle();
@@ -779,13 +851,19 @@ fn wgpu_options() -> eframe::egui_wgpu::WgpuConfiguration {
     WgpuConfiguration { wgpu_setup: WgpuSetup::CreateNew(setup), ..Default::default() }
 }
 
+/// What the Train and Flies tabs say in a page (built without `native`).
+pub const NEEDS_DESKTOP_TAB: &str =
+    "Training flies and managing them on disk needs the desktop program (flychess): it runs where a page cannot (threads, files, burn).";
+
 /// What to do when no window could be opened.
 pub const NO_WINDOW_HELP: &str = "Fly Chess draws with wgpu (Vulkan, Metal, DirectX 12, or OpenGL as a fallback). \
 On Linux install the Vulkan loader and Mesa drivers (Debian/Ubuntu: `sudo apt-get install libvulkan1 mesa-vulkan-drivers`), \
 or force a backend with the environment variable WGPU_BACKEND=vulkan|gl|dx12|metal. \
 Everything but the window also works from the command line: `flychess --help`.";
 
-/// Opens the window and runs until it closes.
+/// Opens the window and runs until it closes (the desktop program's: a page starts the window
+/// from its own crate).
+#[cfg(feature = "native")]
 pub fn run(launch: Launch) -> Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -878,6 +956,7 @@ pub fn is_surface_busy(error: &eframe::wgpu::Error) -> bool {
 }
 
 /// The window icon: the white knight, rasterised from the piece set.
+#[cfg(feature = "native")]
 fn app_icon() -> egui::IconData {
     let piece = shakmaty::Piece { color: Color::White, role: shakmaty::Role::Knight };
     match crate::pieces::rasterise(piece, 64) {

@@ -7,7 +7,6 @@
 //! the typed move); every change to the game goes to the lab as a `Command`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use eframe::egui::{self, Color32, RichText};
 use shakmaty::san::San;
@@ -598,6 +597,18 @@ impl PlayTab {
                 cx.lab.command(Command::Say("PGN copied.".into()));
             }
         });
+        #[cfg(feature = "native")]
+        self.pgn_files(ui, cx);
+        #[cfg(not(feature = "native"))]
+        ui.weak("PGN files need the desktop program (flychess): copy the PGN instead.");
+        if !cx.lab.play().status().is_empty() {
+            ui.label(RichText::new(cx.lab.play().status()).small());
+        }
+    }
+
+    /// A PGN file to save the game to or load one from (the desktop program's: a page has no files).
+    #[cfg(feature = "native")]
+    fn pgn_files(&mut self, ui: &mut egui::Ui, cx: &mut PlayContext) {
         ui.horizontal(|ui| {
             ui.label("PGN file:");
             ui.add(egui::TextEdit::singleline(&mut self.pgn_path).desired_width(140.0).hint_text("path/to/game.pgn"));
@@ -612,15 +623,12 @@ impl PlayTab {
         });
         ui.horizontal(|ui| {
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Save PGN")).clicked() {
-                cx.lab.command(Command::SavePgn(PathBuf::from(&self.pgn_path)));
+                cx.lab.command(Command::SavePgn(std::path::PathBuf::from(&self.pgn_path)));
             }
             if ui.add_enabled(!self.pgn_path.is_empty(), egui::Button::new("Load PGN")).clicked() {
-                cx.lab.command(Command::LoadPgn(PathBuf::from(&self.pgn_path)));
+                cx.lab.command(Command::LoadPgn(std::path::PathBuf::from(&self.pgn_path)));
             }
         });
-        if !cx.lab.play().status().is_empty() {
-            ui.label(RichText::new(cx.lab.play().status()).small());
-        }
     }
 
     fn new_game_window(&mut self, ctx: &egui::Context, cx: &mut PlayContext) {
@@ -641,7 +649,7 @@ impl PlayTab {
                 egui::ScrollArea::vertical().id_salt("opponents").max_height(most).show(ui, |ui| {
                     for name in cx.lab.playable() {
                         let elo = cx.lab.ratings().get(name).cloned().unwrap_or_else(|| "unrated".into());
-                        let label = flychess_lab::lab::flies::opponent_label(name, &elo);
+                        let label = flychess_lab::lab::opponent_label(name, &elo);
                         ui.radio_value(&mut ng.fly, name.clone(), label);
                     }
                 });

@@ -4,19 +4,31 @@
 //! draws it; the work, and every simulator call in it, lives here. The Train tab's runs are each a
 //! `Talk` (one type for every kind of run: its messages as they come, its end, a thread that died
 //! said so), and the disk scans the tabs draw from are each a `Scan` (read aside, the last value
-//! kept on show).
+//! kept on show). The jobs that need the desktop program (training, the error going back, the
+//! lesson comic, how a fly is doing, profiles, figures, control brains, files written) are the
+//! `native` feature's; a page runs the others one at a time in its one thread (`runner`).
 
+#[cfg(feature = "native")]
 pub mod blame;
+#[cfg(feature = "native")]
 pub mod control;
+#[cfg(feature = "native")]
 pub mod doing;
 pub mod explain;
+#[cfg(feature = "native")]
 pub mod figures;
+#[cfg(feature = "native")]
 pub mod lesson;
+#[cfg(feature = "native")]
 pub mod profile;
 pub mod runner;
+#[cfg(feature = "native")]
 pub mod train;
+#[cfg(feature = "native")]
 pub mod train_brain;
+#[cfg(feature = "native")]
 pub mod train_charles;
+#[cfg(feature = "native")]
 pub mod train_dopamine;
 pub mod window;
 

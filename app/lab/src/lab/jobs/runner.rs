@@ -29,10 +29,12 @@ mod page {
     use std::collections::VecDeque;
 
     type Job = Box<dyn FnOnce()>;
+    /// How the page runs a callback in a macrotask of its own.
+    type Schedule = fn(Job);
 
     thread_local! {
         static QUEUE: RefCell<VecDeque<Job>> = RefCell::new(VecDeque::new());
-        static SCHEDULER: Cell<Option<fn(Box<dyn FnOnce()>)>> = const { Cell::new(None) };
+        static SCHEDULER: Cell<Option<Schedule>> = const { Cell::new(None) };
         static SCHEDULED: Cell<bool> = const { Cell::new(false) };
     }
 

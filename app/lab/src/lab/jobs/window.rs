@@ -2,7 +2,8 @@
 //! disk or starts a thread: the cloud of a brain that became ready (its geometry, and its
 //! renderer's pipelines on the window's device), the outgoing index the first neuron click needs,
 //! a 3840 × 2160 image of the cloud, the screenshot `--screenshot` asked for, and a text (a CSV)
-//! written to a file. Each answer arrives on an `Aside`; every file is written atomically.
+//! written to a file. Each answer arrives on an `Aside`; every file is written atomically. The
+//! 4K image and the text files are the `native` feature's (a page writes no files).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use std::sync::Arc;
 use anyhow::anyhow;
 use flychess_brain::brain::{Brain, Outgoing};
 use flychess_brain::files::write_atomically;
-use flychess_render::cloud::{CloudGeometry, CloudRenderer, OFFSCREEN_FORMAT, Offscreen, Rates, ViewSettings};
+use flychess_render::cloud::{CloudGeometry, CloudRenderer};
+#[cfg(feature = "native")]
+use flychess_render::cloud::{OFFSCREEN_FORMAT, Offscreen, Rates, ViewSettings};
 
 use super::{Aside, aside};
 use crate::lab::{ReadyBrain, Wake};
@@ -41,6 +44,7 @@ pub fn outgoing_index(brain: Arc<Brain>) -> Aside<Arc<Outgoing>> {
     aside(Arc::new(|| {}), "outgoing-index", move || Ok(brain.outgoing()))
 }
 
+#[cfg(feature = "native")]
 /// What a still image of the cloud needs: the window's device, the cloud's geometry, marks and
 /// (when a think is shown) its rates, the view, the step, the background and the size.
 pub struct CloudImage {
@@ -55,6 +59,7 @@ pub struct CloudImage {
     pub size: [u32; 2],
 }
 
+#[cfg(feature = "native")]
 /// Renders `image` offscreen and writes it to `path` as PNG (a 4K render and its encoding take
 /// seconds on a software GPU). Nothing is woken: the view polls the answer while it runs.
 pub fn cloud_png(image: CloudImage, path: PathBuf) -> Aside<String> {
@@ -76,6 +81,7 @@ pub fn cloud_png(image: CloudImage, path: PathBuf) -> Aside<String> {
     })
 }
 
+#[cfg(feature = "native")]
 /// Writes `text` to `path` (a CSV the user asked for); the answer says where it went.
 pub fn save_text(wake: Wake, text: String, path: PathBuf) -> Aside<String> {
     aside(wake, "save-text", move || {
