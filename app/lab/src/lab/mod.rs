@@ -1078,11 +1078,10 @@ impl Lab {
 /// calibrated) aside, reporting to `tx`.
 #[cfg(not(feature = "native"))]
 fn start_page_brain_job(source: Fetched, tx: Sender<Report>, wake: Wake) {
-    let (failed, failed_wake) = (tx.clone(), wake.clone());
-    let started = jobs::runner::spawn("brain", move || {
+    brain_job(tx, wake, move |tx, wake| {
         let _ = tx.send(Report::Progress { stage: "reading the brain".into(), fraction: 0.5 });
         wake();
-        let report = match store::ready_brain_from_bytes(&source.brain, &source.homeostasis) {
+        match store::ready_brain_from_bytes(&source.brain, &source.homeostasis) {
             Ok((loaded, brain)) => Report::Ready(Box::new(ReadyBrain {
                 spec: BrainSpec,
                 info: loaded.connectome.info(),
@@ -1091,21 +1090,14 @@ fn start_page_brain_job(source: Fetched, tx: Sender<Report>, wake: Wake) {
                 checksum: loaded.checksum,
             })),
             Err(e) => Report::Failed(e.to_string()),
-        };
-        let _ = tx.send(report);
-        wake();
+        }
     });
-    if let Err(e) = started {
-        let _ = failed.send(Report::Failed(e));
-        failed_wake();
-    }
 }
 
 /// Loads (or builds and calibrates) `spec` on a worker thread, reporting to `tx`.
 #[cfg(feature = "native")]
 fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wake) {
-    let (failed, failed_wake) = (tx.clone(), wake.clone());
-    let started = jobs::runner::spawn("brain", move || {
+    brain_job(tx, wake, move |tx, wake| {
         let progress = std::sync::Mutex::new({
             let tx = tx.clone();
             let wake = wake.clone();
@@ -1114,7 +1106,7 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wak
                 wake();
             }
         });
-        let report = match store::ready_brain(&spec, &data, Default::default(), &|s, f| {
+        match store::ready_brain(&spec, &data, Default::default(), &|s, f| {
             if let Ok(p) = progress.lock() {
                 p(s, f)
             }
@@ -1128,7 +1120,17 @@ fn start_brain_job(spec: BrainSpec, data: PathBuf, tx: Sender<Report>, wake: Wak
                 dopamine_models: Default::default(),
             })),
             Err(e) => Report::Failed(e.to_string()),
-        };
+        }
+    });
+}
+
+/// Runs a brain load aside (`load` is handed the report channel and the wake for its progress):
+/// its report, ready or failed, is sent and the window woken; a job that cannot be started is
+/// reported as a failure.
+fn brain_job(tx: Sender<Report>, wake: Wake, load: impl FnOnce(&Sender<Report>, &Wake) -> Report + Send + 'static) {
+    let (failed, failed_wake) = (tx.clone(), wake.clone());
+    let started = jobs::runner::spawn("brain", move || {
+        let report = load(&tx, &wake);
         let _ = tx.send(report);
         wake();
     });

@@ -487,7 +487,7 @@ impl BrainView {
         if replay.is_some() || (self.playing && thought.is_some()) {
             ui.ctx().request_repaint();
         }
-        self.keys(ui, connectome);
+        self.keys(ui);
         egui::Panel::right("brain-side").default_size(330.0).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 self.controls(ui, step, render_state, thought, data);
@@ -658,7 +658,7 @@ impl BrainView {
         }
     }
 
-    fn keys(&mut self, ui: &egui::Ui, connectome: &Connectome) {
+    fn keys(&mut self, ui: &egui::Ui) {
         if ui.ctx().memory(|m| m.focused().is_some()) {
             return;
         }
@@ -688,7 +688,6 @@ impl BrainView {
         if undo {
             self.undo();
         }
-        let _ = connectome;
     }
 
     fn controls(
